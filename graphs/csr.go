@@ -1,0 +1,178 @@
+package graphs
+
+import (
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// Transpose returns Mᵀ as a new CSR with sorted rows.
+func (m *CSR) Transpose() *CSR {
+	t := &CSR{Rows: m.Cols, Cols: m.Rows, Indptr: make([]int, m.Cols+1), Indices: make([]int, len(m.Indices))}
+	if m.Data != nil {
+		t.Data = make([]float64, len(m.Data))
+	}
+	for _, j := range m.Indices {
+		t.Indptr[j+1]++
+	}
+	for j := 0; j < m.Cols; j++ {
+		t.Indptr[j+1] += t.Indptr[j]
+	}
+	next := make([]int, m.Cols)
+	copy(next, t.Indptr[:m.Cols])
+	// Walking rows in increasing order leaves each transposed row sorted.
+	for i := 0; i < m.Rows; i++ {
+		for k := m.Indptr[i]; k < m.Indptr[i+1]; k++ {
+			j := m.Indices[k]
+			p := next[j]
+			t.Indices[p] = i
+			if m.Data != nil {
+				t.Data[p] = m.Data[k]
+			}
+			next[j]++
+		}
+	}
+	return t
+}
+
+// Clone returns a deep copy.
+func (m *CSR) Clone() *CSR {
+	c := &CSR{Rows: m.Rows, Cols: m.Cols,
+		Indptr:  append([]int(nil), m.Indptr...),
+		Indices: append([]int(nil), m.Indices...)}
+	if m.Data != nil {
+		c.Data = append([]float64(nil), m.Data...)
+	}
+	return c
+}
+
+// RowSums returns the sum of stored values in each row (the out-degree of an
+// unweighted adjacency, the weighted degree otherwise).
+func (m *CSR) RowSums() []float64 {
+	d := make([]float64, m.Rows)
+	for i := 0; i < m.Rows; i++ {
+		if m.Data == nil {
+			d[i] = float64(m.Indptr[i+1] - m.Indptr[i])
+			continue
+		}
+		s := 0.0
+		for k := m.Indptr[i]; k < m.Indptr[i+1]; k++ {
+			s += m.Data[k]
+		}
+		d[i] = s
+	}
+	return d
+}
+
+// Degrees returns the number of stored entries in each row.
+func (m *CSR) Degrees() []int {
+	d := make([]int, m.Rows)
+	for i := range d {
+		d[i] = m.Indptr[i+1] - m.Indptr[i]
+	}
+	return d
+}
+
+// FromCOO builds a Rows×Cols CSR from coordinate triples, summing duplicate
+// entries and sorting each row. vals may be nil (all ones; duplicates then
+// collapse to a single 1, i.e. the result is a 0/1 pattern).
+func FromCOO(rows, cols int, src, dst []int, vals []float64) *CSR {
+	type entry struct {
+		j int
+		v float64
+	}
+	m := &CSR{Rows: rows, Cols: cols, Indptr: make([]int, rows+1)}
+	for _, i := range src {
+		m.Indptr[i+1]++
+	}
+	for i := 0; i < rows; i++ {
+		m.Indptr[i+1] += m.Indptr[i]
+	}
+	tmp := make([]entry, len(src))
+	next := append([]int(nil), m.Indptr[:rows]...)
+	for k, i := range src {
+		v := 1.0
+		if vals != nil {
+			v = vals[k]
+		}
+		tmp[next[i]] = entry{dst[k], v}
+		next[i]++
+	}
+	indptr := make([]int, rows+1)
+	indices := make([]int, 0, len(src))
+	var data []float64
+	if vals != nil {
+		data = make([]float64, 0, len(src))
+	}
+	for i := 0; i < rows; i++ {
+		row := tmp[m.Indptr[i]:m.Indptr[i+1]]
+		sort.Slice(row, func(a, b int) bool { return row[a].j < row[b].j })
+		for k := 0; k < len(row); k++ {
+			if k > 0 && row[k].j == row[k-1].j {
+				if vals != nil {
+					data[len(data)-1] += row[k].v
+				}
+				continue
+			}
+			indices = append(indices, row[k].j)
+			if vals != nil {
+				data = append(data, row[k].v)
+			}
+		}
+		indptr[i+1] = len(indices)
+	}
+	m.Indptr, m.Indices, m.Data = indptr, indices, data
+	return m
+}
+
+// parallelRows runs f over [0, n) split into contiguous chunks, one per CPU,
+// when the work is large enough to be worth the goroutines.
+func parallelRows(n, work int, f func(lo, hi int)) {
+	p := runtime.GOMAXPROCS(0)
+	if p <= 1 || work < 1<<15 || n < 2*p {
+		f(0, n)
+		return
+	}
+	chunks := 4 * p
+	if chunks > n {
+		chunks = n
+	}
+	var wg sync.WaitGroup
+	step := (n + chunks - 1) / chunks
+	for lo := 0; lo < n; lo += step {
+		hi := lo + step
+		if hi > n {
+			hi = n
+		}
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(lo, hi)
+	}
+	wg.Wait()
+}
+
+// MulDense computes out = M·X for a dense row-major X of shape Cols×k and
+// writes the Rows×k result into out (which must have length Rows·k; it is
+// overwritten). Rows are processed in parallel over GOMAXPROCS goroutines.
+func (m *CSR) MulDense(x []float64, k int, out []float64) {
+	if len(x) != m.Cols*k || len(out) != m.Rows*k {
+		panic("graphs: MulDense shape mismatch") // programming error, not user input
+	}
+	parallelRows(m.Rows, m.NNZ()*k, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := out[i*k : (i+1)*k]
+			for c := range o {
+				o[c] = 0
+			}
+			for p := m.Indptr[i]; p < m.Indptr[i+1]; p++ {
+				v := m.Value(p)
+				xr := x[m.Indices[p]*k : (m.Indices[p]+1)*k]
+				for c, xv := range xr {
+					o[c] += v * xv
+				}
+			}
+		}
+	})
+}

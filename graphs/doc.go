@@ -1,0 +1,11 @@
+// Package graphs owns graph data for dpgnn: the Graph type with its CSR
+// adjacency, dense or sparse features, labels and index splits; loaders for
+// the npz "sparsegraph", geom-gcn and signed edge-list formats; seeded
+// synthetic generators (contextual SBM, chains, signed SBM); transforms
+// (symmetrise, self-loops, degree bounding, induced subgraphs); splits;
+// normalised adjacencies; and dataset statistics.
+//
+// Everything here is pure data and algebra: transforms return new values and
+// never mutate their inputs, loaders validate and return errors that name the
+// file, the array or line, and the problem. Nothing panics on bad input.
+package graphs
