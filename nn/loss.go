@@ -1,0 +1,80 @@
+package nn
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// CrossEntropy is a masked softmax cross-entropy over the rows of a logits
+// matrix. Target is an input node holding one-hot rows for the rows that
+// count and zero rows elsewhere; changing the target (SetRows) changes which
+// rows are trained on without rebuilding the graph.
+//
+// PerRow is the vector of per-row losses −log softmax(z_i)[y_i] (0 for rows
+// outside the mask): DP-SGD clips per sample and needs it. Mean is
+// Σ PerRow / count.
+type CrossEntropy struct {
+	Target *G.Node // (N, C) one-hot rows
+	PerRow *G.Node // (N)
+	Mean   *G.Node // scalar
+	Count  *G.Node // scalar input: the number of rows in the mask
+
+	n, c int
+}
+
+// NewCrossEntropy builds the loss nodes for logits of shape (N, C).
+func NewCrossEntropy(m *Model, logits *G.Node, name string) (*CrossEntropy, error) {
+	s := logits.Shape()
+	if len(s) != 2 {
+		return nil, fmt.Errorf("nn: cross-entropy wants (N, C) logits, got %v", s)
+	}
+	ce := &CrossEntropy{n: s[0], c: s[1]}
+	err := Build(func() error {
+		ce.Target = m.Input(name+".target", make([]float64, s[0]*s[1]), s[0], s[1])
+		ce.Count = G.NewScalar(m.G, G.Float64, G.WithName(name+".count"), G.WithValue(1.0))
+		logp := G.Must(G.LogSoftMax(logits, 1))
+		picked := G.Must(G.HadamardProd(logp, ce.Target))
+		ce.PerRow = G.Must(G.Neg(G.Must(G.Sum(picked, 1))))
+		ce.Mean = G.Must(G.Div(G.Must(G.Sum(ce.PerRow)), ce.Count))
+		return nil
+	})
+	return ce, err
+}
+
+// SetRows makes the loss average over the given rows with the given labels
+// (labels[row]). Rows must be distinct; with weights non-nil row r counts
+// weights[k] times (used by Poisson-sampled batches with padding).
+func (ce *CrossEntropy) SetRows(rows []int, labels []int) error {
+	t := make([]float64, ce.n*ce.c)
+	for _, r := range rows {
+		y := labels[r]
+		if r < 0 || r >= ce.n || y < 0 || y >= ce.c {
+			return fmt.Errorf("nn: cross-entropy row %d with label %d out of range (%d rows, %d classes)", r, y, ce.n, ce.c)
+		}
+		t[r*ce.c+y] = 1
+	}
+	if err := SetValue(ce.Target, t); err != nil {
+		return err
+	}
+	cnt := float64(len(rows))
+	if cnt == 0 {
+		cnt = 1
+	}
+	return G.Let(ce.Count, cnt)
+}
+
+// SELU is the scaled exponential linear unit
+// λ·(max(x,0) + α·(exp(min(x,0)) − 1)) with the constants of Klambauer et
+// al. 2017, composed from Rectify and Expm1 (gorgonia has no SELU op).
+func SELU(x *G.Node) *G.Node {
+	const alpha, lambda = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+	pos := G.Must(G.Rectify(x))
+	negPart := G.Must(G.Neg(G.Must(G.Rectify(G.Must(G.Neg(x)))))) // min(x, 0)
+	e := G.Must(G.Expm1(negPart))
+	sum := G.Must(G.Add(pos, G.Must(G.Mul(e, G.NewConstant(alpha)))))
+	return G.Must(G.Mul(sum, G.NewConstant(lambda)))
+}
+
+// ReLU is gorgonia's Rectify.
+func ReLU(x *G.Node) *G.Node { return G.Must(G.Rectify(x)) }

@@ -1,0 +1,388 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Param is a learnable matrix or vector of a Model.
+type Param struct {
+	Name string
+	Node *G.Node
+}
+
+// Value returns the parameter's values (row-major), aliased: writing to the
+// slice changes the parameter.
+func (p *Param) Value() []float64 { return p.Node.Value().Data().([]float64) }
+
+// Size is the number of scalars in the parameter.
+func (p *Param) Size() int { return p.Node.Shape().TotalSize() }
+
+// Grad returns the gradient computed by the last training run (aliased; it
+// is overwritten by the next run).
+func (p *Param) Grad() ([]float64, error) {
+	g, err := p.Node.Grad()
+	if err != nil {
+		return nil, fmt.Errorf("nn: gradient of %s: %w", p.Name, err)
+	}
+	return g.Data().([]float64), nil
+}
+
+// Init fills a parameter's values given its shape (fan-in first).
+type Init func(rng *rand.Rand, shape []int, data []float64)
+
+// Uniform draws from U(−bound, bound).
+func Uniform(bound float64) Init {
+	return func(rng *rand.Rand, _ []int, d []float64) {
+		for i := range d {
+			d[i] = (2*rng.Float64() - 1) * bound
+		}
+	}
+}
+
+// GlorotUniform draws from U(±√(6/(fan_in+fan_out))) (Glorot & Bengio 2010;
+// PyG's `glorot`, used by GCNConv).
+func GlorotUniform() Init {
+	return func(rng *rand.Rand, s []int, d []float64) {
+		fin, fout := fans(s)
+		Uniform(math.Sqrt(6/float64(fin+fout)))(rng, s, d)
+	}
+}
+
+// FanInUniform draws from U(±1/√fan_in): PyTorch's and PyG's default for
+// Linear weights (kaiming_uniform with a=√5) and biases.
+func FanInUniform(fanIn int) Init {
+	return func(rng *rand.Rand, s []int, d []float64) {
+		Uniform(1/math.Sqrt(float64(fanIn)))(rng, s, d)
+	}
+}
+
+// Constant fills every value with c (zeros for biases, ones for norm scales).
+func Constant(c float64) Init {
+	return func(_ *rand.Rand, _ []int, d []float64) {
+		for i := range d {
+			d[i] = c
+		}
+	}
+}
+
+func fans(s []int) (int, int) {
+	if len(s) == 1 {
+		return s[0], s[0]
+	}
+	return s[0], s[1]
+}
+
+// modal is anything whose behaviour depends on training vs evaluation.
+type modal interface{ SetTraining(bool) }
+
+// Model is one gorgonia expression graph with its learnable parameters,
+// input feeds, dropout masks and train/eval mode. Compile builds two tape
+// machines over it: one for the loss and its gradients, one (forward only)
+// for the evaluation outputs.
+type Model struct {
+	G      *G.ExprGraph
+	Params []*Param
+
+	rng      *rand.Rand
+	modal    []modal
+	training bool
+
+	loss    *G.Node
+	outputs []*G.Node
+	trainVM G.VM
+	evalVM  G.VM
+	extra   []*G.Node // extra nodes whose gradients are wanted (probes)
+}
+
+// NewModel returns an empty model whose initialisation and dropout draw from
+// a PCG stream seeded by seed.
+func NewModel(seed uint64) *Model {
+	return &Model{G: G.NewGraph(), rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), training: true}
+}
+
+// RNG returns the model's random stream (initialisation and dropout).
+func (m *Model) RNG() *rand.Rand { return m.rng }
+
+// NewParam adds a learnable parameter of the given shape (a vector when one
+// dimension is given), initialised by init.
+func (m *Model) NewParam(name string, init Init, shape ...int) *Param {
+	size := 1
+	for _, s := range shape {
+		size *= s
+	}
+	data := make([]float64, size)
+	init(m.rng, shape, data)
+	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))
+	var n *G.Node
+	if len(shape) == 1 {
+		n = G.NewVector(m.G, tensor.Float64, G.WithShape(shape...), G.WithName(name), G.WithValue(t))
+	} else {
+		n = G.NewMatrix(m.G, tensor.Float64, G.WithShape(shape...), G.WithName(name), G.WithValue(t))
+	}
+	p := &Param{Name: name, Node: n}
+	m.Params = append(m.Params, p)
+	return p
+}
+
+// Input adds a constant-valued dense input matrix (rows×cols, row-major
+// data). Its value can be replaced between runs with SetValue.
+func (m *Model) Input(name string, data []float64, rows, cols int) *G.Node {
+	t := tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(data))
+	return G.NewMatrix(m.G, tensor.Float64, G.WithShape(rows, cols), G.WithName(name), G.WithValue(t))
+}
+
+// SetValue replaces the value of an input node (same shape).
+func SetValue(n *G.Node, data []float64) error {
+	t := tensor.New(tensor.WithShape(n.Shape()...), tensor.WithBacking(data))
+	return G.Let(n, t)
+}
+
+// dropout keeps an input mask node that holds Bernoulli(1−p)/(1−p) draws in
+// training mode and ones in evaluation mode. Masks come from the model's
+// seeded stream, so runs repeat exactly (gorgonia's own Dropout does not
+// take a seed).
+type dropout struct {
+	mask *G.Node
+	p    float64
+	rng  *rand.Rand
+	buf  []float64
+}
+
+func (d *dropout) SetTraining(t bool) {
+	if t && d.p > 0 {
+		keep := 1 / (1 - d.p)
+		for i := range d.buf {
+			if d.rng.Float64() < d.p {
+				d.buf[i] = 0
+			} else {
+				d.buf[i] = keep
+			}
+		}
+	} else {
+		for i := range d.buf {
+			d.buf[i] = 1
+		}
+	}
+}
+
+// Dropout returns x with each entry zeroed with probability p during
+// training (survivors scaled by 1/(1−p)); identity in evaluation.
+func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
+	if p <= 0 {
+		return x
+	}
+	s := x.Shape()
+	size := s.TotalSize()
+	d := &dropout{p: p, rng: m.rng, buf: make([]float64, size)}
+	t := tensor.New(tensor.WithShape(s...), tensor.WithBacking(d.buf))
+	d.mask = G.NewTensor(m.G, tensor.Float64, s.Dims(), G.WithShape(s...), G.WithName(fmt.Sprintf("dropout%d.mask", len(m.modal))), G.WithValue(t))
+	d.SetTraining(true)
+	m.modal = append(m.modal, d)
+	return G.Must(G.HadamardProd(x, d.mask))
+}
+
+// sparseDropout rewrites the values of a constant sparse matrix: in training
+// each stored entry is kept with probability 1−p and scaled by 1/(1−p).
+type sparseDropout struct {
+	s    *Sparse
+	orig []float64
+	p    float64
+	rng  *rand.Rand
+}
+
+func (d *sparseDropout) SetTraining(t bool) {
+	keep := 1 / (1 - d.p)
+	for k, v := range d.orig {
+		if t && d.rng.Float64() < d.p {
+			d.s.A.Data[k] = 0
+		} else if t {
+			d.s.A.Data[k] = v * keep
+		} else {
+			d.s.A.Data[k] = v
+		}
+	}
+}
+
+// SparseDropout applies dropout to the stored entries of s (bag-of-words
+// input features) in training mode. s must not be shared with other users:
+// its values are rewritten in place before each run.
+func (m *Model) SparseDropout(s *Sparse, p float64) {
+	if p <= 0 {
+		return
+	}
+	orig := make([]float64, s.A.NNZ())
+	for k := range orig {
+		orig[k] = s.A.Value(k)
+	}
+	a := *s.A
+	a.Data = append([]float64(nil), orig...)
+	s.A = &a
+	m.modal = append(m.modal, &sparseDropout{s: s, orig: orig, p: p, rng: m.rng})
+}
+
+// BatchStandardize standardises each column over the rows of x (BatchNorm
+// without the affine part; batch statistics in training, running ones in
+// evaluation). It mixes samples and is not usable under DP-SGD.
+func (m *Model) BatchStandardize(x *G.Node, eps, momentum float64) *G.Node {
+	op := newStandardize(0, eps, momentum)
+	m.modal = append(m.modal, op)
+	return G.Must(G.ApplyOp(op, x))
+}
+
+// RowStandardize standardises each row of x over its features (GroupNorm
+// with one group, without the affine part). It is per-sample.
+func (m *Model) RowStandardize(x *G.Node, eps float64) *G.Node {
+	return G.Must(G.ApplyOp(newStandardize(1, eps, 0), x))
+}
+
+// Build runs f, turning panics raised by gorgonia's Must during graph
+// construction (shape mismatches) into errors.
+func Build(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("nn: building graph: %w", e)
+				return
+			}
+			err = fmt.Errorf("nn: building graph: %v", r)
+		}
+	}()
+	return f()
+}
+
+// Learnables returns the parameter nodes.
+func (m *Model) Learnables() G.Nodes {
+	ns := make(G.Nodes, len(m.Params))
+	for i, p := range m.Params {
+		ns[i] = p.Node
+	}
+	return ns
+}
+
+// Compile adds the symbolic gradient of loss with respect to every parameter
+// (and to the extra leaf nodes given, such as gradient probes) and builds
+// the machines. outputs are what Evaluate computes (logits, embeddings);
+// loss may be nil for a model that is never trained by gradient.
+func (m *Model) Compile(loss *G.Node, outputs []*G.Node, extra ...*G.Node) error {
+	return Build(func() error {
+		m.loss, m.outputs, m.extra = loss, outputs, extra
+		if loss != nil {
+			wrt := append(m.Learnables(), extra...)
+			if _, err := G.Grad(loss, wrt...); err != nil {
+				return fmt.Errorf("gradient: %w", err)
+			}
+			m.trainVM = G.NewTapeMachine(m.G, G.BindDualValues(wrt...))
+		}
+		if len(outputs) > 0 {
+			m.evalVM = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
+		}
+		return nil
+	})
+}
+
+// SetTraining switches dropout and BatchNorm between training and
+// evaluation behaviour (and draws fresh dropout masks when training).
+func (m *Model) SetTraining(t bool) {
+	m.training = t
+	for _, x := range m.modal {
+		x.SetTraining(t)
+	}
+}
+
+// Step runs the training machine once in training mode (fresh dropout
+// masks): the loss and every gradient are computed. It returns the loss.
+func (m *Model) Step() (float64, error) { return m.StepMode(true) }
+
+// StepMode runs the training machine (loss and gradients) with dropout and
+// BatchNorm in the given mode; StepMode(false) is deterministic and is what
+// gradient checks differentiate.
+func (m *Model) StepMode(training bool) (float64, error) {
+	if m.trainVM == nil {
+		return 0, errors.New("nn: model has no loss compiled")
+	}
+	m.SetTraining(training)
+	m.trainVM.Reset()
+	if err := m.trainVM.RunAll(); err != nil {
+		return 0, fmt.Errorf("nn: training step: %w", err)
+	}
+	return ScalarValue(m.loss), nil
+}
+
+// Evaluate runs the forward pass of the outputs in evaluation mode.
+func (m *Model) Evaluate() error {
+	if m.evalVM == nil {
+		return errors.New("nn: model has no outputs compiled")
+	}
+	m.SetTraining(false)
+	m.evalVM.Reset()
+	if err := m.evalVM.RunAll(); err != nil {
+		return fmt.Errorf("nn: evaluation: %w", err)
+	}
+	return nil
+}
+
+// ScalarValue returns the value of a scalar node (or the first entry).
+func ScalarValue(n *G.Node) float64 {
+	switch v := n.Value().(type) {
+	case *G.F64:
+		return float64(*v)
+	case tensor.Tensor:
+		return v.Data().([]float64)[0]
+	}
+	return math.NaN()
+}
+
+// Values returns the data of a node's current value (aliased).
+func Values(n *G.Node) []float64 {
+	switch v := n.Value().(type) {
+	case *G.F64:
+		return []float64{float64(*v)}
+	case tensor.Tensor:
+		return v.Data().([]float64)
+	}
+	return nil
+}
+
+// Grads returns the current gradient of every parameter, in Params order.
+func (m *Model) Grads() ([][]float64, error) {
+	out := make([][]float64, len(m.Params))
+	for i, p := range m.Params {
+		g, err := p.Grad()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+// Snapshot copies every parameter's values.
+func (m *Model) Snapshot() [][]float64 {
+	s := make([][]float64, len(m.Params))
+	for i, p := range m.Params {
+		s[i] = append([]float64(nil), p.Value()...)
+	}
+	return s
+}
+
+// Restore writes a snapshot back into the parameters.
+func (m *Model) Restore(s [][]float64) {
+	for i, p := range m.Params {
+		copy(p.Value(), s[i])
+	}
+}
+
+// NumParams is the total number of learnable scalars.
+func (m *Model) NumParams() int {
+	n := 0
+	for _, p := range m.Params {
+		n += p.Size()
+	}
+	return n
+}

@@ -1,0 +1,86 @@
+package nn
+
+import "math"
+
+// Optimizer updates parameter slices in place from gradient slices. Both
+// are indexed like Model.Params. Gradients are read, never modified, so a
+// caller may pass privatised copies.
+type Optimizer interface {
+	Step(params, grads [][]float64)
+}
+
+// Adam is PyTorch's Adam (Kingma & Ba 2015, with bias correction) with
+// weight decay added to the gradient as an L2 term (torch.optim.Adam's
+// weight_decay, not AdamW).
+type Adam struct {
+	LR, Beta1, Beta2, Eps, WeightDecay float64
+
+	t    int
+	m, v [][]float64
+}
+
+// NewAdam returns Adam with the usual defaults (β=(0.9, 0.999), ε=1e-8).
+func NewAdam(lr, weightDecay float64) *Adam {
+	return &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: weightDecay}
+}
+
+// Step applies one Adam update.
+func (a *Adam) Step(params, grads [][]float64) {
+	if a.m == nil {
+		a.m = make([][]float64, len(params))
+		a.v = make([][]float64, len(params))
+		for i, p := range params {
+			a.m[i] = make([]float64, len(p))
+			a.v[i] = make([]float64, len(p))
+		}
+	}
+	a.t++
+	c1 := 1 - math.Pow(a.Beta1, float64(a.t))
+	c2 := 1 - math.Pow(a.Beta2, float64(a.t))
+	step := a.LR / c1
+	for i, p := range params {
+		g, m, v := grads[i], a.m[i], a.v[i]
+		for j := range p {
+			gj := g[j] + a.WeightDecay*p[j]
+			m[j] = a.Beta1*m[j] + (1-a.Beta1)*gj
+			v[j] = a.Beta2*v[j] + (1-a.Beta2)*gj*gj
+			p[j] -= step * m[j] / (math.Sqrt(v[j]/c2) + a.Eps)
+		}
+	}
+}
+
+// SGD is plain gradient descent with optional momentum and L2 weight decay
+// (torch.optim.SGD semantics).
+type SGD struct {
+	LR, Momentum, WeightDecay float64
+	buf                       [][]float64
+}
+
+// Step applies one SGD update.
+func (s *SGD) Step(params, grads [][]float64) {
+	if s.buf == nil && s.Momentum != 0 {
+		s.buf = make([][]float64, len(params))
+		for i, p := range params {
+			s.buf[i] = make([]float64, len(p))
+		}
+	}
+	for i, p := range params {
+		for j := range p {
+			g := grads[i][j] + s.WeightDecay*p[j]
+			if s.Momentum != 0 {
+				s.buf[i][j] = s.Momentum*s.buf[i][j] + g
+				g = s.buf[i][j]
+			}
+			p[j] -= s.LR * g
+		}
+	}
+}
+
+// ParamValues returns aliased value slices of every parameter of m.
+func (m *Model) ParamValues() [][]float64 {
+	out := make([][]float64, len(m.Params))
+	for i, p := range m.Params {
+		out[i] = p.Value()
+	}
+	return out
+}

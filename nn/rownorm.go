@@ -1,0 +1,157 @@
+package nn
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// rowNormOp maps each row x_i of a matrix to x_i/‖x_i‖₂. Rows with zero
+// norm stay zero (and pass a zero gradient), which NAP relies on: a node
+// with no features contributes nothing to its neighbours' sums.
+type rowNormOp struct{}
+
+// RowNormalize returns the row-wise L2-normalised x (zero rows stay zero).
+// After it every row has norm 1 or 0, so summing such rows over neighbours
+// has L2 sensitivity 1 per edge.
+func RowNormalize(x *G.Node) (*G.Node, error) { return G.ApplyOp(rowNormOp{}, x) }
+
+func matType() hm.Type { return G.TensorType{Dims: 2, Of: hm.TypeVariable('a')} }
+
+func denseF64(v G.Value, what string) (*tensor.Dense, []float64, error) {
+	d, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, nil, fmt.Errorf("nn: %s wants a dense tensor, got %T", what, v)
+	}
+	f, ok := d.Data().([]float64)
+	if !ok {
+		return nil, nil, fmt.Errorf("nn: %s wants float64 data, got %T", what, d.Data())
+	}
+	return d, f, nil
+}
+
+func shape2(v *tensor.Dense) (int, int) {
+	s := v.Shape()
+	if len(s) == 1 {
+		return s[0], 1
+	}
+	return s[0], s[1]
+}
+
+func hash32(w func(hash.Hash)) uint32 {
+	h := fnv.New32a()
+	w(h)
+	return h.Sum32()
+}
+
+func (rowNormOp) Arity() int       { return 1 }
+func (rowNormOp) Type() hm.Type    { return hm.NewFnType(matType(), matType()) }
+func (rowNormOp) ReturnsPtr() bool { return false }
+func (rowNormOp) CallsExtern() bool {
+	return false
+}
+func (rowNormOp) OverwritesInput() int  { return -1 }
+func (rowNormOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "RowNormalize") }
+func (op rowNormOp) Hashcode() uint32   { return hash32(op.WriteHash) }
+func (rowNormOp) String() string        { return "RowNormalize" }
+func (rowNormOp) DiffWRT(int) []bool    { return []bool{true} }
+func (rowNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("nn: RowNormalize wants a matrix, got %v", in[0])
+	}
+	return s.Clone(), nil
+}
+
+func (rowNormOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "RowNormalize")
+	if err != nil {
+		return nil, err
+	}
+	n, k := shape2(x)
+	out := make([]float64, len(xd))
+	for i := 0; i < n; i++ {
+		r := xd[i*k : (i+1)*k]
+		s := 0.0
+		for _, v := range r {
+			s += v * v
+		}
+		if s == 0 {
+			continue
+		}
+		inv := 1 / math.Sqrt(s)
+		o := out[i*k : (i+1)*k]
+		for c, v := range r {
+			o[c] = v * inv
+		}
+	}
+	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+}
+
+func (rowNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	n, err := G.ApplyOp(rowNormGradOp{}, inputs[0], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{n}, nil
+}
+
+// rowNormGradOp computes dx_i = (dy_i − y_i⟨y_i, dy_i⟩)/‖x_i‖ with
+// y_i = x_i/‖x_i‖, and 0 for zero rows.
+type rowNormGradOp struct{}
+
+func (rowNormGradOp) Arity() int { return 2 }
+func (rowNormGradOp) Type() hm.Type {
+	return hm.NewFnType(matType(), matType(), matType())
+}
+func (rowNormGradOp) ReturnsPtr() bool      { return false }
+func (rowNormGradOp) CallsExtern() bool     { return false }
+func (rowNormGradOp) OverwritesInput() int  { return -1 }
+func (rowNormGradOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "RowNormalizeGrad") }
+func (op rowNormGradOp) Hashcode() uint32   { return hash32(op.WriteHash) }
+func (rowNormGradOp) String() string        { return "RowNormalizeGrad" }
+func (rowNormGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
+func (rowNormGradOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "RowNormalizeGrad")
+	if err != nil {
+		return nil, err
+	}
+	_, dy, err := denseF64(vals[1], "RowNormalizeGrad")
+	if err != nil {
+		return nil, err
+	}
+	n, k := shape2(x)
+	out := make([]float64, len(xd))
+	for i := 0; i < n; i++ {
+		r := xd[i*k : (i+1)*k]
+		g := dy[i*k : (i+1)*k]
+		s := 0.0
+		for _, v := range r {
+			s += v * v
+		}
+		if s == 0 {
+			continue
+		}
+		norm := math.Sqrt(s)
+		dot := 0.0
+		for c, v := range r {
+			dot += v * g[c]
+		}
+		dot /= norm // ⟨y, dy⟩
+		o := out[i*k : (i+1)*k]
+		for c, v := range r {
+			o[c] = (g[c] - v/norm*dot) / norm
+		}
+	}
+	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+}
+
+var _ G.SDOp = rowNormOp{}

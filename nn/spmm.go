@@ -1,0 +1,165 @@
+package nn
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"sync"
+
+	"github.com/chewxy/hm"
+	"github.com/dpgnn/dpgnn/graphs"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Sparse is a constant sparse matrix used inside an expression graph (a
+// normalised adjacency, or a bag-of-words feature matrix). Its values may be
+// rewritten between runs (sparse dropout); the transpose used by the
+// gradient is kept in step lazily.
+type Sparse struct {
+	Name string
+	A    *graphs.CSR
+
+	once sync.Once
+	at   *graphs.CSR
+	perm []int // at.Indices[p] came from A position perm[p]
+	// Calls counts forward products with A (not Aᵀ): tests use it to check
+	// that private adjacencies are touched exactly as often as accounted.
+	Calls int
+}
+
+// NewSparse wraps a CSR matrix for use in expression graphs.
+func NewSparse(name string, a *graphs.CSR) *Sparse { return &Sparse{Name: name, A: a} }
+
+// T returns Aᵀ with values refreshed from A.
+func (s *Sparse) T() *graphs.CSR {
+	s.once.Do(func() {
+		a := s.A
+		t := &graphs.CSR{Rows: a.Cols, Cols: a.Rows, Indptr: make([]int, a.Cols+1), Indices: make([]int, a.NNZ())}
+		s.perm = make([]int, a.NNZ())
+		for _, j := range a.Indices {
+			t.Indptr[j+1]++
+		}
+		for j := 0; j < a.Cols; j++ {
+			t.Indptr[j+1] += t.Indptr[j]
+		}
+		next := append([]int(nil), t.Indptr[:a.Cols]...)
+		for i := 0; i < a.Rows; i++ {
+			for k := a.Indptr[i]; k < a.Indptr[i+1]; k++ {
+				j := a.Indices[k]
+				t.Indices[next[j]] = i
+				s.perm[next[j]] = k
+				next[j]++
+			}
+		}
+		s.at = t
+	})
+	if s.A.Data == nil {
+		s.at.Data = nil
+	} else {
+		if s.at.Data == nil {
+			s.at.Data = make([]float64, len(s.perm))
+		}
+		for p, k := range s.perm {
+			s.at.Data[p] = s.A.Data[k]
+		}
+	}
+	return s.at
+}
+
+// spmmOp computes A·X (or Aᵀ·X) for a constant sparse A and a dense matrix
+// node X. Its symbolic gradient is the transposed op applied to the output
+// gradient: d(A·X)/dX applied to dY is Aᵀ·dY.
+type spmmOp struct {
+	s     *Sparse
+	trans bool
+}
+
+// SpMM returns the node A·x for a constant sparse A (rows×cols) and a dense
+// x of shape (cols, k). The result has shape (rows, k).
+func SpMM(s *Sparse, x *G.Node) (*G.Node, error) {
+	return G.ApplyOp(&spmmOp{s: s}, x)
+}
+
+func (op *spmmOp) mat() *graphs.CSR {
+	if op.trans {
+		return op.s.T()
+	}
+	return op.s.A
+}
+
+func (op *spmmOp) Arity() int { return 1 }
+
+func (op *spmmOp) Type() hm.Type {
+	t := G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t)
+}
+
+func (op *spmmOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("nn: SpMM wants a matrix input, got %v", in[0])
+	}
+	rows, cols := op.s.A.Rows, op.s.A.Cols
+	if op.trans {
+		rows, cols = cols, rows
+	}
+	if s[0] != cols {
+		return nil, fmt.Errorf("nn: SpMM %s: sparse matrix is %d×%d but input has %d rows", op.s.Name, rows, cols, s[0])
+	}
+	return tensor.Shape{rows, s[1]}, nil
+}
+
+func (op *spmmOp) Do(vals ...G.Value) (G.Value, error) {
+	x, ok := vals[0].(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("nn: SpMM wants a dense tensor, got %T", vals[0])
+	}
+	xd, ok := x.Data().([]float64)
+	if !ok {
+		return nil, fmt.Errorf("nn: SpMM wants float64 data, got %T", x.Data())
+	}
+	m := op.mat()
+	k := x.Shape()[1]
+	if !op.trans {
+		op.s.Calls++
+	}
+	out := make([]float64, m.Rows*k)
+	m.MulDense(xd, k, out)
+	return tensor.New(tensor.WithShape(m.Rows, k), tensor.WithBacking(out)), nil
+}
+
+func (op *spmmOp) ReturnsPtr() bool     { return false }
+func (op *spmmOp) CallsExtern() bool    { return false }
+func (op *spmmOp) OverwritesInput() int { return -1 }
+
+func (op *spmmOp) WriteHash(h hash.Hash) {
+	// The matrix identity (pointer) and the transpose flag are the op's
+	// parameters: two products with different matrices must never merge.
+	fmt.Fprintf(h, "SpMM(%p,%s,%v)", op.s, op.s.Name, op.trans)
+}
+
+func (op *spmmOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op *spmmOp) String() string {
+	if op.trans {
+		return fmt.Sprintf("SpMM(%sᵀ)", op.s.Name)
+	}
+	return fmt.Sprintf("SpMM(%s)", op.s.Name)
+}
+
+func (op *spmmOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (op *spmmOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	n, err := G.ApplyOp(&spmmOp{s: op.s, trans: !op.trans}, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{n}, nil
+}
+
+var _ G.SDOp = (*spmmOp)(nil)

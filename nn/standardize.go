@@ -1,0 +1,208 @@
+package nn
+
+import (
+	"fmt"
+	"hash"
+	"math"
+	"sync/atomic"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// standardizeOp standardises a matrix to zero mean and unit variance,
+// either per column over the batch (axis 0: BatchNorm, which mixes samples
+// and is therefore not DP-safe) or per row over the features (axis 1:
+// GroupNorm with one group, a per-sample operation usable under DP-SGD).
+// The affine scale and shift are separate learnable nodes (see layers).
+type standardizeOp struct {
+	axis int
+	eps  float64
+	id   int64 // distinguishes independent BatchNorm layers (running stats)
+
+	// BatchNorm only: running statistics (PyTorch convention: momentum 0.1,
+	// unbiased running variance) and the mode.
+	momentum      float64
+	training      bool
+	runMean       []float64
+	runVar        []float64
+	statsObserved bool
+}
+
+var standardizeIDs atomic.Int64
+
+func newStandardize(axis int, eps, momentum float64) *standardizeOp {
+	return &standardizeOp{axis: axis, eps: eps, id: standardizeIDs.Add(1), momentum: momentum, training: true}
+}
+
+// SetTraining switches a BatchNorm op between batch statistics (training)
+// and running statistics (evaluation). It is a no-op for per-sample norms.
+func (op *standardizeOp) SetTraining(t bool) { op.training = t }
+
+func (op *standardizeOp) Arity() int            { return 1 }
+func (op *standardizeOp) Type() hm.Type         { return hm.NewFnType(matType(), matType()) }
+func (op *standardizeOp) ReturnsPtr() bool      { return false }
+func (op *standardizeOp) CallsExtern() bool     { return false }
+func (op *standardizeOp) OverwritesInput() int  { return -1 }
+func (op *standardizeOp) DiffWRT(int) []bool    { return []bool{true} }
+func (op *standardizeOp) Hashcode() uint32      { return hash32(op.WriteHash) }
+func (op *standardizeOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s#%d", op, op.id) }
+func (op *standardizeOp) String() string {
+	if op.axis == 0 {
+		return fmt.Sprintf("BatchStandardize(eps=%g)", op.eps)
+	}
+	return fmt.Sprintf("RowStandardize(eps=%g)", op.eps)
+}
+
+func (op *standardizeOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("nn: standardise wants a matrix, got %v", in[0])
+	}
+	return s.Clone(), nil
+}
+
+// groups returns, for the layout of an n×k matrix, the number of groups, the
+// group size and the index of element j of group g.
+func (op *standardizeOp) layout(n, k int) (groups, size int, at func(g, j int) int) {
+	if op.axis == 0 {
+		return k, n, func(g, j int) int { return j*k + g }
+	}
+	return n, k, func(g, j int) int { return g*k + j }
+}
+
+// stats returns the mean and 1/sqrt(var+eps) of each group, from the batch
+// or, for BatchNorm in evaluation mode, from the running statistics.
+func (op *standardizeOp) stats(xd []float64, n, k int, update bool) (mean, inv []float64) {
+	groups, size, at := op.layout(n, k)
+	mean = make([]float64, groups)
+	inv = make([]float64, groups)
+	useRunning := op.axis == 0 && !op.training && op.statsObserved
+	for g := 0; g < groups; g++ {
+		if useRunning {
+			mean[g] = op.runMean[g]
+			inv[g] = 1 / math.Sqrt(op.runVar[g]+op.eps)
+			continue
+		}
+		m := 0.0
+		for j := 0; j < size; j++ {
+			m += xd[at(g, j)]
+		}
+		m /= float64(size)
+		v := 0.0
+		for j := 0; j < size; j++ {
+			d := xd[at(g, j)] - m
+			v += d * d
+		}
+		v /= float64(size)
+		mean[g], inv[g] = m, 1/math.Sqrt(v+op.eps)
+		if update && op.axis == 0 {
+			if op.runMean == nil {
+				op.runMean = make([]float64, groups)
+				op.runVar = make([]float64, groups)
+				for i := range op.runVar {
+					op.runVar[i] = 1
+				}
+			}
+			unbiased := v
+			if size > 1 {
+				unbiased = v * float64(size) / float64(size-1)
+			}
+			op.runMean[g] = (1-op.momentum)*op.runMean[g] + op.momentum*m
+			op.runVar[g] = (1-op.momentum)*op.runVar[g] + op.momentum*unbiased
+		}
+	}
+	if update && op.axis == 0 {
+		op.statsObserved = true
+	}
+	return mean, inv
+}
+
+func (op *standardizeOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "standardise")
+	if err != nil {
+		return nil, err
+	}
+	n, k := shape2(x)
+	mean, inv := op.stats(xd, n, k, op.training)
+	groups, size, at := op.layout(n, k)
+	out := make([]float64, len(xd))
+	for g := 0; g < groups; g++ {
+		for j := 0; j < size; j++ {
+			p := at(g, j)
+			out[p] = (xd[p] - mean[g]) * inv[g]
+		}
+	}
+	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+}
+
+func (op *standardizeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	n, err := G.ApplyOp(&standardizeGradOp{op}, inputs[0], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{n}, nil
+}
+
+// standardizeGradOp: with y = (x−μ)·s over a group of m elements,
+// dx = s·(dy − mean(dy) − y·mean(dy∘y)); with fixed (running) statistics
+// dx = s·dy.
+type standardizeGradOp struct{ fwd *standardizeOp }
+
+func (op *standardizeGradOp) Arity() int { return 2 }
+func (op *standardizeGradOp) Type() hm.Type {
+	return hm.NewFnType(matType(), matType(), matType())
+}
+func (op *standardizeGradOp) ReturnsPtr() bool      { return false }
+func (op *standardizeGradOp) CallsExtern() bool     { return false }
+func (op *standardizeGradOp) OverwritesInput() int  { return -1 }
+func (op *standardizeGradOp) Hashcode() uint32      { return hash32(op.WriteHash) }
+func (op *standardizeGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "Grad%s#%d", op.fwd, op.fwd.id) }
+func (op *standardizeGradOp) String() string        { return "Grad" + op.fwd.String() }
+func (op *standardizeGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
+func (op *standardizeGradOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "standardise grad")
+	if err != nil {
+		return nil, err
+	}
+	_, dy, err := denseF64(vals[1], "standardise grad")
+	if err != nil {
+		return nil, err
+	}
+	n, k := shape2(x)
+	f := op.fwd
+	mean, inv := f.stats(xd, n, k, false)
+	groups, size, at := f.layout(n, k)
+	fixed := f.axis == 0 && !f.training && f.statsObserved
+	out := make([]float64, len(xd))
+	for g := 0; g < groups; g++ {
+		if fixed {
+			for j := 0; j < size; j++ {
+				p := at(g, j)
+				out[p] = inv[g] * dy[p]
+			}
+			continue
+		}
+		mdy, mdyy := 0.0, 0.0
+		for j := 0; j < size; j++ {
+			p := at(g, j)
+			y := (xd[p] - mean[g]) * inv[g]
+			mdy += dy[p]
+			mdyy += dy[p] * y
+		}
+		mdy /= float64(size)
+		mdyy /= float64(size)
+		for j := 0; j < size; j++ {
+			p := at(g, j)
+			y := (xd[p] - mean[g]) * inv[g]
+			out[p] = inv[g] * (dy[p] - mdy - y*mdyy)
+		}
+	}
+	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+}
+
+var _ G.SDOp = (*standardizeOp)(nil)
