@@ -162,17 +162,32 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	}
 	parallelRows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			o := out[i*k : (i+1)*k]
-			for c := range o {
-				o[c] = 0
-			}
+			o := out[i*k : (i+1)*k : (i+1)*k]
+			clear(o)
 			for p := m.Indptr[i]; p < m.Indptr[i+1]; p++ {
-				v := m.Value(p)
-				xr := x[m.Indices[p]*k : (m.Indices[p]+1)*k]
-				for c, xv := range xr {
-					o[c] += v * xv
+				v := 1.0
+				if m.Data != nil {
+					v = m.Data[p]
 				}
+				j := m.Indices[p]
+				axpy(v, x[j*k:(j+1)*k:(j+1)*k], o)
 			}
 		}
 	})
+}
+
+// axpy computes o += v·x for equal-length slices, unrolled by four.
+func axpy(v float64, x, o []float64) {
+	n := len(x)
+	o = o[:n]
+	c := 0
+	for ; c+4 <= n; c += 4 {
+		o[c] += v * x[c]
+		o[c+1] += v * x[c+1]
+		o[c+2] += v * x[c+2]
+		o[c+3] += v * x[c+3]
+	}
+	for ; c < n; c++ {
+		o[c] += v * x[c]
+	}
 }

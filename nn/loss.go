@@ -33,7 +33,7 @@ func NewCrossEntropy(m *Model, logits *G.Node, name string) (*CrossEntropy, erro
 	err := Build(func() error {
 		ce.Target = m.Input(name+".target", make([]float64, s[0]*s[1]), s[0], s[1])
 		ce.Count = G.NewScalar(m.G, G.Float64, G.WithName(name+".count"), G.WithValue(1.0))
-		logp := G.Must(G.LogSoftMax(logits, 1))
+		logp := G.Must(LogSoftmax(logits))
 		picked := G.Must(G.HadamardProd(logp, ce.Target))
 		ce.PerRow = G.Must(G.Neg(G.Must(G.Sum(picked, 1))))
 		ce.Mean = G.Must(G.Div(G.Must(G.Sum(ce.PerRow)), ce.Count))

@@ -230,9 +230,16 @@ func (m *Model) SparseDropout(s *Sparse, p float64) {
 // without the affine part; batch statistics in training, running ones in
 // evaluation). It mixes samples and is not usable under DP-SGD.
 func (m *Model) BatchStandardize(x *G.Node, eps, momentum float64) *G.Node {
+	return m.NewBatchStandardizer(eps, momentum)(x)
+}
+
+// NewBatchStandardizer returns a BatchNorm standardiser with one set of
+// running statistics that can be applied to several inputs (a training path
+// over the training rows and an evaluation path over all rows).
+func (m *Model) NewBatchStandardizer(eps, momentum float64) func(*G.Node) *G.Node {
 	op := newStandardize(0, eps, momentum)
 	m.modal = append(m.modal, op)
-	return G.Must(G.ApplyOp(op, x))
+	return func(x *G.Node) *G.Node { return G.Must(G.ApplyOp(op, x)) }
 }
 
 // RowStandardize standardises each row of x over its features (GroupNorm
@@ -274,10 +281,14 @@ func (m *Model) Compile(loss *G.Node, outputs []*G.Node, extra ...*G.Node) error
 		m.loss, m.outputs, m.extra = loss, outputs, extra
 		if loss != nil {
 			wrt := append(m.Learnables(), extra...)
-			if _, err := G.Grad(loss, wrt...); err != nil {
+			grads, err := G.Grad(loss, wrt...)
+			if err != nil {
 				return fmt.Errorf("gradient: %w", err)
 			}
-			m.trainVM = G.NewTapeMachine(m.G, G.BindDualValues(wrt...))
+			// Only what the loss and its gradients need: evaluation-only
+			// paths (e.g. a forward pass over all nodes) stay out.
+			roots := append(G.Nodes{loss}, grads...)
+			m.trainVM = G.NewTapeMachine(m.G.SubgraphRoots(roots...), G.BindDualValues(wrt...))
 		}
 		if len(outputs) > 0 {
 			m.evalVM = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
@@ -308,6 +319,16 @@ func (m *Model) StepMode(training bool) (float64, error) {
 	}
 	m.SetTraining(training)
 	m.trainVM.Reset()
+	// gorgonia accumulates into the dual values' gradients (its solvers
+	// zero them after each step); our optimisers only read them, so zero
+	// them here or every step would see the sum of all past gradients.
+	for _, n := range append(m.Learnables(), m.extra...) {
+		if g, err := n.Grad(); err == nil {
+			if t, ok := g.(tensor.Tensor); ok {
+				t.Zero()
+			}
+		}
+	}
 	if err := m.trainVM.RunAll(); err != nil {
 		return 0, fmt.Errorf("nn: training step: %w", err)
 	}
@@ -362,19 +383,44 @@ func (m *Model) Grads() ([][]float64, error) {
 	return out, nil
 }
 
-// Snapshot copies every parameter's values.
-func (m *Model) Snapshot() [][]float64 {
-	s := make([][]float64, len(m.Params))
+// State is a saved copy of a model's parameters and of any running
+// statistics (BatchNorm), for best-validation restore.
+type State struct {
+	Params [][]float64
+	stats  [][2][]float64
+}
+
+// stateful is a modal part with running statistics.
+type stateful interface {
+	saveStats() [2][]float64
+	loadStats([2][]float64)
+}
+
+// Snapshot copies every parameter's values and the running statistics.
+func (m *Model) Snapshot() *State {
+	s := &State{Params: make([][]float64, len(m.Params))}
 	for i, p := range m.Params {
-		s[i] = append([]float64(nil), p.Value()...)
+		s.Params[i] = append([]float64(nil), p.Value()...)
+	}
+	for _, x := range m.modal {
+		if st, ok := x.(stateful); ok {
+			s.stats = append(s.stats, st.saveStats())
+		}
 	}
 	return s
 }
 
-// Restore writes a snapshot back into the parameters.
-func (m *Model) Restore(s [][]float64) {
+// Restore writes a snapshot back into the parameters and statistics.
+func (m *Model) Restore(s *State) {
 	for i, p := range m.Params {
-		copy(p.Value(), s[i])
+		copy(p.Value(), s.Params[i])
+	}
+	k := 0
+	for _, x := range m.modal {
+		if st, ok := x.(stateful); ok {
+			st.loadStats(s.stats[k])
+			k++
+		}
 	}
 }
 

@@ -280,3 +280,55 @@ func TestAdamMatchesReference(t *testing.T) {
 		t.Fatalf("after two steps p = %.15g, want %.15g", p[0][0], want)
 	}
 }
+
+func TestGatherRowsGradientWithRepeatedIndices(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	m := NewModel(2)
+	x := m.Input("x", randSlice(rng, 5*3), 5, 3)
+	w := m.NewParam("w", GlorotUniform(), 3, 4)
+	var ce *CrossEntropy
+	err := Build(func() error {
+		h := SELU(G.Must(G.Mul(x, w.Node)))
+		rows := G.Must(GatherRows(h, []int{4, 1, 1, 0, 4, 4}, "batch"))
+		var err error
+		if ce, err = NewCrossEntropy(m, rows, "loss"); err != nil {
+			return err
+		}
+		return m.Compile(ce.Mean, []*G.Node{rows})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ce.SetRows([]int{0, 1, 2, 3, 4, 5}, []int{0, 1, 2, 3, 0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.GradCheck(1e-4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].MaxRel > 1e-6 {
+		t.Fatalf("gather gradient: worst relative error %.3g", res[0].MaxRel)
+	}
+	if _, err := GatherRows(x, []int{5}, "bad"); err == nil {
+		t.Fatal("out-of-range index accepted")
+	}
+}
+
+func TestGradientsDoNotAccumulateAcrossSteps(t *testing.T) {
+	m := NewModel(1)
+	x := m.Input("x", []float64{1, 2, 3, 4}, 2, 2)
+	w := m.NewParam("w", Constant(1), 2, 1)
+	loss := G.Must(G.Sum(G.Must(G.Mul(x, w.Node))))
+	if err := m.Compile(loss, []*G.Node{loss}); err != nil {
+		t.Fatal(err)
+	}
+	for step := 0; step < 3; step++ {
+		if _, err := m.Step(); err != nil {
+			t.Fatal(err)
+		}
+		g, _ := w.Grad()
+		if g[0] != 4 || g[1] != 6 {
+			t.Fatalf("step %d: gradient %v, want [4 6]", step, g)
+		}
+	}
+}

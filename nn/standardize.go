@@ -206,3 +206,20 @@ func (op *standardizeGradOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 var _ G.SDOp = (*standardizeOp)(nil)
+
+func (op *standardizeOp) saveStats() [2][]float64 {
+	if !op.statsObserved {
+		return [2][]float64{}
+	}
+	return [2][]float64{append([]float64(nil), op.runMean...), append([]float64(nil), op.runVar...)}
+}
+
+func (op *standardizeOp) loadStats(s [2][]float64) {
+	if s[0] == nil {
+		op.statsObserved = false
+		return
+	}
+	op.runMean = append(op.runMean[:0], s[0]...)
+	op.runVar = append(op.runVar[:0], s[1]...)
+	op.statsObserved = true
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/trainers"
+	"github.com/spf13/cobra"
+)
+
+// commonFlags are the options every `train METHOD` accepts (DESIGN.md).
+type commonFlags struct {
+	dataset, dataDir, split, privacy, epsilon, delta, trace string
+	runs                                                    int
+	seed                                                    uint64
+	json                                                    bool
+}
+
+func (c *commonFlags) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&c.dataset, "dataset", "", "dataset name or path (default: the embedded synthetic csbm graph)\nnames: "+strings.Join(graphs.DatasetNames(), ", "))
+	f.StringVar(&c.dataDir, "data-dir", graphs.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
+	f.StringVar(&c.split, "split", "", "per-class:20:500:1000 | ratio:0.1:0.2 | masks:K | inductive:0.8 | fixed\n(default: the method's paper protocol for the dataset)")
+	f.StringVar(&c.privacy, "privacy", "none", "none, edge or node")
+	f.StringVar(&c.epsilon, "epsilon", "inf", "privacy budget ε (> 0, or inf)")
+	f.StringVar(&c.delta, "delta", "auto", "privacy parameter δ in (0,1), or auto (10^-digits of the unit count)")
+	f.IntVar(&c.runs, "runs", 1, "number of runs with seeds seed, seed+1, ...")
+	f.Uint64Var(&c.seed, "seed", 1, "random seed")
+	f.BoolVar(&c.json, "json", false, "print one JSON object on stdout and nothing else")
+	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE")
+}
+
+func parseEpsilon(s string) (float64, error) {
+	e, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0, fmt.Errorf("--epsilon %q is not a number (use e.g. 1, 8 or inf)", s)
+	}
+	if math.IsNaN(e) || e <= 0 {
+		return 0, fmt.Errorf("--epsilon must be positive (or inf), got %s", s)
+	}
+	return e, nil
+}
+
+func parseDelta(s string) (float64, error) {
+	if s == "auto" {
+		return 0, nil
+	}
+	d, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(d > 0 && d < 1) {
+		return 0, fmt.Errorf("--delta must be a number in (0, 1) or auto, got %q", s)
+	}
+	return d, nil
+}
+
+func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
+	train := &cobra.Command{
+		Use:   "train METHOD [flags]",
+		Short: "Train and evaluate a method; prints a summary table (or JSON with --json)",
+		Long: `Train a method on a dataset, evaluate it on the split's test nodes, and print
+test accuracy with its mean, standard deviation and 95% bootstrap interval over
+--runs seeded runs. Private runs also print the privacy report (accountant, ε, δ,
+noise). Methods: ` + strings.Join(methods.Names(), ", ") + `.
+
+Run 'dpgnn train METHOD --help' for a method's hyperparameters.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("train needs a method: one of %s", strings.Join(methods.Names(), ", "))
+			}
+			_, err := methods.New(args[0])
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return nil },
+	}
+	for _, name := range methods.Names() {
+		train.AddCommand(newMethodCmd(name, stdout, stderr))
+	}
+	return train
+}
+
+func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
+	m, _ := methods.New(name)
+	var c commonFlags
+	levels := make([]string, len(m.Levels()))
+	for i, l := range m.Levels() {
+		levels[i] = string(l)
+	}
+	cmd := &cobra.Command{
+		Use:   name + " [flags]",
+		Short: m.Short(),
+		Long:  m.Short() + "\nPrivacy levels: " + strings.Join(levels, ", ") + ".",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			level, err := methods.ParseLevel(c.privacy)
+			if err != nil {
+				return err
+			}
+			eps, err := parseEpsilon(c.epsilon)
+			if err != nil {
+				return err
+			}
+			delta, err := parseDelta(c.delta)
+			if err != nil {
+				return err
+			}
+			var rec trainers.Multi
+			if !c.json {
+				if f, ok := stderr.(*os.File); ok {
+					rec = append(rec, trainers.NewBar(f))
+				}
+			}
+			var trace *trainers.Trace
+			if c.trace != "" {
+				f, err := os.Create(c.trace)
+				if err != nil {
+					return fmt.Errorf("--trace: %w", err)
+				}
+				defer f.Close()
+				trace = trainers.NewTrace(f)
+				rec = append(rec, trace)
+			}
+			r, err := methods.Train(m, methods.TrainOptions{
+				Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Level: level,
+				Epsilon: eps, Delta: delta, Runs: c.runs, Seed: c.seed, Recorder: rec,
+				Flags: methodFlags(cmd),
+			})
+			if err != nil {
+				return err
+			}
+			if trace != nil && trace.Err() != nil {
+				return fmt.Errorf("--trace %s: %w", c.trace, trace.Err())
+			}
+			if c.json {
+				enc := json.NewEncoder(stdout)
+				return enc.Encode(r)
+			}
+			printSummary(stdout, r)
+			return nil
+		},
+	}
+	c.bind(cmd)
+	m.BindFlags(cmd.Flags())
+	return cmd
+}
+
+// commonNames are the flags that are not method hyperparameters.
+var commonNames = map[string]bool{"dataset": true, "data-dir": true, "split": true, "privacy": true,
+	"epsilon": true, "delta": true, "runs": true, "seed": true, "json": true, "trace": true, "help": true}
+
+func methodFlags(cmd *cobra.Command) *pflagSet {
+	fs := newPflagSet()
+	cmd.Flags().VisitAll(func(f *pflagFlag) {
+		if !commonNames[f.Name] {
+			fs.AddFlag(f)
+		}
+	})
+	return fs
+}
+
+func fmtEps(e *float64) string {
+	if e == nil {
+		return "∞"
+	}
+	return strconv.FormatFloat(*e, 'g', 6, 64)
+}
+
+func printSummary(w io.Writer, r *trainers.Record) {
+	fmt.Fprintf(w, "%s on %s (split %s, privacy %s, ε=%s), %d run(s), %.1fs\n",
+		r.Method, r.Dataset, r.Split, r.Privacy, fmtEps(r.Epsilon), r.Runs, r.Seconds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tmean\tstd\t95% CI\t")
+	keys := make([]string, 0, len(r.Metrics))
+	for k := range r.Metrics {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s := r.Metrics[k]
+		if math.IsNaN(s.Mean) {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t\n", k)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t±%.4f\t\n", k, s.Mean, s.Std, s.CI95)
+	}
+	tw.Flush()
+	if p := r.PrivacyReport; p != nil {
+		fmt.Fprintf(w, "privacy: %s-level, accountant %s, ε=%s at δ=%.3g", p.Level, p.Accountant, fmtEps(p.Epsilon), p.Delta)
+		if len(p.Noise) > 0 {
+			keys := make([]string, 0, len(p.Noise))
+			for k := range p.Noise {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, ", %s=%.4g", k, p.Noise[k])
+			}
+		}
+		fmt.Fprintln(w)
+		if p.Notes != "" {
+			fmt.Fprintln(w, "note:", p.Notes)
+		}
+	}
+}

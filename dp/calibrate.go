@@ -1,0 +1,178 @@
+package dp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Calibration configures CalibrateNoise's bisection; the zero value uses the
+// defaults. Noise is whatever the events function takes: usually a noise
+// multiplier z, but anything the ε is decreasing in works.
+type Calibration struct {
+	Lo, Hi   float64 // initial bracket (default 1e-3 and 1), widened as needed
+	RelTol   float64 // stop when hi/lo − 1 < RelTol (default 1e-9)
+	MaxNoise float64 // unreachable above this (default 1e12)
+	MinNoise float64 // stop shrinking the bracket below this (default 1e-12)
+}
+
+func (c Calibration) withDefaults() (Calibration, error) {
+	if c.Lo == 0 {
+		c.Lo = 1e-3
+	}
+	if c.Hi == 0 {
+		c.Hi = 1
+	}
+	if c.RelTol == 0 {
+		c.RelTol = 1e-9
+	}
+	if c.MaxNoise == 0 {
+		c.MaxNoise = 1e12
+	}
+	if c.MinNoise == 0 {
+		c.MinNoise = 1e-12
+	}
+	if !(c.Lo > 0 && c.Hi > c.Lo && c.RelTol > 0 && c.MaxNoise >= c.Hi && c.MinNoise > 0 && c.MinNoise <= c.Lo) ||
+		math.IsInf(c.MaxNoise, 1) {
+		return c, fmt.Errorf("dp: invalid calibration settings %+v", c)
+	}
+	return c, nil
+}
+
+// CalibrateNoise returns the noise level whose ε at delta is at most
+// targetEps, found by bisection (Calibration's defaults). See
+// Calibration.Noise.
+func CalibrateNoise(targetEps, delta float64, events func(noise float64) []Event, newAccountant func() (Accountant, error)) (float64, error) {
+	return Calibration{}.Noise(targetEps, delta, events, newAccountant)
+}
+
+// Noise returns a noise level n with ε(n) ≤ targetEps at delta, where ε(n)
+// is the ε a fresh accountant from newAccountant reports after composing
+// events(n). ε must be decreasing in the noise. The search follows
+// progap.md §4.6: widen [Lo, Hi] until ε(Hi) ≤ target < ε(Lo), then bisect
+// in log space until Hi/Lo − 1 < RelTol, and return Hi — the conservative
+// end, so the returned noise never exceeds the budget. An ε that is NaN is
+// treated as over budget.
+//
+// targetEps = +Inf returns 0 (no noise), and so does an events function that
+// returns no events (e.g. edge-level ProGAP with K = 0). It fails for targetEps ≤ 0 or NaN,
+// delta ∉ (0, 1), a target not reachable with noise ≤ MaxNoise, and any
+// error from newAccountant or Compose.
+func (c Calibration) Noise(targetEps, delta float64, events func(noise float64) []Event, newAccountant func() (Accountant, error)) (float64, error) {
+	if err := CheckEpsilon(targetEps); err != nil {
+		return 0, err
+	}
+	if err := CheckDelta(delta); err != nil {
+		return 0, err
+	}
+	if events == nil || newAccountant == nil {
+		return 0, errors.New("dp: calibration needs an events function and an accountant constructor")
+	}
+	if math.IsInf(targetEps, 1) {
+		return 0, nil
+	}
+	c, err := c.withDefaults()
+	if err != nil {
+		return 0, err
+	}
+	// over reports whether noise n exceeds the budget.
+	over := func(n float64) (bool, error) {
+		acct, err := newAccountant()
+		if err != nil {
+			return false, err
+		}
+		if acct == nil {
+			return false, errors.New("dp: calibration: accountant constructor returned nil")
+		}
+		for _, e := range events(n) {
+			if err := acct.Compose(e); err != nil {
+				return false, err
+			}
+		}
+		eps, err := acct.Epsilon(delta)
+		if err != nil {
+			return false, err
+		}
+		return !(eps <= targetEps), nil
+	}
+	if len(events(c.Hi)) == 0 {
+		return 0, nil // nothing private is released: no noise needed
+	}
+	lo, hi := c.Lo, c.Hi
+	for {
+		o, err := over(hi)
+		if err != nil {
+			return 0, err
+		}
+		if !o {
+			break
+		}
+		lo, hi = hi, 2*hi
+		if hi > c.MaxNoise {
+			return 0, fmt.Errorf("dp: target epsilon %g at delta %g is not reachable with noise up to %g", targetEps, delta, c.MaxNoise)
+		}
+	}
+	for {
+		o, err := over(lo)
+		if err != nil {
+			return 0, err
+		}
+		if o {
+			break
+		}
+		hi, lo = lo, lo/2
+		if lo < c.MinNoise {
+			return hi, nil // even tiny noise meets the target
+		}
+	}
+	for i := 0; i < 200 && hi/lo-1 > c.RelTol; i++ {
+		mid := math.Sqrt(lo * hi)
+		o, err := over(mid)
+		if err != nil {
+			return 0, err
+		}
+		if o {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi, nil
+}
+
+// CalibrateGaussian returns the noise multiplier z (std / L2 sensitivity)
+// for count compositions of the Gaussian mechanism to be (eps, delta)-DP
+// under the named accountant ("gdp" exact, "rdp" or "rdp-standard"; see
+// NewAccountant). eps = +Inf returns 0.
+func CalibrateGaussian(eps, delta float64, count int, accountant string) (float64, error) {
+	if err := CheckCount("Gaussian composition count", count); err != nil {
+		return 0, err
+	}
+	if _, err := NewAccountant(accountant); err != nil {
+		return 0, err
+	}
+	return CalibrateNoise(eps, delta,
+		func(z float64) []Event { return []Event{GaussianEvent{Multiplier: z, Count: count}} },
+		func() (Accountant, error) { return NewAccountant(accountant) })
+}
+
+// CalibratePoissonGaussian returns the noise multiplier z for steps steps of
+// the Poisson-subsampled Gaussian mechanism with sampling rate rate (DP-SGD)
+// to be (eps, delta)-DP under the RDP accountant (default orders, with
+// refinement) and conversion conv. eps = +Inf returns 0.
+func CalibratePoissonGaussian(rate, eps, delta float64, steps int, conv Conversion) (float64, error) {
+	if err := CheckRate(rate); err != nil {
+		return 0, err
+	}
+	if err := CheckCount("DP-SGD steps", steps); err != nil {
+		return 0, err
+	}
+	if !conv.valid() {
+		return 0, fmt.Errorf("dp: unknown RDP conversion %d", int(conv))
+	}
+	return CalibrateNoise(eps, delta,
+		func(z float64) []Event {
+			return []Event{PoissonGaussianEvent{Rate: rate, Multiplier: z, Steps: steps}}
+		},
+		func() (Accountant, error) { return NewRDP(WithConversion(conv)) })
+}

@@ -1,0 +1,68 @@
+package dp
+
+import (
+	"fmt"
+	"math"
+)
+
+// KairouzStepBudget returns the per-mechanism budget (stepEps, stepDelta)
+// that DPAR (Theorems 1 and 3, dpar.md §4.2) derives from the simplified
+// "optimal composition" of Kairouz, Oh & Viswanath (2017) for k mechanisms
+// to compose to (totalEps, totalDelta):
+//
+//	stepEps   = h_k(totalEps) = totalEps / (2·sqrt(k·ln(e + totalEps/totalDelta)))
+//	stepDelta = totalDelta / (2k)
+//
+// Kairouz et al. state this simplified sufficient condition for small total
+// ε; DPAR applies it far outside that range (total ε of 5–44 before
+// amplification). It is here to reproduce DPAR; prefer an RDP or GDP
+// accountant for a guarantee you rely on.
+func KairouzStepBudget(totalEps, totalDelta float64, k int) (stepEps, stepDelta float64, err error) {
+	if err := checkPositiveFinite("total epsilon", totalEps); err != nil {
+		return 0, 0, err
+	}
+	if err := CheckDelta(totalDelta); err != nil {
+		return 0, 0, err
+	}
+	if err := CheckCount("number of composed mechanisms", k); err != nil {
+		return 0, 0, err
+	}
+	return kairouzH(totalEps, totalDelta, k), totalDelta / (2 * float64(k)), nil
+}
+
+func kairouzH(eg, dg float64, k int) float64 {
+	return eg / (2 * math.Sqrt(float64(k)*math.Log(math.E+eg/dg)))
+}
+
+// KairouzTotalEpsilon inverts KairouzStepBudget: the total ε of k
+// (stepEps, totalDelta/(2k))-DP mechanisms under the same simplified
+// composition, i.e. the ε_g with h_k(ε_g) = stepEps (h_k is strictly
+// increasing). It bisects to a relative 1e-13 and returns the upper end of
+// the bracket (never below the true root).
+func KairouzTotalEpsilon(stepEps, totalDelta float64, k int) (float64, error) {
+	if err := checkPositiveFinite("per-mechanism epsilon", stepEps); err != nil {
+		return 0, err
+	}
+	if err := CheckDelta(totalDelta); err != nil {
+		return 0, err
+	}
+	if err := CheckCount("number of composed mechanisms", k); err != nil {
+		return 0, err
+	}
+	lo, hi := 0.0, stepEps
+	for kairouzH(hi, totalDelta, k) < stepEps {
+		lo, hi = hi, 2*hi
+		if math.IsInf(hi, 1) {
+			return 0, fmt.Errorf("dp: composition inverse for epsilon %g not found", stepEps)
+		}
+	}
+	for i := 0; i < 300 && hi-lo > 1e-13*hi; i++ {
+		mid := lo + (hi-lo)/2
+		if kairouzH(mid, totalDelta, k) < stepEps {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi, nil
+}

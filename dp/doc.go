@@ -1,0 +1,29 @@
+// Package dp owns dpgnn's differential-privacy core: the mechanisms
+// (Gaussian, Laplace, Gamma-norm vector noise, Gumbel top-K), the seeded
+// ChaCha8 noise source, the privacy events that describe what a mechanism
+// released, the accountants that turn a ledger of events into (ε, δ) (Rényi
+// DP with the subsampled Gaussian, exact Gaussian / Gaussian DP), the RDP →
+// (ε, δ) conversions, noise calibration by conservative bisection, and the
+// δ "auto" rule.
+//
+// The package separates what was released from how it is accounted, as
+// Google's dp_accounting does: a mechanism is a plain config struct with a
+// sampler (Gaussian{Multiplier, Sensitivity}); an Event (GaussianEvent,
+// PoissonGaussianEvent, GDPEvent, RDPEvent, PureEvent, ComposedEvent) is an
+// immutable description of a release; an Accountant composes events with a
+// checks-then-commits Compose (a rejected event leaves no partial state) and
+// keeps the ledger.
+//
+// Units. A noise multiplier z is the noise standard deviation divided by the
+// L2 sensitivity; the standard deviation is z·Δ. Events are stated in
+// multipliers (sensitivity normalised to 1), so sensitivity never enters the
+// accounting twice. ε and the RDP values are in nats. δ is a probability in
+// (0, 1).
+//
+// Every accountant errs on the conservative side: root finders and
+// calibration return the end of the bracket whose ε is at least the true ε
+// (accounting) or at most the target (calibration); numerical failures in an
+// RDP order make that order +Inf instead of a smaller value.
+//
+// Errors start with "dp: ". Nothing here panics on user input.
+package dp

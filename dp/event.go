@@ -1,0 +1,222 @@
+package dp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Event is an immutable description of what a mechanism released, for the
+// accountants and the privacy ledger. The set is sealed: GaussianEvent,
+// PoissonGaussianEvent, GDPEvent, RDPEvent, PureEvent and ComposedEvent.
+// String gives the ledger line.
+type Event interface {
+	fmt.Stringer
+	// validate checks the event's own parameters (not whether an
+	// accountant supports it). It also seals the interface.
+	validate() error
+}
+
+// GaussianEvent is Count-fold (adaptive) composition of the Gaussian
+// mechanism with noise multiplier Multiplier, i.e. noise std Multiplier×Δ on
+// a query of L2 sensitivity Δ (the sensitivity is normalised to 1 here).
+// It is (α, α·Count/(2·Multiplier²))-RDP and (sqrt(Count)/Multiplier)-GDP.
+type GaussianEvent struct {
+	Multiplier float64 // z > 0
+	Count      int     // ≥ 1
+}
+
+func (e GaussianEvent) validate() error {
+	if err := CheckMultiplier(e.Multiplier); err != nil {
+		return fmt.Errorf("%w (in %s)", err, e)
+	}
+	return CheckCount("Gaussian event count", e.Count)
+}
+
+func (e GaussianEvent) String() string {
+	return fmt.Sprintf("Gaussian(multiplier=%g, count=%d)", e.Multiplier, e.Count)
+}
+
+// PoissonGaussianEvent is Steps-fold composition of the Poisson-subsampled
+// Gaussian mechanism (DP-SGD): each step includes every record
+// independently with probability Rate, sums their (clipped, sensitivity-1)
+// contributions and adds N(0, Multiplier²) noise. Neighbouring datasets
+// differ by adding or removing one record. Accounted by the sampled Gaussian
+// RDP of Mironov, Talwar & Zhang (2019).
+type PoissonGaussianEvent struct {
+	Rate       float64 // sampling probability q ∈ (0, 1]
+	Multiplier float64 // z > 0 (noise std / clipping norm)
+	Steps      int     // ≥ 1
+}
+
+func (e PoissonGaussianEvent) validate() error {
+	if err := CheckRate(e.Rate); err != nil {
+		return fmt.Errorf("%w (in %s)", err, e)
+	}
+	if err := CheckMultiplier(e.Multiplier); err != nil {
+		return fmt.Errorf("%w (in %s)", err, e)
+	}
+	return CheckCount("Poisson-Gaussian steps", e.Steps)
+}
+
+func (e PoissonGaussianEvent) String() string {
+	return fmt.Sprintf("PoissonGaussian(rate=%g, multiplier=%g, steps=%d)", e.Rate, e.Multiplier, e.Steps)
+}
+
+// GDPEvent is a μ-GDP release (Dong, Roth & Su 2019): the trade-off function
+// is at least that of N(0,1) vs N(μ,1). It is (α, α μ²/2)-RDP for all α > 1.
+type GDPEvent struct {
+	Mu float64 // μ > 0
+}
+
+func (e GDPEvent) validate() error {
+	if err := checkPositiveFinite("GDP mu", e.Mu); err != nil {
+		return fmt.Errorf("%w (in %s)", err, e)
+	}
+	return nil
+}
+
+func (e GDPEvent) String() string { return fmt.Sprintf("GDP(mu=%g)", e.Mu) }
+
+// RDPEvent is a release with a general Rényi-DP curve: it is
+// (α, Curve(α))-RDP for every order α > 1, in nats. Use it for bounds the
+// other events do not cover (CARIBOU's convergent bound, ASGL's
+// hypergeometric subsampling bound).
+//
+// Curve must be valid (an upper bound on the Rényi divergence of order α,
+// for every pair of neighbouring inputs) for every order α > 1 it is asked
+// about, not only integers, and must return +Inf where it has no bound. A
+// NaN or negative value is rejected at Compose; later, during order
+// refinement, such values are treated as +Inf. Curve must be a pure
+// function: the accountant may call it again at any time.
+type RDPEvent struct {
+	Name  string                      // ledger label, non-empty
+	Curve func(alpha float64) float64 // ε_RDP(α) ≥ 0, or +Inf
+}
+
+func (e RDPEvent) validate() error {
+	if e.Name == "" {
+		return errors.New("dp: RDP event needs a name for the ledger")
+	}
+	if e.Curve == nil {
+		return fmt.Errorf("dp: RDP event %q has no curve", e.Name)
+	}
+	return nil
+}
+
+func (e RDPEvent) String() string { return fmt.Sprintf("RDP(%s)", e.Name) }
+
+// PureEvent is Count-fold composition of an ε-DP mechanism (Laplace,
+// exponential mechanism, ...). When 0 < Rate < 1 each run sees a Poisson
+// subsample with rate Rate (add/remove neighbours) and is accounted with the
+// amplified ε' = ln(1 + Rate·(e^ε − 1)) (AmplifiedEpsilon); Rate 0 (the zero
+// value) or 1 means no subsampling.
+type PureEvent struct {
+	Epsilon float64 // ε > 0 of one run, before amplification
+	Count   int     // ≥ 1
+	Rate    float64 // 0 (none) or a sampling rate in (0, 1]
+}
+
+func (e PureEvent) validate() error {
+	if err := checkPositiveFinite("pure-DP epsilon", e.Epsilon); err != nil {
+		return fmt.Errorf("%w (in %s)", err, e)
+	}
+	if err := CheckCount("pure-DP event count", e.Count); err != nil {
+		return err
+	}
+	if e.Rate != 0 {
+		if err := CheckRate(e.Rate); err != nil {
+			return fmt.Errorf("%w (in %s; use 0 for no subsampling)", err, e)
+		}
+	}
+	return nil
+}
+
+// EffectiveEpsilon returns the per-run ε after amplification by subsampling.
+func (e PureEvent) EffectiveEpsilon() float64 {
+	if e.Rate > 0 && e.Rate < 1 {
+		return amplify(e.Epsilon, e.Rate)
+	}
+	return e.Epsilon
+}
+
+func (e PureEvent) String() string {
+	if e.Rate > 0 && e.Rate < 1 {
+		return fmt.Sprintf("Pure(epsilon=%g, count=%d, rate=%g)", e.Epsilon, e.Count, e.Rate)
+	}
+	return fmt.Sprintf("Pure(epsilon=%g, count=%d)", e.Epsilon, e.Count)
+}
+
+// ComposedEvent is the adaptive composition of its events, in order.
+type ComposedEvent struct {
+	Events []Event
+}
+
+func (e ComposedEvent) validate() error {
+	if len(e.Events) == 0 {
+		return errors.New("dp: composed event is empty")
+	}
+	for i, c := range e.Events {
+		if c == nil {
+			return fmt.Errorf("dp: composed event: event %d is nil", i)
+		}
+		if err := c.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e ComposedEvent) String() string {
+	parts := make([]string, len(e.Events))
+	for i, c := range e.Events {
+		if c == nil {
+			parts[i] = "<nil>"
+			continue
+		}
+		parts[i] = c.String()
+	}
+	return "Composed[" + strings.Join(parts, ", ") + "]"
+}
+
+// AmplifiedEpsilon returns the ε of an ε-DP mechanism run on a Poisson
+// subsample with rate q (add/remove neighbours): ln(1 + q·(e^ε − 1)), the
+// standard amplification-by-subsampling bound (Balle, Barthe & Gaboardi 2018).
+// It is ≥ q·ε (so DPAR's linear "q·ε" understates the loss; dpar.md §4.5).
+func AmplifiedEpsilon(eps, q float64) (float64, error) {
+	if err := checkPositiveFinite("epsilon", eps); err != nil {
+		return 0, err
+	}
+	if err := CheckRate(q); err != nil {
+		return 0, err
+	}
+	return amplify(eps, q), nil
+}
+
+// amplify computes ln(1−q + q·e^ε) stably (no overflow for large ε).
+func amplify(eps, q float64) float64 {
+	if q == 1 {
+		return eps
+	}
+	if eps < 1 {
+		return math.Log1p(q * math.Expm1(eps))
+	}
+	return logAdd(math.Log1p(-q), math.Log(q)+eps)
+}
+
+// InnerEpsilon inverts AmplifiedEpsilon: the largest per-run ε whose
+// amplification with rate q is at most amplified: ln(1 + (e^amplified − 1)/q).
+func InnerEpsilon(amplified, q float64) (float64, error) {
+	if err := checkPositiveFinite("amplified epsilon", amplified); err != nil {
+		return 0, err
+	}
+	if err := CheckRate(q); err != nil {
+		return 0, err
+	}
+	if amplified < 1 {
+		return math.Log1p(math.Expm1(amplified) / q), nil
+	}
+	// ln(1 + (e^a − 1)/q) = a − ln q + ln(1 − (1−q)e^{−a}).
+	return amplified - math.Log(q) + math.Log1p(-(1-q)*math.Exp(-amplified)), nil
+}

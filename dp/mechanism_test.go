@@ -1,0 +1,396 @@
+package dp
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mathext"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+const (
+	statN     = 20000
+	statAlpha = 1e-3 // reject a law at p < statAlpha (fixed seeds: stable)
+)
+
+func TestGaussianMechanism(t *testing.T) {
+	g := Gaussian{Multiplier: 1.5, Sensitivity: 2}
+	if g.Std() != 3 {
+		t.Fatalf("Std = %v, want 3", g.Std())
+	}
+	x, err := g.Sample(statN, NewSource(11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.Std()
+	checkMoments(t, "Gaussian", x, 0, s*s, 3*s*s*s*s)
+	if _, p := ksPValue(x, distuv.Normal{Mu: 0, Sigma: s}.CDF); p < statAlpha {
+		t.Errorf("Gaussian noise fails KS against N(0, %g²): p = %g", s, p)
+	}
+
+	// AddNoise adds, in place, noise at the claimed scale to every element.
+	base := make([]float64, statN)
+	for i := range base {
+		base[i] = float64(i % 7)
+	}
+	y := append([]float64(nil), base...)
+	if err := g.AddNoise(y, NewSource(12)); err != nil {
+		t.Fatal(err)
+	}
+	diff := make([]float64, len(y))
+	for i := range y {
+		diff[i] = y[i] - base[i]
+		if diff[i] == 0 {
+			t.Fatalf("element %d got no noise", i)
+		}
+	}
+	checkMoments(t, "Gaussian AddNoise", diff, 0, s*s, 3*s*s*s*s)
+
+	// Zero multiplier: no noise; the event is still refused by accountants.
+	z := append([]float64(nil), base...)
+	if err := (Gaussian{Multiplier: 0, Sensitivity: 1}).AddNoise(z, NewSource(1)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range z {
+		if z[i] != base[i] {
+			t.Fatal("zero multiplier changed the input")
+		}
+	}
+	if ev := g.Event(3); ev != (GaussianEvent{Multiplier: 1.5, Count: 3}) {
+		t.Errorf("Event = %v", ev)
+	}
+
+	for _, bad := range []Gaussian{{-1, 1}, {math.NaN(), 1}, {1, -1}, {math.Inf(1), 1}} {
+		if err := bad.AddNoise(z, NewSource(1)); err == nil {
+			t.Errorf("%+v: want an error", bad)
+		}
+	}
+	if err := g.AddNoise(z, nil); err == nil {
+		t.Error("nil source: want an error")
+	}
+	if _, err := g.Sample(-1, NewSource(1)); err == nil {
+		t.Error("negative n: want an error")
+	}
+}
+
+func TestLaplaceMechanism(t *testing.T) {
+	l, err := LaplaceForEpsilon(0.5, 0.35) // b = 0.7
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertRel(t, "scale", l.Scale, 0.7, 1e-15)
+	assertRel(t, "epsilon", l.Epsilon(0.35), 0.5, 1e-15)
+	x, err := l.Sample(statN, NewSource(21))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := l.Scale
+	checkMoments(t, "Laplace", x, 0, 2*b*b, 24*b*b*b*b)
+	cdf := func(v float64) float64 {
+		if v < 0 {
+			return 0.5 * math.Exp(v/b)
+		}
+		return 1 - 0.5*math.Exp(-v/b)
+	}
+	if _, p := ksPValue(x, cdf); p < statAlpha {
+		t.Errorf("Laplace noise fails KS: p = %g", p)
+	}
+	ev, err := l.Event(0.35, 4)
+	if err != nil || ev.Count != 4 || !relClose(ev.Epsilon, 0.5, 1e-15) {
+		t.Errorf("Event = %v, %v", ev, err)
+	}
+	if _, err := LaplaceForEpsilon(0, 1); err == nil {
+		t.Error("epsilon 0: want an error")
+	}
+	if _, err := (Laplace{Scale: -1}).Sample(3, NewSource(1)); err == nil {
+		t.Error("negative scale: want an error")
+	}
+	if _, err := (Laplace{}).Event(1, 1); err == nil {
+		t.Error("zero scale has no finite epsilon: want an error")
+	}
+}
+
+func TestGumbelNoise(t *testing.T) {
+	g := Gumbel{Scale: 1.3}
+	x, err := g.Sample(statN, NewSource(31))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const eulerGamma = 0.5772156649015329
+	v := math.Pi * math.Pi * g.Scale * g.Scale / 6
+	checkMoments(t, "Gumbel", x, eulerGamma*g.Scale, v, 5.4*v*v)
+	cdf := func(y float64) float64 { return math.Exp(-math.Exp(-y / g.Scale)) }
+	if _, p := ksPValue(x, cdf); p < statAlpha {
+		t.Errorf("Gumbel noise fails KS: p = %g", p)
+	}
+}
+
+func TestGammaNormRadiusAndDirection(t *testing.T) {
+	for _, tc := range []struct {
+		dim  int
+		beta float64
+	}{{1, 0.8}, {3, 2}, {16, 2.5}} {
+		g := GammaNorm{Beta: tc.beta, Dim: tc.dim}
+		src := NewSource(uint64(40 + tc.dim))
+		d := float64(tc.dim)
+		radii := make([]float64, statN)
+		proj := make([]float64, statN) // projection of the direction on e_1
+		diag := make([]float64, statN) // projection on (1,…,1)/√d
+		second := make([]float64, tc.dim)
+		for n := range radii {
+			b, err := g.Sample(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r, s float64
+			for i, v := range b {
+				r += v * v
+				s += v
+				second[i] += v * v
+			}
+			r = math.Sqrt(r)
+			radii[n] = r
+			proj[n] = b[0] / r
+			diag[n] = s / (r * math.Sqrt(d))
+		}
+		// Radius ~ Gamma(shape d, rate β).
+		k, rate := d, tc.beta
+		checkMoments(t, "radius", radii, k/rate, k/(rate*rate), 3*k*(k+2)/math.Pow(rate, 4))
+		assertRel(t, "MeanNorm", g.MeanNorm(), d/tc.beta, 1e-15)
+		if _, p := ksPValue(radii, func(r float64) float64 { return mathext.GammaIncReg(k, rate*r) }); p < statAlpha {
+			t.Errorf("d=%d: radius fails KS against Gamma(%g, rate %g): p = %g", tc.dim, k, rate, p)
+		}
+		// E[b_i²] = (d+1)/β² for every coordinate.
+		for i, s := range second {
+			want := (d + 1) / (rate * rate)
+			// Var(b_i²) ≤ E b_i⁴; use a generous 5% band at n = 20,000.
+			if m := s / statN; math.Abs(m-want) > 0.05*want {
+				t.Errorf("d=%d: E[b_%d²] = %.4g, want %.4g", tc.dim, i, m, want)
+			}
+		}
+		// Direction: uniform on the sphere ⇒ (⟨u,x⟩+1)/2 ~ Beta((d−1)/2, (d−1)/2).
+		if tc.dim == 1 {
+			var pos int
+			for _, p := range proj {
+				if p != 1 && p != -1 {
+					t.Fatalf("d=1 direction %v is not ±1", p)
+				}
+				if p > 0 {
+					pos++
+				}
+			}
+			if p := chiSquarePValue([]int{pos, statN - pos}, []float64{0.5, 0.5}); p < statAlpha {
+				t.Errorf("d=1: sign is not fair (%d of %d positive), p = %g", pos, statN, p)
+			}
+			continue
+		}
+		a := (d - 1) / 2
+		beta := distuv.Beta{Alpha: a, Beta: a}
+		for name, xs := range map[string][]float64{"e1": proj, "diagonal": diag} {
+			if _, p := ksPValue(xs, func(v float64) float64 { return beta.CDF((v + 1) / 2) }); p < statAlpha {
+				t.Errorf("d=%d: direction projection on %s fails KS: p = %g", tc.dim, name, p)
+			}
+		}
+	}
+	if _, err := (GammaNorm{Beta: 0, Dim: 3}).Sample(NewSource(1)); err == nil {
+		t.Error("beta 0: want an error")
+	}
+	if _, err := (GammaNorm{Beta: 1, Dim: 0}).Sample(NewSource(1)); err == nil {
+		t.Error("dim 0: want an error")
+	}
+	if _, err := (GammaNorm{Beta: 1, Dim: 2}).Sample(nil); err == nil {
+		t.Error("nil source: want an error")
+	}
+}
+
+// TestGammaNormTailRadius checks GCON's c_sf vectors (gcon.md §7 test 7 and
+// the calibration regression table).
+func TestGammaNormTailRadius(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dim  int
+		p    float64
+		want float64
+	}{
+		{"d=16, δ/c=1e-5", 16, 1e-5, 39.04710018},
+		{"Cora-ML d=16, δ=1/16316, c=7", 16, 1.0 / 16316 / 7, 39.25769121},
+		{"PubMed d=64, δ=1/88648, c=3", 64, 1.0 / 88648 / 3, 106.3584222},
+		{"Actor d=32, δ=1/30019, c=5", 32, 1.0 / 30019 / 5, 62.83596141},
+	} {
+		u, err := GammaNorm{Beta: 1, Dim: tc.dim}.TailRadius(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertAbs(t, tc.name, u, tc.want, 6e-9*tc.want)
+		assertRel(t, tc.name+" survival", mathext.GammaIncRegComp(float64(tc.dim), u), tc.p, 1e-10)
+		u2, _ := GammaNorm{Beta: 4, Dim: tc.dim}.TailRadius(tc.p)
+		assertRel(t, tc.name+" at beta 4", u2, u/4, 1e-15)
+	}
+	for _, p := range []float64{0, 1, -0.1, math.NaN()} {
+		if _, err := (GammaNorm{Beta: 1, Dim: 3}).TailRadius(p); err == nil {
+			t.Errorf("p=%v: want an error", p)
+		}
+	}
+}
+
+func softmax(u []float64, scale float64) []float64 {
+	p := make([]float64, len(u))
+	var s float64
+	for i, v := range u {
+		p[i] = math.Exp(v / scale)
+		s += p[i]
+	}
+	for i := range p {
+		p[i] /= s
+	}
+	return p
+}
+
+// TestGumbelTopKIsExponentialMechanism is dpar.md §7 T4: one-shot Gumbel
+// top-K has the law of K rounds of the exponential mechanism without
+// replacement.
+func TestGumbelTopKIsExponentialMechanism(t *testing.T) {
+	u := []float64{0, 0.5, 1, 1.5, 0.2}
+	const scale = 0.8
+	p := softmax(u, scale)
+	src := NewSource(51)
+
+	counts := make([]int, len(u))
+	for n := 0; n < statN; n++ {
+		idx, err := GumbelTopK(u, 1, scale, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[idx[0]]++
+	}
+	if pv := chiSquarePValue(counts, p); pv < statAlpha {
+		t.Errorf("K=1 selection frequencies %v do not match softmax %v: p = %g", counts, p, pv)
+	}
+
+	// K=2: ordered pair (i, j) has probability p_i · p_j / (1 − p_i).
+	m := len(u)
+	pairCounts := make([]int, m*m)
+	pairProbs := make([]float64, m*m)
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			if i != j {
+				pairProbs[i*m+j] = p[i] * p[j] / (1 - p[i])
+			}
+		}
+	}
+	for n := 0; n < statN; n++ {
+		idx, err := GumbelTopK(u, 2, scale, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairCounts[idx[0]*m+idx[1]]++
+	}
+	var obs []int
+	var probs []float64
+	for c, pr := range pairProbs {
+		if pr > 0 {
+			obs = append(obs, pairCounts[c])
+			probs = append(probs, pr)
+		} else if pairCounts[c] != 0 {
+			t.Fatalf("an index was selected twice")
+		}
+	}
+	if pv := chiSquarePValue(obs, probs); pv < statAlpha {
+		t.Errorf("K=2 ordered pairs do not match peeling EM: p = %g", pv)
+	}
+}
+
+func TestGumbelTopKExactAndErrors(t *testing.T) {
+	scores := []float64{3, 1, 4, 1, 5, 9, 2, 6}
+	got, err := GumbelTopK(scores, 3, 0, NewSource(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{5, 7, 4}; !equalInts(got, want) {
+		t.Errorf("exact top-3 = %v, want %v", got, want)
+	}
+	got, _ = GumbelTopK([]float64{1, 2, 2, 0}, 2, 0, NewSource(1))
+	if want := []int{1, 2}; !equalInts(got, want) {
+		t.Errorf("ties: got %v, want %v (lower index first)", got, want)
+	}
+	for _, tc := range []struct {
+		name   string
+		scores []float64
+		k      int
+		scale  float64
+		src    *Source
+	}{
+		{"k=0", scores, 0, 1, NewSource(1)},
+		{"k>n", scores, 9, 1, NewSource(1)},
+		{"NaN score", []float64{1, math.NaN()}, 1, 1, NewSource(1)},
+		{"Inf score", []float64{1, math.Inf(1)}, 1, 1, NewSource(1)},
+		{"negative scale", scores, 1, -1, NewSource(1)},
+		{"nil source", scores, 1, 1, nil},
+	} {
+		if _, err := GumbelTopK(tc.scores, tc.k, tc.scale, tc.src); err == nil {
+			t.Errorf("%s: want an error", tc.name)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestGumbelTopKCost is dpar.md §7 T5 (Corollary 1, δ = 1e-4) and the EM-I
+// rows of T8.
+func TestGumbelTopKCost(t *testing.T) {
+	const delta = 1e-4
+	for _, tc := range []struct {
+		k    int
+		epsC float64 // the code's per-round ε (scale = 2Δ/ε_c)
+		want float64
+	}{
+		{2, 0.1, 0.2},
+		{4, 1.3, 5.2},
+		{32, 0.1, 2.5877502068814504},
+	} {
+		const sens = 0.001
+		got, err := GumbelTopKEpsilon(2*sens/tc.epsC, sens, tc.k, delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertRel(t, "code form", got, tc.want, 1e-12)
+		// Paper form: scale Δ/ε with 2·min{Kε, Kε·tanh(ε) + ε·sqrt(2K ln(1/δ))}.
+		e := tc.epsC / 2
+		k := float64(tc.k)
+		paper := 2 * math.Min(k*e, k*e*(math.Exp(2*e)-1)/(math.Exp(2*e)+1)+e*math.Sqrt(2*k*math.Log(1/delta)))
+		assertRel(t, "paper form", got, paper, 1e-12)
+	}
+	// T8: per-row ε_v and δ_v → EM-I Gumbel scale β (K = 2, C2 = 0.001).
+	for _, tc := range []struct{ epsV, want float64 }{{0.133123, 3.004746e-2}, {0.922226, 4.337332e-3}} {
+		scale, err := GumbelTopKScale(tc.epsV, 7.936508e-5, 2, 0.001)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertRel(t, "T8 Gumbel scale", scale, tc.want, 5e-6) // ε_v is given to 6 digits
+		c, _ := GumbelTopKEpsilon(scale, 0.001, 2, 7.936508e-5)
+		if c > tc.epsV || c < tc.epsV*(1-1e-9) {
+			t.Errorf("round trip: cost %v for target %v", c, tc.epsV)
+		}
+	}
+	if got, _ := GumbelTopKEpsilon(1, 1, 3, 0); got != 6 {
+		t.Errorf("delta 0: got %v, want basic composition 6", got)
+	}
+	for _, bad := range [][4]float64{{0, 1, 1, 1e-4}, {1, 0, 1, 1e-4}, {1, 1, 0, 1e-4}, {1, 1, 1, 1}, {1, 1, 1, -1}} {
+		if _, err := GumbelTopKEpsilon(bad[0], bad[1], int(bad[2]), bad[3]); err == nil {
+			t.Errorf("GumbelTopKEpsilon%v: want an error", bad)
+		}
+	}
+	if _, err := GumbelTopKScale(0, 1e-4, 2, 1); err == nil {
+		t.Error("GumbelTopKScale(eps 0): want an error")
+	}
+}

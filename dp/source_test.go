@@ -1,0 +1,101 @@
+package dp
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+var _ rand.Source = (*Source)(nil)
+
+func TestSourceDeterministic(t *testing.T) {
+	a, b := NewSource(42), NewSource(42)
+	for i := 0; i < 1000; i++ {
+		if x, y := a.Normal(), b.Normal(); x != y {
+			t.Fatalf("draw %d differs for equal seeds: %v vs %v", i, x, y)
+		}
+		if x, y := a.Uniform(), b.Uniform(); x != y {
+			t.Fatalf("uniform %d differs for equal seeds", i)
+		}
+	}
+	c := NewSource(43)
+	a = NewSource(42)
+	same := 0
+	for i := 0; i < 100; i++ {
+		if a.Uint64() == c.Uint64() {
+			same++
+		}
+	}
+	if same > 0 {
+		t.Errorf("seeds 42 and 43 share %d of 100 outputs", same)
+	}
+}
+
+// TestSourceGolden pins the stream: a change here breaks reproducibility of
+// every recorded run, so it must be deliberate.
+func TestSourceGolden(t *testing.T) {
+	s := NewSource(1)
+	got := []uint64{s.Uint64(), s.Uint64(), s.Uint64()}
+	s2 := NewSource(1)
+	for i, g := range got {
+		if x := s2.Uint64(); x != g {
+			t.Fatalf("value %d not reproducible", i)
+		}
+	}
+	// The key derivation is SHA-256("dpgnn/dp.Source/seed/v1\x00" ‖ LE64(seed)).
+	want := []uint64{0x868693b59ebecb1a, 0xe5ecb0f46582bcc0, 0xc62691d3f503a5bb}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("NewSource(1) value %d = %#x, want %#x", i, got[i], want[i])
+		}
+	}
+}
+
+func TestSourceSplit(t *testing.T) {
+	p := NewSource(7)
+	before := NewSource(7)
+	c1 := p.Split("stage")
+	c2 := p.Split("stage")
+	// Split does not consume the parent's stream.
+	for i := 0; i < 10; i++ {
+		if p.Uint64() != before.Uint64() {
+			t.Fatal("Split perturbed the parent stream")
+		}
+	}
+	// Same label twice gives different streams; replaying gives the same.
+	q := NewSource(7)
+	d1, d2 := q.Split("stage"), q.Split("stage")
+	x1, x2 := c1.Uint64(), c2.Uint64()
+	if x1 == x2 {
+		t.Error("two Splits with the same label share a stream")
+	}
+	if d1.Uint64() != x1 || d2.Uint64() != x2 {
+		t.Error("Split is not reproducible")
+	}
+	if NewSource(7).Split("a").Uint64() == NewSource(7).Split("b").Uint64() {
+		t.Error("different labels give the same stream")
+	}
+}
+
+func TestSourceUniformOpen(t *testing.T) {
+	s := NewSource(3)
+	const n = 200000
+	var sum float64
+	for i := 0; i < n; i++ {
+		u := s.Uniform()
+		if !(u > 0 && u < 1) {
+			t.Fatalf("Uniform returned %v outside (0,1)", u)
+		}
+		sum += u
+	}
+	if m := sum / n; math.Abs(m-0.5) > 4*math.Sqrt(1.0/12/n) {
+		t.Errorf("uniform mean %v", m)
+	}
+	x := make([]float64, 20000)
+	for i := range x {
+		x[i] = s.Uniform()
+	}
+	if _, p := ksPValue(x, func(v float64) float64 { return v }); p < 1e-3 {
+		t.Errorf("Uniform fails KS test, p = %g", p)
+	}
+}

@@ -1,0 +1,310 @@
+package dp
+
+import (
+	"math"
+	"testing"
+)
+
+// dparOrders is DPAR's (TF-Privacy's) order list: 1.1 … 10.9 and 12 … 63.
+func dparOrders() []float64 {
+	var o []float64
+	for x := 1; x <= 99; x++ {
+		o = append(o, 1+float64(x)/10)
+	}
+	return append(o, integerOrders(12, 63)...)
+}
+
+// newTFPrivacyRDP mimics the accountant DPAR's and ASGL's code use: the
+// TF-Privacy orders, the standard conversion, no refinement.
+func newTFPrivacyRDP() (Accountant, error) {
+	return NewRDP(WithOrders(dparOrders()...), WithConversion(ConversionStandard), WithoutRefinement())
+}
+
+// TestDPARRDPAccountant is dpar.md §7 T7.
+func TestDPARRDPAccountant(t *testing.T) {
+	for _, tc := range []struct {
+		q, z  float64
+		steps int
+		delta float64
+		eps   float64
+		tol   float64
+		order float64
+	}{
+		{256.0 / 60000, 1.1, 14100, 1e-5, 3.0124127, 1e-7, 8.8},
+		{0.01, 1.0, 1000, 1e-5, 2.5379829, 1e-7, 7.9},
+		{60.0 / 210, 0.95, 800, 0.001 / 0.09, 79.132, 1e-5, 1.3},
+		{60.0 / 210, 2.0, 800, 0.001 / 0.09, 21.7508, 5e-6, 0},
+		{60.0 / 210, 4.0, 800, 0.001 / 0.09, 8.2819, 1e-5, 0},
+		{60.0 / 210, 8.0, 800, 0.001 / 0.09, 3.5681, 2e-5, 0},
+	} {
+		a, _ := newTFPrivacyRDP()
+		if err := a.Compose(PoissonGaussianEvent{Rate: tc.q, Multiplier: tc.z, Steps: tc.steps}); err != nil {
+			t.Fatal(err)
+		}
+		eps, order, err := a.(*RDP).EpsilonAndOrder(tc.delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertRel(t, "T7 ε", eps, tc.eps, tc.tol)
+		if tc.order != 0 && order != tc.order {
+			t.Errorf("T7 best order = %v, want %v", order, tc.order)
+		}
+	}
+}
+
+// TestDPARComposition is dpar.md §7 T6 (h_M with M = 70, δ_g = 0.014), the
+// GM and EM code defaults, and T9 (amplification).
+func TestDPARComposition(t *testing.T) {
+	const m, deltaG = 70, 0.014
+	for _, tc := range []struct{ epsG, h float64 }{
+		{1, 0.02879927598120735},
+		{10, 0.23306143543886063},
+		{50, 1.0446600935052464},
+	} {
+		h, d0, err := KairouzStepBudget(tc.epsG, deltaG, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertRel(t, "h_M", h, tc.h, 1e-13)
+		assertRel(t, "δ₀", d0, deltaG/(2*m), 1e-15)
+		back, _ := KairouzTotalEpsilon(h, deltaG, m)
+		assertRel(t, "h_M inverse", back, tc.epsG, 1e-12)
+		if back < tc.epsG*(1-1e-15) {
+			t.Error("inverse below the root")
+		}
+	}
+	// GM code defaults: δ = 1e-4, C1 = 0.01, σ = 0.0067 → per-row ε
+	// (classical Gaussian bound) → ε_g → ×q'.
+	perRow := math.Sqrt(2*math.Log(1.25/1e-4)) * 0.01 / 0.0067
+	assertRel(t, "GM per-row ε", perRow, 6.4830034386548805, 1e-14)
+	epsG, err := KairouzTotalEpsilon(perRow, 2*m*1e-4, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertRel(t, "GM ε_g", epsG, 344.9684752897998, 1e-11)
+	assertRel(t, "GM ε_g·q'", epsG*0.09, 31.0472, 2e-6)
+	// EM code defaults: K = 4, ε_c = 1.3 (Gumbel scale 2·C2/ε_c), δ = 1e-4.
+	const c2 = 0.001
+	eps1, err := GumbelTopKEpsilon(2*c2/1.3, c2, 4, 1e-4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertRel(t, "EM ε₁", eps1, 5.2, 1e-14)
+	for _, tc := range []struct {
+		name            string
+		stepEps         float64
+		epsG, amplified float64
+	}{
+		{"option II (ε₂ = ε₁)", 2 * eps1, 566.8206, 51.0139},
+		{"option I", eps1, 273.5043, 24.6154},
+	} {
+		g, err := KairouzTotalEpsilon(tc.stepEps, 2*m*1e-4, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertAbs(t, tc.name+" ε_g", g, tc.epsG, 5e-5)
+		assertAbs(t, tc.name+" ε_g·q'", g*0.09, tc.amplified, 5e-5)
+	}
+	// T9: exact amplification.
+	// The inner budgets are 1/q' and 8/q' (printed as 11.1111 and 88.8889).
+	for _, tc := range []struct{ inner, want float64 }{{1 / 0.09, 8.703317}, {8 / 0.09, 86.480943}} {
+		got, err := AmplifiedEpsilon(tc.inner, 0.09)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertAbs(t, "T9 amplification", got, tc.want, 5e-7)
+		back, _ := InnerEpsilon(got, 0.09)
+		assertRel(t, "InnerEpsilon", back, tc.inner, 1e-12)
+		if got < 0.09*tc.inner {
+			t.Error("exact amplification below the linear one")
+		}
+	}
+	for _, tc := range []struct{ eps, q float64 }{{1e-3, 0.5}, {0.3, 0.01}, {5, 0.2}, {800, 1e-3}} {
+		got, _ := AmplifiedEpsilon(tc.eps, tc.q)
+		want := math.Log1p(tc.q * math.Expm1(tc.eps))
+		if !math.IsInf(want, 1) {
+			assertRel(t, "amplify", got, want, 1e-13)
+		} else {
+			assertRel(t, "amplify (large ε)", got, tc.eps+math.Log(tc.q), 1e-12)
+		}
+		back, _ := InnerEpsilon(got, tc.q)
+		assertRel(t, "amplify round trip", back, tc.eps, 1e-10)
+	}
+	for _, bad := range [][2]float64{{0, 0.5}, {1, 0}, {1, 1.5}, {math.NaN(), 0.5}} {
+		if _, err := AmplifiedEpsilon(bad[0], bad[1]); err == nil {
+			t.Errorf("AmplifiedEpsilon%v: want an error", bad)
+		}
+		if _, err := InnerEpsilon(bad[0], bad[1]); err == nil {
+			t.Errorf("InnerEpsilon%v: want an error", bad)
+		}
+	}
+	if _, _, err := KairouzStepBudget(1, 0, 3); err == nil {
+		t.Error("KairouzStepBudget(δ=0): want an error")
+	}
+	if _, err := KairouzTotalEpsilon(1, 0.01, 0); err == nil {
+		t.Error("KairouzTotalEpsilon(k=0): want an error")
+	}
+}
+
+// TestDPARCalibrationChain is dpar.md §7 T8 (linear amplification, r = 0.5,
+// δ_total = 2e-3 split evenly, M = 70, K = 2, C2 = 0.001, N_train = 216,
+// B = 60, T = 800).
+func TestDPARCalibrationChain(t *testing.T) {
+	const (
+		qNode  = 0.09
+		m      = 70
+		k      = 2
+		c2     = 0.001
+		deltaT = 2e-3
+	)
+	for _, tc := range []struct {
+		epsTotal           float64
+		epsPr, epsV        float64
+		gumbelEps, gumbelB float64
+		z                  float64
+	}{
+		{1, 5.555556, 0.133123, 0.033281, 3.004746e-2, 5.3545},
+		{8, 44.444444, 0.922226, 0.230557, 4.337332e-3, 1.2626},
+	} {
+		epsPr := 0.5 * tc.epsTotal / qNode // linear amplification
+		deltaPr := 0.5 * deltaT / qNode
+		assertAbs(t, "ε_pr", epsPr, tc.epsPr, 5e-7)
+		epsV, deltaV, err := KairouzStepBudget(epsPr, deltaPr, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertRel(t, "δ_v", deltaV, 7.936508e-5, 1e-6)
+		assertAbs(t, "ε_v", epsV, tc.epsV, 5e-7)
+		scale, err := GumbelTopKScale(epsV, deltaV, k, c2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertAbs(t, "EM-I Gumbel ε (paper form)", c2/scale, tc.gumbelEps, 5e-7)
+		assertRel(t, "EM-I β", scale, tc.gumbelB, 2e-7)
+		// DP-SGD: TF-Privacy accountant, q = B/N_train, T = 800, inner
+		// δ_sgd = δ_total/2/q'.
+		z, err := CalibrateNoise(epsPr, deltaPr, func(z float64) []Event {
+			return []Event{PoissonGaussianEvent{Rate: 60.0 / 216, Multiplier: z, Steps: 800}}
+		}, newTFPrivacyRDP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertAbs(t, "DP-SGD z", z, tc.z, 5e-5)
+	}
+}
+
+// asglRDPCurve is ASGL's Theorem 2 per-iteration bound γ(α) for one
+// discriminator (asgl.md §1.2): a hypergeometric mixture of Gaussian RDPs,
+// computed here only to test RDPEvent (the ASGL accountant lives elsewhere).
+func asglGamma(alpha, sigma float64, nTr, bd, r int) float64 {
+	lc := func(n, k int) float64 {
+		if k < 0 || k > n {
+			return math.Inf(-1)
+		}
+		return logFactorial(n) - logFactorial(k) - logFactorial(n-k)
+	}
+	// Σ β_i = 1, so ln Σ β_i e^{c_i} = log1p(Σ β_i·expm1(c_i)): this avoids
+	// the cancellation of a plain log-sum (γ is tiny), which costs ~1e-8
+	// relative accuracy.
+	var s float64
+	for i := 0; i <= min(r, bd); i++ {
+		lb := lc(r, i) + lc(nTr-r, bd-i) - lc(nTr, bd)
+		fi := float64(i)
+		s += math.Exp(lb) * math.Expm1(alpha*(alpha-1)*fi*fi/(2*sigma*sigma*float64(r*r)))
+	}
+	return math.Log1p(s) / (alpha - 1)
+}
+
+func asglR(n, l int) int {
+	r, p := 0, 1
+	for i := 0; i <= l; i++ {
+		r += p
+		p *= n
+	}
+	return r
+}
+
+// TestASGLGeneralRDP checks asgl.md §5.2 values that need only generic RDP:
+// the γ table through an RDPEvent, the conversion example, and full batch.
+func TestASGLGeneralRDP(t *testing.T) {
+	// want: the spec's γ table. It is accurate to ~5e-7 only (its last
+	// digits carry float64 cancellation error); exact: mpmath at 50 digits.
+	for _, tc := range []struct {
+		alpha, sigma     float64
+		nTr, bd, n, l, r int
+		want, exact      float64
+	}{
+		{2, 1.0, 10, 4, 2, 1, 3, 0.249919957816, 0.249919957816},
+		{2, 4.0, 10000, 256, 3, 4, 121, 5.36915591347e-05, 5.36915352212629e-5},
+		{8, 4.0, 10000, 256, 3, 4, 121, 2.14932442199e-04, 0.000214932438781364},
+		{32, 4.0, 10000, 256, 3, 4, 121, 8.71486383823e-04, 0.00087148638304665},
+		{2, 1.0, 1000, 128, 3, 2, 13, 0.0253576878412, 0.0253576878410867},
+		{10, 2.0, 1000, 128, 3, 2, 13, 0.0406303876235, 0.0406303876235342},
+	} {
+		if got := asglR(tc.n, tc.l); got != tc.r {
+			t.Fatalf("R(%d,%d) = %d, want %d", tc.n, tc.l, got, tc.r)
+		}
+		got := asglGamma(tc.alpha, tc.sigma, tc.nTr, tc.bd, tc.r)
+		assertRel(t, "γ vs spec", got, tc.want, 5e-7)
+		assertRel(t, "γ vs mpmath", got, tc.exact, 1e-10)
+	}
+	assertRel(t, "γ hand check", asglGamma(2, 1, 10, 4, 3),
+		math.Log(1.0/6+0.5*math.Exp(1.0/9)+0.3*math.Exp(4.0/9)+math.E/30), 1e-14)
+	// Full batch: γ = α/(2σ²).
+	assertRel(t, "full batch", asglGamma(4, 1, 50, 50, 13), 2, 1e-12)
+
+	// Conversion example: T = 1000, σ = 4, N_tr = 1e4, B_d = 256, R = 121,
+	// δ = 1e-5; (α, 2Tγ)-RDP as an RDPEvent.
+	event := RDPEvent{Name: "asgl-theorem2", Curve: func(alpha float64) float64 {
+		return 2 * 1000 * asglGamma(alpha, 4, 10000, 256, 121)
+	}}
+	at8, _ := NewRDP(WithOrders(8), WithConversion(ConversionStandard), WithoutRefinement())
+	if err := at8.Compose(event); err != nil {
+		t.Fatal(err)
+	}
+	assertRel(t, "2Tγ at α=8", at8.Curve()[0], 0.429864884, 5e-8)
+	eps, _ := at8.Epsilon(1e-5)
+	assertRel(t, "ε at α=8", eps, 2.07456852, 1e-8)
+	list, _ := NewRDP(WithOrders(1.5, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64),
+		WithConversion(ConversionStandard), WithoutRefinement())
+	_ = list.Compose(event)
+	eps, order, _ := list.EpsilonAndOrder(1e-5)
+	assertRel(t, "best ε over the list", eps, 1.62953523, 1e-8)
+	if order != 16 {
+		t.Errorf("best order %v, want 16", order)
+	}
+	// The default accountant can only do better.
+	def, _ := NewRDP(WithConversion(ConversionStandard))
+	_ = def.Compose(event)
+	if e, _ := def.Epsilon(1e-5); e > 1.62953523 {
+		t.Errorf("default grid ε %v above the list's", e)
+	}
+}
+
+// TestDeltaAuto checks the δ "auto" rule (progap.md §4.7 and §7.2 item 13,
+// caribou.md §4.8).
+func TestDeltaAuto(t *testing.T) {
+	for _, tc := range []struct {
+		units int
+		want  float64
+	}{
+		{2117924, 1e-7}, {19804, 1e-5}, {840210, 1e-6}, {2708, 1e-4}, {10556, 1e-5},
+		{491722, 1e-6}, {46233380, 1e-8}, {1, 0.1}, {9, 0.1}, {10, 0.01}, {99999, 1e-5}, {100000, 1e-6},
+	} {
+		got, err := DeltaAuto(tc.units)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("DeltaAuto(%d) = %g, want %g", tc.units, got, tc.want)
+		}
+		if got >= 1/float64(tc.units) {
+			t.Errorf("DeltaAuto(%d) = %g is not below 1/units", tc.units, got)
+		}
+	}
+	for _, bad := range []int{0, -5} {
+		if _, err := DeltaAuto(bad); err == nil {
+			t.Errorf("DeltaAuto(%d): want an error", bad)
+		}
+	}
+}

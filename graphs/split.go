@@ -1,0 +1,407 @@
+package graphs
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SplitKind names a split protocol.
+type SplitKind string
+
+// The split protocols understood by ParseSplit and ApplySplit.
+const (
+	// SplitPerClass: a fixed number of training nodes per class, then fixed
+	// numbers of validation and test nodes drawn from the remaining
+	// labelled nodes ("per-class:20:500:1000").
+	SplitPerClass SplitKind = "per-class"
+	// SplitRatio: stratified train and test fractions, the rest validation
+	// ("ratio:0.1:0.2").
+	SplitRatio SplitKind = "ratio"
+	// SplitMasks: the dataset's published split number K ("masks:K").
+	SplitMasks SplitKind = "masks"
+	// SplitInductive: a train fraction, the rest test, no validation, with
+	// every edge between the two sides removed ("inductive:0.8").
+	SplitInductive SplitKind = "inductive"
+	// SplitFixed: the split the dataset comes with (the chain generators
+	// draw theirs from the seed) ("fixed").
+	SplitFixed SplitKind = "fixed"
+)
+
+// SplitSpec is a parsed split specification; only the fields of its Kind
+// are meaningful. Build one with ParseSplit; String gives the canonical text.
+type SplitSpec struct {
+	Kind SplitKind
+	// per-class
+	TrainPerClass, NumVal, NumTest int
+	// ratio (TrainFrac, TestFrac) and inductive (TrainFrac)
+	TrainFrac, TestFrac float64
+	// masks
+	Mask int
+}
+
+func formatFrac(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// String returns the canonical text form, which ParseSplit accepts.
+func (s SplitSpec) String() string {
+	switch s.Kind {
+	case SplitPerClass:
+		return fmt.Sprintf("per-class:%d:%d:%d", s.TrainPerClass, s.NumVal, s.NumTest)
+	case SplitRatio:
+		return "ratio:" + formatFrac(s.TrainFrac) + ":" + formatFrac(s.TestFrac)
+	case SplitMasks:
+		return fmt.Sprintf("masks:%d", s.Mask)
+	case SplitInductive:
+		return "inductive:" + formatFrac(s.TrainFrac)
+	case SplitFixed:
+		return "fixed"
+	}
+	return fmt.Sprintf("invalid-split(%q)", string(s.Kind))
+}
+
+// validate checks the fields of a spec (ParseSplit output always passes).
+func (s SplitSpec) validate() error {
+	switch s.Kind {
+	case SplitPerClass:
+		if s.TrainPerClass < 1 {
+			return fmt.Errorf("train count per class must be at least 1, got %d", s.TrainPerClass)
+		}
+		if s.NumVal < 0 || s.NumTest < 0 {
+			return fmt.Errorf("val and test counts must be ≥ 0, got %d and %d", s.NumVal, s.NumTest)
+		}
+	case SplitRatio:
+		if !(s.TrainFrac > 0 && s.TrainFrac < 1) {
+			return fmt.Errorf("train fraction %v is not in (0, 1)", s.TrainFrac)
+		}
+		if !(s.TestFrac > 0 && s.TestFrac < 1) {
+			return fmt.Errorf("test fraction %v is not in (0, 1)", s.TestFrac)
+		}
+		if s.TrainFrac+s.TestFrac >= 1 {
+			return fmt.Errorf("train + test fractions = %v, must be below 1 (the rest is validation)", s.TrainFrac+s.TestFrac)
+		}
+	case SplitMasks:
+		if s.Mask < 0 {
+			return fmt.Errorf("mask index %d is negative", s.Mask)
+		}
+	case SplitInductive:
+		if !(s.TrainFrac > 0 && s.TrainFrac < 1) {
+			return fmt.Errorf("train fraction %v is not in (0, 1)", s.TrainFrac)
+		}
+	case SplitFixed:
+	default:
+		return fmt.Errorf("unknown kind %q (want per-class, ratio, masks, inductive or fixed)", string(s.Kind))
+	}
+	return nil
+}
+
+// ParseSplit parses a split specification:
+//
+//	per-class:T:V:E  T training nodes per class, then V validation and E test
+//	                 nodes drawn at random from the remaining labelled nodes
+//	ratio:a:b        stratified by class: fraction a train, b test, the rest
+//	                 validation (0 < a, b and a + b < 1)
+//	masks:K          the graph's published split MaskSplits[K]
+//	inductive:a      fraction a of the nodes train, the rest test, no
+//	                 validation; edges between the two sides are removed
+//	fixed            the split the graph comes with (chain generators)
+//
+// Errors name the spec.
+func ParseSplit(s string) (SplitSpec, error) {
+	fail := func(format string, args ...any) (SplitSpec, error) {
+		return SplitSpec{}, fmt.Errorf("split %q: %s", s, fmt.Sprintf(format, args...))
+	}
+	parts := strings.Split(strings.TrimSpace(s), ":")
+	kind := SplitKind(strings.ToLower(parts[0]))
+	args := parts[1:]
+	want := map[SplitKind]int{SplitPerClass: 3, SplitRatio: 2, SplitMasks: 1, SplitInductive: 1, SplitFixed: 0}
+	n, ok := want[kind]
+	if !ok {
+		return fail("unknown kind %q (want per-class:T:V:E, ratio:TRAIN:TEST, masks:K, inductive:TRAIN or fixed)", parts[0])
+	}
+	if len(args) != n {
+		return fail("%s takes %d numbers separated by ':', got %d", kind, n, len(args))
+	}
+	ints := func(names ...string) ([]int, error) {
+		out := make([]int, len(args))
+		for k, a := range args {
+			v, err := strconv.Atoi(strings.TrimSpace(a))
+			if err != nil {
+				return nil, fmt.Errorf("%s %q is not an integer", names[k], a)
+			}
+			if v < 0 {
+				return nil, fmt.Errorf("%s %d is negative", names[k], v)
+			}
+			out[k] = v
+		}
+		return out, nil
+	}
+	floats := func(names ...string) ([]float64, error) {
+		out := make([]float64, len(args))
+		for k, a := range args {
+			v, err := strconv.ParseFloat(strings.TrimSpace(a), 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s %q is not a number", names[k], a)
+			}
+			out[k] = v
+		}
+		return out, nil
+	}
+	spec := SplitSpec{Kind: kind}
+	switch kind {
+	case SplitPerClass:
+		v, err := ints("train count", "val count", "test count")
+		if err != nil {
+			return fail("%v", err)
+		}
+		spec.TrainPerClass, spec.NumVal, spec.NumTest = v[0], v[1], v[2]
+	case SplitRatio:
+		v, err := floats("train fraction", "test fraction")
+		if err != nil {
+			return fail("%v", err)
+		}
+		spec.TrainFrac, spec.TestFrac = v[0], v[1]
+	case SplitMasks:
+		v, err := ints("mask index")
+		if err != nil {
+			return fail("%v", err)
+		}
+		spec.Mask = v[0]
+	case SplitInductive:
+		v, err := floats("train fraction")
+		if err != nil {
+			return fail("%v", err)
+		}
+		spec.TrainFrac = v[0]
+	}
+	if err := spec.validate(); err != nil {
+		return fail("%v", err)
+	}
+	return spec, nil
+}
+
+// classGroups returns the labelled node ids of each class, in increasing
+// id order, and the class count (NumClasses, or max label + 1 if larger).
+// Labels < 0 (unlabelled) are skipped.
+func classGroups(g *Graph) ([][]int, int) {
+	c := g.NumClasses
+	for _, y := range g.Labels {
+		c = max(c, y+1)
+	}
+	groups := make([][]int, c)
+	for i, y := range g.Labels {
+		if y >= 0 {
+			groups[y] = append(groups[y], i)
+		}
+	}
+	return groups, c
+}
+
+// allocate distributes round(frac·Σsizes) items over groups proportionally
+// to their sizes (largest remainder; ties to the lower group index), never
+// giving group k more than limit[k].
+func allocate(sizes, limit []int, frac float64) []int {
+	total := 0
+	for _, s := range sizes {
+		total += s
+	}
+	target := int(math.Round(frac * float64(total)))
+	out := make([]int, len(sizes))
+	rem := make([]float64, len(sizes))
+	got := 0
+	for k, s := range sizes {
+		q := frac * float64(s)
+		out[k] = min(int(math.Floor(q)), limit[k])
+		rem[k] = q - math.Floor(q)
+		got += out[k]
+	}
+	order := make([]int, len(sizes))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case rem[a] > rem[b]:
+			return -1
+		case rem[a] < rem[b]:
+			return 1
+		}
+		return 0
+	})
+	for pass := 0; pass < 2 && got < target; pass++ {
+		for _, k := range order {
+			if got >= target {
+				break
+			}
+			if out[k] < limit[k] && (pass == 1 || rem[k] > 0) {
+				out[k]++
+				got++
+			}
+		}
+	}
+	return out
+}
+
+func shuffled(ids []int, r *rand.Rand) []int {
+	out := append([]int(nil), ids...)
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// ApplySplit returns a shallow copy of g with Split set according to spec
+// (and, for an inductive split, Adj and Neg without the edges between the
+// training and test sides). g is not modified. Unlabelled nodes (label −1)
+// are never put in Train, Val or Test. Each set is sorted by node id. The
+// random choices are a pure function of (g, spec, seed).
+//
+//   - per-class:T:V:E — for each class, T nodes drawn uniformly from its
+//     labelled nodes; then V validation and E test nodes drawn uniformly from
+//     all remaining labelled nodes. Fails if a class has fewer than T
+//     labelled nodes or fewer than V+E remain.
+//   - ratio:a:b — within each class, a shuffled list of its nodes is cut
+//     into train, test and validation; the per-class counts are
+//     proportional to the class sizes and rounded (largest remainder) so the
+//     totals are round(a·L) and round(b·L) for L labelled nodes.
+//   - masks:K — g.MaskSplits[K], minus unlabelled nodes. Fails if K is out of
+//     range or the mask names a node outside the graph.
+//   - inductive:a — every node (unlabelled ones too, which form their own
+//     stratum) goes to the training side or the test side, stratified by
+//     class as for ratio; Train/Test list the labelled nodes of each side,
+//     Val is empty, and every edge between the two sides is removed, so the
+//     training graph and the test graph are disconnected.
+func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
+	fail := func(format string, args ...any) (*Graph, error) {
+		return nil, fmt.Errorf("split %s on %s: %s", spec, graphName(g), fmt.Sprintf(format, args...))
+	}
+	if err := spec.validate(); err != nil {
+		return fail("%v", err)
+	}
+	if len(g.Labels) == 0 && g.N > 0 {
+		return fail("graph has no node labels")
+	}
+	if spec.Kind == SplitFixed {
+		if len(g.Split.Train) == 0 {
+			return fail("the graph comes without a split; choose per-class, ratio, masks or inductive")
+		}
+		out := *g
+		return &out, nil
+	}
+	if len(g.Labels) != g.N {
+		return fail("graph has %d labels for %d nodes", len(g.Labels), g.N)
+	}
+	groups, nc := classGroups(g)
+	labelled := 0
+	for _, m := range groups {
+		labelled += len(m)
+	}
+	if labelled == 0 && spec.Kind != SplitMasks {
+		return fail("graph has no labelled nodes")
+	}
+	r := newSeededRand(seed, streamSplit)
+	out := *g
+	var sp Split
+	switch spec.Kind {
+	case SplitPerClass:
+		var rest []int
+		for c := 0; c < nc; c++ {
+			if len(groups[c]) < spec.TrainPerClass {
+				return fail("class %d has %d labelled nodes, need at least %d for training", c, len(groups[c]), spec.TrainPerClass)
+			}
+			m := shuffled(groups[c], r)
+			sp.Train = append(sp.Train, m[:spec.TrainPerClass]...)
+			rest = append(rest, m[spec.TrainPerClass:]...)
+		}
+		if need := spec.NumVal + spec.NumTest; len(rest) < need {
+			return fail("%d labelled nodes remain after taking %d per class for training, need %d for validation + test", len(rest), spec.TrainPerClass, need)
+		}
+		slices.Sort(rest)
+		rest = shuffled(rest, r)
+		sp.Val = rest[:spec.NumVal]
+		sp.Test = rest[spec.NumVal : spec.NumVal+spec.NumTest]
+	case SplitRatio:
+		sizes := make([]int, nc)
+		for c := range sizes {
+			sizes[c] = len(groups[c])
+		}
+		nTrain := allocate(sizes, sizes, spec.TrainFrac)
+		left := make([]int, nc)
+		for c := range left {
+			left[c] = sizes[c] - nTrain[c]
+		}
+		nTest := allocate(sizes, left, spec.TestFrac)
+		for c := 0; c < nc; c++ {
+			m := shuffled(groups[c], r)
+			sp.Train = append(sp.Train, m[:nTrain[c]]...)
+			sp.Test = append(sp.Test, m[nTrain[c]:nTrain[c]+nTest[c]]...)
+			sp.Val = append(sp.Val, m[nTrain[c]+nTest[c]:]...)
+		}
+	case SplitMasks:
+		if spec.Mask >= len(g.MaskSplits) {
+			if len(g.MaskSplits) == 0 {
+				return fail("the graph has no mask splits")
+			}
+			return fail("mask index %d out of range: the graph has %d mask splits (0..%d)", spec.Mask, len(g.MaskSplits), len(g.MaskSplits)-1)
+		}
+		ms := g.MaskSplits[spec.Mask]
+		for _, set := range []struct {
+			name string
+			ids  []int
+			dst  *[]int
+		}{{"train", ms.Train, &sp.Train}, {"val", ms.Val, &sp.Val}, {"test", ms.Test, &sp.Test}} {
+			for _, i := range set.ids {
+				if i < 0 || i >= g.N {
+					return fail("mask %d %s set holds node %d, outside [0, %d)", spec.Mask, set.name, i, g.N)
+				}
+				if g.Labels[i] >= 0 {
+					*set.dst = append(*set.dst, i)
+				}
+			}
+		}
+	case SplitInductive:
+		var unl []int
+		for i, y := range g.Labels {
+			if y < 0 {
+				unl = append(unl, i)
+			}
+		}
+		strata := append(groups[:nc:nc], unl)
+		sizes := make([]int, len(strata))
+		for k := range sizes {
+			sizes[k] = len(strata[k])
+		}
+		nTrain := allocate(sizes, sizes, spec.TrainFrac)
+		var trainSide, testSide []int
+		for k, m := range strata {
+			m = shuffled(m, r)
+			trainSide = append(trainSide, m[:nTrain[k]]...)
+			testSide = append(testSide, m[nTrain[k]:]...)
+		}
+		for _, i := range trainSide {
+			if g.Labels[i] >= 0 {
+				sp.Train = append(sp.Train, i)
+			}
+		}
+		for _, i := range testSide {
+			if g.Labels[i] >= 0 {
+				sp.Test = append(sp.Test, i)
+			}
+		}
+		if g.Adj != nil {
+			out.Adj = RemoveEdgesBetween(g.Adj, trainSide, testSide)
+		}
+		if g.Neg != nil {
+			out.Neg = RemoveEdgesBetween(g.Neg, trainSide, testSide)
+		}
+	}
+	out.Split = Split{Train: sortedCopy(sp.Train), Val: sortedCopy(sp.Val), Test: sortedCopy(sp.Test)}
+	return &out, nil
+}
+
+func graphName(g *Graph) string {
+	if g.Name == "" {
+		return "graph"
+	}
+	return g.Name
+}

@@ -1,0 +1,287 @@
+package graphs
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestParseSplit(t *testing.T) {
+	good := []struct {
+		in, canon string
+		want      SplitSpec
+	}{
+		{"per-class:20:500:1000", "per-class:20:500:1000", SplitSpec{Kind: SplitPerClass, TrainPerClass: 20, NumVal: 500, NumTest: 1000}},
+		{" Per-Class:1:0:0 ", "per-class:1:0:0", SplitSpec{Kind: SplitPerClass, TrainPerClass: 1}},
+		{"ratio:0.1:0.2", "ratio:0.1:0.2", SplitSpec{Kind: SplitRatio, TrainFrac: 0.1, TestFrac: 0.2}},
+		{"ratio:.75:0.150", "ratio:0.75:0.15", SplitSpec{Kind: SplitRatio, TrainFrac: 0.75, TestFrac: 0.15}},
+		{"masks:0", "masks:0", SplitSpec{Kind: SplitMasks}},
+		{"masks:9", "masks:9", SplitSpec{Kind: SplitMasks, Mask: 9}},
+		{"inductive:0.8", "inductive:0.8", SplitSpec{Kind: SplitInductive, TrainFrac: 0.8}},
+	}
+	for _, tc := range good {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseSplit(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			if got.String() != tc.canon {
+				t.Fatalf("String() = %q, want %q", got.String(), tc.canon)
+			}
+			again, err := ParseSplit(got.String())
+			if err != nil || again != got {
+				t.Fatalf("round trip: %+v, %v", again, err)
+			}
+		})
+	}
+	bad := []struct{ in, want string }{
+		{"", "unknown kind"},
+		{"random:0.5", "unknown kind"},
+		{"per-class:20:500", "3 numbers"},
+		{"per-class:20:500:1000:5", "3 numbers"},
+		{"per-class:x:500:1000", "train count \"x\" is not an integer"},
+		{"per-class:20:-1:1000", "val count -1 is negative"},
+		{"per-class:0:500:1000", "at least 1"},
+		{"per-class:2.5:1:1", "not an integer"},
+		{"ratio:0.1", "2 numbers"},
+		{"ratio:abc:0.2", "not a number"},
+		{"ratio:0:0.2", "train fraction 0 is not in (0, 1)"},
+		{"ratio:1.2:0.2", "not in (0, 1)"},
+		{"ratio:0.1:1", "test fraction 1 is not in (0, 1)"},
+		{"ratio:0.6:0.4", "must be below 1"},
+		{"ratio:0.7:0.5", "must be below 1"},
+		{"ratio:NaN:0.1", "not in (0, 1)"},
+		{"masks:", "not an integer"},
+		{"masks:-1", "negative"},
+		{"masks:1:2", "1 numbers"},
+		{"inductive:1", "not in (0, 1)"},
+		{"inductive:0", "not in (0, 1)"},
+		{"inductive:inf", "not in (0, 1)"},
+	}
+	for _, tc := range bad {
+		t.Run("bad "+tc.in, func(t *testing.T) {
+			_, err := ParseSplit(tc.in)
+			tcWantErr(t, err, "split \""+tc.in+"\"", tc.want)
+		})
+	}
+}
+
+// tcSplitGraph is a CSBM graph with every 7th node unlabelled.
+func tcSplitGraph() *Graph {
+	g := CSBM(CSBMConfig{Nodes: 1000, Classes: 4, Features: 2, AvgDegree: 6, Homophily: 0.7, Signal: 1}, 2)
+	labels := slices.Clone(g.Labels)
+	for i := 0; i < len(labels); i += 7 {
+		labels[i] = -1
+	}
+	g.Labels = labels
+	return g
+}
+
+func tcCheckSplit(t *testing.T, g *Graph, sp Split) {
+	t.Helper()
+	if !tcDisjoint(sp.Train, sp.Val, sp.Test) {
+		t.Fatal("split sets overlap")
+	}
+	for _, set := range [][]int{sp.Train, sp.Val, sp.Test} {
+		if !slices.IsSorted(set) {
+			t.Fatal("split set not sorted")
+		}
+		for _, i := range set {
+			if i < 0 || i >= g.N || g.Labels[i] < 0 {
+				t.Fatalf("node %d (unlabelled or out of range) in split", i)
+			}
+		}
+	}
+}
+
+func tcClassCounts(g *Graph, set []int) []int {
+	c := make([]int, g.NumClasses)
+	for _, i := range set {
+		c[g.Labels[i]]++
+	}
+	return c
+}
+
+func TestApplySplitPerClass(t *testing.T) {
+	g := tcSplitGraph()
+	adj := g.Adj
+	spec, _ := ParseSplit("per-class:20:300:400")
+	out, err := ApplySplit(g, spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Split.Train) != 0 || out.Adj != adj || g.Adj != adj {
+		t.Fatal("input modified or adjacency replaced")
+	}
+	sp := out.Split
+	tcCheckSplit(t, g, sp)
+	if !slices.Equal(tcClassCounts(g, sp.Train), []int{20, 20, 20, 20}) || len(sp.Val) != 300 || len(sp.Test) != 400 {
+		t.Fatalf("sizes: train %v val %d test %d", tcClassCounts(g, sp.Train), len(sp.Val), len(sp.Test))
+	}
+	again, _ := ApplySplit(g, spec, 1)
+	other, _ := ApplySplit(g, spec, 2)
+	if !slices.Equal(again.Split.Train, sp.Train) || !slices.Equal(again.Split.Test, sp.Test) || !slices.Equal(again.Split.Val, sp.Val) {
+		t.Fatal("not deterministic")
+	}
+	if slices.Equal(other.Split.Train, sp.Train) {
+		t.Fatal("different seeds gave the same split")
+	}
+
+	// Errors: too few nodes in a class, too few left for val+test.
+	small := &Graph{Name: "tiny", N: 6, Labels: []int{0, 0, 0, 1, 1, -1}, NumClasses: 2}
+	_, err = ApplySplit(small, SplitSpec{Kind: SplitPerClass, TrainPerClass: 3}, 1)
+	tcWantErr(t, err, "per-class:3:0:0", "tiny", "class 1 has 2 labelled nodes", "at least 3")
+	_, err = ApplySplit(small, SplitSpec{Kind: SplitPerClass, TrainPerClass: 1, NumVal: 2, NumTest: 2}, 1)
+	tcWantErr(t, err, "3 labelled nodes remain", "need 4")
+	_, err = ApplySplit(&Graph{N: 2, Labels: []int{-1, -1}}, spec, 1)
+	tcWantErr(t, err, "no labelled nodes")
+	_, err = ApplySplit(&Graph{N: 2, Labels: []int{0}}, spec, 1)
+	tcWantErr(t, err, "1 labels for 2 nodes")
+	_, err = ApplySplit(g, SplitSpec{Kind: "bogus"}, 1)
+	tcWantErr(t, err, "unknown kind")
+}
+
+func TestApplySplitRatio(t *testing.T) {
+	g := tcSplitGraph()
+	labelled := 0
+	sizes := make([]int, g.NumClasses)
+	for _, y := range g.Labels {
+		if y >= 0 {
+			labelled++
+			sizes[y]++
+		}
+	}
+	for _, tc := range []struct{ a, b float64 }{{0.1, 0.2}, {0.6, 0.2}, {0.05, 0.9}, {0.333, 0.333}} {
+		spec := SplitSpec{Kind: SplitRatio, TrainFrac: tc.a, TestFrac: tc.b}
+		out, err := ApplySplit(g, spec, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := out.Split
+		tcCheckSplit(t, g, sp)
+		if len(sp.Train)+len(sp.Val)+len(sp.Test) != labelled {
+			t.Fatalf("%s: split does not cover the labelled nodes", spec)
+		}
+		if len(sp.Train) != int(math.Round(tc.a*float64(labelled))) || len(sp.Test) != int(math.Round(tc.b*float64(labelled))) {
+			t.Fatalf("%s: train %d test %d of %d", spec, len(sp.Train), len(sp.Test), labelled)
+		}
+		// Stratified: per-class counts within one of the proportional share.
+		for name, set := range map[string]struct {
+			ids []int
+			f   float64
+		}{"train": {sp.Train, tc.a}, "test": {sp.Test, tc.b}} {
+			for c, k := range tcClassCounts(g, set.ids) {
+				if math.Abs(float64(k)-set.f*float64(sizes[c])) >= 1 {
+					t.Fatalf("%s: %s class %d has %d, want ≈ %.1f", spec, name, c, k, set.f*float64(sizes[c]))
+				}
+			}
+		}
+	}
+}
+
+func TestApplySplitMasks(t *testing.T) {
+	g := &Graph{Name: "masked", N: 6, Labels: []int{0, 1, 0, 1, -1, 0}, NumClasses: 2,
+		MaskSplits: []Split{
+			{Train: []int{0, 1}, Val: []int{2}, Test: []int{3, 4, 5}},
+			{Train: []int{5, 3}, Val: nil, Test: []int{0}},
+		}}
+	out, err := ApplySplit(g, SplitSpec{Kind: SplitMasks, Mask: 0}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.Split.Train, []int{0, 1}) || !slices.Equal(out.Split.Val, []int{2}) || !slices.Equal(out.Split.Test, []int{3, 5}) {
+		t.Fatalf("mask 0 → %+v", out.Split)
+	}
+	out, _ = ApplySplit(g, SplitSpec{Kind: SplitMasks, Mask: 1}, 1)
+	if !slices.Equal(out.Split.Train, []int{3, 5}) {
+		t.Fatalf("mask 1 train %v, want sorted [3 5]", out.Split.Train)
+	}
+	_, err = ApplySplit(g, SplitSpec{Kind: SplitMasks, Mask: 2}, 1)
+	tcWantErr(t, err, "masks:2", "has 2 mask splits (0..1)")
+	_, err = ApplySplit(&Graph{N: 1, Labels: []int{0}}, SplitSpec{Kind: SplitMasks}, 1)
+	tcWantErr(t, err, "no mask splits")
+	g.MaskSplits[0].Test = []int{6}
+	_, err = ApplySplit(g, SplitSpec{Kind: SplitMasks}, 1)
+	tcWantErr(t, err, "test set holds node 6")
+}
+
+func TestApplySplitInductive(t *testing.T) {
+	g := tcSplitGraph()
+	g.Neg = Symmetrize(FromCOO(g.N, g.N, tcRange(g.N-1), tcRange(g.N)[1:], nil)) // a path
+	adjBefore, negBefore := g.Adj.Clone(), g.Neg.Clone()
+	spec, _ := ParseSplit("inductive:0.8")
+	out, err := ApplySplit(g, spec, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tcEqualCSR(g.Adj, adjBefore) || !tcEqualCSR(g.Neg, negBefore) {
+		t.Fatal("input adjacency modified")
+	}
+	sp := out.Split
+	tcCheckSplit(t, g, sp)
+	if len(sp.Val) != 0 {
+		t.Fatal("inductive split has a validation set")
+	}
+	labelled := 0
+	for _, y := range g.Labels {
+		if y >= 0 {
+			labelled++
+		}
+	}
+	if len(sp.Train)+len(sp.Test) != labelled || len(sp.Train) != int(math.Round(0.8*float64(labelled))) {
+		t.Fatalf("train %d test %d of %d labelled", len(sp.Train), len(sp.Test), labelled)
+	}
+	// Recover each node's side by connectivity: no edge may join the train
+	// and test sets, and every other edge must survive.
+	side := make([]int, g.N) // 1 train, 2 test, 0 unlabelled
+	for _, i := range sp.Train {
+		side[i] = 1
+	}
+	for _, i := range sp.Test {
+		side[i] = 2
+	}
+	for _, pair := range []struct{ before, after *CSR }{{adjBefore, out.Adj}, {negBefore, out.Neg}} {
+		tcCheckSymmetricSimple(t, "inductive adj", pair.after)
+		kept, removed := 0, 0
+		for i := 0; i < g.N; i++ {
+			b, _ := pair.before.Row(i)
+			a, _ := pair.after.Row(i)
+			for _, j := range b {
+				_, ok := slices.BinarySearch(a, j)
+				cross := side[i] != 0 && side[j] != 0 && side[i] != side[j]
+				if cross && ok {
+					t.Fatalf("edge %d-%d joins train and test", i, j)
+				}
+				if side[i] != 0 && side[i] == side[j] && !ok {
+					t.Fatalf("edge %d-%d within one side was removed", i, j)
+				}
+				if ok {
+					kept++
+				} else {
+					removed++
+				}
+			}
+		}
+		if kept == 0 || removed == 0 {
+			t.Fatalf("kept %d removed %d: the cut looks wrong", kept, removed)
+		}
+	}
+	// Unlabelled nodes are on exactly one side: none touches both a train
+	// and a test node.
+	for i := 0; i < g.N; i++ {
+		if side[i] != 0 {
+			continue
+		}
+		cols, _ := out.Adj.Row(i)
+		seen := [3]bool{}
+		for _, j := range cols {
+			seen[side[j]] = true
+		}
+		if seen[1] && seen[2] {
+			t.Fatalf("unlabelled node %d bridges train and test", i)
+		}
+	}
+}

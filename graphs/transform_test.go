@@ -1,0 +1,303 @@
+package graphs
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// tcRandomCSR returns a random n×n CSR with about p·n² entries (self-loops
+// allowed), weighted with values in (0, 2] when weighted is set.
+func tcRandomCSR(n int, p float64, weighted bool, seed uint64) *CSR {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var src, dst []int
+	var vals []float64
+	if weighted {
+		vals = []float64{}
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if r.Float64() < p {
+				src, dst = append(src, i), append(dst, j)
+				if weighted {
+					vals = append(vals, 2-2*r.Float64()+1e-3)
+				}
+			}
+		}
+	}
+	return FromCOO(n, n, src, dst, vals)
+}
+
+func tcMust(g *Graph, err error) *Graph {
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// tcImmutable runs f and fails if it changed a.
+func tcImmutable(t *testing.T, what string, a *CSR, f func()) {
+	t.Helper()
+	before := a.Clone()
+	f()
+	if !tcEqualCSR(before, a) {
+		t.Fatalf("%s mutated its input", what)
+	}
+}
+
+func TestSymmetrizeAndLoops(t *testing.T) {
+	for _, weighted := range []bool{false, true} {
+		for seed := uint64(1); seed <= 4; seed++ {
+			n := 9
+			a := tcRandomCSR(n, 0.25, weighted, seed)
+			d := tcDense(a)
+			var s, rl, al1, al3 *CSR
+			tcImmutable(t, "transforms", a, func() {
+				s = Symmetrize(a)
+				rl = RemoveSelfLoops(a)
+				al1 = AddSelfLoops(a, 1)
+				al3 = AddSelfLoops(a, 3)
+			})
+			for _, m := range []*CSR{s, rl, al1, al3} {
+				tcCheckCanonical(t, "result", m)
+			}
+			if (s.Data != nil) != weighted || (rl.Data != nil) != weighted || (al1.Data != nil) != weighted || al3.Data == nil {
+				t.Fatal("weightedness not preserved as documented")
+			}
+			ds, drl, d1, d3 := tcDense(s), tcDense(rl), tcDense(al1), tcDense(al3)
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					x, y := d[i*n+j], d[j*n+i]
+					want := math.Max(x, y) // entries are positive; absent = 0
+					if ds[i*n+j] != want {
+						t.Fatalf("Symmetrize[%d,%d] = %v, want %v", i, j, ds[i*n+j], want)
+					}
+					wrl, w1, w3 := x, x, x
+					if i == j {
+						wrl, w1, w3 = 0, 1, 3
+					}
+					if drl[i*n+j] != wrl || d1[i*n+j] != w1 || d3[i*n+j] != w3 {
+						t.Fatalf("loops[%d,%d]: remove %v add1 %v add3 %v (A=%v)", i, j, drl[i*n+j], d1[i*n+j], d3[i*n+j], x)
+					}
+				}
+			}
+			if !IsSymmetric(s) {
+				t.Fatal("Symmetrize result not symmetric")
+			}
+		}
+	}
+	asym := FromCOO(3, 3, []int{0}, []int{1}, nil)
+	if IsSymmetric(asym) || !IsSymmetric(Symmetrize(asym)) {
+		t.Fatal("IsSymmetric wrong on a single directed edge")
+	}
+	wasym := FromCOO(2, 2, []int{0, 1}, []int{1, 0}, []float64{1, 2})
+	if IsSymmetric(wasym) {
+		t.Fatal("IsSymmetric ignores values")
+	}
+}
+
+func TestBoundOutDegree(t *testing.T) {
+	g := CSBM(CSBMConfig{Nodes: 400, Classes: 2, Features: 1, AvgDegree: 12, Homophily: 0.5, Signal: 0}, 3)
+	a := g.Adj
+	for _, d := range []int{-1, 0, 1, 5, 12, 1000} {
+		var b *CSR
+		tcImmutable(t, "BoundOutDegree", a, func() { b = BoundOutDegree(a, d, 11) })
+		tcCheckCanonical(t, "bounded", b)
+		for i := 0; i < a.Rows; i++ {
+			orig, _ := a.Row(i)
+			got, _ := b.Row(i)
+			if len(got) != min(len(orig), max(d, 0)) {
+				t.Fatalf("d=%d row %d keeps %d of %d", d, i, len(got), len(orig))
+			}
+			for _, j := range got {
+				if _, ok := slices.BinarySearch(orig, j); !ok {
+					t.Fatalf("d=%d row %d gained entry %d", d, i, j)
+				}
+			}
+		}
+		if !tcEqualCSR(b, BoundOutDegree(a, d, 11)) {
+			t.Fatal("not deterministic")
+		}
+		if d == 5 {
+			if tcEqualCSR(b, BoundOutDegree(a, d, 12)) {
+				t.Fatal("different seeds gave the same bounding")
+			}
+			if IsSymmetric(b) {
+				t.Fatal("bounded graph unexpectedly symmetric (it must not be re-symmetrised)")
+			}
+		}
+	}
+	// The last row is bounded too (ProGAP's code skips it).
+	star := FromCOO(3, 3, []int{2, 2, 0}, []int{0, 1, 2}, nil)
+	if b := BoundOutDegree(star, 1, 1); b.Indptr[3]-b.Indptr[2] != 1 {
+		t.Fatal("last row not bounded")
+	}
+	// Weights travel with their entries.
+	w := FromCOO(1, 6, []int{0, 0, 0, 0, 0, 0}, []int{0, 1, 2, 3, 4, 5}, []float64{10, 11, 12, 13, 14, 15})
+	b := BoundOutDegree(w, 3, 5)
+	for k, j := range b.Indices {
+		if b.Data[k] != float64(10+j) {
+			t.Fatal("weight separated from its column")
+		}
+	}
+	// Uniformity: each of 10 entries is kept with probability 3/10.
+	row := FromCOO(1, 10, make([]int, 10), tcRange(10), nil)
+	counts := make([]int, 10)
+	const trials = 4000
+	for s := uint64(0); s < trials; s++ {
+		for _, j := range BoundOutDegree(row, 3, s).Indices {
+			counts[j]++
+		}
+	}
+	for j, c := range counts {
+		if f := float64(c) / trials; math.Abs(f-0.3) > 0.04 {
+			t.Fatalf("entry %d kept with frequency %.3f, want 0.3", j, f)
+		}
+	}
+}
+
+func TestBoundDegreeSymmetric(t *testing.T) {
+	inputs := map[string]*CSR{
+		"csbm":         CSBM(CSBMConfig{Nodes: 300, Classes: 3, Features: 1, AvgDegree: 10, Homophily: 0.6, Signal: 0}, 1).Adj,
+		"directed":     tcRandomCSR(40, 0.2, false, 2),
+		"weighted":     tcRandomCSR(40, 0.2, true, 3),
+		"with loops":   AddSelfLoops(tcRandomCSR(30, 0.1, false, 4), 1),
+		"already thin": tcMust(Chain("s", 0)).Adj,
+	}
+	for name, a := range inputs {
+		for _, d := range []int{0, 1, 3, 8} {
+			var b *CSR
+			tcImmutable(t, "BoundDegreeSymmetric", a, func() { b = BoundDegreeSymmetric(a, d, 9) })
+			tcCheckCanonical(t, name, b)
+			if !IsSymmetric(b) {
+				t.Fatalf("%s d=%d: result not symmetric", name, d)
+			}
+			if (b.Data != nil) != (a.Data != nil) {
+				t.Fatalf("%s: weightedness changed", name)
+			}
+			s := Symmetrize(a)
+			ds, db := tcDense(s), tcDense(b)
+			deg := b.Degrees()
+			for i, k := range deg {
+				if k > d {
+					t.Fatalf("%s d=%d: node %d has degree %d", name, d, i, k)
+				}
+			}
+			n := a.Rows
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					if db[i*n+j] != 0 && db[i*n+j] != ds[i*n+j] {
+						t.Fatalf("%s: entry (%d,%d) = %v not from A∪Aᵀ (%v)", name, i, j, db[i*n+j], ds[i*n+j])
+					}
+					// Greedy maximality: a dropped pair has a full endpoint.
+					if ds[i*n+j] != 0 && db[i*n+j] == 0 && deg[i] < d && deg[j] < d {
+						t.Fatalf("%s d=%d: pair (%d,%d) dropped though both endpoints have room", name, d, i, j)
+					}
+				}
+			}
+			if !tcEqualCSR(b, BoundDegreeSymmetric(a, d, 9)) {
+				t.Fatalf("%s: not deterministic", name)
+			}
+		}
+	}
+	a := inputs["csbm"]
+	if tcEqualCSR(BoundDegreeSymmetric(a, 4, 1), BoundDegreeSymmetric(a, 4, 2)) {
+		t.Fatal("different seeds gave the same result")
+	}
+}
+
+func TestRemoveEdgesBetween(t *testing.T) {
+	a := tcRandomCSR(12, 0.4, true, 8)
+	setA, setB := []int{0, 3, 5, 7}, []int{1, 3, 9, 11, 40}
+	var b *CSR
+	tcImmutable(t, "RemoveEdgesBetween", a, func() { b = RemoveEdgesBetween(a, setA, setB) })
+	tcCheckCanonical(t, "cut", b)
+	in := func(s []int, i int) bool { return slices.Contains(s, i) }
+	da, db := tcDense(a), tcDense(b)
+	for i := 0; i < 12; i++ {
+		for j := 0; j < 12; j++ {
+			want := da[i*12+j]
+			if (in(setA, i) && in(setB, j)) || (in(setB, i) && in(setA, j)) {
+				want = 0
+			}
+			if db[i*12+j] != want {
+				t.Fatalf("(%d,%d) = %v, want %v", i, j, db[i*12+j], want)
+			}
+		}
+	}
+}
+
+func TestInducedSubgraph(t *testing.T) {
+	// 5 nodes; path 0-1-2-3-4 plus 0-4, a negative edge 1-3.
+	adj := Symmetrize(FromCOO(5, 5, []int{0, 1, 2, 3, 0}, []int{1, 2, 3, 4, 4}, nil))
+	neg := Symmetrize(FromCOO(5, 5, []int{1}, []int{3}, nil))
+	sparseX := FromCOO(5, 3, []int{0, 1, 2, 3, 4}, []int{0, 1, 2, 0, 1}, []float64{1, 2, 3, 4, 5})
+	base := &Graph{Name: "toy", N: 5, Adj: adj, Neg: neg, Labels: []int{0, 1, 0, 1, -1}, NumClasses: 2,
+		Split:      Split{Train: []int{0, 1}, Val: []int{2}, Test: []int{3}},
+		MaskSplits: []Split{{Train: []int{4, 3}, Test: []int{0}}},
+	}
+	nodes := []int{4, 1, 3, 0}
+	for _, sparse := range []bool{false, true} {
+		g := *base
+		if sparse {
+			g.X = &Features{N: 5, F: 3, Sparse: sparseX}
+		} else {
+			g.X = &Features{N: 5, F: 3, Dense: (&Features{N: 5, F: 3, Sparse: sparseX}).ToDense()}
+		}
+		before := tcDense(g.Adj)
+		sub, old2new := InducedSubgraph(&g, nodes)
+		if !slices.Equal(tcDense(g.Adj), before) {
+			t.Fatal("input mutated")
+		}
+		if !slices.Equal(old2new, []int{3, 1, -1, 2, 0}) {
+			t.Fatalf("old2new = %v", old2new)
+		}
+		if sub.N != 4 || sub.Name != "toy" || sub.NumClasses != 2 || sub.X.IsSparse() != sparse {
+			t.Fatalf("header %+v", sub)
+		}
+		if !slices.Equal(sub.Labels, []int{-1, 1, 1, 0}) {
+			t.Fatalf("labels %v", sub.Labels)
+		}
+		tcCheckCanonical(t, "sub adj", sub.Adj)
+		dAdj, dSub := tcDense(adj), tcDense(sub.Adj)
+		dNeg, dSubNeg := tcDense(neg), tcDense(sub.Neg)
+		xFull, xSub := g.X.ToDense(), sub.X.ToDense()
+		for a, i := range nodes {
+			for b, j := range nodes {
+				if dSub[a*4+b] != dAdj[i*5+j] || dSubNeg[a*4+b] != dNeg[i*5+j] {
+					t.Fatalf("sub (%d,%d) ≠ orig (%d,%d)", a, b, i, j)
+				}
+			}
+			if !slices.Equal(xSub[a*3:a*3+3], xFull[i*3:i*3+3]) {
+				t.Fatalf("features of %d not carried", i)
+			}
+		}
+		want := Split{Train: []int{1, 3}, Val: nil, Test: []int{2}}
+		if !slices.Equal(sub.Split.Train, want.Train) || len(sub.Split.Val) != 0 || !slices.Equal(sub.Split.Test, want.Test) {
+			t.Fatalf("split %+v", sub.Split)
+		}
+		if len(sub.MaskSplits) != 1 || !slices.Equal(sub.MaskSplits[0].Train, []int{0, 2}) || !slices.Equal(sub.MaskSplits[0].Test, []int{3}) {
+			t.Fatalf("mask splits %+v", sub.MaskSplits)
+		}
+	}
+	for _, bad := range [][]int{{0, 0}, {5}, {-1}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("nodes %v did not panic", bad)
+				}
+			}()
+			InducedSubgraph(base, bad)
+		}()
+	}
+}
+
+func TestWithAdj(t *testing.T) {
+	g := CSBM(CSBMConfig{Nodes: 20, Classes: 2, Features: 2, AvgDegree: 2, Homophily: 0.5, Signal: 1}, 1)
+	old := g.Adj
+	h := g.WithAdj(RemoveSelfLoops(AddSelfLoops(g.Adj, 1)))
+	if g.Adj != old || h.Adj == old || h.X != g.X || h.N != g.N || !tcEqualCSR(h.Adj, old) {
+		t.Fatal("WithAdj must shallow-copy and replace only Adj")
+	}
+}

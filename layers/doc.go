@@ -1,0 +1,8 @@
+// Package layers holds dpgnn's reusable layers, built from nn: Linear, MLP,
+// BatchNorm and GroupNorm(1) with their affine parameters, and (as methods
+// land) NAP, jumping knowledge and the other graph layers. A layer owns its
+// parameters and can be applied to several inputs (a training path over the
+// training rows and an evaluation path over all nodes share weights).
+// Each layer's doc gives its formula, defaults and shapes; String() gives a
+// one-line description for graph listings.
+package layers

@@ -1,0 +1,66 @@
+package layers
+
+import (
+	"fmt"
+
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// Init selects a weight initialiser for Linear.
+type Init int
+
+const (
+	// InitPyG is PyTorch/PyG's default: W and b ~ U(±1/√fan_in).
+	InitPyG Init = iota
+	// InitGlorot is Glorot-uniform weights and zero bias (GCNConv).
+	InitGlorot
+)
+
+// Linear computes y = x·W + b for x of shape (N, In); W is (In, Out), b (Out).
+type Linear struct {
+	Name    string
+	In, Out int
+	W, B    *nn.Param // B is nil without bias
+}
+
+// NewLinear adds a Linear layer's parameters to m.
+func NewLinear(m *nn.Model, name string, in, out int, bias bool, init Init) *Linear {
+	l := &Linear{Name: name, In: in, Out: out}
+	switch init {
+	case InitGlorot:
+		l.W = m.NewParam(name+".W", nn.GlorotUniform(), in, out)
+		if bias {
+			l.B = m.NewParam(name+".b", nn.Constant(0), out)
+		}
+	default:
+		l.W = m.NewParam(name+".W", nn.FanInUniform(in), in, out)
+		if bias {
+			l.B = m.NewParam(name+".b", nn.FanInUniform(in), out)
+		}
+	}
+	return l
+}
+
+// Forward applies the layer to a dense (N, In) node.
+func (l *Linear) Forward(x *G.Node) *G.Node {
+	return l.AddBias(G.Must(G.Mul(x, l.W.Node)))
+}
+
+// ForwardSparse applies the layer to a constant sparse (N, In) matrix
+// (bag-of-words features) without densifying it: y = SpMM(X, W) + b.
+func (l *Linear) ForwardSparse(x *nn.Sparse) *G.Node {
+	return l.AddBias(G.Must(nn.SpMM(x, l.W.Node)))
+}
+
+// AddBias adds b to every row of h (identity without bias).
+func (l *Linear) AddBias(h *G.Node) *G.Node {
+	if l.B == nil {
+		return h
+	}
+	return G.Must(G.BroadcastAdd(h, l.B.Node, nil, []byte{0}))
+}
+
+func (l *Linear) String() string {
+	return fmt.Sprintf("Linear(%s: %d→%d, bias=%v)", l.Name, l.In, l.Out, l.B != nil)
+}

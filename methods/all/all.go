@@ -1,0 +1,7 @@
+// Package all registers every dpgnn method; import it for its side effect.
+package all
+
+import (
+	_ "github.com/dpgnn/dpgnn/methods/gcn" // register gcn
+	_ "github.com/dpgnn/dpgnn/methods/mlp" // register mlp
+)

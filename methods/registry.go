@@ -1,0 +1,118 @@
+package methods
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/trainers"
+	"github.com/spf13/pflag"
+)
+
+// Level is the neighbouring relation a run protects.
+type Level string
+
+const (
+	None Level = "none" // no privacy
+	Edge Level = "edge" // edge-level DP: graphs differing in one edge
+	Node Level = "node" // node-level DP: one node with its edges and features
+)
+
+// ParseLevel reads none|edge|node.
+func ParseLevel(s string) (Level, error) {
+	switch Level(s) {
+	case None, Edge, Node:
+		return Level(s), nil
+	}
+	return None, fmt.Errorf("unknown privacy level %q (want none, edge or node)", s)
+}
+
+// Context is what a method receives for one run.
+type Context struct {
+	Graph   *graphs.Graph // the split is in Graph.Split
+	Dataset string
+	Level   Level
+	Epsilon float64 // +Inf when Level is None
+	// Delta is the requested δ; 0 means "auto" (the method resolves it from
+	// its privacy unit count with ResolveDelta).
+	Delta    float64
+	Seed     uint64
+	Run      int
+	Recorder trainers.Recorder
+}
+
+// Private reports whether the run must be differentially private.
+func (c *Context) Private() bool { return c.Level != None && !math.IsInf(c.Epsilon, 1) }
+
+// Outcome is a method's result for one run.
+type Outcome struct {
+	Pred    []int   // predicted class of every node
+	ValAcc  float64 // validation accuracy of the selected model (NaN if none)
+	Privacy *trainers.PrivacyReport
+	// Extra metrics (e.g. "train_acc", "auc") summarised alongside accuracy.
+	Extra map[string]float64
+}
+
+// Method is a registered training method. A fresh value is made for every
+// command, so BindFlags may bind flags to the method's own fields.
+type Method interface {
+	Name() string
+	// Short is a one-line description for --help.
+	Short() string
+	// Levels lists the privacy levels the method supports.
+	Levels() []Level
+	// DefaultSplit is the paper's protocol for a dataset (used when --split
+	// is not given).
+	DefaultSplit(dataset string) string
+	// BindFlags registers the method's hyperparameters as flags.
+	BindFlags(fs *pflag.FlagSet)
+	// Validate checks hyperparameters after flag parsing.
+	Validate() error
+	// Epochs is the number of epochs one run reports (for progress bars).
+	Epochs() int
+	// Run trains and evaluates once.
+	Run(ctx *Context) (*Outcome, error)
+}
+
+var registry = map[string]func() Method{}
+
+// Register adds a method factory under its name. It panics on a duplicate
+// name (a programming error at init time).
+func Register(f func() Method) {
+	name := f().Name()
+	if _, dup := registry[name]; dup {
+		panic("methods: duplicate registration of " + name)
+	}
+	registry[name] = f
+}
+
+// New returns a fresh instance of the named method.
+func New(name string) (Method, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return f(), nil
+}
+
+// Names lists the registered methods, sorted.
+func Names() []string {
+	var out []string
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Supports reports whether m supports level l.
+func Supports(m Method, l Level) bool {
+	for _, x := range m.Levels() {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}

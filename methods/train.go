@@ -1,0 +1,158 @@
+package methods
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/trainers"
+	"github.com/spf13/pflag"
+)
+
+// TrainOptions are the common options of `dpgnn train`.
+type TrainOptions struct {
+	Dataset  string // name or path; "" means the embedded default (csbm)
+	DataDir  string
+	Split    string // "" means the method's default for the dataset
+	Level    Level
+	Epsilon  float64 // +Inf for no privacy
+	Delta    float64 // 0 for auto
+	Runs     int
+	Seed     uint64
+	Recorder trainers.Recorder
+	// Flags is the method's flag set after parsing; its values are recorded
+	// as the hyperparameters.
+	Flags *pflag.FlagSet
+}
+
+// DefaultDataset is the embedded synthetic graph used when no dataset is
+// given.
+const DefaultDataset = "csbm"
+
+// Train runs a method opts.Runs times with seeds Seed, Seed+1, … and
+// summarises the results. Random splits are redrawn for every run from the
+// run's seed; published mask splits stay fixed.
+func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
+	start := time.Now()
+	if opts.Dataset == "" {
+		opts.Dataset = DefaultDataset
+	}
+	if opts.Runs <= 0 {
+		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
+	}
+	if !Supports(m, opts.Level) {
+		return nil, fmt.Errorf("method %s does not support --privacy %s (supported: %v)", m.Name(), opts.Level, m.Levels())
+	}
+	if opts.Level == None {
+		opts.Epsilon = math.Inf(1)
+	} else if !(opts.Epsilon > 0) {
+		return nil, fmt.Errorf("--epsilon must be positive (or inf), got %v", opts.Epsilon)
+	}
+	if opts.Delta < 0 || opts.Delta >= 1 || math.IsNaN(opts.Delta) {
+		return nil, fmt.Errorf("--delta must be in (0, 1) or auto, got %v", opts.Delta)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	g, err := graphs.Load(opts.Dataset, opts.DataDir, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if g.Labels == nil || g.NumClasses < 2 {
+		return nil, fmt.Errorf("dataset %s has no node labels: %s is a node-classification method", opts.Dataset, m.Name())
+	}
+	splitText := opts.Split
+	if splitText == "" {
+		splitText = m.DefaultSplit(g.Name)
+	}
+	spec, err := graphs.ParseSplit(splitText)
+	if err != nil {
+		return nil, err
+	}
+	rec := opts.Recorder
+	if rec == nil {
+		rec = trainers.Nop{}
+	}
+	rec.Plan(opts.Runs * m.Epochs())
+	defer rec.Done()
+
+	metrics := map[string][]float64{}
+	var report *trainers.PrivacyReport
+	for r := 0; r < opts.Runs; r++ {
+		seed := opts.Seed + uint64(r)
+		gs, err := graphs.ApplySplit(g, spec, seed)
+		if err != nil {
+			return nil, err
+		}
+		ctx := &Context{Graph: gs, Dataset: g.Name, Level: opts.Level, Epsilon: opts.Epsilon,
+			Delta: opts.Delta, Seed: seed, Run: r, Recorder: rec}
+		out, err := m.Run(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s run %d: %w", m.Name(), r+1, err)
+		}
+		if len(out.Pred) != gs.N {
+			return nil, fmt.Errorf("%s returned %d predictions for %d nodes", m.Name(), len(out.Pred), gs.N)
+		}
+		sp := gs.Split
+		metrics["test_acc"] = append(metrics["test_acc"], trainers.Accuracy(out.Pred, gs.Labels, sp.Test))
+		metrics["test_f1_micro"] = append(metrics["test_f1_micro"], trainers.MicroF1(out.Pred, gs.Labels, sp.Test))
+		metrics["val_acc"] = append(metrics["val_acc"], out.ValAcc)
+		metrics["train_acc"] = append(metrics["train_acc"], trainers.Accuracy(out.Pred, gs.Labels, sp.Train))
+		for k, v := range out.Extra {
+			metrics[k] = append(metrics[k], v)
+		}
+		if out.Privacy != nil {
+			if report == nil || epsOf(out.Privacy) > epsOf(report) {
+				report = out.Privacy // report the largest ε over runs
+			}
+		}
+	}
+	recd := &trainers.Record{
+		Method: m.Name(), Dataset: g.Name, Split: spec.String(), Privacy: string(opts.Level),
+		Epsilon: trainers.Eps(opts.Epsilon), Delta: opts.Delta, Runs: opts.Runs, Seed: opts.Seed,
+		Hyperparameters: Hyperparameters(opts.Flags), Metrics: map[string]trainers.Summary{},
+		PrivacyReport: report,
+	}
+	if report != nil {
+		recd.Delta = report.Delta
+	}
+	for k, v := range metrics {
+		recd.Metrics[k] = trainers.Summarize(v, opts.Seed)
+	}
+	recd.Seconds = time.Since(start).Seconds()
+	return recd, nil
+}
+
+func epsOf(p *trainers.PrivacyReport) float64 {
+	if p.Epsilon == nil {
+		return math.Inf(1)
+	}
+	return *p.Epsilon
+}
+
+// Hyperparameters returns the values of a parsed method flag set, typed
+// (numbers as numbers, booleans as booleans).
+func Hyperparameters(fs *pflag.FlagSet) map[string]any {
+	out := map[string]any{}
+	if fs == nil {
+		return out
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch f.Value.Type() {
+		case "int", "int64", "uint64":
+			var v int64
+			fmt.Sscan(f.Value.String(), &v)
+			out[f.Name] = v
+		case "float64":
+			var v float64
+			fmt.Sscan(f.Value.String(), &v)
+			out[f.Name] = v
+		case "bool":
+			out[f.Name] = f.Value.String() == "true"
+		default:
+			out[f.Name] = f.Value.String()
+		}
+	})
+	return out
+}

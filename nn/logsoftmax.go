@@ -1,0 +1,114 @@
+package nn
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// logSoftmaxOp is a row-wise log-softmax, z_ij − log Σ_k exp(z_ik), computed
+// with the max shift. Its gradient is dx = dy − softmax(z)·Σ_j dy_j per row.
+// (gorgonia's LogSoftMax starts a goroutine per row, which dominated the
+// cost of a full-batch epoch on small graphs.)
+type logSoftmaxOp struct{}
+
+// LogSoftmax returns the row-wise log-softmax of a (N, C) matrix.
+func LogSoftmax(x *G.Node) (*G.Node, error) { return G.ApplyOp(logSoftmaxOp{}, x) }
+
+func (logSoftmaxOp) Arity() int            { return 1 }
+func (logSoftmaxOp) Type() hm.Type         { return hm.NewFnType(matType(), matType()) }
+func (logSoftmaxOp) ReturnsPtr() bool      { return false }
+func (logSoftmaxOp) CallsExtern() bool     { return false }
+func (logSoftmaxOp) OverwritesInput() int  { return -1 }
+func (logSoftmaxOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "LogSoftmaxRows") }
+func (op logSoftmaxOp) Hashcode() uint32   { return hash32(op.WriteHash) }
+func (logSoftmaxOp) String() string        { return "LogSoftmaxRows" }
+func (logSoftmaxOp) DiffWRT(int) []bool    { return []bool{true} }
+func (logSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("nn: LogSoftmax wants a matrix, got %v", in[0])
+	}
+	return s.Clone(), nil
+}
+
+func (logSoftmaxOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "LogSoftmax")
+	if err != nil {
+		return nil, err
+	}
+	n, k := shape2(x)
+	out := make([]float64, len(xd))
+	for i := 0; i < n; i++ {
+		r := xd[i*k : (i+1)*k]
+		mx := math.Inf(-1)
+		for _, v := range r {
+			mx = math.Max(mx, v)
+		}
+		s := 0.0
+		for _, v := range r {
+			s += math.Exp(v - mx)
+		}
+		lse := mx + math.Log(s)
+		o := out[i*k : (i+1)*k]
+		for c, v := range r {
+			o[c] = v - lse
+		}
+	}
+	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+}
+
+func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	n, err := G.ApplyOp(logSoftmaxGradOp{}, output, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{n}, nil
+}
+
+// logSoftmaxGradOp takes (y = log-softmax output, dy).
+type logSoftmaxGradOp struct{}
+
+func (logSoftmaxGradOp) Arity() int { return 2 }
+func (logSoftmaxGradOp) Type() hm.Type {
+	return hm.NewFnType(matType(), matType(), matType())
+}
+func (logSoftmaxGradOp) ReturnsPtr() bool      { return false }
+func (logSoftmaxGradOp) CallsExtern() bool     { return false }
+func (logSoftmaxGradOp) OverwritesInput() int  { return -1 }
+func (logSoftmaxGradOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "LogSoftmaxRowsGrad") }
+func (op logSoftmaxGradOp) Hashcode() uint32   { return hash32(op.WriteHash) }
+func (logSoftmaxGradOp) String() string        { return "LogSoftmaxRowsGrad" }
+func (logSoftmaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
+func (logSoftmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
+	y, yd, err := denseF64(vals[0], "LogSoftmaxGrad")
+	if err != nil {
+		return nil, err
+	}
+	_, dy, err := denseF64(vals[1], "LogSoftmaxGrad")
+	if err != nil {
+		return nil, err
+	}
+	n, k := shape2(y)
+	out := make([]float64, len(yd))
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for _, v := range dy[i*k : (i+1)*k] {
+			s += v
+		}
+		for c := 0; c < k; c++ {
+			p := i*k + c
+			out[p] = dy[p] - math.Exp(yd[p])*s
+		}
+	}
+	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+}
+
+var _ G.SDOp = logSoftmaxOp{}

@@ -1,0 +1,145 @@
+package trainers
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// EpochStats is what a training loop reports after each epoch (or stage
+// epoch). Fields that do not apply are zero; NaN accuracies are omitted.
+type EpochStats struct {
+	Run      int     `json:"run"`
+	Stage    int     `json:"stage,omitempty"`
+	Epoch    int     `json:"epoch"`
+	Step     int     `json:"step,omitempty"`
+	Loss     float64 `json:"loss"`
+	TrainAcc float64 `json:"train_acc,omitempty"`
+	ValAcc   float64 `json:"val_acc,omitempty"`
+	// DP-SGD diagnostics (per step): gradient norms per parameter before
+	// clipping, the fraction of clipped samples and the noise norm.
+	GradNorms   map[string]float64 `json:"grad_norms,omitempty"`
+	ClippedFrac float64            `json:"clipped_frac,omitempty"`
+	NoiseNorm   float64            `json:"noise_norm,omitempty"`
+	BatchSize   int                `json:"batch_size,omitempty"`
+}
+
+// Recorder receives training progress. The algorithm never prints: a
+// progress bar and a JSON-lines trace are Recorders.
+type Recorder interface {
+	// Plan announces how many epochs a whole command will report (for a
+	// progress bar); it may be called again to add more.
+	Plan(epochs int)
+	Epoch(s EpochStats)
+	Done()
+}
+
+// Nop is a Recorder that ignores everything.
+type Nop struct{}
+
+func (Nop) Plan(int)         {}
+func (Nop) Epoch(EpochStats) {}
+func (Nop) Done()            {}
+
+// Multi fans progress out to several recorders.
+type Multi []Recorder
+
+func (m Multi) Plan(n int) {
+	for _, r := range m {
+		r.Plan(n)
+	}
+}
+func (m Multi) Epoch(s EpochStats) {
+	for _, r := range m {
+		r.Epoch(s)
+	}
+}
+func (m Multi) Done() {
+	for _, r := range m {
+		r.Done()
+	}
+}
+
+// Bar shows a progress bar on a terminal.
+type Bar struct {
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
+	w   io.Writer
+}
+
+// NewBar returns a progress bar on w, or a Nop when w is not a terminal
+// (progress is only for people watching).
+func NewBar(w *os.File) Recorder {
+	if !term.IsTerminal(int(w.Fd())) {
+		return Nop{}
+	}
+	return &Bar{w: w}
+}
+
+func (b *Bar) Plan(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar == nil {
+		b.bar = progressbar.NewOptions(n, progressbar.OptionSetWriter(b.w),
+			progressbar.OptionSetWidth(30), progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
+			progressbar.OptionThrottle(100_000_000))
+		return
+	}
+	b.bar.AddMax(n)
+}
+
+func (b *Bar) Epoch(s EpochStats) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar == nil {
+		return
+	}
+	desc := fmt.Sprintf("run %d", s.Run+1)
+	if s.Stage > 0 {
+		desc += fmt.Sprintf(" stage %d", s.Stage)
+	}
+	desc += fmt.Sprintf(" loss %.3f", s.Loss)
+	if s.ValAcc > 0 {
+		desc += fmt.Sprintf(" val %.3f", s.ValAcc)
+	}
+	b.bar.Describe(desc)
+	_ = b.bar.Add(1)
+}
+
+func (b *Bar) Done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar != nil {
+		_ = b.bar.Finish()
+		b.bar = nil
+	}
+}
+
+// Trace writes one JSON object per reported epoch or step (JSON lines).
+type Trace struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	err error
+}
+
+// NewTrace writes JSON lines to w.
+func NewTrace(w io.Writer) *Trace { return &Trace{enc: json.NewEncoder(w)} }
+
+func (t *Trace) Plan(int) {}
+func (t *Trace) Epoch(s EpochStats) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil {
+		t.err = t.enc.Encode(s)
+	}
+}
+func (t *Trace) Done() {}
+
+// Err is the first write error, if any.
+func (t *Trace) Err() error { return t.err }
