@@ -7,17 +7,29 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	_ "github.com/dpgnn/dpgnn/methods/all" // register every method
 	"github.com/spf13/cobra"
 )
 
 func main() {
-	if err := newRoot(os.Stdout, os.Stderr).Execute(); err != nil {
+	// DPGNN_CPUPROFILE=FILE writes a CPU profile of the whole command.
+	if p := os.Getenv("DPGNN_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "dpgnn:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
+
+func run() error { return newRoot(os.Stdout, os.Stderr).Execute() }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
