@@ -22,11 +22,12 @@ type Linear struct {
 	Name    string
 	In, Out int
 	W, B    *nn.Param // B is nil without bias
+	m       *nn.Model
 }
 
 // NewLinear adds a Linear layer's parameters to m.
 func NewLinear(m *nn.Model, name string, in, out int, bias bool, init Init) *Linear {
-	l := &Linear{Name: name, In: in, Out: out}
+	l := &Linear{Name: name, In: in, Out: out, m: m}
 	switch init {
 	case InitGlorot:
 		l.W = m.NewParam(name+".W", nn.GlorotUniform(), in, out)
@@ -42,15 +43,18 @@ func NewLinear(m *nn.Model, name string, in, out int, bias bool, init Init) *Lin
 	return l
 }
 
-// Forward applies the layer to a dense (N, In) node.
+// Forward applies the layer to a dense (N, In) node. On a model's recorded
+// (DP-SGD) path it also records W and b for per-sample gradients.
 func (l *Linear) Forward(x *G.Node) *G.Node {
-	return l.AddBias(G.Must(G.Mul(x, l.W.Node)))
+	y := l.AddBias(G.Must(G.Mul(x, l.W.Node)))
+	return l.m.RecordLinear(y, l.W, l.B, x, nil)
 }
 
 // ForwardSparse applies the layer to a constant sparse (N, In) matrix
 // (bag-of-words features) without densifying it: y = SpMM(X, W) + b.
 func (l *Linear) ForwardSparse(x *nn.Sparse) *G.Node {
-	return l.AddBias(G.Must(nn.SpMM(x, l.W.Node)))
+	y := l.AddBias(G.Must(nn.SpMM(x, l.W.Node)))
+	return l.m.RecordLinear(y, l.W, l.B, nil, x)
 }
 
 // AddBias adds b to every row of h (identity without bias).

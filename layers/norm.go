@@ -76,8 +76,9 @@ func (n *Norm) Forward(x *G.Node) *G.Node {
 	} else {
 		s = n.m.RowStandardize(x, 1e-5)
 	}
-	s = G.Must(G.BroadcastHadamardProd(s, n.Gamma.Node, nil, []byte{0}))
-	return G.Must(G.BroadcastAdd(s, n.Beta.Node, nil, []byte{0}))
+	y := G.Must(G.BroadcastHadamardProd(s, n.Gamma.Node, nil, []byte{0}))
+	y = G.Must(G.BroadcastAdd(y, n.Beta.Node, nil, []byte{0}))
+	return n.m.RecordAffine(y, n.Gamma, n.Beta, s)
 }
 
 func (n *Norm) String() string {

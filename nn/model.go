@@ -98,6 +98,14 @@ type Model struct {
 	trainVM G.VM
 	evalVM  G.VM
 	extra   []*G.Node // extra nodes whose gradients are wanted (probes)
+
+	// DP-SGD support (persample.go)
+	recording bool
+	records   []PerSample
+	mixing    []string
+	// gradNodes, when set, replace the parameters' own gradients: DP-SGD
+	// computes privatised gradients as nodes.
+	gradNodes []*G.Node
 }
 
 // NewModel returns an empty model whose initialisation and dropout draw from
@@ -239,7 +247,12 @@ func (m *Model) BatchStandardize(x *G.Node, eps, momentum float64) *G.Node {
 func (m *Model) NewBatchStandardizer(eps, momentum float64) func(*G.Node) *G.Node {
 	op := newStandardize(0, eps, momentum)
 	m.modal = append(m.modal, op)
-	return func(x *G.Node) *G.Node { return G.Must(G.ApplyOp(op, x)) }
+	return func(x *G.Node) *G.Node {
+		if m.recording {
+			m.mixing = append(m.mixing, op.String())
+		}
+		return G.Must(G.ApplyOp(op, x))
+	}
 }
 
 // RowStandardize standardises each row of x over its features (GroupNorm
@@ -297,6 +310,29 @@ func (m *Model) Compile(loss *G.Node, outputs []*G.Node, extra ...*G.Node) error
 	})
 }
 
+// CompileGradients builds the training machine over the given roots and
+// takes gradNodes (one per parameter, in Params order) as the parameters'
+// gradients: Grads returns their values instead of gorgonia's dual values.
+// DP-SGD uses it to hand the optimiser privatised gradients computed as
+// nodes. loss (may be nil) is reported by Step.
+func (m *Model) CompileGradients(loss *G.Node, gradNodes []*G.Node, outputs []*G.Node, extraRoots ...*G.Node) error {
+	if len(gradNodes) != len(m.Params) {
+		return fmt.Errorf("nn: %d gradient nodes for %d parameters", len(gradNodes), len(m.Params))
+	}
+	return Build(func() error {
+		m.loss, m.outputs, m.gradNodes = loss, outputs, gradNodes
+		roots := append(append(G.Nodes{}, gradNodes...), extraRoots...)
+		if loss != nil {
+			roots = append(roots, loss)
+		}
+		m.trainVM = G.NewTapeMachine(m.G.SubgraphRoots(roots...))
+		if len(outputs) > 0 {
+			m.evalVM = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
+		}
+		return nil
+	})
+}
+
 // SetTraining switches dropout and BatchNorm between training and
 // evaluation behaviour (and draws fresh dropout masks when training).
 func (m *Model) SetTraining(t bool) {
@@ -315,7 +351,7 @@ func (m *Model) Step() (float64, error) { return m.StepMode(true) }
 // gradient checks differentiate.
 func (m *Model) StepMode(training bool) (float64, error) {
 	if m.trainVM == nil {
-		return 0, errors.New("nn: model has no loss compiled")
+		return 0, errors.New("nn: model has no training graph compiled")
 	}
 	m.SetTraining(training)
 	m.trainVM.Reset()
@@ -331,6 +367,9 @@ func (m *Model) StepMode(training bool) (float64, error) {
 	}
 	if err := m.trainVM.RunAll(); err != nil {
 		return 0, fmt.Errorf("nn: training step: %w", err)
+	}
+	if m.loss == nil {
+		return 0, nil
 	}
 	return ScalarValue(m.loss), nil
 }
@@ -373,6 +412,15 @@ func Values(n *G.Node) []float64 {
 // Grads returns the current gradient of every parameter, in Params order.
 func (m *Model) Grads() ([][]float64, error) {
 	out := make([][]float64, len(m.Params))
+	if m.gradNodes != nil {
+		for i, n := range m.gradNodes {
+			out[i] = Values(n)
+			if len(out[i]) != m.Params[i].Size() {
+				return nil, fmt.Errorf("nn: gradient node of %s has %d values, want %d", m.Params[i].Name, len(out[i]), m.Params[i].Size())
+			}
+		}
+		return out, nil
+	}
 	for i, p := range m.Params {
 		g, err := p.Grad()
 		if err != nil {

@@ -1,0 +1,311 @@
+package dp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// SGDConfig configures DP-SGD (Abadi et al. 2016) as Opacus runs it.
+type SGDConfig struct {
+	// Clip is C, the L2 bound on each sample's gradient over all trainable
+	// parameters concatenated (flat clipping).
+	Clip float64
+	// Multiplier is z, the noise multiplier: the summed clipped gradient
+	// gets N(0, (z·C)²) noise per coordinate.
+	Multiplier float64
+	// Rate is q, the Poisson sampling probability of each sample.
+	Rate float64
+	// Samples is the number of training samples n; the expected batch size
+	// is B = q·n and the noisy sum is divided by B, not by the realised
+	// batch size.
+	Samples int
+	// Capacity is the number of samples one run of the graph holds (its
+	// batch rows for one-row samples). A sampled batch larger than this is
+	// processed in chunks; noise is added once.
+	Capacity int
+}
+
+// ExpectedBatch is q·n.
+func (c SGDConfig) ExpectedBatch() float64 { return c.Rate * float64(c.Samples) }
+
+// Validate checks the configuration.
+func (c SGDConfig) Validate() error {
+	if err := checkPositiveFinite("clipping bound C", c.Clip); err != nil {
+		return err
+	}
+	if err := checkNonNegativeFinite("noise multiplier", c.Multiplier); err != nil {
+		return err
+	}
+	if err := CheckRate(c.Rate); err != nil {
+		return err
+	}
+	if c.Samples <= 0 || c.Capacity <= 0 {
+		return fmt.Errorf("dp: DP-SGD needs positive sample count and capacity, got %d and %d", c.Samples, c.Capacity)
+	}
+	return nil
+}
+
+// DefaultCapacity is a batch capacity that a Poisson batch exceeds with
+// negligible probability (mean + 10 standard deviations + 8), capped at n.
+func DefaultCapacity(q float64, n int) int {
+	mean := q * float64(n)
+	c := int(math.Ceil(mean + 10*math.Sqrt(mean*(1-q)) + 8))
+	return min(c, n)
+}
+
+// SGD is the DP-SGD construction on a model's recorded training path: the
+// nodes for per-sample squared gradient norms (ghost norms), clip factors,
+// clipped gradient sums, the Gaussian noise and the division by the
+// expected batch size. All of them are ordinary nodes of the model's
+// expression graph, visible to `dpgnn inspect`.
+type SGD struct {
+	Cfg    SGDConfig
+	Groups *nn.RowGroups
+	// LossSum is Σ of the per-row losses of the batch.
+	LossSum *G.Node
+	// NormSq holds per-sample squared gradient norms (length Capacity
+	// rows); Factors the clip factors min(1, C/(‖g‖+1e-6)).
+	NormSq, Factors *G.Node
+	// ParamNormSq holds per-sample squared norms of each parameter's
+	// gradient (diagnostics; they sum to NormSq).
+	ParamNormSq []*G.Node
+	// Clipped[i] is Σ_samples clip·gradient of parameter i; Noisy[i] is
+	// (Clipped[i] + N(0, (zC)²)) / B, what the optimiser receives.
+	Clipped, Noisy []*G.Node
+	Noise          []*nn.Noise
+
+	model *nn.Model
+	src   *Source
+}
+
+// BuildSGD adds the DP-SGD nodes to m. perRowLoss is the vector of per-row
+// losses of the recorded training path (rows = batch capacity in rows; a
+// sample's loss is the sum of its rows' losses, padding rows must have loss
+// 0). It refuses models whose recorded path mixes samples (BatchNorm) or has
+// parameters without a per-sample rule. It compiles m with the privatised
+// gradients; outputs are the evaluation outputs.
+func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outputs []*G.Node) (*SGD, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if src == nil {
+		return nil, errors.New("dp: DP-SGD needs a noise source")
+	}
+	if mix := m.MixesSamples(); len(mix) > 0 {
+		return nil, fmt.Errorf("dp: DP-SGD needs per-sample layers, but the training path has %s, which mixes samples in a batch; use GroupNorm (--norm groupnorm) instead of BatchNorm", strings.Join(mix, ", "))
+	}
+	recs := m.PerSampleRecords()
+	byParam := map[*nn.Param]nn.PerSample{}
+	for _, r := range recs {
+		if _, dup := byParam[r.Param]; dup {
+			return nil, fmt.Errorf("dp: parameter %s is used twice on the DP-SGD training path; per-sample gradients of shared weights are not supported", r.Param.Name)
+		}
+		byParam[r.Param] = r
+	}
+	for _, p := range m.Params {
+		if _, ok := byParam[p]; !ok {
+			return nil, fmt.Errorf("dp: parameter %s has no per-sample gradient rule on the training path (a layer DP-SGD does not support, or a parameter not on the path)", p.Name)
+		}
+	}
+	rows := perRowLoss.Shape()[0]
+	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
+	err := nn.Build(func() error {
+		s.LossSum = G.Must(G.Sum(perRowLoss))
+		var probes G.Nodes
+		seen := map[*G.Node]bool{}
+		for _, r := range recs {
+			if !seen[r.Probe] {
+				seen[r.Probe] = true
+				probes = append(probes, r.Probe)
+			}
+		}
+		deltas, err := G.Grad(s.LossSum, probes...)
+		if err != nil {
+			return fmt.Errorf("gradients at the layer outputs: %w", err)
+		}
+		delta := map[*G.Node]*G.Node{}
+		for i, p := range probes {
+			delta[p] = deltas[i]
+		}
+		// per-sample squared norms, one term per parameter
+		norms := make([]*G.Node, len(m.Params))
+		for i, p := range m.Params {
+			r := byParam[p]
+			d := delta[r.Probe]
+			var n *G.Node
+			switch {
+			case r.Kind == nn.LinearWeight && r.SparseInput != nil:
+				n = G.Must(nn.GhostNormSqSparse(r.SparseInput, d, s.Groups, p.Name))
+			case r.Kind == nn.LinearWeight:
+				n = G.Must(nn.GhostNormSq(r.Input, d, s.Groups, p.Name))
+			case r.Kind == nn.Bias:
+				n = G.Must(nn.GhostNormSq(nil, d, s.Groups, p.Name))
+			case r.Kind == nn.NormScale:
+				n = G.Must(nn.GhostNormSq(nil, G.Must(G.HadamardProd(d, r.Normalized)), s.Groups, p.Name))
+			default:
+				return fmt.Errorf("parameter %s: unknown per-sample kind %v", p.Name, r.Kind)
+			}
+			norms[i] = n
+		}
+		s.ParamNormSq = norms
+		if len(norms) == 1 {
+			s.NormSq = norms[0]
+		} else {
+			s.NormSq = G.Must(G.ReduceAdd(norms, G.WithName("dpsgd.norm2")))
+		}
+		s.Factors = G.Must(nn.ClipFactors(s.NormSq, cfg.Clip))
+		rowFactors := G.Must(nn.ExpandToRows(s.Factors, s.Groups))
+		scaled := map[*G.Node]*G.Node{} // probe → c∘δ
+		for _, p := range probes {
+			scaled[p] = G.Must(G.BroadcastHadamardProd(delta[p], rowFactors, nil, []byte{1}))
+		}
+		b := G.NewConstant(cfg.ExpectedBatch(), G.WithName("dpsgd.expected_batch"))
+		for _, p := range m.Params {
+			r := byParam[p]
+			cd := scaled[r.Probe]
+			var sum *G.Node
+			switch {
+			case r.Kind == nn.LinearWeight && r.SparseInput != nil:
+				sum = G.Must(nn.SpMMT(r.SparseInput, cd))
+			case r.Kind == nn.LinearWeight:
+				sum = G.Must(G.Mul(G.Must(G.Transpose(r.Input)), cd))
+			case r.Kind == nn.Bias:
+				sum = G.Must(G.Sum(cd, 0))
+			case r.Kind == nn.NormScale:
+				sum = G.Must(G.Sum(G.Must(G.HadamardProd(cd, r.Normalized)), 0))
+			}
+			noise := &nn.Noise{Name: p.Name, Std: cfg.Multiplier * cfg.Clip, Src: src}
+			noisy := G.Must(G.Div(G.Must(nn.AddNoise(sum, noise)), b))
+			s.Clipped = append(s.Clipped, sum)
+			s.Noisy = append(s.Noisy, noisy)
+			s.Noise = append(s.Noise, noise)
+		}
+		return m.CompileGradients(s.LossSum, s.Noisy, outputs, append([]*G.Node{s.NormSq, s.Factors}, s.ParamNormSq...)...)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dp: building DP-SGD: %w", err)
+	}
+	return s, nil
+}
+
+// StepStats describes one DP-SGD step (for traces).
+type StepStats struct {
+	BatchSize   int                // realised Poisson batch size
+	ClippedFrac float64            // fraction of sampled samples with clip factor < 1
+	MeanNorm    float64            // mean per-sample gradient norm before clipping
+	ParamNorms  map[string]float64 // RMS over the batch of per-sample norms, per parameter
+	NoiseNorm   float64            // L2 norm of all noise added (before division by B)
+	Loss        float64            // mean loss over the sampled samples
+}
+
+// PoissonSample returns the indices in [0, n) kept independently with
+// probability q, drawn from the noise source (the sampling is part of the
+// mechanism and must be as unpredictable as the noise).
+func PoissonSample(src *Source, n int, q float64) []int {
+	var out []int
+	for i := 0; i < n; i++ {
+		if src.Uniform() < q {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Step runs one DP-SGD step: it draws a Poisson batch of the Cfg.Samples
+// samples, calls fill with each chunk of at most Capacity sample ids (fill
+// loads their rows into the batch inputs and sets Groups), runs the graph,
+// and returns the privatised gradient (Σ clipped + N(0,(zC)²))/B of every
+// parameter. Noise is added exactly once per step, also for an empty batch.
+func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, error) {
+	batch := PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate)
+	var chunks [][]int
+	for lo := 0; lo < len(batch); lo += s.Cfg.Capacity {
+		chunks = append(chunks, batch[lo:min(lo+s.Cfg.Capacity, len(batch))])
+	}
+	if len(chunks) == 0 {
+		chunks = [][]int{nil}
+	}
+	st := StepStats{BatchSize: len(batch), ParamNorms: map[string]float64{}}
+	var total [][]float64
+	std := s.Cfg.Multiplier * s.Cfg.Clip
+	lossSum, normSum, clipped := 0.0, 0.0, 0
+	paramSq := make([]float64, len(s.model.Params))
+	for ci, chunk := range chunks {
+		last := ci == len(chunks)-1
+		for _, n := range s.Noise {
+			if last {
+				n.Std = std
+			} else {
+				n.Std = 0
+			}
+		}
+		if err := fill(chunk); err != nil {
+			return nil, st, err
+		}
+		if s.Groups.Samples != len(chunk) {
+			return nil, st, fmt.Errorf("dp: fill set %d samples for a chunk of %d", s.Groups.Samples, len(chunk))
+		}
+		loss, err := s.model.Step()
+		if err != nil {
+			return nil, st, err
+		}
+		lossSum += loss
+		grads, err := s.model.Grads()
+		if err != nil {
+			return nil, st, err
+		}
+		if total == nil {
+			total = make([][]float64, len(grads))
+			for i, g := range grads {
+				total[i] = make([]float64, len(g))
+			}
+		}
+		for i, g := range grads {
+			for j, v := range g {
+				total[i][j] += v
+			}
+		}
+		ns := nn.Values(s.NormSq)
+		fs := nn.Values(s.Factors)
+		for k := 0; k < len(chunk); k++ {
+			normSum += math.Sqrt(ns[k])
+			if fs[k] < 1 {
+				clipped++
+			}
+		}
+		for i, pn := range s.ParamNormSq {
+			v := nn.Values(pn)
+			for k := 0; k < len(chunk); k++ {
+				paramSq[i] += v[k]
+			}
+		}
+	}
+	noise := 0.0
+	for _, n := range s.Noise {
+		for _, e := range n.Last {
+			noise += e * e
+		}
+	}
+	st.NoiseNorm = math.Sqrt(noise)
+	if len(batch) > 0 {
+		st.ClippedFrac = float64(clipped) / float64(len(batch))
+		st.MeanNorm = normSum / float64(len(batch))
+		st.Loss = lossSum / float64(len(batch))
+		for i, p := range s.model.Params {
+			st.ParamNorms[p.Name] = math.Sqrt(paramSq[i] / float64(len(batch)))
+		}
+	}
+	return total, st, nil
+}
+
+// Steps is the number of DP-SGD steps of `epochs` passes at rate q over n
+// samples as the accountant is told: ⌈epochs/q⌉ (one epoch is 1/q expected
+// steps). Training runs exactly this many steps.
+func Steps(epochs int, q float64) int {
+	return int(math.Ceil(float64(epochs) / q))
+}

@@ -1,0 +1,311 @@
+package dp
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// sgdCase describes a random model and batch for comparing the ghost-norm
+// DP-SGD nodes with the one-sample-at-a-time reference.
+type sgdCase struct {
+	name   string
+	sparse bool
+	norm   layers.NormKind
+	groups []int // row → sample
+	clip   float64
+}
+
+const sgdF, sgdC = 6, 3
+
+func sgdInputs(rows int) ([]float64, *graphs.CSR, []int) {
+	r := rand.New(rand.NewPCG(11, 12))
+	x := make([]float64, rows*sgdF)
+	var src, dst []int
+	var val []float64
+	for i := range x {
+		x[i] = r.NormFloat64()
+		if r.Float64() < 0.5 {
+			src, dst, val = append(src, i/sgdF), append(dst, i%sgdF), append(val, x[i])
+		}
+	}
+	labels := make([]int, rows)
+	for i := range labels {
+		labels[i] = r.IntN(sgdC)
+	}
+	return x, graphs.FromCOO(rows, sgdF, src, dst, val), labels
+}
+
+// buildSGDModel builds the same MLP (same seed, same parameter values) in
+// recording mode (for DP-SGD) or plainly (for the reference).
+func buildSGDModel(t *testing.T, tc sgdCase, record bool) (*nn.Model, *nn.CrossEntropy, *G.Node) {
+	t.Helper()
+	rows := len(tc.groups)
+	x, xs, _ := sgdInputs(rows)
+	m := nn.NewModel(42)
+	var ce *nn.CrossEntropy
+	var loss *G.Node
+	err := nn.Build(func() error {
+		p, err := layers.NewMLP(m, "mlp", layers.MLPConfig{Dims: []int{sgdF, 5, 4, sgdC}, Activation: layers.SELU, Norm: tc.norm, PlainLast: true})
+		if err != nil {
+			return err
+		}
+		if record {
+			m.StartRecording()
+		}
+		var logits *G.Node
+		if tc.sparse {
+			logits = p.ForwardSparse(nn.NewSparse("X", xs))
+		} else {
+			logits = p.Forward(m.Input("X", x, rows, sgdF))
+		}
+		m.StopRecording()
+		if ce, err = nn.NewCrossEntropy(m, logits, "loss"); err != nil {
+			return err
+		}
+		loss = G.Must(G.Sum(ce.PerRow))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ce, loss
+}
+
+func TestGhostClippingMatchesPerSampleReference(t *testing.T) {
+	cases := []sgdCase{
+		{"dense", false, layers.NormNone, []int{0, 1, 2, 3, 4}, 0.5},
+		{"dense-groupnorm", false, layers.NormGroup, []int{0, 1, 2, 3, 4, 5}, 0.8},
+		{"sparse", true, layers.NormNone, []int{0, 1, 2, 3}, 0.6},
+		{"grouped-rows", false, layers.NormGroup, []int{0, 0, 1, 2, 2, 2, 3}, 0.7},
+		{"grouped-sparse-with-padding", true, layers.NormGroup, []int{0, 1, 1, 2, -1, -1}, 0.9},
+		{"no-clipping", false, layers.NormGroup, []int{0, 1, 2}, 1e6},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := len(tc.groups)
+			_, _, labels := sgdInputs(rows)
+			samples := 0
+			for _, g := range tc.groups {
+				samples = max(samples, g+1)
+			}
+			var live []int
+			for r, g := range tc.groups {
+				if g >= 0 {
+					live = append(live, r)
+				}
+			}
+			// DP-SGD path, noise off, B = 1 so Noisy = Clipped.
+			m, ce, _ := buildSGDModel(t, tc, true)
+			s, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: tc.clip, Multiplier: 0, Rate: 1, Samples: 1, Capacity: rows}, NewSource(1), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(s.Groups.Of, tc.groups)
+			s.Groups.Samples = samples
+			if err := ce.SetRows(live, labels); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Step(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Grads()
+			if err != nil {
+				t.Fatal(err)
+			}
+			normSq := nn.Values(s.NormSq)
+
+			// Reference: one sample at a time through ordinary gradients.
+			ref, rce, rloss := buildSGDModel(t, tc, false)
+			if err := ref.Compile(rloss, nil); err != nil {
+				t.Fatal(err)
+			}
+			want := make([][]float64, len(ref.Params))
+			for i, p := range ref.Params {
+				want[i] = make([]float64, p.Size())
+			}
+			clippedSeen := 0
+			for smp := 0; smp < samples; smp++ {
+				var rs []int
+				for r, g := range tc.groups {
+					if g == smp {
+						rs = append(rs, r)
+					}
+				}
+				if err := rce.SetRows(rs, labels); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ref.Step(); err != nil {
+					t.Fatal(err)
+				}
+				g, err := ref.Grads()
+				if err != nil {
+					t.Fatal(err)
+				}
+				n2 := 0.0
+				for _, gi := range g {
+					for _, v := range gi {
+						n2 += v * v
+					}
+				}
+				if math.Abs(n2-normSq[smp]) > 1e-9*math.Max(1, n2) {
+					t.Errorf("sample %d: ghost squared norm %.12g, reference %.12g", smp, normSq[smp], n2)
+				}
+				c := math.Min(1, tc.clip/(math.Sqrt(n2)+1e-6))
+				if c < 1 {
+					clippedSeen++
+				}
+				for i, gi := range g {
+					for j, v := range gi {
+						want[i][j] += c * v
+					}
+				}
+			}
+			if tc.clip < 1 && clippedSeen == 0 {
+				t.Fatalf("test does not exercise clipping")
+			}
+			for i := range want {
+				for j := range want[i] {
+					if d := math.Abs(got[i][j] - want[i][j]); d > 1e-9*math.Max(1, math.Abs(want[i][j])) {
+						t.Fatalf("%s[%d]: ghost clipped sum %.12g, reference %.12g", m.Params[i].Name, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestDPSGDRefusesBatchNorm(t *testing.T) {
+	tc := sgdCase{norm: layers.NormBatch, groups: []int{0, 1, 2}}
+	m, ce, _ := buildSGDModel(t, tc, true)
+	_, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 3, Capacity: 3}, NewSource(1), nil)
+	if err == nil || !strings.Contains(err.Error(), "GroupNorm") {
+		t.Fatalf("BatchNorm under DP-SGD: got %v, want an error pointing to GroupNorm", err)
+	}
+}
+
+func TestDPSGDRefusesUnrecordedParameter(t *testing.T) {
+	tc := sgdCase{groups: []int{0, 1, 2}}
+	m, ce, _ := buildSGDModel(t, tc, true)
+	m.NewParam("stray", nn.Constant(0), 2)
+	_, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 3, Capacity: 3}, NewSource(1), nil)
+	if err == nil || !strings.Contains(err.Error(), "stray") {
+		t.Fatalf("got %v, want an error naming the parameter", err)
+	}
+}
+
+// TestDPSGDNoiseScale checks that the privatised gradient of an empty batch
+// is exactly noise with standard deviation z·C/B (KS test), that one
+// example's clipped gradient has norm C, and that noise is drawn once per
+// step even when a batch is split into chunks.
+func TestDPSGDNoiseScale(t *testing.T) {
+	tc := sgdCase{norm: layers.NormGroup, groups: []int{0, 1, 2, 3}}
+	m, ce, _ := buildSGDModel(t, tc, true)
+	const z, c = 1.3, 0.7
+	cfg := SGDConfig{Clip: c, Multiplier: z, Rate: 1e-9, Samples: 4, Capacity: 4}
+	s, err := BuildSGD(m, ce.PerRow, cfg, NewSource(5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, labels := sgdInputs(4)
+	fill := func(samples []int) error {
+		s.Groups.Singletons(len(samples))
+		return ce.SetRows(samples, labels)
+	}
+	var draws []float64
+	for step := 0; step < 40; step++ {
+		g, st, err := s.Step(fill)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.BatchSize != 0 {
+			t.Fatalf("rate 1e-9 sampled %d", st.BatchSize)
+		}
+		for _, gi := range g {
+			draws = append(draws, gi...)
+		}
+	}
+	std := z * c / cfg.ExpectedBatch()
+	for i := range draws {
+		draws[i] /= std
+	}
+	if d := ksNormal(draws); d > 1.63/math.Sqrt(float64(len(draws))) { // p ≈ 0.01
+		t.Fatalf("noise is not N(0, (zC/B)²): KS distance %.4f over %d draws", d, len(draws))
+	}
+
+	// One sample, no noise: the clipped gradient has norm exactly C when
+	// the raw gradient is larger.
+	for _, n := range s.Noise {
+		n.Std = 0
+	}
+	cfg1 := cfg
+	cfg1.Multiplier, cfg1.Rate, cfg1.Samples = 0, 1, 1
+	m1, ce1, _ := buildSGDModel(t, tc, true)
+	s1, err := BuildSGD(m1, ce1.PerRow, SGDConfig{Clip: 1e-3, Multiplier: 0, Rate: 1, Samples: 1, Capacity: 4}, NewSource(5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, st, err := s1.Step(func(samples []int) error {
+		s1.Groups.Singletons(len(samples))
+		return ce1.SetRows(samples, labels)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2 := 0.0
+	for _, gi := range g {
+		for _, v := range gi {
+			n2 += v * v
+		}
+	}
+	if st.BatchSize != 1 || math.Abs(math.Sqrt(n2)-1e-3) > 1e-9 {
+		t.Fatalf("one clipped example: norm %.12g, want C = 1e-3 (batch %d)", math.Sqrt(n2), st.BatchSize)
+	}
+
+	// Chunks: capacity 1 with 4 samples at q = 1 → 4 chunks, one noise draw.
+	m2, ce2, _ := buildSGDModel(t, tc, true)
+	s2, err := BuildSGD(m2, ce2.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 1, Samples: 4, Capacity: 1}, NewSource(5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rows = 4 but capacity 1 sample per run
+	_, st, err = s2.Step(func(samples []int) error {
+		for r := range s2.Groups.Of {
+			s2.Groups.Of[r] = -1
+		}
+		for k := range samples {
+			s2.Groups.Of[k] = k
+		}
+		s2.Groups.Samples = len(samples)
+		return ce2.SetRows(samples, labels)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	draws2 := 0
+	for _, n := range s2.Noise {
+		draws2 += n.Draws
+	}
+	if st.BatchSize != 4 || draws2 != len(s2.Noise) {
+		t.Fatalf("chunked step: batch %d, noise drawn %d times for %d parameters", st.BatchSize, draws2, len(s2.Noise))
+	}
+}
+
+// ksNormal is the Kolmogorov–Smirnov distance between the sample and N(0,1).
+func ksNormal(x []float64) float64 {
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	d := 0.0
+	for i, v := range s {
+		f := 0.5 * math.Erfc(-v/math.Sqrt2)
+		d = math.Max(d, math.Max(math.Abs(f-float64(i)/float64(len(s))), math.Abs(f-float64(i+1)/float64(len(s)))))
+	}
+	return d
+}

@@ -1,0 +1,320 @@
+package nn
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// RowGroups assigns the rows of a batch to samples: Of[r] is the sample of
+// row r, or −1 for a padding row; Samples is the number of samples. A
+// sample is one row in most models and several rows when one training
+// example is spread over rows (DPAR). It is mutable: a DP-SGD step sets it
+// for the sampled batch before running the graph.
+type RowGroups struct {
+	Of      []int
+	Samples int
+}
+
+// Singletons makes row r its own sample for r < n and marks rows n… as
+// padding (rows = len(g.Of)).
+func (g *RowGroups) Singletons(n int) {
+	for r := range g.Of {
+		if r < n {
+			g.Of[r] = r
+		} else {
+			g.Of[r] = -1
+		}
+	}
+	g.Samples = n
+}
+
+func vecType() hm.Type { return G.TensorType{Dims: 1, Of: hm.TypeVariable('a')} }
+
+func vector(data []float64) *tensor.Dense {
+	return tensor.New(tensor.WithShape(len(data)), tensor.WithBacking(data))
+}
+
+// groupGramOp computes, for each sample g, the squared norm of its gradient
+// contribution Σ_{r,r'∈g} (aᵣ·aᵣ')(δᵣ·δᵣ') — the Gram form of the ghost norm
+// (for one row per sample, ‖aᵣ‖²‖δᵣ‖²). Without an input a (bias, norm
+// scale with δ already multiplied by x̂) it is ‖Σ_{r∈g} δᵣ‖². The output is
+// a vector of length capacity = number of rows (entries past Samples are
+// zero). It is not differentiable: DP-SGD never differentiates through
+// clipping.
+type groupGramOp struct {
+	groups *RowGroups
+	sparse *Sparse // constant sparse input a, or nil
+	dense  bool    // a is the first (dense) input
+	name   string
+}
+
+// GhostNormSq returns per-sample squared gradient norms of a linear
+// weight from its dense input a (R, in) and output gradient delta (R, out).
+// With a nil, it returns ‖Σ_{r∈g} δᵣ‖² (the bias term).
+func GhostNormSq(a, delta *G.Node, groups *RowGroups, name string) (*G.Node, error) {
+	if a == nil {
+		return G.ApplyOp(&groupGramOp{groups: groups, name: name}, delta)
+	}
+	return G.ApplyOp(&groupGramOp{groups: groups, dense: true, name: name}, a, delta)
+}
+
+// GhostNormSqSparse is GhostNormSq for a constant sparse input.
+func GhostNormSqSparse(a *Sparse, delta *G.Node, groups *RowGroups, name string) (*G.Node, error) {
+	return G.ApplyOp(&groupGramOp{groups: groups, sparse: a, name: name}, delta)
+}
+
+func (op *groupGramOp) Arity() int {
+	if op.dense {
+		return 2
+	}
+	return 1
+}
+func (op *groupGramOp) Type() hm.Type {
+	if op.dense {
+		return hm.NewFnType(matType(), matType(), vecType())
+	}
+	return hm.NewFnType(matType(), vecType())
+}
+func (op *groupGramOp) ReturnsPtr() bool      { return false }
+func (op *groupGramOp) CallsExtern() bool     { return false }
+func (op *groupGramOp) OverwritesInput() int  { return -1 }
+func (op *groupGramOp) Hashcode() uint32      { return hash32(op.WriteHash) }
+func (op *groupGramOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "GhostNormSq(%s,%p)", op.name, op) }
+func (op *groupGramOp) String() string        { return fmt.Sprintf("GhostNormSq(%s)", op.name) }
+func (op *groupGramOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s := in[len(in)-1].(tensor.Shape)
+	return tensor.Shape{s[0]}, nil
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+func (op *groupGramOp) Do(vals ...G.Value) (G.Value, error) {
+	dv := vals[len(vals)-1]
+	d, dd, err := denseF64(dv, "GhostNormSq")
+	if err != nil {
+		return nil, err
+	}
+	rows, k := shape2(d)
+	var ad []float64
+	var ak int
+	if op.dense {
+		a, x, err := denseF64(vals[0], "GhostNormSq")
+		if err != nil {
+			return nil, err
+		}
+		ad = x
+		_, ak = shape2(a)
+	}
+	if len(op.groups.Of) != rows {
+		return nil, fmt.Errorf("nn: GhostNormSq %s: %d row groups for %d rows", op.name, len(op.groups.Of), rows)
+	}
+	// rowDot returns aᵣ·aₛ (1 without an input).
+	rowDot := func(r, s int) float64 {
+		switch {
+		case op.dense:
+			return dot(ad[r*ak:(r+1)*ak], ad[s*ak:(s+1)*ak])
+		case op.sparse != nil:
+			return op.sparse.rowDot(r, s)
+		}
+		return 1
+	}
+	members := make([][]int, op.groups.Samples)
+	for r, g := range op.groups.Of {
+		if g >= 0 {
+			if g >= op.groups.Samples {
+				return nil, fmt.Errorf("nn: GhostNormSq %s: row %d in sample %d of %d", op.name, r, g, op.groups.Samples)
+			}
+			members[g] = append(members[g], r)
+		}
+	}
+	out := make([]float64, rows)
+	for g, rs := range members {
+		s := 0.0
+		for i, r := range rs {
+			dr := dd[r*k : (r+1)*k]
+			s += rowDot(r, r) * dot(dr, dr)
+			for _, q := range rs[i+1:] {
+				s += 2 * rowDot(r, q) * dot(dr, dd[q*k:(q+1)*k])
+			}
+		}
+		out[g] = math.Max(s, 0) // a Gram form is ≥ 0; clamp rounding
+	}
+	return vector(out), nil
+}
+
+// rowDot is the dot product of rows r and s of the sparse matrix.
+func (s *Sparse) rowDot(r, q int) float64 {
+	a := s.A
+	i, iEnd := a.Indptr[r], a.Indptr[r+1]
+	j, jEnd := a.Indptr[q], a.Indptr[q+1]
+	sum := 0.0
+	for i < iEnd && j < jEnd {
+		switch {
+		case a.Indices[i] < a.Indices[j]:
+			i++
+		case a.Indices[i] > a.Indices[j]:
+			j++
+		default:
+			sum += a.Value(i) * a.Value(j)
+			i++
+			j++
+		}
+	}
+	return sum
+}
+
+// clipFactorOp maps squared norms n to min(1, C/(√n + 1e-6)) (Opacus's flat
+// clipping factor).
+type clipFactorOp struct{ c float64 }
+
+// ClipFactors returns the per-sample clipping factors min(1, C/(‖g‖+1e-6))
+// for a vector of squared per-sample gradient norms.
+func ClipFactors(normSq *G.Node, c float64) (*G.Node, error) {
+	return G.ApplyOp(clipFactorOp{c}, normSq)
+}
+
+func (op clipFactorOp) Arity() int            { return 1 }
+func (op clipFactorOp) Type() hm.Type         { return hm.NewFnType(vecType(), vecType()) }
+func (op clipFactorOp) ReturnsPtr() bool      { return false }
+func (op clipFactorOp) CallsExtern() bool     { return false }
+func (op clipFactorOp) OverwritesInput() int  { return -1 }
+func (op clipFactorOp) Hashcode() uint32      { return hash32(op.WriteHash) }
+func (op clipFactorOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
+func (op clipFactorOp) String() string        { return fmt.Sprintf("ClipFactor(C=%g)", op.c) }
+func (op clipFactorOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (op clipFactorOp) Do(vals ...G.Value) (G.Value, error) {
+	_, n, err := denseF64(vals[0], "ClipFactor")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(n))
+	for i, v := range n {
+		out[i] = math.Min(1, op.c/(math.Sqrt(v)+1e-6))
+	}
+	return vector(out), nil
+}
+
+// expandOp maps per-sample values to rows: out[r] = v[groups.Of[r]] (0 for
+// padding rows).
+type expandOp struct{ groups *RowGroups }
+
+// ExpandToRows gives each row its sample's value (clip factor).
+func ExpandToRows(v *G.Node, groups *RowGroups) (*G.Node, error) {
+	return G.ApplyOp(expandOp{groups}, v)
+}
+
+func (op expandOp) Arity() int            { return 1 }
+func (op expandOp) Type() hm.Type         { return hm.NewFnType(vecType(), vecType()) }
+func (op expandOp) ReturnsPtr() bool      { return false }
+func (op expandOp) CallsExtern() bool     { return false }
+func (op expandOp) OverwritesInput() int  { return -1 }
+func (op expandOp) Hashcode() uint32      { return hash32(op.WriteHash) }
+func (op expandOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "ExpandToRows(%p)", op.groups) }
+func (op expandOp) String() string        { return "ExpandToRows" }
+func (op expandOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{len(op.groups.Of)}, nil
+}
+func (op expandOp) Do(vals ...G.Value) (G.Value, error) {
+	_, v, err := denseF64(vals[0], "ExpandToRows")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(op.groups.Of))
+	for r, g := range op.groups.Of {
+		if g >= 0 {
+			out[r] = v[g]
+		}
+	}
+	return vector(out), nil
+}
+
+// NormalSource draws standard normal variates (dp.Source implements it).
+type NormalSource interface{ Normal() float64 }
+
+// Noise is the state of a Gaussian noise node: its standard deviation (the
+// noise multiplier times the sensitivity) and its source. Std may be
+// changed between runs (0 disables the noise, e.g. for all but the last
+// chunk of an oversized DP-SGD batch). Last holds the noise vector drawn by
+// the most recent run (for traces and tests).
+type Noise struct {
+	Name string
+	Std  float64
+	Src  NormalSource
+	Last []float64
+	// Draws counts the runs that added noise.
+	Draws int
+}
+
+// gaussianNoiseOp returns x + N(0, Std²) elementwise, fresh noise each run.
+// Its gradient is the identity.
+type gaussianNoiseOp struct{ n *Noise }
+
+// AddNoise returns the node x + N(0, n.Std²·I): the noise node that makes a
+// release private (NAP aggregates, DP-SGD gradient sums).
+func AddNoise(x *G.Node, n *Noise) (*G.Node, error) { return G.ApplyOp(gaussianNoiseOp{n}, x) }
+
+func (op gaussianNoiseOp) Arity() int           { return 1 }
+func (op gaussianNoiseOp) Type() hm.Type        { a := hm.TypeVariable('a'); return hm.NewFnType(a, a) }
+func (op gaussianNoiseOp) ReturnsPtr() bool     { return false }
+func (op gaussianNoiseOp) CallsExtern() bool    { return false }
+func (op gaussianNoiseOp) OverwritesInput() int { return -1 }
+func (op gaussianNoiseOp) Hashcode() uint32     { return hash32(op.WriteHash) }
+func (op gaussianNoiseOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "GaussianNoise(%s,%p)", op.n.Name, op.n)
+}
+func (op gaussianNoiseOp) String() string {
+	return fmt.Sprintf("GaussianNoise(%s, std=%.4g)", op.n.Name, op.n.Std)
+}
+func (op gaussianNoiseOp) DiffWRT(int) []bool { return []bool{true} }
+func (op gaussianNoiseOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+func (op gaussianNoiseOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "GaussianNoise")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(xd))
+	if cap(op.n.Last) < len(xd) {
+		op.n.Last = make([]float64, len(xd))
+	}
+	op.n.Last = op.n.Last[:len(xd)]
+	if op.n.Std > 0 {
+		if op.n.Src == nil {
+			return nil, fmt.Errorf("nn: noise node %s has no source", op.n.Name)
+		}
+		for i := range out {
+			e := op.n.Std * op.n.Src.Normal()
+			op.n.Last[i] = e
+			out[i] = xd[i] + e
+		}
+		op.n.Draws++
+	} else {
+		clear(op.n.Last)
+		copy(out, xd)
+	}
+	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out)), nil
+}
+func (op gaussianNoiseOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	return G.Nodes{grad}, nil
+}
+
+// SpMMT returns Aᵀ·x for a constant sparse A (rows×cols) and x (rows, k).
+func SpMMT(s *Sparse, x *G.Node) (*G.Node, error) {
+	return G.ApplyOp(&spmmOp{s: s, trans: true}, x)
+}
+
+var _ G.SDOp = gaussianNoiseOp{}
