@@ -29,15 +29,25 @@ func logGDPDelta(mu, eps float64) float64 {
 	if math.IsInf(mu, 1) {
 		return 0
 	}
+	if math.IsInf(eps, 1) {
+		return math.Inf(-1) // δ(∞) = 0
+	}
 	a := -eps/mu + mu/2
 	b := -eps/mu - mu/2
 	la := logNormCDF(a)
-	lb := eps + logNormCDF(b)
+	lnb := logNormCDF(b)
+	lb := eps + lnb
+	// lb is the sum of eps and ln Φ(b), which nearly cancel for large μ (or
+	// large ε), so it carries an absolute rounding error of a few ulps of
+	// their magnitudes. When la − lb is not clearly above that error, the
+	// difference e^la − e^lb is noise (it can even round to exactly 0, i.e.
+	// δ = 0): report the first term Φ(a), an upper bound on δ.
+	if la-lb <= 0x1p-48*(eps+math.Abs(lnb)+math.Abs(la)) {
+		return la
+	}
 	d, ok := logSub(la, lb)
 	if !ok {
-		// Rounding made the second term exceed the first: δ is at the
-		// resolution limit; report the first term (an upper bound).
-		return la
+		return la // unreachable after the check above; kept conservative
 	}
 	return d
 }

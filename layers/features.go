@@ -55,3 +55,58 @@ func (f *Features) MLP(p *MLP) *G.Node {
 	}
 	return p.Forward(f.Dense)
 }
+
+// FeatureBatch is a fixed-capacity batch of feature rows for DP-SGD: a
+// (capacity, F) input whose rows are refilled from the full feature matrix
+// before every run (padding rows are zero).
+type FeatureBatch struct {
+	Features
+	full *graphs.Features
+	buf  []float64
+}
+
+// NewFeatureBatch adds a batch input of the given capacity (rows) for x.
+func NewFeatureBatch(m *nn.Model, x *graphs.Features, capacity int, name string) (*FeatureBatch, error) {
+	if x == nil {
+		return nil, fmt.Errorf("layers: graph has no node features")
+	}
+	b := &FeatureBatch{Features: Features{N: capacity, F: x.F}, full: x}
+	if x.Sparse != nil {
+		b.Sparse = nn.NewSparse(name, &graphs.CSR{Rows: capacity, Cols: x.F, Indptr: make([]int, capacity+1)})
+		return b, nil
+	}
+	b.buf = make([]float64, capacity*x.F)
+	b.Dense = m.Input(name, b.buf, capacity, x.F)
+	return b, nil
+}
+
+// Fill loads the given rows of the full matrix into the batch, in order,
+// and zeroes the remaining rows.
+func (b *FeatureBatch) Fill(rows []int) error {
+	if len(rows) > b.N {
+		return fmt.Errorf("layers: batch of %d rows exceeds capacity %d", len(rows), b.N)
+	}
+	f := b.F
+	if b.Sparse != nil {
+		src := b.full.Sparse
+		a := &graphs.CSR{Rows: b.N, Cols: f, Indptr: make([]int, b.N+1)}
+		weighted := src.Data != nil
+		for k, r := range rows {
+			cols, vals := src.Row(r)
+			a.Indices = append(a.Indices, cols...)
+			if weighted {
+				a.Data = append(a.Data, vals...)
+			}
+			a.Indptr[k+1] = len(a.Indices)
+		}
+		for k := len(rows); k < b.N; k++ {
+			a.Indptr[k+1] = len(a.Indices)
+		}
+		return b.Sparse.Set(a)
+	}
+	clear(b.buf)
+	for k, r := range rows {
+		copy(b.buf[k*f:(k+1)*f], b.full.Dense[r*f:(r+1)*f])
+	}
+	return nn.SetValue(b.Dense, b.buf)
+}

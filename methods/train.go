@@ -38,6 +38,9 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	if opts.Dataset == "" {
 		opts.Dataset = DefaultDataset
 	}
+	if opts.Level == "" {
+		opts.Level = None
+	}
 	if opts.Runs <= 0 {
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
 	}

@@ -160,9 +160,20 @@ type dropout struct {
 	p    float64
 	rng  *rand.Rand
 	buf  []float64
+	// onTrainPath is false for masks the training machine never runs (an
+	// evaluation path over all nodes): they stay all ones.
+	onTrainPath bool
+	ones        bool // buf currently holds ones
 }
 
 func (d *dropout) SetTraining(t bool) {
+	if t && !d.onTrainPath {
+		t = false
+	}
+	if !t && d.ones {
+		return
+	}
+	d.ones = !t
 	if t && d.p > 0 {
 		keep := 1 / (1 - d.p)
 		for i := range d.buf {
@@ -187,7 +198,7 @@ func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
 	}
 	s := x.Shape()
 	size := s.TotalSize()
-	d := &dropout{p: p, rng: m.rng, buf: make([]float64, size)}
+	d := &dropout{p: p, rng: m.rng, buf: make([]float64, size), onTrainPath: true}
 	t := tensor.New(tensor.WithShape(s...), tensor.WithBacking(d.buf))
 	d.mask = G.NewTensor(m.G, tensor.Float64, s.Dims(), G.WithShape(s...), G.WithName(fmt.Sprintf("dropout%d.mask", len(m.modal))), G.WithValue(t))
 	d.SetTraining(true)
@@ -301,7 +312,9 @@ func (m *Model) Compile(loss *G.Node, outputs []*G.Node, extra ...*G.Node) error
 			// Only what the loss and its gradients need: evaluation-only
 			// paths (e.g. a forward pass over all nodes) stay out.
 			roots := append(G.Nodes{loss}, grads...)
-			m.trainVM = G.NewTapeMachine(m.G.SubgraphRoots(roots...), G.BindDualValues(wrt...))
+			sub := m.G.SubgraphRoots(roots...)
+			m.markTrainPath(sub)
+			m.trainVM = G.NewTapeMachine(sub, G.BindDualValues(wrt...))
 		}
 		if len(outputs) > 0 {
 			m.evalVM = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
@@ -325,12 +338,27 @@ func (m *Model) CompileGradients(loss *G.Node, gradNodes []*G.Node, outputs []*G
 		if loss != nil {
 			roots = append(roots, loss)
 		}
-		m.trainVM = G.NewTapeMachine(m.G.SubgraphRoots(roots...))
+		sub := m.G.SubgraphRoots(roots...)
+		m.markTrainPath(sub)
+		m.trainVM = G.NewTapeMachine(sub)
 		if len(outputs) > 0 {
 			m.evalVM = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
 		}
 		return nil
 	})
+}
+
+// markTrainPath records which dropout masks the training machine runs.
+func (m *Model) markTrainPath(sub *G.ExprGraph) {
+	in := map[*G.Node]bool{}
+	for _, n := range sub.AllNodes() {
+		in[n] = true
+	}
+	for _, x := range m.modal {
+		if d, ok := x.(*dropout); ok {
+			d.onTrainPath = in[d.mask]
+		}
+	}
 }
 
 // SetTraining switches dropout and BatchNorm between training and

@@ -31,6 +31,17 @@ type Sparse struct {
 // NewSparse wraps a CSR matrix for use in expression graphs.
 func NewSparse(name string, a *graphs.CSR) *Sparse { return &Sparse{Name: name, A: a} }
 
+// Set replaces the matrix (same shape), e.g. with the rows of a new batch.
+func (s *Sparse) Set(a *graphs.CSR) error {
+	if a.Rows != s.A.Rows || a.Cols != s.A.Cols {
+		return fmt.Errorf("nn: %s is %d×%d, cannot set a %d×%d matrix", s.Name, s.A.Rows, s.A.Cols, a.Rows, a.Cols)
+	}
+	s.A = a
+	s.once = sync.Once{}
+	s.at, s.perm = nil, nil
+	return nil
+}
+
 // T returns Aᵀ with values refreshed from A.
 func (s *Sparse) T() *graphs.CSR {
 	s.once.Do(func() {

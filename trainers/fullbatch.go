@@ -59,7 +59,7 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 			return res, fmt.Errorf("trainers: loss became %v at epoch %d (learning rate too high?)", loss, ep)
 		}
 		res.LastLoss = loss
-		st := EpochStats{Run: cfg.Run, Stage: cfg.Stage, Epoch: ep, Loss: loss}
+		st := EpochStats{Kind: "epoch", Run: cfg.Run, Stage: cfg.Stage, Epoch: ep, Loss: loss}
 		if len(split.Val) > 0 {
 			pred, err := task.Predict()
 			if err != nil {

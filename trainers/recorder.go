@@ -14,6 +14,7 @@ import (
 // EpochStats is what a training loop reports after each epoch (or stage
 // epoch). Fields that do not apply are zero; NaN accuracies are omitted.
 type EpochStats struct {
+	Kind     string  `json:"kind"` // "epoch" or "step"
 	Run      int     `json:"run"`
 	Stage    int     `json:"stage,omitempty"`
 	Epoch    int     `json:"epoch"`
@@ -35,7 +36,11 @@ type Recorder interface {
 	// Plan announces how many epochs a whole command will report (for a
 	// progress bar); it may be called again to add more.
 	Plan(epochs int)
+	// Epoch reports a finished epoch (one progress tick).
 	Epoch(s EpochStats)
+	// Step reports one optimiser step inside an epoch (DP-SGD steps; for
+	// traces, not progress).
+	Step(s EpochStats)
 	Done()
 }
 
@@ -44,6 +49,7 @@ type Nop struct{}
 
 func (Nop) Plan(int)         {}
 func (Nop) Epoch(EpochStats) {}
+func (Nop) Step(EpochStats)  {}
 func (Nop) Done()            {}
 
 // Multi fans progress out to several recorders.
@@ -57,6 +63,11 @@ func (m Multi) Plan(n int) {
 func (m Multi) Epoch(s EpochStats) {
 	for _, r := range m {
 		r.Epoch(s)
+	}
+}
+func (m Multi) Step(s EpochStats) {
+	for _, r := range m {
+		r.Step(s)
 	}
 }
 func (m Multi) Done() {
@@ -112,6 +123,8 @@ func (b *Bar) Epoch(s EpochStats) {
 	_ = b.bar.Add(1)
 }
 
+func (b *Bar) Step(EpochStats) {}
+
 func (b *Bar) Done() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -140,6 +153,9 @@ func (t *Trace) Epoch(s EpochStats) {
 	}
 }
 func (t *Trace) Done() {}
+
+// Step writes a step record like an epoch record.
+func (t *Trace) Step(s EpochStats) { t.Epoch(s) }
 
 // Err is the first write error, if any.
 func (t *Trace) Err() error { return t.err }

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/internal/testutil"
+)
+
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := newRoot(&out, &errb)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestTrainJSONRecord(t *testing.T) {
+	out, err := runCLI(t, "train", "gcn", "--epochs", "20", "--runs", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("--json output is not one JSON object: %v\n%s", err, out)
+	}
+	for _, k := range []string{"method", "dataset", "privacy", "epsilon", "delta", "runs", "seed", "hyperparameters", "metrics", "seconds"} {
+		if _, ok := r[k]; !ok {
+			t.Errorf("JSON record lacks %q", k)
+		}
+	}
+	if r["epsilon"] != nil {
+		t.Errorf("ε = ∞ must be null, got %v", r["epsilon"])
+	}
+	m := r["metrics"].(map[string]any)["test_acc"].(map[string]any)
+	if vals := m["values"].([]any); len(vals) != 2 {
+		t.Errorf("want 2 run values, got %v", vals)
+	}
+	hp := r["hyperparameters"].(map[string]any)
+	if hp["epochs"] != 20.0 || hp["hidden"] == nil {
+		t.Errorf("hyperparameters %v", hp)
+	}
+}
+
+func TestTrainSummaryTable(t *testing.T) {
+	out, err := runCLI(t, "train", "mlp", "--epochs", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "test_acc") || !strings.Contains(out, "mlp on csbm") {
+		t.Fatalf("summary:\n%s", out)
+	}
+}
+
+func TestTrainBadInputs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "nosuch"}, "unknown"},
+		{[]string{"train", "gcn", "--dataset", "nosuch"}, "nosuch"},
+		{[]string{"train", "mlp", "--privacy", "node", "--epsilon", "0"}, "epsilon"},
+		{[]string{"train", "mlp", "--privacy", "node", "--epsilon", "-1"}, "epsilon"},
+		{[]string{"train", "mlp", "--delta", "2"}, "delta"},
+		{[]string{"train", "mlp", "--privacy", "everything"}, "privacy"},
+		{[]string{"train", "gcn", "--split", "ratio:0.9:0.9"}, "split"},
+		{[]string{"train", "gcn", "--privacy", "edge", "--epsilon", "1"}, "does not support"},
+		{[]string{"train", "gcn", "--lr", "-1"}, "lr"},
+		{[]string{"train", "mlp", "--privacy", "node", "--norm", "batchnorm", "--epsilon", "1"}, "groupnorm"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, err := runCLI(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestDataGenerateAndInfo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.npz")
+	if _, err := runCLI(t, "data", "generate", "--out", path, "--nodes", "300", "--classes", "3"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "data", "info", path, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Stats struct {
+			Nodes   int `json:"nodes"`
+			Classes int `json:"classes"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Stats.Nodes != 300 || r.Stats.Classes != 3 {
+		t.Fatalf("info of the generated graph: %v %s", err, out)
+	}
+}
+
+func TestDataInfoCora(t *testing.T) {
+	dir := testutil.DataDir(t)
+	out, err := runCLI(t, "data", "info", "cora", "--data-dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2708", "5278", "1 / 168", "0.81"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cora info lacks %q:\n%s", want, out)
+		}
+	}
+}

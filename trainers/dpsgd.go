@@ -1,0 +1,75 @@
+package trainers
+
+import (
+	"fmt"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// SGDTask adapts a DP-SGD construction to Task: one epoch runs a fixed
+// number of Poisson-sampled DP-SGD steps whose privatised gradients go to
+// the optimiser (DP-Adam when Opt is Adam). The total number of steps over
+// all epochs is exactly TotalSteps, the number the accountant was told.
+type SGDTask struct {
+	SGD    *dp.SGD
+	Model  *nn.Model
+	Logits *G.Node // evaluation logits over all nodes
+	Opt    nn.Optimizer
+	// Fill loads a chunk of sampled training samples into the batch inputs
+	// (features, targets, row groups).
+	Fill       func(samples []int) error
+	TotalSteps int
+	Epochs     int
+	Recorder   Recorder
+	Run, Stage int
+
+	epoch, done int
+}
+
+// TrainEpoch runs this epoch's share of the DP-SGD steps.
+func (t *SGDTask) TrainEpoch() (float64, error) {
+	if t.Epochs <= 0 || t.TotalSteps <= 0 {
+		return 0, fmt.Errorf("trainers: DP-SGD task needs positive epochs and steps")
+	}
+	t.epoch++
+	target := t.TotalSteps * t.epoch / t.Epochs // cumulative steps after this epoch
+	if t.epoch >= t.Epochs {
+		target = t.TotalSteps
+	}
+	rec := t.Recorder
+	if rec == nil {
+		rec = Nop{}
+	}
+	loss, n := 0.0, 0
+	for ; t.done < target; t.done++ {
+		grads, st, err := t.SGD.Step(t.Fill)
+		if err != nil {
+			return 0, err
+		}
+		t.Opt.Step(t.Model.ParamValues(), grads)
+		if st.BatchSize > 0 {
+			loss += st.Loss
+			n++
+		}
+		rec.Step(EpochStats{Kind: "step", Run: t.Run, Stage: t.Stage, Epoch: t.epoch, Step: t.done + 1,
+			Loss: st.Loss, GradNorms: st.ParamNorms, ClippedFrac: st.ClippedFrac,
+			NoiseNorm: st.NoiseNorm, BatchSize: st.BatchSize})
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return loss / float64(n), nil
+}
+
+// Predict evaluates the logits over all nodes.
+func (t *SGDTask) Predict() ([]int, error) {
+	return (&ModelTask{Model: t.Model, Logits: t.Logits}).Predict()
+}
+
+// Snapshot saves the parameters.
+func (t *SGDTask) Snapshot() any { return t.Model.Snapshot() }
+
+// Restore loads a snapshot.
+func (t *SGDTask) Restore(s any) { t.Model.Restore(s.(*nn.State)) }

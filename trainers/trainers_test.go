@@ -1,0 +1,79 @@
+package trainers
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/graphs"
+)
+
+func TestAccuracyAndF1(t *testing.T) {
+	pred := []int{0, 1, 2, 1, 0}
+	lab := []int{0, 1, 1, 1, 2}
+	if a := Accuracy(pred, lab, []int{0, 1, 2, 3, 4}); a != 0.6 {
+		t.Fatalf("accuracy %v, want 0.6", a)
+	}
+	if f := MicroF1(pred, lab, []int{0, 1, 2, 3, 4}); math.Abs(f-0.6) > 1e-15 {
+		t.Fatalf("micro-F1 %v, want 0.6 (= accuracy for single-label predictions)", f)
+	}
+	if !math.IsNaN(Accuracy(pred, lab, nil)) {
+		t.Fatal("accuracy of an empty set should be NaN")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	s := Summarize([]float64{0.8, 0.82, 0.81}, 1)
+	if math.Abs(s.Mean-0.81) > 1e-12 || math.Abs(s.Std-0.01) > 1e-12 {
+		t.Fatalf("mean %v std %v", s.Mean, s.Std)
+	}
+	// The bootstrap half-width of a mean of 3 values lies within the range.
+	if !(s.CI95 > 0 && s.CI95 <= 0.01+1e-12) {
+		t.Fatalf("ci95 %v out of range", s.CI95)
+	}
+	if Summarize([]float64{0.8, 0.82, 0.81}, 1).CI95 != s.CI95 {
+		t.Fatal("bootstrap not reproducible for a seed")
+	}
+	one := Summarize([]float64{0.5}, 1)
+	if one.Std != 0 || one.CI95 != 0 {
+		t.Fatalf("single value: %+v", one)
+	}
+	b, err := json.Marshal(Summarize([]float64{math.NaN()}, 1))
+	if err != nil || !strings.Contains(string(b), "null") {
+		t.Fatalf("NaN must marshal as null: %s %v", b, err)
+	}
+}
+
+// fakeTask has a validation accuracy that peaks at epoch 3.
+type fakeTask struct {
+	epoch, restored int
+}
+
+func (f *fakeTask) TrainEpoch() (float64, error) { f.epoch++; return 1 / float64(f.epoch), nil }
+func (f *fakeTask) Predict() ([]int, error) {
+	e := f.epoch
+	if f.restored > 0 {
+		e = f.restored
+	}
+	// node 0 is correct only at epoch 3; node 1 always
+	if e == 3 {
+		return []int{1, 1}, nil
+	}
+	return []int{0, 1}, nil
+}
+func (f *fakeTask) Snapshot() any { return f.epoch }
+func (f *fakeTask) Restore(s any) { f.restored = s.(int) }
+
+func TestFullBatchRestoresBestValidationEpoch(t *testing.T) {
+	task := &fakeTask{}
+	res, err := FullBatch(task, []int{1, 1}, splitOf([]int{1}, []int{0}), LoopConfig{Epochs: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BestEpoch != 3 || task.restored != 3 || res.ValAcc != 1 || res.Pred[0] != 1 {
+		t.Fatalf("best epoch %d, restored %d, val %v, pred %v", res.BestEpoch, task.restored, res.ValAcc, res.Pred)
+	}
+}
+
+func splitOf(train, val []int) graphs.Split { return graphs.Split{Train: train, Val: val} }
