@@ -12,8 +12,10 @@ import (
 //	δ(ε; μ) = Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2)
 //
 // computed in log space (the e^ε term as ε + ln Φ(·)) with a tail-stable
-// ln Φ, so it stays accurate for large ε and tiny δ. It returns NaN for
-// μ < 0, ε < 0 or NaN input; μ = 0 gives 0.
+// ln Φ, so it stays accurate for large ε and tiny δ. Where rounding leaves
+// the difference of the two terms unresolved (very large μ or ε), it
+// returns the first term, an upper bound. It returns NaN for μ < 0, ε < 0 or
+// NaN input; μ = 0 or ε = +Inf gives 0.
 func GDPDelta(mu, epsilon float64) float64 {
 	if math.IsNaN(mu) || math.IsNaN(epsilon) || mu < 0 || epsilon < 0 {
 		return math.NaN()

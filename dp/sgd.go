@@ -114,7 +114,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 	}
 	rows := perRowLoss.Shape()[0]
 	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
-	err := nn.Build(func() error {
+	build := func() error {
 		s.LossSum = G.Must(G.Sum(perRowLoss))
 		var probes G.Nodes
 		seen := map[*G.Node]bool{}
@@ -124,7 +124,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 				probes = append(probes, r.Probe)
 			}
 		}
-		deltas, err := G.Grad(s.LossSum, probes...)
+		deltas, err := m.Grad(s.LossSum, probes...)
 		if err != nil {
 			return fmt.Errorf("gradients at the layer outputs: %w", err)
 		}
@@ -157,12 +157,14 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 			s.NormSq = norms[0]
 		} else {
 			s.NormSq = G.Must(G.ReduceAdd(norms, G.WithName("dpsgd.norm2")))
+			m.Tag(s.NormSq, nn.DPTagPrefix+"per-sample norm² (all parameters)")
 		}
 		s.Factors = G.Must(nn.ClipFactors(s.NormSq, cfg.Clip))
 		rowFactors := G.Must(nn.ExpandToRows(s.Factors, s.Groups))
 		scaled := map[*G.Node]*G.Node{} // probe → c∘δ
 		for _, p := range probes {
 			scaled[p] = G.Must(G.BroadcastHadamardProd(delta[p], rowFactors, nil, []byte{1}))
+			m.Tag(scaled[p], nn.DPTagPrefix+"clipped output gradient")
 		}
 		b := G.NewConstant(cfg.ExpectedBatch(), G.WithName("dpsgd.expected_batch"))
 		for _, p := range m.Params {
@@ -181,12 +183,18 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 			}
 			noise := &nn.Noise{Name: p.Name, Std: cfg.Multiplier * cfg.Clip, Src: src}
 			noisy := G.Must(G.Div(G.Must(nn.AddNoise(sum, noise)), b))
+			m.Tag(sum, nn.DPTagPrefix+"clipped-sum")
+			m.Tag(noisy, nn.DPTagPrefix+"noisy-grad")
 			s.Clipped = append(s.Clipped, sum)
 			s.Noisy = append(s.Noisy, noisy)
 			s.Noise = append(s.Noise, noise)
 		}
 		return m.CompileGradients(s.LossSum, s.Noisy, outputs, append([]*G.Node{s.NormSq, s.Factors}, s.ParamNormSq...)...)
-	})
+	}
+	// Every node built here is a privacy node for inspection ("dp:dp-sgd"),
+	// except the gradients at the layer outputs (Model.Grad labels them);
+	// the main ones are tagged with what they are.
+	err := m.TagNew(nn.DPTagPrefix+"dp-sgd", func() error { return nn.Build(build) })
 	if err != nil {
 		return nil, fmt.Errorf("dp: building DP-SGD: %w", err)
 	}

@@ -110,3 +110,29 @@ func (b *FeatureBatch) Fill(rows []int) error {
 	}
 	return nn.SetValue(b.Dense, b.buf)
 }
+
+// Input is one model input (node features or a cached aggregate) with a
+// training path, a fixed-capacity batch of rows refilled before runs, and an
+// evaluation path over all rows. Both paths feed the same layers.
+type Input struct {
+	Train *FeatureBatch
+	All   *Features
+}
+
+// NewInput adds both paths of x to m.
+func NewInput(m *nn.Model, x *graphs.Features, capacity int, name string) (*Input, error) {
+	tr, err := NewFeatureBatch(m, x, capacity, name+".batch")
+	if err != nil {
+		return nil, err
+	}
+	all, err := NewFeatures(m, x, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Input{Train: tr, All: all}, nil
+}
+
+// DenseFeatures wraps a row-major (n, f) matrix as features.
+func DenseFeatures(data []float64, n, f int) *graphs.Features {
+	return &graphs.Features{N: n, F: f, Dense: data}
+}

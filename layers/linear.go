@@ -68,3 +68,15 @@ func (l *Linear) AddBias(h *G.Node) *G.Node {
 func (l *Linear) String() string {
 	return fmt.Sprintf("Linear(%s: %d→%d, bias=%v)", l.Name, l.In, l.Out, l.B != nil)
 }
+
+// CopyFrom copies W and b from a layer of the same shape.
+func (l *Linear) CopyFrom(o *Linear) error {
+	if l.In != o.In || l.Out != o.Out || (l.B == nil) != (o.B == nil) {
+		return fmt.Errorf("layers: cannot copy %s into %s", o, l)
+	}
+	copy(l.W.Value(), o.W.Value())
+	if l.B != nil {
+		copy(l.B.Value(), o.B.Value())
+	}
+	return nil
+}

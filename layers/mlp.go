@@ -42,8 +42,9 @@ func ParseActivation(s string) (Activation, error) {
 }
 
 // MLPConfig describes an MLP. Dims lists the widths: input, hidden…, output.
-// Each layer is Linear → activation → norm → dropout (GAP/ProGAP's
-// ordering); with PlainLast the last layer is a bare Linear.
+// Each layer is Linear → activation → norm → dropout (ProGAP's ordering),
+// or with NormFirst Linear → norm → dropout → activation (GAP's); with
+// PlainLast the last layer is a bare Linear.
 type MLPConfig struct {
 	Dims         []int
 	Activation   Activation
@@ -51,6 +52,7 @@ type MLPConfig struct {
 	Dropout      float64 // after each non-plain layer
 	InputDropout float64 // on the input, before the first Linear
 	PlainLast    bool
+	NormFirst    bool
 	Init         Init
 }
 
@@ -109,6 +111,12 @@ func (p *MLP) rest(h *G.Node) *G.Node {
 		if i == len(p.Layers)-1 && p.Cfg.PlainLast {
 			break
 		}
+		if p.Cfg.NormFirst {
+			h = p.Norms[i].Forward(h)
+			h = p.m.Dropout(h, p.Cfg.Dropout)
+			h = p.Cfg.Activation.apply(h)
+			continue
+		}
 		h = p.Cfg.Activation.apply(h)
 		h = p.Norms[i].Forward(h)
 		h = p.m.Dropout(h, p.Cfg.Dropout)
@@ -122,4 +130,19 @@ func (p *MLP) String() string {
 		parts[i] = fmt.Sprint(d)
 	}
 	return fmt.Sprintf("MLP(%s: %s, %s, norm=%s, dropout=%g, plain_last=%v)", p.Name, strings.Join(parts, "→"), p.Cfg.Activation, p.Cfg.Norm, p.Cfg.Dropout, p.Cfg.PlainLast)
+}
+
+// CopyFrom copies every parameter and norm statistic of an MLP with the same
+// configuration (usually the same MLP in an earlier stage's model).
+func (p *MLP) CopyFrom(o *MLP) error {
+	if len(p.Layers) != len(o.Layers) {
+		return fmt.Errorf("layers: MLP %s has %d layers, %s has %d", p.Name, len(p.Layers), o.Name, len(o.Layers))
+	}
+	for i, l := range p.Layers {
+		if err := l.CopyFrom(o.Layers[i]); err != nil {
+			return err
+		}
+		p.Norms[i].CopyFrom(o.Norms[i])
+	}
+	return nil
 }

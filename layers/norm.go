@@ -48,7 +48,7 @@ type Norm struct {
 	Name        string
 	Gamma, Beta *nn.Param
 	m           *nn.Model
-	bn          func(*G.Node) *G.Node
+	bn          *nn.BatchStandardizer
 }
 
 // NewNorm adds a norm layer of width f (nil for NormNone).
@@ -72,7 +72,7 @@ func (n *Norm) Forward(x *G.Node) *G.Node {
 	}
 	var s *G.Node
 	if n.Kind == NormBatch {
-		s = n.bn(x)
+		s = n.bn.Apply(x)
 	} else {
 		s = n.m.RowStandardize(x, 1e-5)
 	}
@@ -86,4 +86,17 @@ func (n *Norm) String() string {
 		return "Identity"
 	}
 	return fmt.Sprintf("%s(%s)", n.Kind, n.Name)
+}
+
+// CopyFrom copies γ, β and (BatchNorm) the running statistics of another
+// norm layer of the same kind and width, usually in another model.
+func (n *Norm) CopyFrom(o *Norm) {
+	if n == nil || o == nil {
+		return
+	}
+	copy(n.Gamma.Value(), o.Gamma.Value())
+	copy(n.Beta.Value(), o.Beta.Value())
+	if n.bn != nil && o.bn != nil {
+		n.bn.SetStats(o.bn.Stats())
+	}
 }

@@ -18,56 +18,74 @@ func (c *Context) ResolveDelta(units int) (float64, error) {
 	return dp.DeltaAuto(units)
 }
 
-// SGDPrivacy is the calibrated noise and the privacy receipt of a DP-SGD
-// run.
-type SGDPrivacy struct {
+// Calibrated is a calibrated noise multiplier with its privacy receipt.
+type Calibrated struct {
 	Multiplier float64
 	Report     *trainers.PrivacyReport
 }
 
-// CalibrateSGD calibrates the noise multiplier of a Poisson-subsampled
-// Gaussian DP-SGD run of `steps` steps at rate q over n samples to the
-// context's (ε, δ) and accounts for it with the RDP accountant. With ε = ∞
-// the multiplier is 0 and the report says so.
-func CalibrateSGD(ctx *Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*SGDPrivacy, error) {
-	delta, err := ctx.ResolveDelta(n)
+// Calibrate finds the smallest noise multiplier z whose events(z) meet the
+// context's (ε, δ) under the named accountant (gdp, rdp, rdp-standard),
+// accounts for them once more with a fresh accountant, and returns z with
+// the privacy report (ledger included). δ "auto" uses units. Without
+// privacy (ε = ∞ or level none) z is 0. noise adds method-specific noise
+// levels (stds) to the report.
+func Calibrate(ctx *Context, units int, accountant string, events func(z float64) []dp.Event, noise func(z float64) map[string]float64) (*Calibrated, error) {
+	delta, err := ctx.ResolveDelta(units)
 	if err != nil {
 		return nil, err
 	}
 	if !ctx.Private() {
-		return &SGDPrivacy{Report: &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "none",
-			Delta: delta, Noise: map[string]float64{"multiplier": 0, "clip": clip, "rate": q, "steps": float64(steps)},
-			Notes: "ε = ∞: DP-SGD with clipping and no noise"}}, nil
+		return &Calibrated{Report: &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "none",
+			Delta: delta, Noise: noise(0), Notes: "ε = ∞: the same pipeline without noise"}}, nil
 	}
-	z, err := dp.CalibratePoissonGaussian(q, ctx.Epsilon, delta, steps, conv)
+	newAcct := func() (dp.Accountant, error) { return dp.NewAccountant(accountant) }
+	z, err := dp.CalibrateNoise(ctx.Epsilon, delta, events, newAcct)
 	if err != nil {
-		return nil, fmt.Errorf("calibrating DP-SGD noise for ε=%g, δ=%g, q=%g, %d steps: %w", ctx.Epsilon, delta, q, steps, err)
+		return nil, fmt.Errorf("calibrating the noise for ε=%g, δ=%g: %w", ctx.Epsilon, delta, err)
 	}
-	acct, err := dp.NewRDP(dp.WithConversion(conv))
+	acct, err := newAcct()
 	if err != nil {
 		return nil, err
 	}
-	if err := acct.Compose(dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}); err != nil {
-		return nil, err
+	for _, e := range events(z) {
+		if err := acct.Compose(e); err != nil {
+			return nil, err
+		}
 	}
 	eps, err := acct.Epsilon(delta)
 	if err != nil {
 		return nil, err
 	}
-	if eps > ctx.Epsilon*(1+1e-9) || math.IsNaN(eps) {
-		return nil, fmt.Errorf("calibrated DP-SGD noise gives ε=%g above the target %g", eps, ctx.Epsilon)
+	if math.IsNaN(eps) || eps > ctx.Epsilon*(1+1e-9) {
+		return nil, fmt.Errorf("calibrated noise gives ε=%g above the target %g", eps, ctx.Epsilon)
 	}
-	return &SGDPrivacy{Multiplier: z, Report: &trainers.PrivacyReport{
-		Level: string(ctx.Level), Accountant: acct.Name(), Epsilon: trainers.Eps(eps), Delta: delta,
-		Noise:  map[string]float64{"multiplier": z, "std": z * clip, "clip": clip, "rate": q, "steps": float64(steps)},
-		Ledger: ledger(acct),
-	}}, nil
+	nz := noise(z)
+	nz["multiplier"] = z
+	var ledger []string
+	for _, e := range acct.Ledger() {
+		ledger = append(ledger, e.String())
+	}
+	return &Calibrated{Multiplier: z, Report: &trainers.PrivacyReport{Level: string(ctx.Level),
+		Accountant: acct.Name(), Epsilon: trainers.Eps(eps), Delta: delta, Noise: nz, Ledger: ledger}}, nil
 }
 
-func ledger(a dp.Accountant) []string {
-	var out []string
-	for _, e := range a.Ledger() {
-		out = append(out, e.String())
+// SGDPrivacy is kept for DP-MLP: a calibrated DP-SGD run.
+type SGDPrivacy = Calibrated
+
+// CalibrateSGD calibrates one Poisson-subsampled Gaussian DP-SGD run of
+// `steps` steps at rate q over n samples (RDP accountant with the given
+// conversion).
+func CalibrateSGD(ctx *Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*Calibrated, error) {
+	name := "rdp"
+	if conv == dp.ConversionStandard {
+		name = "rdp-standard"
 	}
-	return out
+	return Calibrate(ctx, n, name,
+		func(z float64) []dp.Event {
+			return []dp.Event{dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}
+		},
+		func(z float64) map[string]float64 {
+			return map[string]float64{"std": z * clip, "clip": clip, "rate": q, "steps": float64(steps)}
+		})
 }

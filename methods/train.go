@@ -35,41 +35,10 @@ const DefaultDataset = "csbm"
 // run's seed; published mask splits stay fixed.
 func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	start := time.Now()
-	if opts.Dataset == "" {
-		opts.Dataset = DefaultDataset
-	}
-	if opts.Level == "" {
-		opts.Level = None
-	}
 	if opts.Runs <= 0 {
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
 	}
-	if !Supports(m, opts.Level) {
-		return nil, fmt.Errorf("method %s does not support --privacy %s (supported: %v)", m.Name(), opts.Level, m.Levels())
-	}
-	if opts.Level == None {
-		opts.Epsilon = math.Inf(1)
-	} else if !(opts.Epsilon > 0) {
-		return nil, fmt.Errorf("--epsilon must be positive (or inf), got %v", opts.Epsilon)
-	}
-	if opts.Delta < 0 || opts.Delta >= 1 || math.IsNaN(opts.Delta) {
-		return nil, fmt.Errorf("--delta must be in (0, 1) or auto, got %v", opts.Delta)
-	}
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
-	g, err := graphs.Load(opts.Dataset, opts.DataDir, opts.Seed)
-	if err != nil {
-		return nil, err
-	}
-	if g.Labels == nil || g.NumClasses < 2 {
-		return nil, fmt.Errorf("dataset %s has no node labels: %s is a node-classification method", opts.Dataset, m.Name())
-	}
-	splitText := opts.Split
-	if splitText == "" {
-		splitText = m.DefaultSplit(g.Name)
-	}
-	spec, err := graphs.ParseSplit(splitText)
+	g, spec, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +94,66 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	}
 	recd.Seconds = time.Since(start).Seconds()
 	return recd, nil
+}
+
+// prepare fills in opts' defaults, checks them and the method's
+// hyperparameters, loads the dataset and parses the split (the method's
+// default for the dataset when none is given).
+func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, error) {
+	var none graphs.SplitSpec
+	if opts.Dataset == "" {
+		opts.Dataset = DefaultDataset
+	}
+	if opts.Level == "" {
+		opts.Level = None
+	}
+	if !Supports(m, opts.Level) {
+		return nil, none, fmt.Errorf("method %s does not support --privacy %s (supported: %v)", m.Name(), opts.Level, m.Levels())
+	}
+	if opts.Level == None {
+		opts.Epsilon = math.Inf(1)
+	} else if !(opts.Epsilon > 0) {
+		return nil, none, fmt.Errorf("--epsilon must be positive (or inf), got %v", opts.Epsilon)
+	}
+	if opts.Delta < 0 || opts.Delta >= 1 || math.IsNaN(opts.Delta) {
+		return nil, none, fmt.Errorf("--delta must be in (0, 1) or auto, got %v", opts.Delta)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, none, err
+	}
+	g, err := graphs.Load(opts.Dataset, opts.DataDir, opts.Seed)
+	if err != nil {
+		return nil, none, err
+	}
+	if g.Labels == nil || g.NumClasses < 2 {
+		return nil, none, fmt.Errorf("dataset %s has no node labels: %s is a node-classification method", opts.Dataset, m.Name())
+	}
+	splitText := opts.Split
+	if splitText == "" {
+		splitText = m.DefaultSplit(g.Name)
+	}
+	spec, err := graphs.ParseSplit(splitText)
+	if err != nil {
+		return nil, none, err
+	}
+	return g, spec, nil
+}
+
+// NewContext checks opts as Train does, loads the dataset and returns the
+// context of Train's first run (seed opts.Seed, its split applied), for
+// building a method's model without training it (`dpgnn inspect`).
+// opts.Runs and opts.Recorder are ignored.
+func NewContext(m Method, opts TrainOptions) (*Context, error) {
+	g, spec, err := prepare(m, &opts)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := graphs.ApplySplit(g, spec, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return &Context{Graph: gs, Dataset: g.Name, Level: opts.Level, Epsilon: opts.Epsilon,
+		Delta: opts.Delta, Seed: opts.Seed, Recorder: trainers.Nop{}}, nil
 }
 
 func epsOf(p *trainers.PrivacyReport) float64 {

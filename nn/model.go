@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -106,6 +107,11 @@ type Model struct {
 	// gradNodes, when set, replace the parameters' own gradients: DP-SGD
 	// computes privatised gradients as nodes.
 	gradNodes []*G.Node
+
+	// Labels for inspection (graphview.go): tags holds the explicit labels
+	// of Tag, section the label TagNew gave the nodes built inside it.
+	tags    map[*G.Node][]string
+	section map[*G.Node]string
 }
 
 // NewModel returns an empty model whose initialisation and dropout draw from
@@ -249,22 +255,38 @@ func (m *Model) SparseDropout(s *Sparse, p float64) {
 // without the affine part; batch statistics in training, running ones in
 // evaluation). It mixes samples and is not usable under DP-SGD.
 func (m *Model) BatchStandardize(x *G.Node, eps, momentum float64) *G.Node {
-	return m.NewBatchStandardizer(eps, momentum)(x)
+	return m.NewBatchStandardizer(eps, momentum).Apply(x)
 }
 
-// NewBatchStandardizer returns a BatchNorm standardiser with one set of
-// running statistics that can be applied to several inputs (a training path
-// over the training rows and an evaluation path over all rows).
-func (m *Model) NewBatchStandardizer(eps, momentum float64) func(*G.Node) *G.Node {
+// BatchStandardizer is a BatchNorm standardiser with one set of running
+// statistics that can be applied to several inputs (a training path over
+// the training rows and an evaluation path over all rows).
+type BatchStandardizer struct {
+	op *standardizeOp
+	m  *Model
+}
+
+// NewBatchStandardizer adds a BatchNorm standardiser to m.
+func (m *Model) NewBatchStandardizer(eps, momentum float64) *BatchStandardizer {
 	op := newStandardize(0, eps, momentum)
 	m.modal = append(m.modal, op)
-	return func(x *G.Node) *G.Node {
-		if m.recording {
-			m.mixing = append(m.mixing, op.String())
-		}
-		return G.Must(G.ApplyOp(op, x))
-	}
+	return &BatchStandardizer{op: op, m: m}
 }
+
+// Apply standardises x's columns.
+func (b *BatchStandardizer) Apply(x *G.Node) *G.Node {
+	if b.m.recording {
+		b.m.mixing = append(b.m.mixing, b.op.String())
+	}
+	return G.Must(G.ApplyOp(b.op, x))
+}
+
+// Stats returns a copy of the running mean and variance (nil before any
+// training run).
+func (b *BatchStandardizer) Stats() [2][]float64 { return b.op.saveStats() }
+
+// SetStats loads running statistics (from another model's standardiser).
+func (b *BatchStandardizer) SetStats(s [2][]float64) { b.op.loadStats(s) }
 
 // RowStandardize standardises each row of x over its features (GroupNorm
 // with one group, without the affine part). It is per-sample.
@@ -305,9 +327,9 @@ func (m *Model) Compile(loss *G.Node, outputs []*G.Node, extra ...*G.Node) error
 		m.loss, m.outputs, m.extra = loss, outputs, extra
 		if loss != nil {
 			wrt := append(m.Learnables(), extra...)
-			grads, err := G.Grad(loss, wrt...)
+			grads, err := m.Grad(loss, wrt...)
 			if err != nil {
-				return fmt.Errorf("gradient: %w", err)
+				return err
 			}
 			// Only what the loss and its gradients need: evaluation-only
 			// paths (e.g. a forward pass over all nodes) stay out.
@@ -346,6 +368,119 @@ func (m *Model) CompileGradients(loss *G.Node, gradNodes []*G.Node, outputs []*G
 		}
 		return nil
 	})
+}
+
+// Runner evaluates a set of output nodes on demand, in evaluation mode, with
+// its own machine. Methods use it for releases that must run exactly once
+// (a NAP aggregate computed from the best checkpoint), apart from the
+// per-epoch evaluation machine.
+type Runner struct {
+	m  *Model
+	vm G.VM
+}
+
+// NewRunner compiles a forward-only machine for the given outputs.
+func (m *Model) NewRunner(outputs ...*G.Node) (*Runner, error) {
+	r := &Runner{m: m}
+	err := Build(func() error {
+		r.vm = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
+		return nil
+	})
+	return r, err
+}
+
+// Run evaluates the outputs once.
+func (r *Runner) Run() error {
+	r.m.SetTraining(false)
+	r.vm.Reset()
+	if err := r.vm.RunAll(); err != nil {
+		return fmt.Errorf("nn: run: %w", err)
+	}
+	return nil
+}
+
+// TagGrad is the label of the nodes a symbolic differentiation added
+// (Model.Grad).
+const TagGrad = "grad"
+
+// DPTagPrefix starts the labels of privacy nodes: "dp:WHAT", where WHAT
+// says what the node is ("dp:clipped-sum", "dp:noisy-grad",
+// "dp:objective-perturbation", ...).
+const DPTagPrefix = "dp:"
+
+// Tag labels n for inspection (`dpgnn inspect`, View). A label "dp:WHAT"
+// marks n as a privacy node and WHAT says what it is; other labels are
+// shown as they are. Tags never change what the graph computes. Nodes made
+// by the ops of ghost.go (per-sample norms, clip factors, noise) are
+// recognised as privacy nodes without tags; methods tag the rest: clipped
+// sums, privatised gradients, objective-perturbation terms.
+func (m *Model) Tag(n *G.Node, tags ...string) {
+	if n == nil {
+		return
+	}
+	if m.tags == nil {
+		m.tags = map[*G.Node][]string{}
+	}
+	for _, t := range tags {
+		if !slices.Contains(m.tags[n], t) {
+			m.tags[n] = append(m.tags[n], t)
+		}
+	}
+}
+
+// Tags returns n's labels: those given by Tag, in order, then the one
+// TagNew gave it (if any).
+func (m *Model) Tags(n *G.Node) []string {
+	out := append([]string(nil), m.tags[n]...)
+	if s, ok := m.section[n]; ok && !slices.Contains(out, s) {
+		out = append(out, s)
+	}
+	return out
+}
+
+// TagNew runs f and labels every node f added to the graph with tag, except
+// nodes a nested TagNew (or Grad) inside f already labelled: the innermost
+// label wins. Nodes f reuses (gorgonia merges a new node into an equal
+// existing one) keep their old label. dp.BuildSGD labels its whole
+// construction "dp:dp-sgd" this way.
+func (m *Model) TagNew(tag string, f func() error) error {
+	// gorgonia numbers nodes from a counter that only grows, so the nodes
+	// added by f are exactly those with an id above the largest one now.
+	last := int64(-1)
+	for _, n := range m.G.AllNodes() {
+		last = max(last, n.ID())
+	}
+	err := f()
+	if m.section == nil {
+		m.section = map[*G.Node]string{}
+	}
+	for _, n := range m.G.AllNodes() {
+		if n.ID() > last {
+			if _, done := m.section[n]; !done {
+				m.section[n] = tag
+			}
+		}
+	}
+	return err
+}
+
+// Grad is gorgonia's Grad (the symbolic gradients of y, a scalar, with
+// respect to the leaves wrt) that also labels the nodes it adds TagGrad, so
+// inspection can tell the gradient graph from the forward one. gorgonia
+// v0.9.18 keeps that distinction only in an unexported field, and its
+// exported DerivOf marks only each node's summed gradient, not the terms
+// inside it. Use it instead of G.Grad on a Model's graph.
+func (m *Model) Grad(y *G.Node, wrt ...*G.Node) (G.Nodes, error) {
+	var grads G.Nodes
+	err := m.TagNew(TagGrad, func() error {
+		var err error
+		grads, err = G.Grad(y, wrt...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nn: gradient: %w", err)
+	}
+	return grads, nil
 }
 
 // markTrainPath records which dropout masks the training machine runs.

@@ -71,10 +71,13 @@ func (m *Model) PerSampleRecords() []PerSample { return m.records }
 // (BatchNorm): DP-SGD must refuse them.
 func (m *Model) MixesSamples() []string { return m.mixing }
 
-// Probe adds a zero-valued input node of the given shape and returns it.
+// Probe adds a zero-valued input node of the given shape and returns it,
+// labelled "dp:probe" for inspection.
 func (m *Model) Probe(name string, rows, cols int) *G.Node {
 	t := tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(make([]float64, rows*cols)))
-	return G.NewMatrix(m.G, tensor.Float64, G.WithShape(rows, cols), G.WithName(name), G.WithValue(t))
+	n := G.NewMatrix(m.G, tensor.Float64, G.WithShape(rows, cols), G.WithName(name), G.WithValue(t))
+	m.Tag(n, DPTagPrefix+"probe")
+	return n
 }
 
 // RecordLinear adds a probe to y = a·W (+ b) on the recorded path and

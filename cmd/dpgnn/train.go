@@ -15,28 +15,71 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// commonFlags are the options every `train METHOD` accepts (DESIGN.md).
-type commonFlags struct {
-	dataset, dataDir, split, privacy, epsilon, delta, trace string
-	runs                                                    int
-	seed                                                    uint64
-	json                                                    bool
+// dataFlags are the options of every command that builds a method's model
+// on a dataset: `train METHOD` and `inspect METHOD` (DESIGN.md).
+type dataFlags struct {
+	dataset, dataDir, split, privacy, epsilon, delta string
+	seed                                             uint64
 }
 
-func (c *commonFlags) bind(cmd *cobra.Command) {
-	f := cmd.Flags()
+func (c *dataFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.dataset, "dataset", "", "dataset name or path (default: the embedded synthetic csbm graph)\nnames: "+strings.Join(graphs.DatasetNames(), ", "))
 	f.StringVar(&c.dataDir, "data-dir", graphs.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
 	f.StringVar(&c.split, "split", "", "per-class:20:500:1000 | ratio:0.1:0.2 | masks:K | inductive:0.8 | fixed\n(default: the method's paper protocol for the dataset)")
 	f.StringVar(&c.privacy, "privacy", "none", "none, edge or node")
 	f.StringVar(&c.epsilon, "epsilon", "inf", "privacy budget ε (> 0, or inf)")
 	f.StringVar(&c.delta, "delta", "auto", "privacy parameter δ in (0,1), or auto (10^-digits of the unit count)")
-	f.IntVar(&c.runs, "runs", 1, "number of runs with seeds seed, seed+1, ...")
 	f.Uint64Var(&c.seed, "seed", 1, "random seed")
+}
+
+// options parses the flags into the options methods.Train and
+// methods.NewContext take.
+func (c *dataFlags) options() (methods.TrainOptions, error) {
+	level, err := methods.ParseLevel(c.privacy)
+	if err != nil {
+		return methods.TrainOptions{}, err
+	}
+	eps, err := parseEpsilon(c.epsilon)
+	if err != nil {
+		return methods.TrainOptions{}, err
+	}
+	delta, err := parseDelta(c.delta)
+	if err != nil {
+		return methods.TrainOptions{}, err
+	}
+	return methods.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Level: level,
+		Epsilon: eps, Delta: delta, Seed: c.seed}, nil
+}
+
+// commonFlags are the options every `train METHOD` accepts (DESIGN.md).
+type commonFlags struct {
+	dataFlags
+	trace string
+	runs  int
+	json  bool
+}
+
+func (c *commonFlags) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	c.dataFlags.bind(f)
+	f.IntVar(&c.runs, "runs", 1, "number of runs with seeds seed, seed+1, ...")
 	f.BoolVar(&c.json, "json", false, "print one JSON object on stdout and nothing else")
 	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE")
+}
+
+// methodArg checks that the first argument of `verb METHOD` names a
+// registered method.
+func methodArg(verb string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("%s needs a method: one of %s", verb, strings.Join(methods.Names(), ", "))
+		}
+		_, err := methods.New(args[0])
+		return err
+	}
 }
 
 func parseEpsilon(s string) (float64, error) {
@@ -71,13 +114,7 @@ test accuracy with its mean, standard deviation and 95% bootstrap interval over
 noise). Methods: ` + strings.Join(methods.Names(), ", ") + `.
 
 Run 'dpgnn train METHOD --help' for a method's hyperparameters.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return fmt.Errorf("train needs a method: one of %s", strings.Join(methods.Names(), ", "))
-			}
-			_, err := methods.New(args[0])
-			return err
-		},
+		Args: methodArg("train"),
 		RunE: func(cmd *cobra.Command, args []string) error { return nil },
 	}
 	for _, name := range methods.Names() {
@@ -89,25 +126,13 @@ Run 'dpgnn train METHOD --help' for a method's hyperparameters.`,
 func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 	m, _ := methods.New(name)
 	var c commonFlags
-	levels := make([]string, len(m.Levels()))
-	for i, l := range m.Levels() {
-		levels[i] = string(l)
-	}
 	cmd := &cobra.Command{
 		Use:   name + " [flags]",
 		Short: m.Short(),
-		Long:  m.Short() + "\nPrivacy levels: " + strings.Join(levels, ", ") + ".",
+		Long:  m.Short() + "\nPrivacy levels: " + levelList(m) + ".",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			level, err := methods.ParseLevel(c.privacy)
-			if err != nil {
-				return err
-			}
-			eps, err := parseEpsilon(c.epsilon)
-			if err != nil {
-				return err
-			}
-			delta, err := parseDelta(c.delta)
+			opts, err := c.options()
 			if err != nil {
 				return err
 			}
@@ -127,11 +152,8 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 				trace = trainers.NewTrace(f)
 				rec = append(rec, trace)
 			}
-			r, err := methods.Train(m, methods.TrainOptions{
-				Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Level: level,
-				Epsilon: eps, Delta: delta, Runs: c.runs, Seed: c.seed, Recorder: rec,
-				Flags: methodFlags(cmd),
-			})
+			opts.Runs, opts.Recorder, opts.Flags = c.runs, rec, methodFlags(cmd)
+			r, err := methods.Train(m, opts)
 			if err != nil {
 				return err
 			}

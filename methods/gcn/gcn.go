@@ -4,6 +4,8 @@
 package gcn
 
 import (
+	"fmt"
+
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
@@ -81,14 +83,35 @@ func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.Cross
 	return model, logits, ce, err
 }
 
-// Run trains once on the context's split.
-func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
+// BuildModel builds the graph Run trains, its loss over the split's
+// training nodes.
+func (m *GCN) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	model, _, err := m.build(ctx)
+	return model, err
+}
+
+// build is Build on the context's graph with the loss set to the training
+// nodes.
+func (m *GCN) build(ctx *methods.Context) (*nn.Model, *G.Node, error) {
+	if ctx.Level != methods.None {
+		return nil, nil, fmt.Errorf("gcn is not private: it supports only --privacy none")
+	}
 	g := ctx.Graph
 	model, logits, ce, err := m.Build(g, ctx.Seed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ce.SetRows(g.Split.Train, g.Labels); err != nil {
+		return nil, nil, err
+	}
+	return model, logits, nil
+}
+
+// Run trains once on the context's split.
+func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	g := ctx.Graph
+	model, logits, err := m.build(ctx)
+	if err != nil {
 		return nil, err
 	}
 	task := &trainers.ModelTask{Model: model, Logits: logits, Opt: nn.NewAdam(m.LR, m.WeightDecay)}
@@ -98,3 +121,5 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	}
 	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}, nil
 }
+
+var _ methods.Builder = (*GCN)(nil)

@@ -84,42 +84,124 @@ func (m *MLP) config(in, out int) (layers.MLPConfig, error) {
 		InputDropout: m.Dropout, PlainLast: true}, nil
 }
 
-// Run trains the MLP once. Edge-level privacy is free: the model never
-// reads edges, so its ε is 0 for any edge-level budget.
-func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	if ctx.Level == methods.Node {
-		return m.runDP(ctx)
+// net is the MLP's expression graph and what training it needs. Run and
+// BuildModel both get it from build.
+type net struct {
+	model  *nn.Model
+	logits *G.Node // over all nodes (evaluation)
+	ce     *nn.CrossEntropy
+	// node-level DP-SGD only
+	sgd      *dp.SGD
+	batch    *layers.FeatureBatch
+	priv     *methods.SGDPrivacy
+	steps    int
+	capacity int
+}
+
+// BuildModel builds the graph Run trains: with ctx.Level node, the DP-SGD
+// graph (ghost norms, clip factors, clipped sums, noise).
+func (m *MLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	n, err := m.build(ctx)
+	if err != nil {
+		return nil, err
 	}
+	return n.model, nil
+}
+
+// build constructs the MLP. Without node-level privacy it is compiled for
+// full-batch training on the split's training nodes. At node level it is
+// DP-MLP: a node's features and label are the private unit, and since the
+// MLP never reads edges each node is one DP-SGD sample; the noise
+// multiplier is calibrated for RDP of the Poisson-subsampled Gaussian over
+// exactly the steps run (ε = ∞: clipping and no noise). The training path
+// is a fixed-capacity batch of feature rows; the evaluation path shares the
+// parameters over all nodes.
+func (m *MLP) build(ctx *methods.Context) (*net, error) {
 	g := ctx.Graph
+	private := ctx.Level == methods.Node
 	cfg, err := m.config(g.X.F, g.NumClasses)
 	if err != nil {
 		return nil, err
 	}
-	model := nn.NewModel(ctx.Seed)
-	var logits *G.Node
-	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
-		x, err := layers.NewFeatures(model, g.X, "X")
-		if err != nil {
-			return err
+	n := &net{model: nn.NewModel(ctx.Seed)}
+	var q float64
+	train := g.Split.Train
+	if private {
+		if len(train) == 0 {
+			return nil, fmt.Errorf("the split has no training nodes")
 		}
+		if cfg.Norm == layers.NormBatch {
+			return nil, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use --norm groupnorm")
+		}
+		conv, err := dp.ParseConversion(m.Accountant)
+		if err != nil {
+			return nil, err
+		}
+		q = math.Min(1, float64(m.BatchSize)/float64(len(train)))
+		n.steps = dp.Steps(m.Epochs_, q)
+		if n.priv, err = methods.CalibrateSGD(ctx, len(train), q, n.steps, m.Clip, conv); err != nil {
+			return nil, err
+		}
+		cfg.InputDropout = 0 // rows of a sparse batch are rewritten every step
+		n.capacity = dp.DefaultCapacity(q, len(train))
+	}
+	model := n.model
+	err = nn.Build(func() error {
 		p, err := layers.NewMLP(model, "mlp", cfg)
 		if err != nil {
 			return err
 		}
-		logits = x.MLP(p)
-		if ce, err = nn.NewCrossEntropy(model, logits, "loss"); err != nil {
+		var lossLogits *G.Node
+		if private {
+			if n.batch, err = layers.NewFeatureBatch(model, g.X, n.capacity, "X.batch"); err != nil {
+				return err
+			}
+			model.StartRecording()
+			lossLogits = n.batch.MLP(p)
+			model.StopRecording()
+		}
+		full, err := layers.NewFeatures(model, g.X, "X")
+		if err != nil {
 			return err
 		}
-		return model.Compile(ce.Mean, []*G.Node{logits})
+		n.logits = full.MLP(p)
+		if !private {
+			lossLogits = n.logits
+		}
+		if n.ce, err = nn.NewCrossEntropy(model, lossLogits, "loss"); err != nil {
+			return err
+		}
+		if !private {
+			return model.Compile(n.ce.Mean, []*G.Node{n.logits})
+		}
+		src := dp.NewSource(ctx.Seed).Split("mlp.dpsgd")
+		n.sgd, err = dp.BuildSGD(model, n.ce.PerRow, dp.SGDConfig{Clip: m.Clip, Multiplier: n.priv.Multiplier,
+			Rate: q, Samples: len(train), Capacity: n.capacity}, src, []*G.Node{n.logits})
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := ce.SetRows(g.Split.Train, g.Labels); err != nil {
+	if !private {
+		if err := n.ce.SetRows(train, g.Labels); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// Run trains the MLP once. Edge-level privacy is free: the model never
+// reads edges, so its ε is 0 for any edge-level budget.
+func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	n, err := m.build(ctx)
+	if err != nil {
 		return nil, err
 	}
-	task := &trainers.ModelTask{Model: model, Logits: logits, Opt: nn.NewAdam(m.LR, m.WeightDecay)}
+	if n.sgd != nil {
+		return m.runDP(ctx, n)
+	}
+	g := ctx.Graph
+	task := &trainers.ModelTask{Model: n.model, Logits: n.logits, Opt: nn.NewAdam(m.LR, m.WeightDecay)}
 	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.Epochs_, Run: ctx.Run, Recorder: ctx.Recorder})
 	if err != nil {
 		return nil, err
@@ -133,77 +215,14 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	return out, nil
 }
 
-// runDP trains DP-MLP: node-level DP where a node's features and label are
-// the private unit. The MLP never reads edges, so each node is one DP-SGD
-// sample; the accountant is RDP of the Poisson-subsampled Gaussian over
-// exactly the number of steps run. With ε = ∞ the same pipeline runs with
-// clipping and no noise.
-func (m *MLP) runDP(ctx *methods.Context) (*methods.Outcome, error) {
+// runDP trains DP-MLP (built by build at node level) with Poisson-sampled
+// DP-SGD and Adam for exactly the accounted number of steps.
+func (m *MLP) runDP(ctx *methods.Context, n *net) (*methods.Outcome, error) {
 	g := ctx.Graph
 	train := g.Split.Train
-	n := len(train)
-	if n == 0 {
-		return nil, fmt.Errorf("the split has no training nodes")
-	}
-	norm, err := layers.ParseNorm(m.Norm)
-	if err != nil {
-		return nil, err
-	}
-	if norm == layers.NormBatch {
-		return nil, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use --norm groupnorm")
-	}
-	conv, err := dp.ParseConversion(m.Accountant)
-	if err != nil {
-		return nil, err
-	}
-	q := math.Min(1, float64(m.BatchSize)/float64(n))
-	steps := dp.Steps(m.Epochs_, q)
-	priv, err := methods.CalibrateSGD(ctx, n, q, steps, m.Clip, conv)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := m.config(g.X.F, g.NumClasses)
-	if err != nil {
-		return nil, err
-	}
-	cfg.InputDropout = 0 // rows of a sparse batch are rewritten every step
-	capacity := dp.DefaultCapacity(q, n)
-
-	model := nn.NewModel(ctx.Seed)
-	var batch *layers.FeatureBatch
-	var ce *nn.CrossEntropy
-	var logits *G.Node
-	var sgd *dp.SGD
-	src := dp.NewSource(ctx.Seed).Split("mlp.dpsgd")
-	err = nn.Build(func() error {
-		p, err := layers.NewMLP(model, "mlp", cfg)
-		if err != nil {
-			return err
-		}
-		if batch, err = layers.NewFeatureBatch(model, g.X, capacity, "X.batch"); err != nil {
-			return err
-		}
-		model.StartRecording()
-		batchLogits := batch.MLP(p)
-		model.StopRecording()
-		full, err := layers.NewFeatures(model, g.X, "X")
-		if err != nil {
-			return err
-		}
-		logits = full.MLP(p)
-		if ce, err = nn.NewCrossEntropy(model, batchLogits, "loss"); err != nil {
-			return err
-		}
-		sgd, err = dp.BuildSGD(model, ce.PerRow, dp.SGDConfig{Clip: m.Clip, Multiplier: priv.Multiplier,
-			Rate: q, Samples: n, Capacity: capacity}, src, []*G.Node{logits})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]int, 0, capacity)
-	pos := make([]int, capacity)
-	labels := make([]int, capacity)
+	rows := make([]int, 0, n.capacity)
+	pos := make([]int, n.capacity)
+	labels := make([]int, n.capacity)
 	for i := range pos {
 		pos[i] = i
 	}
@@ -213,17 +232,19 @@ func (m *MLP) runDP(ctx *methods.Context) (*methods.Outcome, error) {
 			rows = append(rows, train[s])
 			labels[k] = g.Labels[train[s]]
 		}
-		if err := batch.Fill(rows); err != nil {
+		if err := n.batch.Fill(rows); err != nil {
 			return err
 		}
-		sgd.Groups.Singletons(len(samples))
-		return ce.SetRows(pos[:len(samples)], labels)
+		n.sgd.Groups.Singletons(len(samples))
+		return n.ce.SetRows(pos[:len(samples)], labels)
 	}
-	task := &trainers.SGDTask{SGD: sgd, Model: model, Logits: logits, Opt: nn.NewAdam(m.LR, m.WeightDecay),
-		Fill: fill, TotalSteps: steps, Epochs: m.Epochs_, Recorder: ctx.Recorder, Run: ctx.Run}
+	task := &trainers.SGDTask{SGD: n.sgd, Model: n.model, Logits: n.logits, Opt: nn.NewAdam(m.LR, m.WeightDecay),
+		Fill: fill, TotalSteps: n.steps, Epochs: m.Epochs_, Recorder: ctx.Recorder, Run: ctx.Run}
 	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.Epochs_, Run: ctx.Run, Recorder: ctx.Recorder})
 	if err != nil {
 		return nil, err
 	}
-	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: priv.Report}, nil
+	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: n.priv.Report}, nil
 }
+
+var _ methods.Builder = (*MLP)(nil)

@@ -1,0 +1,263 @@
+// Package gap is GAP (Sajadmanesh et al., USENIX Security 2023): an encoder
+// MLP trained without edges, K hops of aggregation perturbation (NAP with
+// noise at every hop) computed once and cached, and a classifier over all
+// hops concatenated, at edge or node level.
+package gap
+
+import (
+	"fmt"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/nn"
+	"github.com/spf13/pflag"
+	G "gorgonia.org/gorgonia"
+)
+
+func init() { methods.Register(func() methods.Method { return &GAP{} }) }
+
+// GAP holds the hyperparameters (GAP's defaults).
+type GAP struct {
+	methods.AggregationPerturbation
+	EncoderLayers int
+	BaseLayers    int
+	HeadLayers    int
+	EncoderEpochs int
+}
+
+func (*GAP) Name() string { return "gap" }
+func (*GAP) Short() string {
+	return "GAP: encoder, K hops of perturbed aggregation (cached), classifier over all hops (edge or node DP)"
+}
+func (*GAP) Levels() []methods.Level {
+	return []methods.Level{methods.None, methods.Edge, methods.Node}
+}
+func (*GAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
+func (m *GAP) Epochs() int                      { return m.EncoderEpochs + m.Epochs_ }
+
+func (m *GAP) BindFlags(fs *pflag.FlagSet) {
+	m.BindAPFlags(fs, 2, 100, 0.01)
+	fs.IntVar(&m.EncoderLayers, "encoder-layers", 2, "encoder MLP layers (0: no encoder, aggregate raw features)")
+	fs.IntVar(&m.BaseLayers, "base-layers", 1, "base MLP layers per hop")
+	fs.IntVar(&m.HeadLayers, "head-layers", 1, "head MLP layers")
+	fs.IntVar(&m.EncoderEpochs, "encoder-epochs", 100, "encoder pre-training epochs")
+}
+
+func (m *GAP) Validate() error {
+	return methods.CheckAll(m.ValidateAP(), methods.Positive("base-layers", m.BaseLayers),
+		methods.Positive("head-layers", m.HeadLayers), methods.Positive("encoder-epochs", m.EncoderEpochs))
+}
+
+func (m *GAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, epochs int) methods.ModuleTraining {
+	return methods.ModuleTraining{Epochs: epochs, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
+		Multiplier: z, Clip: m.Clip, Rate: setup.Rate}
+}
+
+// calibrate returns the noise multiplier: at edge level for K NAP calls of
+// sensitivity 1; at node level one z shared by the encoder's DP-SGD, the K
+// NAP calls (std z·√D) and the classifier's DP-SGD, composed in RDP.
+func (m *GAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.Calibrated, error) {
+	k := m.Hops
+	noise := func(z float64) map[string]float64 {
+		return map[string]float64{"nap_std": z * setup.Sensitivity, "hops": float64(k)}
+	}
+	if ctx.Level != methods.Node {
+		acct, err := m.EdgeAccountant()
+		if err != nil {
+			return nil, err
+		}
+		return methods.Calibrate(ctx, setup.Units, acct,
+			func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k}} }, noise)
+	}
+	tEnc := m.training(ctx, setup, 0, m.EncoderEpochs).SGDSteps()
+	tCls := m.training(ctx, setup, 0, m.Epochs_).SGDSteps()
+	return methods.Calibrate(ctx, setup.Units, m.NodeAccountant(), func(z float64) []dp.Event {
+		ev := []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k},
+			dp.PoissonGaussianEvent{Rate: setup.Rate, Multiplier: z, Steps: tCls}}
+		if m.EncoderLayers > 0 {
+			ev = append(ev, dp.PoissonGaussianEvent{Rate: setup.Rate, Multiplier: z, Steps: tEnc})
+		}
+		return ev
+	}, func(z float64) map[string]float64 {
+		n := noise(z)
+		n["sgd_std"], n["rate"], n["encoder_steps"], n["classifier_steps"] = z*m.Clip, setup.Rate, float64(tEnc), float64(tCls)
+		return n
+	})
+}
+
+// Run trains GAP once.
+func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	g := ctx.Graph
+	setup, err := m.SetupAP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := m.calibrate(ctx, setup)
+	if err != nil {
+		return nil, err
+	}
+	z := priv.Multiplier
+	src := dp.NewSource(ctx.Seed)
+	auto := layers.NormBatch
+	if ctx.Level == methods.Node {
+		auto = layers.NormNone // GAP's node level runs without BatchNorm
+	}
+	norm, err := m.NormFor(ctx.Level, auto)
+	if err != nil {
+		return nil, err
+	}
+	nTrain := len(g.Split.Train)
+
+	// 1. Encoder, trained on features and labels only.
+	x0, width, err := m.encode(ctx, setup, z, norm, src.Split("gap.encoder"))
+	if err != nil {
+		return nil, err
+	}
+	// 2. K hops of NAP, computed once and cached: the only adjacency access.
+	hops, err := m.aggregate(ctx, setup, z, x0, width, src.Split("gap.nap"))
+	if err != nil {
+		return nil, err
+	}
+	// 3. Classifier over the cached hops (post-processing at edge level).
+	names := make([]string, len(hops))
+	for i := range names {
+		names[i] = fmt.Sprintf("X%d", i)
+	}
+	tr := m.training(ctx, setup, z, m.Epochs_)
+	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.classifier(g.NumClasses, norm))
+	if err != nil {
+		return nil, err
+	}
+	res, err := mod.Train(ctx, tr, src.Split("gap.classifier"))
+	if err != nil {
+		return nil, err
+	}
+	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: priv.Report}, nil
+}
+
+// classifier returns the builder of GAP's classification module: a base
+// MLP per hop, concatenation, row normalisation → norm → dropout → SELU →
+// head MLP. The parameters are created on the first call (the training
+// path) and shared by the second (the evaluation path).
+func (m *GAP) classifier(classes int, norm layers.NormKind) func(*nn.Model, []*layers.Features, bool) (*G.Node, []*G.Node, error) {
+	var bases []*layers.MLP
+	var bn *layers.Norm
+	var head *layers.MLP
+	return func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
+		if bases == nil {
+			for k, x := range in {
+				b, err := layers.NewMLP(mm, fmt.Sprintf("gap.base%d", k), layers.MLPConfig{Dims: repeat(x.F, m.Hidden, m.BaseLayers),
+					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true, NormFirst: true})
+				if err != nil {
+					return nil, nil, err
+				}
+				bases = append(bases, b)
+			}
+			bn = layers.NewNorm(mm, "gap.combine.norm", norm, m.Hidden*len(in))
+			var err error
+			head, err = layers.NewMLP(mm, "gap.head", layers.MLPConfig{Dims: repeat(m.Hidden*len(in), m.Hidden, m.HeadLayers, classes),
+				Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true, NormFirst: true})
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		hs := make([]*G.Node, len(in))
+		for k, x := range in {
+			hs[k] = x.MLP(bases[k])
+		}
+		h := layers.JumpingKnowledge(hs...)
+		h = mm.Dropout(bn.Forward(h), m.Dropout)
+		return head.Forward(nn.SELU(h)), nil, nil
+	}
+}
+
+// repeat returns the widths in, hidden×(layers−1), out (out defaults to
+// hidden).
+func repeat(in, hidden, layers int, out ...int) []int {
+	d := []int{in}
+	for i := 1; i < layers; i++ {
+		d = append(d, hidden)
+	}
+	if len(out) > 0 {
+		return append(d, out[0])
+	}
+	return append(d, hidden)
+}
+
+// encode trains the encoder (when EncoderLayers > 0) and returns X0, the
+// row-normalised encoder output for all nodes, as features.
+func (m *GAP) encode(ctx *methods.Context, setup *methods.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
+	g := ctx.Graph
+	if m.EncoderLayers == 0 {
+		return g.X, g.X.F, nil
+	}
+	tr := m.training(ctx, setup, z, m.EncoderEpochs)
+	var enc *layers.MLP
+	var bn *layers.Norm
+	var head *layers.Linear
+	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
+		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
+			if enc == nil {
+				var err error
+				enc, err = layers.NewMLP(mm, "gap.encoder", layers.MLPConfig{Dims: repeat(g.X.F, m.Hidden, m.EncoderLayers),
+					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true, NormFirst: true})
+				if err != nil {
+					return nil, nil, err
+				}
+				bn = layers.NewNorm(mm, "gap.encoder.head.norm", norm, m.Hidden)
+				head = layers.NewLinear(mm, "gap.encoder.head", m.Hidden, g.NumClasses, true, layers.InitPyG)
+			}
+			x := G.Must(nn.RowNormalize(in[0].MLP(enc)))
+			h := mm.Dropout(bn.Forward(x), m.Dropout)
+			return head.Forward(nn.SELU(h)), []*G.Node{x}, nil
+		})
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := mod.Train(ctx, tr, src); err != nil {
+		return nil, 0, fmt.Errorf("encoder: %w", err)
+	}
+	x0 := append([]float64(nil), nn.Values(mod.Outputs[0])...)
+	return layers.DenseFeatures(x0, g.N, m.Hidden), m.Hidden, nil
+}
+
+// aggregate computes the K cached hops [X0, X1, …, XK] with
+// X_k = rownorm(NAP(X_{k−1})): exactly K NAP calls.
+func (m *GAP) aggregate(ctx *methods.Context, setup *methods.APSetup, z float64, x0 *graphs.Features, width int, src *dp.Source) ([]*graphs.Features, error) {
+	g := ctx.Graph
+	if x0.Sparse != nil {
+		x0 = layers.DenseFeatures(x0.ToDense(), x0.N, x0.F)
+	}
+	mm := nn.NewModel(ctx.Seed)
+	nap := layers.NewNAP("gap.nap", setup.Adj, z*setup.Sensitivity, src)
+	var outs []*G.Node
+	err := nn.Build(func() error {
+		x := G.Must(nn.RowNormalize(mm.Input("X0", x0.Dense, g.N, width)))
+		outs = append(outs, x)
+		for k := 0; k < m.Hops; k++ {
+			x = G.Must(nn.RowNormalize(nap.Forward(x)))
+			outs = append(outs, x)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r, err := mm.NewRunner(outs...)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Run(); err != nil {
+		return nil, err
+	}
+	if nap.Adj.Calls != m.Hops {
+		return nil, fmt.Errorf("gap: %d adjacency products for %d hops (accounting would be wrong)", nap.Adj.Calls, m.Hops)
+	}
+	hops := make([]*graphs.Features, len(outs))
+	for i, o := range outs {
+		hops[i] = layers.DenseFeatures(append([]float64(nil), nn.Values(o)...), g.N, width)
+	}
+	return hops, nil
+}

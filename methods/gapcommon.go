@@ -1,0 +1,116 @@
+package methods
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/spf13/pflag"
+)
+
+// AggregationPerturbation holds the hyperparameters GAP and ProGAP share
+// and the privacy set-up of aggregation perturbation: which adjacency NAP
+// reads (out-degree bounded at node level), the privacy unit count for δ,
+// and the DP-SGD parameters at node level.
+type AggregationPerturbation struct {
+	Hops        int
+	Hidden      int
+	Epochs_     int
+	LR          float64
+	Dropout     float64
+	MaxDegree   int
+	BatchSize   int
+	Clip        float64
+	Accountant  string
+	Norm        string
+	WeightDecay float64
+}
+
+// BindAPFlags registers the shared flags with the given defaults.
+func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs int, lr float64) {
+	fs.IntVar(&a.Hops, "hops", hops, "K: number of aggregation (NAP) steps")
+	fs.IntVar(&a.Hidden, "hidden", 16, "hidden width")
+	fs.IntVar(&a.Epochs_, "epochs", epochs, "training epochs of each module / stage")
+	fs.Float64Var(&a.LR, "lr", lr, "Adam learning rate")
+	fs.Float64Var(&a.Dropout, "dropout", 0, "dropout probability")
+	fs.IntVar(&a.MaxDegree, "max-degree", 100, "node level: D, the out-degree bound applied before anything else")
+	fs.IntVar(&a.BatchSize, "batch-size", 256, "node level: expected Poisson batch size B (q = B/N_train)")
+	fs.Float64Var(&a.Clip, "clip", 1, "node level: per-sample gradient clipping bound C")
+	fs.StringVar(&a.Norm, "norm", "auto", "norm layer: auto (batchnorm at edge level and without privacy, the methods' default at node level), none, batchnorm or groupnorm")
+	fs.Float64Var(&a.WeightDecay, "weight-decay", 0, "Adam L2 weight decay")
+	fs.StringVar(&a.Accountant, "accountant", "gdp", "edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given")
+}
+
+// NormFor returns the norm layer for a level: --norm, or with "auto" the
+// given default.
+func (a *AggregationPerturbation) NormFor(level Level, auto layers.NormKind) (layers.NormKind, error) {
+	if a.Norm == "auto" || a.Norm == "" {
+		return auto, nil
+	}
+	k, err := layers.ParseNorm(a.Norm)
+	if err != nil {
+		return k, err
+	}
+	if level == Node && k == layers.NormBatch {
+		return k, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use groupnorm or none")
+	}
+	return k, nil
+}
+
+// ValidateAP checks the shared hyperparameters.
+func (a *AggregationPerturbation) ValidateAP() error {
+	return CheckAll(Positive("hops", a.Hops), Positive("hidden", a.Hidden), Positive("epochs", a.Epochs_),
+		PositiveF("lr", a.LR), Prob("dropout", a.Dropout), Positive("max-degree", a.MaxDegree),
+		Positive("batch-size", a.BatchSize), PositiveF("clip", a.Clip))
+}
+
+// APSetup is the privacy set-up of one aggregation-perturbation run.
+type APSetup struct {
+	// Adj is what NAP aggregates over: the graph's adjacency, with
+	// out-degrees bounded by MaxDegree at node level (done once, first).
+	Adj *graphs.CSR
+	// Sensitivity of one NAP call: 1 at edge level, √D at node level.
+	Sensitivity float64
+	// Units is the privacy unit count for δ auto: directed edges (edge
+	// level) or training nodes (node level).
+	Units int
+	// Rate is the DP-SGD Poisson rate at node level.
+	Rate float64
+}
+
+// SetupAP prepares the adjacency and unit counts for a level.
+func (a *AggregationPerturbation) SetupAP(ctx *Context) (*APSetup, error) {
+	g := ctx.Graph
+	s := &APSetup{Adj: g.Adj, Sensitivity: 1, Units: g.Adj.NNZ()}
+	if ctx.Level == Node {
+		n := len(g.Split.Train)
+		if n == 0 {
+			return nil, fmt.Errorf("the split has no training nodes")
+		}
+		s.Adj = graphs.BoundOutDegree(g.Adj, a.MaxDegree, ctx.Seed)
+		s.Sensitivity = math.Sqrt(float64(a.MaxDegree))
+		s.Units = n
+		s.Rate = NodeRate(a.BatchSize, n)
+	}
+	return s, nil
+}
+
+// NodeAccountant is the accountant name used at node level.
+func (a *AggregationPerturbation) NodeAccountant() string {
+	if a.Accountant == "rdp-standard" {
+		return a.Accountant
+	}
+	return "rdp"
+}
+
+// EdgeAccountant is the accountant name used at edge level.
+func (a *AggregationPerturbation) EdgeAccountant() (string, error) {
+	for _, n := range dp.AccountantNames() {
+		if n == a.Accountant {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("--accountant %q: want one of gdp, rdp, rdp-standard", a.Accountant)
+}

@@ -1,0 +1,171 @@
+package methods
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/nn"
+	"github.com/dpgnn/dpgnn/trainers"
+	G "gorgonia.org/gorgonia"
+)
+
+// Module is a node classifier over one or more row inputs, as the
+// multi-module methods (GAP's encoder and classifier, ProGAP's stages)
+// train it: a training path over a batch of training rows and an
+// evaluation path over all nodes, sharing parameters.
+type Module struct {
+	Model  *nn.Model
+	Inputs []*layers.Input
+	// TrainLogits is computed on the batch rows; Logits on all nodes.
+	TrainLogits, Logits *G.Node
+	// Outputs are extra evaluation nodes (embeddings to release).
+	Outputs []*G.Node
+	CE      *nn.CrossEntropy
+}
+
+// ModuleTraining says how to train a Module.
+type ModuleTraining struct {
+	Epochs int
+	LR     float64
+	// WeightDecay is Adam's L2 term.
+	WeightDecay float64
+	// DP-SGD (node level) when Private: each training node is one sample.
+	Private    bool
+	Multiplier float64
+	Clip       float64
+	Rate       float64
+	Stage      int
+}
+
+// Capacity is the number of batch rows a module's training path needs:
+// every training node for full-batch training, a Poisson capacity for
+// DP-SGD.
+func (t ModuleTraining) Capacity(nTrain int) int {
+	if t.Private {
+		return dp.DefaultCapacity(t.Rate, nTrain)
+	}
+	return nTrain
+}
+
+// SGDSteps is the number of DP-SGD steps of the training (what the
+// accountant must be told).
+func (t ModuleTraining) SGDSteps() int { return dp.Steps(t.Epochs, t.Rate) }
+
+// BuildModule builds a module: build receives the model and the inputs'
+// batch and full feature nodes and returns (train logits, logits, extra
+// evaluation outputs). Recording is on while the training path is built
+// when tr.Private.
+func BuildModule(seed uint64, inputs []*graphs.Features, names []string, tr ModuleTraining, nTrain int,
+	build func(m *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error)) (*Module, error) {
+	mod := &Module{Model: nn.NewModel(seed)}
+	m := mod.Model
+	capacity := tr.Capacity(nTrain)
+	err := nn.Build(func() error {
+		for i, x := range inputs {
+			in, err := layers.NewInput(m, x, capacity, names[i])
+			if err != nil {
+				return err
+			}
+			mod.Inputs = append(mod.Inputs, in)
+		}
+		batch := make([]*layers.Features, len(inputs))
+		all := make([]*layers.Features, len(inputs))
+		for i, in := range mod.Inputs {
+			batch[i], all[i] = &in.Train.Features, in.All
+		}
+		if tr.Private {
+			m.StartRecording()
+		}
+		tl, _, err := build(m, batch, true)
+		m.StopRecording()
+		if err != nil {
+			return err
+		}
+		l, outs, err := build(m, all, false)
+		if err != nil {
+			return err
+		}
+		mod.TrainLogits, mod.Logits, mod.Outputs = tl, l, outs
+		mod.CE, err = nn.NewCrossEntropy(m, tl, "loss")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mod, nil
+}
+
+// Train trains the module on g's training nodes with best-validation
+// restore: full batch with Adam, or DP-SGD (DP-Adam) with Poisson sampling
+// and exactly tr.SGDSteps() steps.
+func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
+	g := ctx.Graph
+	train := g.Split.Train
+	n := len(train)
+	if n == 0 {
+		return trainers.LoopResult{}, fmt.Errorf("the split has no training nodes")
+	}
+	m := mod.Model
+	evalOut := append([]*G.Node{mod.Logits}, mod.Outputs...)
+	capacity := tr.Capacity(n)
+	labels := make([]int, capacity)
+	pos := make([]int, capacity)
+	for i := range pos {
+		pos[i] = i
+	}
+	rows := make([]int, 0, capacity)
+	fill := func(samples []int) error {
+		rows = rows[:0]
+		for k, s := range samples {
+			rows = append(rows, train[s])
+			labels[k] = g.Labels[train[s]]
+		}
+		for _, in := range mod.Inputs {
+			if err := in.Train.Fill(rows); err != nil {
+				return err
+			}
+		}
+		return mod.CE.SetRows(pos[:len(samples)], labels)
+	}
+	opt := nn.NewAdam(tr.LR, tr.WeightDecay)
+	var task trainers.Task
+	if tr.Private {
+		if src == nil {
+			return trainers.LoopResult{}, fmt.Errorf("DP-SGD needs a noise source")
+		}
+		q := tr.Rate
+		sgd, err := dp.BuildSGD(m, mod.CE.PerRow, dp.SGDConfig{Clip: tr.Clip, Multiplier: tr.Multiplier,
+			Rate: q, Samples: n, Capacity: capacity}, src, evalOut)
+		if err != nil {
+			return trainers.LoopResult{}, err
+		}
+		task = &trainers.SGDTask{SGD: sgd, Model: m, Logits: mod.Logits, Opt: opt,
+			Fill: func(s []int) error {
+				if err := fill(s); err != nil {
+					return err
+				}
+				sgd.Groups.Singletons(len(s))
+				return nil
+			},
+			TotalSteps: tr.SGDSteps(), Epochs: tr.Epochs, Recorder: ctx.Recorder, Run: ctx.Run, Stage: tr.Stage}
+	} else {
+		if err := m.Compile(mod.CE.Mean, evalOut); err != nil {
+			return trainers.LoopResult{}, err
+		}
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		if err := fill(all); err != nil {
+			return trainers.LoopResult{}, err
+		}
+		task = &trainers.ModelTask{Model: m, Logits: mod.Logits, Opt: opt}
+	}
+	return trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: tr.Epochs, Run: ctx.Run, Stage: tr.Stage, Recorder: ctx.Recorder})
+}
+
+// NodeRate is the Poisson rate B/N_train of DP-SGD, capped at 1.
+func NodeRate(batch, nTrain int) float64 { return math.Min(1, float64(batch)/float64(nTrain)) }
