@@ -19,6 +19,8 @@ import (
 var accountSubcommands = []func(stdout io.Writer) *cobra.Command{
 	newAccountGaussianCmd,
 	newAccountSGMCmd,
+	newAccountAPCmd("progap"),
+	newAccountAPCmd("gap"),
 }
 
 func newAccountCmd(stdout io.Writer) *cobra.Command {

@@ -116,3 +116,35 @@ func TestDataInfoCora(t *testing.T) {
 		}
 	}
 }
+
+func TestAccountProGAPAndGAP(t *testing.T) {
+	// The spec's edge-level σ table (exact Gaussian column): K = 2, ε = 1,
+	// δ = 1e-7 → 6.6166.
+	out, err := runCLI(t, "account", "progap", "--hops", "2", "--epsilon", "1", "--delta", "1e-7", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Noise    float64 `json:"noise"`
+		Achieved float64 `json:"achieved_epsilon"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Noise < 6.6166*(1-1e-4) || r.Noise > 6.6166*(1+1e-4) || r.Achieved > 1 {
+		t.Fatalf("progap edge σ = %v (achieved ε %v), spec 6.6166", r.Noise, r.Achieved)
+	}
+	// Node level needs the DP-SGD parameters and uses RDP.
+	if _, err := runCLI(t, "account", "gap", "--level", "node", "--hops", "2", "--noise", "1", "--delta", "1e-5"); err == nil ||
+		!strings.Contains(err.Error(), "train-nodes") {
+		t.Fatalf("node level without --train-nodes: %v", err)
+	}
+	out, err = runCLI(t, "account", "gap", "--level", "node", "--hops", "2", "--noise", "1", "--delta", "1e-5",
+		"--train-nodes", "1000", "--batch-size", "100", "--epochs", "5", "--encoder-epochs", "5", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"accountant":"rdp"`) || !strings.Contains(out, "PoissonGaussian") {
+		t.Fatalf("node-level gap account: %s", out)
+	}
+}

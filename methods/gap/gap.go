@@ -69,22 +69,34 @@ func (m *GAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.
 			return nil, err
 		}
 		return methods.Calibrate(ctx, setup.Units, acct,
-			func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k}} }, noise)
+			func(z float64) []dp.Event { return Events(methods.Edge, k, z, 0, 0, 0) }, noise)
 	}
-	tEnc := m.training(ctx, setup, 0, m.EncoderEpochs).SGDSteps()
+	tEnc := 0
+	if m.EncoderLayers > 0 {
+		tEnc = m.training(ctx, setup, 0, m.EncoderEpochs).SGDSteps()
+	}
 	tCls := m.training(ctx, setup, 0, m.Epochs_).SGDSteps()
 	return methods.Calibrate(ctx, setup.Units, m.NodeAccountant(), func(z float64) []dp.Event {
-		ev := []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k},
-			dp.PoissonGaussianEvent{Rate: setup.Rate, Multiplier: z, Steps: tCls}}
-		if m.EncoderLayers > 0 {
-			ev = append(ev, dp.PoissonGaussianEvent{Rate: setup.Rate, Multiplier: z, Steps: tEnc})
-		}
-		return ev
+		return Events(methods.Node, k, z, setup.Rate, tEnc, tCls)
 	}, func(z float64) map[string]float64 {
 		n := noise(z)
 		n["sgd_std"], n["rate"], n["encoder_steps"], n["classifier_steps"] = z*m.Clip, setup.Rate, float64(tEnc), float64(tCls)
 		return n
 	})
+}
+
+// Events is what a GAP run releases, in noise multipliers z: K NAP calls
+// (sensitivity normalised to 1) and, at node level, the encoder's and the
+// classifier's DP-SGD runs (encoderSteps may be 0 without an encoder).
+func Events(level methods.Level, hops int, z, q float64, encoderSteps, classifierSteps int) []dp.Event {
+	ev := []dp.Event{dp.GaussianEvent{Multiplier: z, Count: hops}}
+	if level == methods.Node {
+		ev = append(ev, dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: classifierSteps})
+		if encoderSteps > 0 {
+			ev = append(ev, dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: encoderSteps})
+		}
+	}
+	return ev
 }
 
 // Run trains GAP once.

@@ -68,17 +68,28 @@ func (m *ProGAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*metho
 			return nil, err
 		}
 		return methods.Calibrate(ctx, setup.Units, acct,
-			func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k}} }, noise)
+			func(z float64) []dp.Event { return Events(methods.Edge, k, z, 0, 0) }, noise)
 	}
 	t := m.training(ctx, setup, 0, 0).SGDSteps()
 	return methods.Calibrate(ctx, setup.Units, m.NodeAccountant(), func(z float64) []dp.Event {
-		return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k},
-			dp.PoissonGaussianEvent{Rate: setup.Rate, Multiplier: z, Steps: (k + 1) * t}}
+		return Events(methods.Node, k, z, setup.Rate, t)
 	}, func(z float64) map[string]float64 {
 		n := noise(z)
 		n["sgd_std"], n["rate"], n["steps_per_stage"] = z*m.Clip, setup.Rate, float64(t)
 		return n
 	})
+}
+
+// Events is what a ProGAP run releases, in noise multipliers z: K NAP calls
+// (Gaussian, sensitivity normalised to 1: the std is z at edge level and
+// z·√D at node level) and, at node level, K+1 DP-SGD runs of T steps each
+// at Poisson rate q with noise z·C.
+func Events(level methods.Level, hops int, z, q float64, stepsPerStage int) []dp.Event {
+	ev := []dp.Event{dp.GaussianEvent{Multiplier: z, Count: hops}}
+	if level == methods.Node {
+		ev = append(ev, dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: (hops + 1) * stepsPerStage})
+	}
+	return ev
 }
 
 // stage is one stage's model with the base MLPs it trains.
