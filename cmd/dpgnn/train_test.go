@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,5 +147,28 @@ func TestAccountProGAPAndGAP(t *testing.T) {
 	}
 	if !strings.Contains(out, `"accountant":"rdp"`) || !strings.Contains(out, "PoissonGaussian") {
 		t.Fatalf("node-level gap account: %s", out)
+	}
+}
+
+func TestSweepTableAndRecords(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.jsonl")
+	table, err := runCLI(t, "sweep", "--methods", "mlp,gcn", "--epsilons", "2,inf", "--privacy", "edge", "--runs", "1",
+		"--set", "mlp:--epochs 5", "--set", "gcn:--epochs 5", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table, "| mlp |") || !strings.Contains(table, "| gcn | – |") {
+		t.Fatalf("table:\n%s", table)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// mlp at ε=2 and ε=∞, gcn only at ∞ (non-private reference)
+	if n := strings.Count(string(b), "\n"); n != 3 {
+		t.Fatalf("%d records, want 3:\n%s", n, b)
+	}
+	if _, err := runCLI(t, "sweep", "--privacy", "none"); err == nil {
+		t.Fatal("sweep without a privacy level accepted")
 	}
 }
