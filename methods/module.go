@@ -3,6 +3,7 @@ package methods
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
@@ -98,15 +99,15 @@ func BuildModule(seed uint64, inputs []*graphs.Features, names []string, tr Modu
 	return mod, nil
 }
 
-// Train trains the module on g's training nodes with best-validation
-// restore: full batch with Adam, or DP-SGD (DP-Adam) with Poisson sampling
-// and exactly tr.SGDSteps() steps.
-func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
+// Prepare compiles the module for training on g's training nodes — the
+// full-batch loss, or the DP-SGD nodes when tr.Private — and returns the
+// task the training loop runs. It is also what `inspect` shows.
+func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.Task, error) {
 	g := ctx.Graph
 	train := g.Split.Train
 	n := len(train)
 	if n == 0 {
-		return trainers.LoopResult{}, fmt.Errorf("the split has no training nodes")
+		return nil, fmt.Errorf("the split has no training nodes")
 	}
 	m := mod.Model
 	evalOut := append([]*G.Node{mod.Logits}, mod.Outputs...)
@@ -131,18 +132,16 @@ func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (train
 		return mod.CE.SetRows(pos[:len(samples)], labels)
 	}
 	opt := nn.NewAdam(tr.LR, tr.WeightDecay)
-	var task trainers.Task
 	if tr.Private {
 		if src == nil {
-			return trainers.LoopResult{}, fmt.Errorf("DP-SGD needs a noise source")
+			return nil, fmt.Errorf("DP-SGD needs a noise source")
 		}
-		q := tr.Rate
 		sgd, err := dp.BuildSGD(m, mod.CE.PerRow, dp.SGDConfig{Clip: tr.Clip, Multiplier: tr.Multiplier,
-			Rate: q, Samples: n, Capacity: capacity}, src, evalOut)
+			Rate: tr.Rate, Samples: n, Capacity: capacity}, src, evalOut)
 		if err != nil {
-			return trainers.LoopResult{}, err
+			return nil, err
 		}
-		task = &trainers.SGDTask{SGD: sgd, Model: m, Logits: mod.Logits, Opt: opt,
+		return &trainers.SGDTask{SGD: sgd, Model: m, Logits: mod.Logits, Opt: opt,
 			Fill: func(s []int) error {
 				if err := fill(s); err != nil {
 					return err
@@ -150,22 +149,44 @@ func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (train
 				sgd.Groups.Singletons(len(s))
 				return nil
 			},
-			TotalSteps: tr.SGDSteps(), Epochs: tr.Epochs, Recorder: ctx.Recorder, Run: ctx.Run, Stage: tr.Stage}
-	} else {
-		if err := m.Compile(mod.CE.Mean, evalOut); err != nil {
-			return trainers.LoopResult{}, err
-		}
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
-		}
-		if err := fill(all); err != nil {
-			return trainers.LoopResult{}, err
-		}
-		task = &trainers.ModelTask{Model: m, Logits: mod.Logits, Opt: opt}
+			TotalSteps: tr.SGDSteps(), Epochs: tr.Epochs, Recorder: ctx.Recorder, Run: ctx.Run, Stage: tr.Stage}, nil
 	}
+	if err := m.Compile(mod.CE.Mean, evalOut); err != nil {
+		return nil, err
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	if err := fill(all); err != nil {
+		return nil, err
+	}
+	return &trainers.ModelTask{Model: m, Logits: mod.Logits, Opt: opt}, nil
+}
+
+// Train prepares the module and trains it with best-validation restore:
+// full batch with Adam, or DP-SGD (DP-Adam) with Poisson sampling and
+// exactly tr.SGDSteps() steps.
+func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
+	task, err := mod.Prepare(ctx, tr, src)
+	if err != nil {
+		return trainers.LoopResult{}, err
+	}
+	g := ctx.Graph
 	return trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: tr.Epochs, Run: ctx.Run, Stage: tr.Stage, Recorder: ctx.Recorder})
 }
 
 // NodeRate is the Poisson rate B/N_train of DP-SGD, capped at 1.
 func NodeRate(batch, nTrain int) float64 { return math.Min(1, float64(batch)/float64(nTrain)) }
+
+// Placeholder is a seeded standard-normal (n, f) matrix standing in for a
+// cached aggregate when a graph is built for inspection or gradient checks
+// without training (zeros would make every norm layer degenerate).
+func Placeholder(n, f int, seed uint64) *graphs.Features {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	x := make([]float64, n*f)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	return layers.DenseFeatures(x, n, f)
+}

@@ -273,3 +273,56 @@ func (m *GAP) aggregate(ctx *methods.Context, setup *methods.APSetup, z float64,
 	}
 	return hops, nil
 }
+
+// BuildModel builds GAP's classifier graph for inspection over K+1 hop
+// inputs (random placeholders here), with its loss — and the DP-SGD nodes at
+// node level — plus the K NAP hops over the encoder output, where edges
+// enter.
+func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	g := ctx.Graph
+	setup, err := m.SetupAP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := m.calibrate(ctx, setup)
+	if err != nil {
+		return nil, err
+	}
+	auto := layers.NormBatch
+	if ctx.Level == methods.Node {
+		auto = layers.NormNone
+	}
+	norm, err := m.NormFor(ctx.Level, auto)
+	if err != nil {
+		return nil, err
+	}
+	var hops []*graphs.Features
+	var names []string
+	for k := 0; k <= m.Hops; k++ {
+		hops = append(hops, methods.Placeholder(g.N, m.Hidden, ctx.Seed+uint64(k)))
+		names = append(names, fmt.Sprintf("X%d", k))
+	}
+	tr := m.training(ctx, setup, priv.Multiplier, m.Epochs_)
+	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.classifier(g.NumClasses, norm))
+	if err != nil {
+		return nil, err
+	}
+	src := dp.NewSource(ctx.Seed)
+	nap := layers.NewNAP("gap.nap", setup.Adj, priv.Multiplier*setup.Sensitivity, src.Split("gap.nap"))
+	if err := nn.Build(func() error {
+		x := mod.Inputs[0].All.Dense
+		for k := 0; k < m.Hops; k++ {
+			x = G.Must(nn.RowNormalize(nap.Forward(x)))
+		}
+		mod.Outputs = append(mod.Outputs, x)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := mod.Prepare(ctx, tr, src.Split("gap.classifier")); err != nil {
+		return nil, err
+	}
+	return mod.Model, nil
+}
+
+var _ methods.Builder = (*GAP)(nil)

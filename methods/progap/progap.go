@@ -242,3 +242,43 @@ func (m *ProGAP) release(ctx *methods.Context, prev *stage, nap *layers.NAP) (*g
 	}
 	return layers.DenseFeatures(append([]float64(nil), nn.Values(out)...), g.N, m.Hidden), nil
 }
+
+// BuildModel builds the final stage's graph for inspection: base MLPs
+// 0..K over the raw features and K cached aggregates (zero placeholders
+// here), jumping knowledge, the head and its loss — with the DP-SGD nodes at
+// node level — plus one NAP release (normalise, aggregate, noise) of the
+// newest base output, which is where edges enter.
+func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	g := ctx.Graph
+	setup, err := m.SetupAP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := m.calibrate(ctx, setup)
+	if err != nil {
+		return nil, err
+	}
+	inputs := []*graphs.Features{g.X}
+	for k := 0; k < m.Hops; k++ {
+		inputs = append(inputs, methods.Placeholder(g.N, m.Hidden, ctx.Seed+uint64(k)))
+	}
+	tr := m.training(ctx, setup, priv.Multiplier, m.Hops)
+	st, err := m.buildStage(ctx, m.Hops, inputs, nil, tr)
+	if err != nil {
+		return nil, err
+	}
+	src := dp.NewSource(ctx.Seed)
+	nap := layers.NewNAP("progap.nap", setup.Adj, priv.Multiplier*setup.Sensitivity, src.Split("progap.nap"))
+	if err := nn.Build(func() error {
+		st.mod.Outputs = append(st.mod.Outputs, nap.Forward(st.hLast))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := st.mod.Prepare(ctx, tr, src.Split("progap.stage")); err != nil {
+		return nil, err
+	}
+	return st.mod.Model, nil
+}
+
+var _ methods.Builder = (*ProGAP)(nil)
