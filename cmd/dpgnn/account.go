@@ -21,6 +21,7 @@ var accountSubcommands = []func(stdout io.Writer) *cobra.Command{
 	newAccountSGMCmd,
 	newAccountAPCmd("progap"),
 	newAccountAPCmd("gap"),
+	newAccountGCONCmd,
 }
 
 func newAccountCmd(stdout io.Writer) *cobra.Command {

@@ -1,0 +1,413 @@
+// Package gcon is GCON (Wei et al., "GCON: Differentially Private Graph
+// Convolutional Network via Objective Perturbation"; gcon.md): an edge-free
+// MLP encoder, row normalisation, (approximate) personalised-PageRank
+// propagation with the row-normalised Ã = D^{-1}(A+I), and one linear layer
+// Θ ∈ R^{d×c} obtained as the exact minimiser of a strongly convex
+// per-class loss perturbed by (1/n1)⟨B,Θ⟩ + (Λ'/2)‖Θ‖² (objective
+// perturbation, (ε, δ)-edge DP by Theorem 1). Private inference uses only
+// the querying node's own edges (Eq. 16).
+package gcon
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/nn"
+	"github.com/dpgnn/dpgnn/trainers"
+	"github.com/spf13/pflag"
+	G "gorgonia.org/gorgonia"
+)
+
+func init() { methods.Register(func() methods.Method { return &GCON{} }) }
+
+// GCON holds the hyperparameters (defaults from the paper's grid, App. Q).
+type GCON struct {
+	Alpha      float64
+	StepsSpec  string
+	Lambda     float64
+	LossName   string
+	HuberDelta float64
+	Omega      float64
+	Xi         float64
+	// AlphaInference is α_I; negative means "equal to α".
+	AlphaInference float64
+	Inference      string // private | public
+	PseudoLabels   bool
+	Tol            float64
+
+	EncoderHidden      int
+	EncoderEpochs      int
+	EncoderLR          float64
+	EncoderWeightDecay float64
+	EncoderDropout     float64
+	EncoderOutput      string
+
+	steps []int
+	loss  LossKind
+}
+
+func (*GCON) Name() string { return "gcon" }
+func (*GCON) Short() string {
+	return "GCON: edge-DP GCN by objective perturbation (MLP encoder, PPR propagation, exact perturbed linear solve)"
+}
+func (*GCON) Levels() []methods.Level { return []methods.Level{methods.None, methods.Edge} }
+func (*GCON) DefaultSplit(dataset string) string {
+	if dataset == "actor" {
+		return "ratio:0.6:0.2"
+	}
+	return methods.DefaultSplitFor(dataset)
+}
+func (m *GCON) Epochs() int { return m.EncoderEpochs }
+
+func (m *GCON) BindFlags(fs *pflag.FlagSet) {
+	fs.Float64Var(&m.Alpha, "alpha", 0.8, "restart probability α ∈ (0, 1] of the propagation (grid 0.2, 0.4, 0.6, 0.8)")
+	fs.StringVar(&m.StepsSpec, "steps", "2", `propagation step counts m_1,…,m_s, comma-separated; "inf" for PPR (e.g. "2", "0,2", "inf")`)
+	fs.Float64Var(&m.Lambda, "lambda", 0.2, "L2 coefficient Λ (grid 0.01, 0.2, 1, 2; raised by Eq. 22 when below Λ_min)")
+	fs.StringVar(&m.LossName, "loss", "softmargin", "per-class loss: softmargin or pseudohuber")
+	fs.Float64Var(&m.HuberDelta, "huber-delta", 0.2, "pseudo-Huber δ_l (grid 0.1, 0.2, 0.5)")
+	fs.Float64Var(&m.Omega, "omega", DefaultOmega, "budget divider ω ∈ (0, 1)")
+	fs.Float64Var(&m.Xi, "xi", DefaultXi, "ξ > 0 of Eq. 22: Λ ← max(Λ, Λ_min + ξ)")
+	fs.Float64Var(&m.AlphaInference, "alpha-inference", -1, "α_I of the one-hop private inference (negative: α; grid α, 0.1, 0.9)")
+	fs.StringVar(&m.Inference, "inference", "private", "private (one-hop, Eq. 16: each node's prediction uses only its own edges) or public (full propagation on the graph, treated as public at test time)")
+	fs.BoolVar(&m.PseudoLabels, "pseudo-labels", true, "train on all nodes with encoder pseudo-labels for the unlabelled ones (n1 = n); false: labelled nodes only (n1 = n0)")
+	fs.Float64Var(&m.Tol, "tol", 1e-10, "Newton stopping tolerance on ‖∇f_j‖₂ (the guarantee is for the exact minimiser)")
+	fs.IntVar(&m.EncoderHidden, "encoder-hidden", 64, "encoder width d1 (grid 8, 16, 64)")
+	fs.IntVar(&m.EncoderEpochs, "encoder-epochs", 200, "encoder training epochs (full batch, Adam, best-validation restore)")
+	fs.Float64Var(&m.EncoderLR, "encoder-lr", 0.01, "encoder Adam learning rate")
+	fs.Float64Var(&m.EncoderWeightDecay, "encoder-weight-decay", 5e-4, "encoder weight decay")
+	fs.Float64Var(&m.EncoderDropout, "encoder-dropout", 0.5, "encoder dropout (input and hidden)")
+	fs.StringVar(&m.EncoderOutput, "encoder-output", "linear", "what encodes a node: linear (X·W1+b1, sign-free) or relu (ReLU(X·W1+b1)); ReLU outputs are non-negative and with pseudo-labels make one class win everywhere")
+}
+
+// ParseSteps reads "2", "0,2", "inf" (also "∞").
+func ParseSteps(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(strings.ToLower(f))
+		if f == "inf" || f == "∞" {
+			out = append(out, Inf)
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("--steps: %q is not a non-negative integer or inf", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (m *GCON) Validate() error {
+	var err error
+	if m.steps, err = ParseSteps(m.StepsSpec); err != nil {
+		return err
+	}
+	if m.loss, err = ParseLoss(m.LossName); err != nil {
+		return err
+	}
+	alphaErr := error(nil)
+	if !(m.Alpha > 0 && m.Alpha <= 1) {
+		alphaErr = fmt.Errorf("--alpha must lie in (0, 1], got %v", m.Alpha)
+	}
+	aiErr := error(nil)
+	if m.AlphaInference > 1 {
+		aiErr = fmt.Errorf("--alpha-inference must lie in [0, 1] (or be negative for α), got %v", m.AlphaInference)
+	}
+	infErr := error(nil)
+	if m.Inference != "private" && m.Inference != "public" {
+		infErr = fmt.Errorf("--inference must be private or public, got %q", m.Inference)
+	}
+	omErr := error(nil)
+	if !(m.Omega > 0 && m.Omega < 1) {
+		omErr = fmt.Errorf("--omega must lie in (0, 1), got %v", m.Omega)
+	}
+	return methods.CheckAll(alphaErr, aiErr, infErr, omErr,
+		methods.NonNegF("lambda", m.Lambda), methods.PositiveF("huber-delta", m.HuberDelta),
+		methods.PositiveF("xi", m.Xi), methods.PositiveF("tol", m.Tol),
+		methods.Positive("encoder-hidden", m.EncoderHidden), methods.Positive("encoder-epochs", m.EncoderEpochs),
+		methods.PositiveF("encoder-lr", m.EncoderLR), methods.NonNegF("encoder-weight-decay", m.EncoderWeightDecay),
+		methods.Prob("encoder-dropout", m.EncoderDropout))
+}
+
+func (m *GCON) alphaI() float64 {
+	if m.AlphaInference < 0 {
+		return m.Alpha
+	}
+	return m.AlphaInference
+}
+
+// lossFor returns the configured loss for c classes.
+func (m *GCON) lossFor(c int) (Loss, error) { return NewLoss(m.loss, c, m.HuberDelta) }
+
+// encoded is the edge-free part of a run: row-normalised encodings of all
+// nodes and the encoder's predictions (pseudo-labels).
+type encoded struct {
+	X      []float64 // n × d1, rows of unit norm (or zero)
+	Pred   []int     // encoder argmax for every node
+	ValAcc float64
+}
+
+// encode trains the 2-layer MLP encoder on the labelled training nodes
+// only (features and labels, no edges) and encodes every node with
+// X W1 + b1 (or its ReLU with --encoder-output relu), then normalises the
+// rows (Alg. 1 steps 1–2).
+func (m *GCON) encode(ctx *methods.Context) (*encoded, error) {
+	g := ctx.Graph
+	var l1, l2 *layers.Linear
+	tr := methods.ModuleTraining{Epochs: m.EncoderEpochs, LR: m.EncoderLR, WeightDecay: m.EncoderWeightDecay}
+	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
+		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
+			if l1 == nil {
+				l1 = layers.NewLinear(mm, "gcon.encoder.0", g.X.F, m.EncoderHidden, true, layers.InitPyG)
+				l2 = layers.NewLinear(mm, "gcon.encoder.1", m.EncoderHidden, g.NumClasses, true, layers.InitPyG)
+			}
+			p := 0.0
+			if train {
+				p = m.EncoderDropout
+			}
+			pre := in[0].Linear(mm, l1, p)
+			h := nn.ReLU(pre)
+			logits := l2.Forward(mm.Dropout(h, p))
+			if m.EncoderOutput == "relu" {
+				return logits, []*G.Node{h}, nil
+			}
+			return logits, []*G.Node{pre}, nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("encoder: %w", err)
+	}
+	res, err := mod.Train(ctx, tr, nil)
+	if err != nil {
+		return nil, fmt.Errorf("encoder: %w", err)
+	}
+	run, err := mod.Model.NewRunner(mod.Outputs[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := run.Run(); err != nil {
+		return nil, err
+	}
+	x := append([]float64(nil), nn.Values(mod.Outputs[0])...)
+	if len(x) != g.N*m.EncoderHidden {
+		return nil, fmt.Errorf("encoder: %d encoded values, want %d×%d", len(x), g.N, m.EncoderHidden)
+	}
+	NormalizeRows(x, g.N, m.EncoderHidden)
+	return &encoded{X: x, Pred: res.Pred, ValAcc: res.ValAcc}, nil
+}
+
+// trainingRows returns the loss rows and their one-hot targets: the
+// labelled training nodes with their labels, plus (with pseudo-labels)
+// every other node with the encoder's prediction. Validation and test
+// labels are never read.
+func (m *GCON) trainingRows(g *graphs.Graph, pred []int) ([]int, []int) {
+	rows := append([]int(nil), g.Split.Train...)
+	labels := make([]int, len(rows))
+	for k, i := range rows {
+		labels[k] = g.Labels[i]
+	}
+	if m.PseudoLabels {
+		isTrain := make([]bool, g.N)
+		for _, i := range rows {
+			isTrain[i] = true
+		}
+		for i := 0; i < g.N; i++ {
+			if !isTrain[i] {
+				rows = append(rows, i)
+				labels = append(labels, pred[i])
+			}
+		}
+	}
+	return rows, labels
+}
+
+// Delta resolves δ: --delta when given, else 1/|E| with |E| the number of
+// directed adjacency entries of the simple symmetric graph (gcon.md §5.2,
+// pitfall P16).
+func Delta(ctx *methods.Context) (float64, error) {
+	if ctx.Delta > 0 {
+		return ctx.Delta, nil
+	}
+	e := Hygiene(ctx.Graph.Adj).NNZ()
+	if e < 2 {
+		return 0, fmt.Errorf("gcon: δ = 1/|E| needs edges; pass --delta")
+	}
+	return 1 / float64(e), nil
+}
+
+// calibrate runs CALIBRATE for the context.
+func (m *GCON) calibrate(ctx *methods.Context, n1, c, d int) (Calibration, float64, error) {
+	delta, err := Delta(ctx)
+	if err != nil {
+		return Calibration{}, 0, err
+	}
+	l, err := m.lossFor(c)
+	if err != nil {
+		return Calibration{}, 0, err
+	}
+	c1, c2, c3 := l.Constants()
+	eps := math.Inf(1)
+	if ctx.Private() {
+		eps = ctx.Epsilon
+	}
+	cal, err := Calibrate(CalibrationInput{Epsilon: eps, Delta: delta, Omega: m.Omega, Xi: m.Xi, Lambda: m.Lambda,
+		C1: c1, C2: c2, C3: c3, N1: n1, Classes: c, Dim: d, Alpha: m.Alpha, Steps: m.steps})
+	return cal, delta, err
+}
+
+// Report is the privacy receipt of a calibration.
+func Report(ctx *methods.Context, cal Calibration, delta float64, n1, d int) *trainers.PrivacyReport {
+	noise := map[string]float64{
+		"lambda": cal.Lambda, "lambda_requested": cal.LambdaIn, "lambda_prime": cal.LambdaPrime,
+		"psi": cal.Psi, "n1": float64(n1), "d": float64(d), "expected_noise_norm": cal.ExpectedNoiseNorm(d),
+	}
+	if !ctx.Private() || math.IsInf(cal.Beta, 1) {
+		note := "ε = ∞: the same pipeline with B = 0 and Λ' = 0"
+		if ctx.Private() {
+			note = "Ψ = 0 (all steps 0 or α = 1): the model never reads edges, B = 0"
+		}
+		eps := trainers.Eps(math.Inf(1))
+		if ctx.Private() {
+			eps = trainers.Eps(0)
+		}
+		return &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "none", Epsilon: eps, Delta: delta, Noise: noise, Notes: note}
+	}
+	noise["beta"] = cal.Beta
+	noise["c_theta"] = cal.CTheta
+	noise["eps_lambda"] = cal.EpsLambda
+	noise["c_sf"] = cal.Csf
+	return &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "objective-perturbation",
+		Epsilon: trainers.Eps(cal.Epsilon), Delta: delta, Noise: noise,
+		Ledger: []string{fmt.Sprintf("objective perturbation (GCON Thm 1): Ψ=%.6g, c_sf=%.6g, Λ=%.6g, Λ'=%.6g, c_θ=%.6g, ε_Λ=%.6g, β=%.6g → ε=%.6g, δ=%.3g",
+			cal.Psi, cal.Csf, cal.Lambda, cal.LambdaPrime, cal.CTheta, cal.EpsLambda, cal.Beta, cal.Epsilon, delta)}}
+}
+
+// Fit is the private part of a run on given encodings: propagation,
+// calibration, noise, exact solve. It returns Θ_priv (d×c row-major).
+type Fit struct {
+	Theta []float64
+	D     int
+	Cal   Calibration
+	Delta float64
+	N1    int
+	Solve SolveResult
+	B     []float64
+	// At is Ã of the training graph.
+	At *graphs.CSR
+}
+
+// FitEncoded runs Alg. 1 steps 4–11 on row-normalised encodings x (n×d1).
+func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, labels []int) (*Fit, error) {
+	g := ctx.Graph
+	c := g.NumClasses
+	at := Transition(g.Adj)
+	z, err := Concat(at, x, d1, m.Alpha, m.steps)
+	if err != nil {
+		return nil, err
+	}
+	d := d1 * len(m.steps)
+	n1 := len(rows)
+	if n1 == 0 {
+		return nil, fmt.Errorf("gcon: no training rows")
+	}
+	cal, delta, err := m.calibrate(ctx, n1, c, d)
+	if err != nil {
+		return nil, err
+	}
+	b, err := dp.SampleObjectiveNoise(d, c, cal.Beta, dp.NewSource(ctx.Seed).Split("gcon.objective-noise"))
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.lossFor(c)
+	if err != nil {
+		return nil, err
+	}
+	zt := make([]float64, n1*d)
+	y := make([]float64, n1*c)
+	for k, i := range rows {
+		copy(zt[k*d:(k+1)*d], z[i*d:(i+1)*d])
+		y[k*c+labels[k]] = 1
+	}
+	p := &Problem{Z: zt, Y: y, B: b, N1: n1, D: d, Classes: c, Loss: l, Mu: cal.Lambda + cal.LambdaPrime}
+	res, err := p.Solve(m.Tol)
+	if err != nil {
+		return nil, err
+	}
+	// Round-off floor: the gradient holds terms of size ‖b‖/n1.
+	var bmax float64
+	for _, v := range b {
+		bmax = math.Max(bmax, math.Abs(v))
+	}
+	if g := res.MaxGradNorm(); g > 1e-6*math.Max(1, bmax/float64(n1)) {
+		return nil, fmt.Errorf("gcon: solver stopped at ‖∇‖ = %g (not the exact minimiser the guarantee needs)", g)
+	}
+	return &Fit{Theta: res.Theta, D: d, Cal: cal, Delta: delta, N1: n1, Solve: res, B: b, At: at}, nil
+}
+
+// Predict returns argmax_j (Z_inf Θ)_vj for every node v: with private
+// inference Z_inf is the one-hop OneHop features (node v's prediction
+// reads only its own edges), otherwise the full propagation.
+func (m *GCON) Predict(fit *Fit, at *graphs.CSR, x []float64, d1, c int) ([]int, error) {
+	var z []float64
+	var err error
+	if m.Inference == "public" {
+		z, err = Concat(at, x, d1, m.Alpha, m.steps)
+	} else {
+		z, err = OneHop(at, x, d1, m.alphaI(), m.steps)
+	}
+	if err != nil {
+		return nil, err
+	}
+	n, d := at.Rows, fit.D
+	pred := make([]int, n)
+	for i := 0; i < n; i++ {
+		best, bi := math.Inf(-1), 0
+		for j := 0; j < c; j++ {
+			var s float64
+			for k := 0; k < d; k++ {
+				s += z[i*d+k] * fit.Theta[k*c+j]
+			}
+			if s > best {
+				best, bi = s, j
+			}
+		}
+		pred[i] = bi
+	}
+	return pred, nil
+}
+
+// Run trains GCON once and predicts every node.
+func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	if ctx.Level == methods.Node {
+		return nil, fmt.Errorf("gcon protects edges only (--privacy edge or none)")
+	}
+	if m.steps == nil {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	g := ctx.Graph
+	enc, err := m.encode(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, labels := m.trainingRows(g, enc.Pred)
+	fit, err := m.FitEncoded(ctx, enc.X, m.EncoderHidden, rows, labels)
+	if err != nil {
+		return nil, err
+	}
+	pred, err := m.Predict(fit, fit.At, enc.X, m.EncoderHidden, g.NumClasses)
+	if err != nil {
+		return nil, err
+	}
+	out := &methods.Outcome{Pred: pred, ValAcc: trainers.Accuracy(pred, g.Labels, g.Split.Val),
+		Privacy: Report(ctx, fit.Cal, fit.Delta, fit.N1, fit.D),
+		Extra: map[string]float64{"encoder_test_acc": trainers.Accuracy(enc.Pred, g.Labels, g.Split.Test),
+			"lambda_used": fit.Cal.Lambda, "solver_grad_norm": fit.Solve.MaxGradNorm()}}
+	return out, nil
+}

@@ -1,0 +1,129 @@
+package gcon
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpgnn/dpgnn/graphs"
+)
+
+// InfTol is the max-abs change at which the m = ∞ iteration stops.
+const InfTol = 1e-12
+
+// maxInfIter caps the m = ∞ iteration. Stopping at any finite M computes
+// exactly R_M X, whose sensitivity is below Ψ_∞ (gcon.md §3.2), so the cap
+// never breaks privacy.
+const maxInfIter = 100000
+
+// Hygiene returns the simple undirected graph GCON's proof assumes (step 0
+// of Alg. 1, pitfall P9): A ← A ∨ Aᵀ, binary, zero diagonal, no duplicates.
+func Hygiene(a *graphs.CSR) *graphs.CSR {
+	s := graphs.RemoveSelfLoops(graphs.Symmetrize(a))
+	s = s.Clone()
+	s.Data = nil // binary
+	return s
+}
+
+// Transition returns Ã = D^{-1}(A + I) of the simple graph of a: row i holds
+// 1/(k_i+1) at column i and at each neighbour (an isolated node has
+// Ã_ii = 1). Row i depends only on node i's own edges.
+func Transition(a *graphs.CSR) *graphs.CSR { return graphs.RowNorm(Hygiene(a)) }
+
+// Propagate returns Z_m = R_m X (n×k row-major X) by the recursion
+// Z ← (1−α)·Ã Z + α·X, m times (Eq. 4); m = Inf iterates until the
+// max-abs change is below InfTol.
+func Propagate(at *graphs.CSR, x []float64, k int, alpha float64, m int) ([]float64, error) {
+	if len(x) != at.Rows*k {
+		return nil, fmt.Errorf("gcon: features have %d values, want %d×%d", len(x), at.Rows, k)
+	}
+	if !(alpha > 0 && alpha <= 1) {
+		return nil, fmt.Errorf("gcon: α must lie in (0, 1], got %v", alpha)
+	}
+	z := append([]float64(nil), x...)
+	if m == 0 {
+		return z, nil
+	}
+	tmp := make([]float64, len(x))
+	iters := m
+	if m == Inf {
+		iters = maxInfIter
+	}
+	for t := 0; t < iters; t++ {
+		at.MulDense(z, k, tmp)
+		var diff float64
+		for i := range tmp {
+			v := (1-alpha)*tmp[i] + alpha*x[i]
+			diff = math.Max(diff, math.Abs(v-z[i]))
+			z[i] = v
+		}
+		if m == Inf && diff < InfTol {
+			break
+		}
+	}
+	return z, nil
+}
+
+// Concat returns Z = (1/s)[Z_{m_1} | … | Z_{m_s}] (Eq. 11), n × s·k.
+func Concat(at *graphs.CSR, x []float64, k int, alpha float64, steps []int) ([]float64, error) {
+	n, s := at.Rows, len(steps)
+	d := s * k
+	z := make([]float64, n*d)
+	for b, m := range steps {
+		zm, err := Propagate(at, x, k, alpha, m)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < k; j++ {
+				z[i*d+b*k+j] = zm[i*k+j] / float64(s)
+			}
+		}
+	}
+	return z, nil
+}
+
+// OneHop returns the private-inference features of Eq. 16 (Alg. 4):
+// [R̂_{m_1}X | … | R̂_{m_s}X] with R̂ = I for m = 0 and (1−α_I)Ã + α_I·I
+// otherwise (one hop whatever m is), scaled by 1/s like training (a
+// uniform factor that leaves the argmax alone). Row v depends only on row
+// v of Ã — node v's own edges — and on the features.
+func OneHop(at *graphs.CSR, x []float64, k int, alphaI float64, steps []int) ([]float64, error) {
+	n, s := at.Rows, len(steps)
+	if len(x) != n*k {
+		return nil, fmt.Errorf("gcon: features have %d values, want %d×%d", len(x), n, k)
+	}
+	ax := make([]float64, n*k)
+	at.MulDense(x, k, ax)
+	d := s * k
+	z := make([]float64, n*d)
+	for b, m := range steps {
+		for i := 0; i < n; i++ {
+			for j := 0; j < k; j++ {
+				v := x[i*k+j]
+				if m != 0 {
+					v = (1-alphaI)*ax[i*k+j] + alphaI*v
+				}
+				z[i*d+b*k+j] = v / float64(s)
+			}
+		}
+	}
+	return z, nil
+}
+
+// NormalizeRows scales every row of the n×k matrix x to unit L2 norm in
+// place; zero rows stay zero (only ‖x_i‖ ≤ 1 is needed).
+func NormalizeRows(x []float64, n, k int) {
+	for i := 0; i < n; i++ {
+		r := x[i*k : (i+1)*k]
+		var ss float64
+		for _, v := range r {
+			ss += v * v
+		}
+		if ss > 0 {
+			inv := 1 / math.Sqrt(ss)
+			for j := range r {
+				r[j] *= inv
+			}
+		}
+	}
+}
