@@ -1,0 +1,89 @@
+package gcon
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// BuildModel builds GCON's perturbed objective as an expression graph for
+// `dpgnn inspect`: scores Z·Θ over the training rows, the per-column convex
+// loss averaged over n1, (Λ/2)‖Θ‖², and the objective-perturbation terms
+// (1/n1)⟨B,Θ⟩ + (Λ'/2)‖Θ‖² from dp. The training run minimises exactly this
+// objective with the Newton solver; here the encoder output is a seeded
+// random placeholder (row-normalised), so nothing is trained.
+func (m *GCON) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	g := ctx.Graph
+	c, d1 := g.NumClasses, m.EncoderHidden
+	r := rand.New(rand.NewPCG(ctx.Seed, 0x9c0))
+	x := make([]float64, g.N*d1)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	NormalizeRows(x, g.N, d1)
+	z, err := Concat(Transition(g.Adj), x, d1, m.Alpha, m.steps)
+	if err != nil {
+		return nil, err
+	}
+	d := d1 * len(m.steps)
+	rows := g.Split.Train
+	n1 := len(rows)
+	if n1 == 0 {
+		return nil, fmt.Errorf("gcon: no training rows")
+	}
+	cal, _, err := m.calibrate(ctx, n1, c, d)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]float64, d*c)
+	if ctx.Private() && cal.Beta > 0 && cal.Beta < 1e300 {
+		if b, err = dp.SampleObjectiveNoise(d, c, cal.Beta, dp.NewSource(ctx.Seed).Split("gcon.objective-noise")); err != nil {
+			return nil, err
+		}
+	}
+	zt := make([]float64, n1*d)
+	y := make([]float64, n1*c)
+	for k, i := range rows {
+		copy(zt[k*d:(k+1)*d], z[i*d:(i+1)*d])
+		y[k*c+g.Labels[i]] = 1
+	}
+	model := nn.NewModel(ctx.Seed)
+	err = nn.Build(func() error {
+		theta := model.NewParam("gcon.Θ", nn.Uniform(0.1), d, c)
+		scores := G.Must(G.Mul(model.Input("Z.train", zt, n1, d), theta.Node))
+		yn := model.Input("Y.train", y, n1, c)
+		var per *G.Node
+		if m.loss == PseudoHuber {
+			// (δ²/c)(√(1+((x−y)/δ)²) − 1)
+			u := G.Must(G.Mul(G.Must(G.Sub(scores, yn)), G.NewConstant(1/m.HuberDelta)))
+			root := G.Must(G.Sqrt(G.Must(G.Add(G.Must(G.Square(u)), G.NewConstant(1.0)))))
+			per = G.Must(G.Mul(G.Must(G.Sub(root, G.NewConstant(1.0))), G.NewConstant(m.HuberDelta*m.HuberDelta/float64(c))))
+		} else {
+			// (softplus(x) − y·x)/c
+			per = G.Must(G.Sub(G.Must(G.Softplus(scores)), G.Must(G.HadamardProd(yn, scores))))
+			per = G.Must(G.Mul(per, G.NewConstant(1/float64(c))))
+		}
+		data := G.Must(G.Mul(G.Must(G.Sum(per)), G.NewConstant(1/float64(n1), G.WithName("1/n1"))))
+		reg := G.Must(G.Mul(G.Must(G.Sum(G.Must(G.Square(theta.Node)))), G.NewConstant(cal.Lambda/2, G.WithName("Λ/2"))))
+		pert, err := dp.ObjectivePerturbation(model, theta.Node, b, cal.LambdaPrime, n1)
+		if err != nil {
+			return err
+		}
+		loss := G.Must(G.Add(G.Must(G.Add(data, reg)), pert))
+		all := G.Must(G.Mul(model.Input("Z", z, g.N, d), theta.Node))
+		return model.Compile(loss, []*G.Node{all})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return model, nil
+}
+
+var _ methods.Builder = (*GCON)(nil)
