@@ -99,27 +99,35 @@ func Events(level methods.Level, hops int, z, q float64, encoderSteps, classifie
 	return ev
 }
 
+// prepare bounds degrees (node level), calibrates the noise and picks the
+// norm layer: BatchNorm at edge level and without privacy, none at node
+// level (GAP's node level runs without BatchNorm), unless --norm says.
+func (m *GAP) prepare(ctx *methods.Context) (*methods.APSetup, *methods.Calibrated, layers.NormKind, error) {
+	setup, err := m.SetupAP(ctx)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	priv, err := m.calibrate(ctx, setup)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	auto := layers.NormBatch
+	if ctx.Level == methods.Node {
+		auto = layers.NormNone
+	}
+	norm, err := m.NormFor(ctx.Level, auto)
+	return setup, priv, norm, err
+}
+
 // Run trains GAP once.
 func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
-	setup, err := m.SetupAP(ctx)
-	if err != nil {
-		return nil, err
-	}
-	priv, err := m.calibrate(ctx, setup)
+	setup, priv, norm, err := m.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
 	z := priv.Multiplier
 	src := dp.NewSource(ctx.Seed)
-	auto := layers.NormBatch
-	if ctx.Level == methods.Node {
-		auto = layers.NormNone // GAP's node level runs without BatchNorm
-	}
-	norm, err := m.NormFor(ctx.Level, auto)
-	if err != nil {
-		return nil, err
-	}
 	nTrain := len(g.Split.Train)
 
 	// 1. Encoder, trained on features and labels only.
@@ -280,19 +288,7 @@ func (m *GAP) aggregate(ctx *methods.Context, setup *methods.APSetup, z float64,
 // enter.
 func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	g := ctx.Graph
-	setup, err := m.SetupAP(ctx)
-	if err != nil {
-		return nil, err
-	}
-	priv, err := m.calibrate(ctx, setup)
-	if err != nil {
-		return nil, err
-	}
-	auto := layers.NormBatch
-	if ctx.Level == methods.Node {
-		auto = layers.NormNone
-	}
-	norm, err := m.NormFor(ctx.Level, auto)
+	setup, priv, norm, err := m.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
