@@ -99,3 +99,23 @@ func TestSourceUniformOpen(t *testing.T) {
 		t.Errorf("Uniform fails KS test, p = %g", p)
 	}
 }
+
+// TestSecureSourceIsNotSeeded: two secure sources differ (their keys come
+// from crypto/rand), and neither repeats a seeded stream.
+func TestSecureSourceIsNotSeeded(t *testing.T) {
+	a, err := NewSecureSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewSecureSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Uint64() == b.Uint64() && a.Uint64() == b.Uint64() {
+		t.Fatal("two secure sources produced the same stream")
+	}
+	s := NewSource(1)
+	if a.Uint64() == s.Uint64() && a.Uint64() == s.Uint64() {
+		t.Fatal("a secure source repeated the seed-1 stream")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/pflag"
@@ -41,6 +42,20 @@ type Context struct {
 	Seed     uint64
 	Run      int
 	Recorder trainers.Recorder
+	// SecureNoise draws every privacy mechanism's randomness (noise,
+	// Poisson sampling) from crypto/rand instead of a stream keyed by Seed,
+	// so nobody who learns the seed can regenerate and subtract the noise.
+	SecureNoise bool
+}
+
+// NoiseSource returns the randomness for the privacy mechanisms named by
+// label: a ChaCha8 stream derived from the run's seed (reproducible), or
+// with SecureNoise one keyed from crypto/rand.
+func (c *Context) NoiseSource(label string) (*dp.Source, error) {
+	if c.SecureNoise {
+		return dp.NewSecureSource()
+	}
+	return dp.NewSource(c.Seed).Split(label), nil
 }
 
 // Private reports whether the run must be differentially private.

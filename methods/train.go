@@ -12,15 +12,19 @@ import (
 
 // TrainOptions are the common options of `dpgnn train`.
 type TrainOptions struct {
-	Dataset  string // name or path; "" means the embedded default (csbm)
-	DataDir  string
-	Split    string // "" means the method's default for the dataset
-	Level    Level
-	Epsilon  float64 // +Inf for no privacy
-	Delta    float64 // 0 for auto
-	Runs     int
-	Seed     uint64
-	Recorder trainers.Recorder
+	Dataset string // name or path; "" means the embedded default (csbm)
+	DataDir string
+	Split   string // "" means the method's default for the dataset
+	Level   Level
+	Epsilon float64 // +Inf for no privacy
+	Delta   float64 // 0 for auto
+	Runs    int
+	Seed    uint64
+	// SecureNoise keys the privacy mechanisms from crypto/rand (see
+	// Context.SecureNoise); Seed then only drives splits, initialisation
+	// and dropout.
+	SecureNoise bool
+	Recorder    trainers.Recorder
 	// Flags is the method's flag set after parsing; its values are recorded
 	// as the hyperparameters.
 	Flags *pflag.FlagSet
@@ -58,7 +62,7 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 			return nil, err
 		}
 		ctx := &Context{Graph: gs, Dataset: g.Name, Level: opts.Level, Epsilon: opts.Epsilon,
-			Delta: opts.Delta, Seed: seed, Run: r, Recorder: rec}
+			Delta: opts.Delta, Seed: seed, Run: r, Recorder: rec, SecureNoise: opts.SecureNoise}
 		out, err := m.Run(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("%s run %d: %w", m.Name(), r+1, err)
@@ -84,7 +88,7 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 		Method: m.Name(), Dataset: g.Name, Split: spec.String(), Privacy: string(opts.Level),
 		Epsilon: trainers.Eps(opts.Epsilon), Delta: opts.Delta, Runs: opts.Runs, Seed: opts.Seed,
 		Hyperparameters: Hyperparameters(opts.Flags), Metrics: map[string]trainers.Summary{},
-		PrivacyReport: report,
+		PrivacyReport: report, SecureNoise: opts.SecureNoise,
 	}
 	if report != nil {
 		recd.Delta = report.Delta

@@ -20,6 +20,9 @@ type Record struct {
 	Metrics         map[string]Summary `json:"metrics"`
 	PrivacyReport   *PrivacyReport     `json:"privacy_report,omitempty"`
 	Seconds         float64            `json:"seconds"`
+	// SecureNoise is true when the mechanisms' randomness came from
+	// crypto/rand rather than from Seed.
+	SecureNoise bool `json:"secure_noise,omitempty"`
 }
 
 // PrivacyReport is the privacy receipt of a run: which accountant, the ε it

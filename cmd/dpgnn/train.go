@@ -57,9 +57,10 @@ func (c *dataFlags) options() (methods.TrainOptions, error) {
 // commonFlags are the options every `train METHOD` accepts (DESIGN.md).
 type commonFlags struct {
 	dataFlags
-	trace string
-	runs  int
-	json  bool
+	trace       string
+	runs        int
+	json        bool
+	secureNoise bool
 }
 
 func (c *commonFlags) bind(cmd *cobra.Command) {
@@ -67,6 +68,7 @@ func (c *commonFlags) bind(cmd *cobra.Command) {
 	c.dataFlags.bind(f)
 	f.IntVar(&c.runs, "runs", 1, "number of runs with seeds seed, seed+1, ...")
 	f.BoolVar(&c.json, "json", false, "print one JSON object on stdout and nothing else")
+	f.BoolVar(&c.secureNoise, "secure-noise", false, "draw the noise and Poisson sampling from crypto/rand, not from --seed (for real releases: a known seed lets anyone regenerate the noise; runs no longer repeat)")
 	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE")
 }
 
@@ -152,7 +154,7 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 				trace = trainers.NewTrace(f)
 				rec = append(rec, trace)
 			}
-			opts.Runs, opts.Recorder, opts.Flags = c.runs, rec, methodFlags(cmd)
+			opts.Runs, opts.Recorder, opts.Flags, opts.SecureNoise = c.runs, rec, methodFlags(cmd), c.secureNoise
 			r, err := methods.Train(m, opts)
 			if err != nil {
 				return err
@@ -175,7 +177,7 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 
 // commonNames are the flags that are not method hyperparameters.
 var commonNames = map[string]bool{"dataset": true, "data-dir": true, "split": true, "privacy": true,
-	"epsilon": true, "delta": true, "runs": true, "seed": true, "json": true, "trace": true, "help": true}
+	"epsilon": true, "delta": true, "runs": true, "seed": true, "json": true, "trace": true, "secure-noise": true, "help": true}
 
 func methodFlags(cmd *cobra.Command) *pflagSet {
 	fs := newPflagSet()

@@ -127,7 +127,10 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	z := priv.Multiplier
-	src := dp.NewSource(ctx.Seed)
+	src, err := ctx.NoiseSource("gap")
+	if err != nil {
+		return nil, err
+	}
 	nTrain := len(g.Split.Train)
 
 	// 1. Encoder, trained on features and labels only.
@@ -303,7 +306,10 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := dp.NewSource(ctx.Seed)
+	src, err := ctx.NoiseSource("gap")
+	if err != nil {
+		return nil, err
+	}
 	nap := layers.NewNAP("gap.nap", setup.Adj, priv.Multiplier*setup.Sensitivity, src.Split("gap.nap"))
 	if err := nn.Build(func() error {
 		x := mod.Inputs[0].All.Dense

@@ -44,7 +44,11 @@ func (m *GCON) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	}
 	b := make([]float64, d*c)
 	if ctx.Private() && cal.Beta > 0 && cal.Beta < 1e300 {
-		if b, err = dp.SampleObjectiveNoise(d, c, cal.Beta, dp.NewSource(ctx.Seed).Split("gcon.objective-noise")); err != nil {
+		src, err := ctx.NoiseSource("gcon.objective-noise")
+		if err != nil {
+			return nil, err
+		}
+		if b, err = dp.SampleObjectiveNoise(d, c, cal.Beta, src); err != nil {
 			return nil, err
 		}
 	}

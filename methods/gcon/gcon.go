@@ -319,7 +319,11 @@ func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, label
 	if err != nil {
 		return nil, err
 	}
-	b, err := dp.SampleObjectiveNoise(d, c, cal.Beta, dp.NewSource(ctx.Seed).Split("gcon.objective-noise"))
+	src, err := ctx.NoiseSource("gcon.objective-noise")
+	if err != nil {
+		return nil, err
+	}
+	b, err := dp.SampleObjectiveNoise(d, c, cal.Beta, src)
 	if err != nil {
 		return nil, err
 	}

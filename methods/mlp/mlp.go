@@ -174,7 +174,10 @@ func (m *MLP) build(ctx *methods.Context) (*net, error) {
 		if !private {
 			return model.Compile(n.ce.Mean, []*G.Node{n.logits})
 		}
-		src := dp.NewSource(ctx.Seed).Split("mlp.dpsgd")
+		src, err := ctx.NoiseSource("mlp.dpsgd")
+		if err != nil {
+			return err
+		}
 		n.sgd, err = dp.BuildSGD(model, n.ce.PerRow, dp.SGDConfig{Clip: m.Clip, Multiplier: n.priv.Multiplier,
 			Rate: q, Samples: len(train), Capacity: n.capacity}, src, []*G.Node{n.logits})
 		return err

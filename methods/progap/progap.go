@@ -187,7 +187,10 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 		return nil, nil, nil, err
 	}
 	z := priv.Multiplier
-	src := dp.NewSource(ctx.Seed)
+	src, err := ctx.NoiseSource("progap")
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	nap := layers.NewNAP("progap.nap", setup.Adj, z*setup.Sensitivity, src.Split("progap.nap"))
 	inputs := []*graphs.Features{g.X}
 	var prev *stage
@@ -267,7 +270,10 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := dp.NewSource(ctx.Seed)
+	src, err := ctx.NoiseSource("progap")
+	if err != nil {
+		return nil, err
+	}
 	nap := layers.NewNAP("progap.nap", setup.Adj, priv.Multiplier*setup.Sensitivity, src.Split("progap.nap"))
 	if err := nn.Build(func() error {
 		st.mod.Outputs = append(st.mod.Outputs, nap.Forward(st.hLast))
