@@ -4,9 +4,9 @@ package mlp
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
@@ -84,127 +84,133 @@ func (m *MLP) config(in, out int) (layers.MLPConfig, error) {
 		InputDropout: m.Dropout, PlainLast: true}, nil
 }
 
-// net is the MLP's expression graph and what training it needs. Run and
-// BuildModel both get it from build.
-type net struct {
-	model  *nn.Model
-	logits *G.Node // over all nodes (evaluation)
-	ce     *nn.CrossEntropy
-	// node-level DP-SGD only
-	sgd      *dp.SGD
-	batch    *layers.FeatureBatch
-	priv     *methods.SGDPrivacy
-	steps    int
-	capacity int
-}
-
 // BuildModel builds the graph Run trains: with ctx.Level node, the DP-SGD
 // graph (ghost norms, clip factors, clipped sums, noise).
 func (m *MLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
-	n, err := m.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return n.model, nil
-}
-
-// build constructs the MLP. Without node-level privacy it is compiled for
-// full-batch training on the split's training nodes. At node level it is
-// DP-MLP: a node's features and label are the private unit, and since the
-// MLP never reads edges each node is one DP-SGD sample; the noise
-// multiplier is calibrated for RDP of the Poisson-subsampled Gaussian over
-// exactly the steps run (ε = ∞: clipping and no noise). The training path
-// is a fixed-capacity batch of feature rows; the evaluation path shares the
-// parameters over all nodes.
-func (m *MLP) build(ctx *methods.Context) (*net, error) {
-	g := ctx.Graph
-	private := ctx.Level == methods.Node
-	cfg, err := m.config(g.X.F, g.NumClasses)
-	if err != nil {
-		return nil, err
-	}
-	n := &net{model: nn.NewModel(ctx.Seed)}
-	var q float64
-	train := g.Split.Train
-	if private {
-		if len(train) == 0 {
-			return nil, fmt.Errorf("the split has no training nodes")
-		}
-		if cfg.Norm == layers.NormBatch {
-			return nil, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use --norm groupnorm")
-		}
-		conv, err := dp.ParseConversion(m.Accountant)
+	if ctx.Level == methods.Node {
+		mod, tr, _, err := m.dpModule(ctx)
 		if err != nil {
 			return nil, err
 		}
-		q = math.Min(1, float64(m.BatchSize)/float64(len(train)))
-		n.steps = dp.Steps(m.Epochs_, q)
-		if n.priv, err = methods.CalibrateSGD(ctx, len(train), q, n.steps, m.Clip, conv); err != nil {
+		src, err := ctx.NoiseSource("mlp.dpsgd")
+		if err != nil {
 			return nil, err
 		}
-		cfg.InputDropout = 0 // rows of a sparse batch are rewritten every step
-		n.capacity = dp.DefaultCapacity(q, len(train))
+		if _, err := mod.Prepare(ctx, tr, src); err != nil {
+			return nil, err
+		}
+		return mod.Model, nil
 	}
-	model := n.model
+	model, _, err := m.build(ctx)
+	return model, err
+}
+
+// build constructs the non-private MLP, compiled for full-batch training
+// on the split's training nodes (the forward pass covers every node; the
+// loss only the training rows).
+func (m *MLP) build(ctx *methods.Context) (*nn.Model, *G.Node, error) {
+	g := ctx.Graph
+	cfg, err := m.config(g.X.F, g.NumClasses)
+	if err != nil {
+		return nil, nil, err
+	}
+	model := nn.NewModel(ctx.Seed)
+	var logits *G.Node
+	var ce *nn.CrossEntropy
 	err = nn.Build(func() error {
 		p, err := layers.NewMLP(model, "mlp", cfg)
 		if err != nil {
 			return err
 		}
-		var lossLogits *G.Node
-		if private {
-			if n.batch, err = layers.NewFeatureBatch(model, g.X, n.capacity, "X.batch"); err != nil {
-				return err
-			}
-			model.StartRecording()
-			lossLogits = n.batch.MLP(p)
-			model.StopRecording()
-		}
 		full, err := layers.NewFeatures(model, g.X, "X")
 		if err != nil {
 			return err
 		}
-		n.logits = full.MLP(p)
-		if !private {
-			lossLogits = n.logits
-		}
-		if n.ce, err = nn.NewCrossEntropy(model, lossLogits, "loss"); err != nil {
+		logits = full.MLP(p)
+		if ce, err = nn.NewCrossEntropy(model, logits, "loss"); err != nil {
 			return err
 		}
-		if !private {
-			return model.Compile(n.ce.Mean, []*G.Node{n.logits})
-		}
-		src, err := ctx.NoiseSource("mlp.dpsgd")
-		if err != nil {
-			return err
-		}
-		n.sgd, err = dp.BuildSGD(model, n.ce.PerRow, dp.SGDConfig{Clip: m.Clip, Multiplier: n.priv.Multiplier,
-			Rate: q, Samples: len(train), Capacity: n.capacity}, src, []*G.Node{n.logits})
-		return err
+		return model.Compile(ce.Mean, []*G.Node{logits})
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !private {
-		if err := n.ce.SetRows(train, g.Labels); err != nil {
-			return nil, err
-		}
+	if err := ce.SetRows(g.Split.Train, g.Labels); err != nil {
+		return nil, nil, err
 	}
-	return n, nil
+	return model, logits, nil
+}
+
+// dpModule builds DP-MLP: node-level DP where a node's features and label
+// are the private unit. The MLP never reads edges, so each node is one
+// DP-SGD sample; the noise multiplier is calibrated for RDP of the
+// Poisson-subsampled Gaussian over exactly the steps run (ε = ∞: clipping
+// and no noise). It is a methods.Module: a batch path over Poisson-sampled
+// training rows and an evaluation path over all nodes.
+func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTraining, *methods.Calibrated, error) {
+	g := ctx.Graph
+	train := g.Split.Train
+	var tr methods.ModuleTraining
+	if len(train) == 0 {
+		return nil, tr, nil, fmt.Errorf("the split has no training nodes")
+	}
+	cfg, err := m.config(g.X.F, g.NumClasses)
+	if err != nil {
+		return nil, tr, nil, err
+	}
+	if cfg.Norm == layers.NormBatch {
+		return nil, tr, nil, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use --norm groupnorm")
+	}
+	cfg.InputDropout = 0 // rows of a sparse batch are rewritten every step
+	conv, err := dp.ParseConversion(m.Accountant)
+	if err != nil {
+		return nil, tr, nil, err
+	}
+	q := methods.NodeRate(m.BatchSize, len(train))
+	tr = methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay, Private: true, Clip: m.Clip, Rate: q}
+	priv, err := methods.CalibrateSGD(ctx, len(train), q, tr.SGDSteps(), m.Clip, conv)
+	if err != nil {
+		return nil, tr, nil, err
+	}
+	tr.Multiplier = priv.Multiplier
+	var p *layers.MLP
+	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train),
+		func(mm *nn.Model, in []*layers.Features, _ bool) (*G.Node, []*G.Node, error) {
+			if p == nil {
+				var err error
+				if p, err = layers.NewMLP(mm, "mlp", cfg); err != nil {
+					return nil, nil, err
+				}
+			}
+			return in[0].MLP(p), nil, nil
+		})
+	return mod, tr, priv, err
 }
 
 // Run trains the MLP once. Edge-level privacy is free: the model never
 // reads edges, so its ε is 0 for any edge-level budget.
 func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	n, err := m.build(ctx)
+	g := ctx.Graph
+	if ctx.Level == methods.Node {
+		mod, tr, priv, err := m.dpModule(ctx)
+		if err != nil {
+			return nil, err
+		}
+		src, err := ctx.NoiseSource("mlp.dpsgd")
+		if err != nil {
+			return nil, err
+		}
+		res, err := mod.Train(ctx, tr, src)
+		if err != nil {
+			return nil, err
+		}
+		return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: priv.Report}, nil
+	}
+	model, logits, err := m.build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if n.sgd != nil {
-		return m.runDP(ctx, n)
-	}
-	g := ctx.Graph
-	task := &trainers.ModelTask{Model: n.model, Logits: n.logits, Opt: nn.NewAdam(m.LR, m.WeightDecay)}
+	task := &trainers.ModelTask{Model: model, Logits: logits, Opt: nn.NewAdam(m.LR, m.WeightDecay)}
 	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.Epochs_, Run: ctx.Run, Recorder: ctx.Recorder})
 	if err != nil {
 		return nil, err
@@ -216,38 +222,6 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 			Delta: 0, Notes: "the MLP never reads edges: ε = 0 at edge level"}
 	}
 	return out, nil
-}
-
-// runDP trains DP-MLP (built by build at node level) with Poisson-sampled
-// DP-SGD and Adam for exactly the accounted number of steps.
-func (m *MLP) runDP(ctx *methods.Context, n *net) (*methods.Outcome, error) {
-	g := ctx.Graph
-	train := g.Split.Train
-	rows := make([]int, 0, n.capacity)
-	pos := make([]int, n.capacity)
-	labels := make([]int, n.capacity)
-	for i := range pos {
-		pos[i] = i
-	}
-	fill := func(samples []int) error {
-		rows = rows[:0]
-		for k, s := range samples {
-			rows = append(rows, train[s])
-			labels[k] = g.Labels[train[s]]
-		}
-		if err := n.batch.Fill(rows); err != nil {
-			return err
-		}
-		n.sgd.Groups.Singletons(len(samples))
-		return n.ce.SetRows(pos[:len(samples)], labels)
-	}
-	task := &trainers.SGDTask{SGD: n.sgd, Model: n.model, Logits: n.logits, Opt: nn.NewAdam(m.LR, m.WeightDecay),
-		Fill: fill, TotalSteps: n.steps, Epochs: m.Epochs_, Recorder: ctx.Recorder, Run: ctx.Run}
-	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.Epochs_, Run: ctx.Run, Recorder: ctx.Recorder})
-	if err != nil {
-		return nil, err
-	}
-	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: n.priv.Report}, nil
 }
 
 var _ methods.Builder = (*MLP)(nil)
