@@ -29,7 +29,8 @@ type gconAccount struct {
 // newAccountGCONCmd builds `account gcon`: GCON's objective-perturbation
 // calibration (gcon.md §3.3) for given hyperparameters.
 func newAccountGCONCmd(stdout io.Writer) *cobra.Command {
-	var eps, delta, alpha, lambda, huber, omega, xi float64
+	var eps, delta, alpha, lambda, huber, omega float64
+	var xiSpec string
 	var stepsSpec, lossName string
 	var classes, n1, dim int
 	var asJSON bool
@@ -58,7 +59,11 @@ func newAccountGCONCmd(stdout io.Writer) *cobra.Command {
 				return err
 			}
 			c1, c2, c3 := l.Constants()
-			cal, err := gcon.Calibrate(gcon.CalibrationInput{Epsilon: eps, Delta: delta, Omega: omega, Xi: xi, Lambda: lambda,
+			xi, xiAuto, err := gcon.ParseXi(xiSpec)
+			if err != nil {
+				return err
+			}
+			cal, err := gcon.Calibrate(gcon.CalibrationInput{Epsilon: eps, Delta: delta, Omega: omega, Xi: xi, XiAuto: xiAuto, Lambda: lambda,
 				C1: c1, C2: c2, C3: c3, N1: n1, Classes: classes, Dim: dim, Alpha: alpha, Steps: steps})
 			if err != nil {
 				return err
@@ -71,7 +76,7 @@ func newAccountGCONCmd(stdout io.Writer) *cobra.Command {
 				fmt.Sprintf("gcon objective perturbation: ε=%s (accounted %s), δ=%s", fmtIn(eps), fmtUp(cal.Epsilon), fmtIn(delta)),
 				fmt.Sprintf("  Ψ        %.10g", cal.Psi),
 				fmt.Sprintf("  c_sf     %.10g", cal.Csf),
-				fmt.Sprintf("  Λ used   %.10g (requested %s, Λ_min %.6g)", cal.Lambda, fmtIn(lambda), cal.LambdaMin),
+				fmt.Sprintf("  Λ used   %.10g (requested %s, Λ_min %.6g, ξ %.6g)", cal.Lambda, fmtIn(lambda), cal.LambdaMin, cal.Xi),
 				fmt.Sprintf("  Λ'       %.10g", cal.LambdaPrime),
 				fmt.Sprintf("  c_θ      %.10g", cal.CTheta),
 				fmt.Sprintf("  ε_Λ      %.10g", cal.EpsLambda),
@@ -91,7 +96,7 @@ func newAccountGCONCmd(stdout io.Writer) *cobra.Command {
 	f.StringVar(&lossName, "loss", "softmargin", "softmargin or pseudohuber")
 	f.Float64Var(&huber, "huber-delta", 0.2, "pseudo-Huber δ_l")
 	f.Float64Var(&omega, "omega", gcon.DefaultOmega, "ω")
-	f.Float64Var(&xi, "xi", gcon.DefaultXi, "ξ of Eq. 22")
+	f.StringVar(&xiSpec, "xi", "auto", `ξ of Eq. 22, or "auto" for ξ = Λ_min (the spec's vectors use 1e-6)`)
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }

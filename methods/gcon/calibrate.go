@@ -3,6 +3,8 @@ package gcon
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/dpgnn/dpgnn/dp"
 )
@@ -16,6 +18,18 @@ const DefaultOmega = 0.9
 
 // DefaultXi is the ξ of Eq. 22 used by the spec's calibration vectors.
 const DefaultXi = 1e-6
+
+// ParseXi reads a --xi value: a positive number, or "auto" for ξ = Λ_min.
+func ParseXi(s string) (xi float64, auto bool, err error) {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		return 0, true, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 1) {
+		return 0, false, fmt.Errorf("--xi: %q is not a positive number or auto", s)
+	}
+	return v, false, nil
+}
 
 // PsiStep is Lemma 2's edge sensitivity of Z_m = R_m X in the metric
 // ψ(Z) = Σ_i ‖z'_i − z_i‖₂ for unit-norm rows of X:
@@ -47,7 +61,11 @@ type CalibrationInput struct {
 	Epsilon float64 // ε > 0 (+Inf: no privacy)
 	Delta   float64 // δ ∈ (0, 1), split over the c columns
 	Omega   float64 // ω ∈ (0, 1)
-	Xi      float64 // ξ > 0 of Eq. 22
+	Xi      float64 // ξ > 0 of Eq. 22 (ignored with XiAuto)
+	// XiAuto sets ξ = Λ_min, so Λ ≥ 2Λ_min (gcon.md pitfall P2: with a tiny
+	// ξ and Λ below Λ_min, c_θ, Λ' and the noise explode). Λ_min depends on
+	// public quantities only.
+	XiAuto  bool
 	Lambda  float64 // the requested Λ ≥ 0 (may be raised by Eq. 22)
 	C1, C2  float64 // sup|ℓ'|, sup|ℓ''|
 	C3      float64 // sup|ℓ'''|
@@ -65,6 +83,7 @@ type Calibration struct {
 	LambdaIn  float64 // Λ requested
 	LambdaMin float64 // c·c2·Ψ·c_sf/(n1·ω·ε), the threshold of Eq. 22
 	Lambda    float64 // Λ used (Eq. 22)
+	Xi        float64 // ξ used in Eq. 22
 	CTheta    float64 // c_θ (Eq. 23)
 	EpsLambda float64 // ε_Λ (Eq. 24)
 	// LambdaPrime is Λ' (Eq. 17), the extra quadratic perturbation.
@@ -91,7 +110,7 @@ func (in CalibrationInput) validate() error {
 		return fmt.Errorf("gcon: ε must be positive, got %v", in.Epsilon)
 	case !(in.Omega > 0 && in.Omega < 1):
 		return fmt.Errorf("gcon: ω must lie in (0, 1), got %v", in.Omega)
-	case !(in.Xi > 0) || math.IsInf(in.Xi, 1):
+	case !in.XiAuto && (!(in.Xi > 0) || math.IsInf(in.Xi, 1)):
 		return fmt.Errorf("gcon: ξ must be positive and finite, got %v", in.Xi)
 	case !(in.Lambda >= 0) || math.IsInf(in.Lambda, 1):
 		return fmt.Errorf("gcon: Λ must be non-negative and finite, got %v", in.Lambda)
@@ -143,7 +162,12 @@ func Calibrate(in CalibrationInput) (Calibration, error) {
 	cal.Csf = csf
 	// Eq. 22.
 	cal.LambdaMin = c * in.C2 * psi * csf / (n1 * om * eps)
-	cal.Lambda = math.Max(in.Lambda, cal.LambdaMin+in.Xi)
+	xi := in.Xi
+	if in.XiAuto {
+		xi = cal.LambdaMin
+	}
+	cal.Xi = xi
+	cal.Lambda = math.Max(in.Lambda, cal.LambdaMin+xi)
 	lam := cal.Lambda
 	// Eq. 23.
 	den := n1*om*eps*lam - c*in.C2*psi*csf

@@ -176,6 +176,34 @@ func TestCalibrationPitfallP2(t *testing.T) {
 		t.Errorf("Λ' = %g, want 0", cal.LambdaPrime)
 	}
 	assertRel(t, "E‖b‖/n1 (ξ=Λ_min)", cal.ExpectedNoiseNorm(64)/120, 15.6, 5e-3)
+	// ξ = auto is the same choice, made by the calibration itself.
+	in.Xi, in.XiAuto = 0, true
+	auto, err := Calibrate(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auto.Lambda != 2*auto.LambdaMin || auto.Xi != auto.LambdaMin || auto.CTheta != cal.CTheta || auto.Beta != cal.Beta {
+		t.Errorf("ξ=auto: Λ=%g ξ=%g c_θ=%g β=%g; want Λ=2Λ_min=%g, c_θ=%g, β=%g", auto.Lambda, auto.Xi, auto.CTheta, auto.Beta, 2*cal.LambdaMin, cal.CTheta, cal.Beta)
+	}
+	// A requested Λ above 2Λ_min is kept.
+	in.Lambda = 10
+	if big, _ := Calibrate(in); big.Lambda != 10 {
+		t.Errorf("ξ=auto lowered Λ=10 to %g", big.Lambda)
+	}
+}
+
+func TestParseXi(t *testing.T) {
+	if _, auto, err := ParseXi("auto"); err != nil || !auto {
+		t.Errorf("auto: %v %v", auto, err)
+	}
+	if xi, auto, err := ParseXi("1e-6"); err != nil || auto || xi != 1e-6 {
+		t.Errorf("1e-6: %v %v %v", xi, auto, err)
+	}
+	for _, bad := range []string{"0", "-1", "inf", "NaN", "x"} {
+		if _, _, err := ParseXi(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
 }
 
 func TestCalibrationDegenerate(t *testing.T) {

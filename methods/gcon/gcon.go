@@ -34,7 +34,7 @@ type GCON struct {
 	LossName   string
 	HuberDelta float64
 	Omega      float64
-	Xi         float64
+	XiSpec     string
 	// AlphaInference is α_I; negative means "equal to α".
 	AlphaInference float64
 	Inference      string // private | public
@@ -47,9 +47,12 @@ type GCON struct {
 	EncoderWeightDecay float64
 	EncoderDropout     float64
 	EncoderOutput      string
+	Center             bool
 
-	steps []int
-	loss  LossKind
+	steps  []int
+	loss   LossKind
+	xi     float64
+	xiAuto bool
 }
 
 func (*GCON) Name() string { return "gcon" }
@@ -72,7 +75,7 @@ func (m *GCON) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&m.LossName, "loss", "softmargin", "per-class loss: softmargin or pseudohuber")
 	fs.Float64Var(&m.HuberDelta, "huber-delta", 0.2, "pseudo-Huber δ_l (grid 0.1, 0.2, 0.5)")
 	fs.Float64Var(&m.Omega, "omega", DefaultOmega, "budget divider ω ∈ (0, 1)")
-	fs.Float64Var(&m.Xi, "xi", DefaultXi, "ξ > 0 of Eq. 22: Λ ← max(Λ, Λ_min + ξ)")
+	fs.StringVar(&m.XiSpec, "xi", "auto", "ξ > 0 of Eq. 22, Λ ← max(Λ, Λ_min + ξ); auto: ξ = Λ_min (the paper leaves ξ open; a tiny ξ with Λ < Λ_min makes c_θ and the noise explode)")
 	fs.Float64Var(&m.AlphaInference, "alpha-inference", -1, "α_I of the one-hop private inference (negative: α; grid α, 0.1, 0.9)")
 	fs.StringVar(&m.Inference, "inference", "private", "private (one-hop, Eq. 16: each node's prediction uses only its own edges) or public (full propagation on the graph, treated as public at test time)")
 	fs.BoolVar(&m.PseudoLabels, "pseudo-labels", true, "train on all nodes with encoder pseudo-labels for the unlabelled ones (n1 = n); false: labelled nodes only (n1 = n0)")
@@ -82,6 +85,7 @@ func (m *GCON) BindFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&m.EncoderLR, "encoder-lr", 0.01, "encoder Adam learning rate")
 	fs.Float64Var(&m.EncoderWeightDecay, "encoder-weight-decay", 5e-4, "encoder weight decay")
 	fs.Float64Var(&m.EncoderDropout, "encoder-dropout", 0.5, "encoder dropout (input and hidden)")
+	fs.BoolVar(&m.Center, "center", true, "centre the encodings (subtract each column's mean over all nodes) before normalising rows; without it a shared offset acts as a class-size prior and strong Λ gives every node the largest class")
 	fs.StringVar(&m.EncoderOutput, "encoder-output", "linear", "what encodes a node: linear (X·W1+b1, sign-free) or relu (ReLU(X·W1+b1)); ReLU outputs are non-negative and with pseudo-labels make one class win everywhere")
 }
 
@@ -111,6 +115,8 @@ func (m *GCON) Validate() error {
 	if m.loss, err = ParseLoss(m.LossName); err != nil {
 		return err
 	}
+	xiErr := error(nil)
+	m.xi, m.xiAuto, xiErr = ParseXi(m.XiSpec)
 	alphaErr := error(nil)
 	if !(m.Alpha > 0 && m.Alpha <= 1) {
 		alphaErr = fmt.Errorf("--alpha must lie in (0, 1], got %v", m.Alpha)
@@ -129,7 +135,7 @@ func (m *GCON) Validate() error {
 	}
 	return methods.CheckAll(alphaErr, aiErr, infErr, omErr,
 		methods.NonNegF("lambda", m.Lambda), methods.PositiveF("huber-delta", m.HuberDelta),
-		methods.PositiveF("xi", m.Xi), methods.PositiveF("tol", m.Tol),
+		xiErr, methods.PositiveF("tol", m.Tol),
 		methods.Positive("encoder-hidden", m.EncoderHidden), methods.Positive("encoder-epochs", m.EncoderEpochs),
 		methods.PositiveF("encoder-lr", m.EncoderLR), methods.NonNegF("encoder-weight-decay", m.EncoderWeightDecay),
 		methods.Prob("encoder-dropout", m.EncoderDropout))
@@ -197,6 +203,9 @@ func (m *GCON) encode(ctx *methods.Context) (*encoded, error) {
 	if len(x) != g.N*m.EncoderHidden {
 		return nil, fmt.Errorf("encoder: %d encoded values, want %d×%d", len(x), g.N, m.EncoderHidden)
 	}
+	if m.Center {
+		CenterColumns(x, g.N, m.EncoderHidden)
+	}
 	NormalizeRows(x, g.N, m.EncoderHidden)
 	return &encoded{X: x, Pred: res.Pred, ValAcc: res.ValAcc}, nil
 }
@@ -255,7 +264,7 @@ func (m *GCON) calibrate(ctx *methods.Context, n1, c, d int) (Calibration, float
 	if ctx.Private() {
 		eps = ctx.Epsilon
 	}
-	cal, err := Calibrate(CalibrationInput{Epsilon: eps, Delta: delta, Omega: m.Omega, Xi: m.Xi, Lambda: m.Lambda,
+	cal, err := Calibrate(CalibrationInput{Epsilon: eps, Delta: delta, Omega: m.Omega, Xi: m.xi, XiAuto: m.xiAuto, Lambda: m.Lambda,
 		C1: c1, C2: c2, C3: c3, N1: n1, Classes: c, Dim: d, Alpha: m.Alpha, Steps: m.steps})
 	return cal, delta, err
 }
