@@ -15,11 +15,15 @@ type TrainOptions struct {
 	Dataset string // name or path; "" means the embedded default (csbm)
 	DataDir string
 	Split   string // "" means the method's default for the dataset
-	Level   Level
-	Epsilon float64 // +Inf for no privacy
-	Delta   float64 // 0 for auto
-	Runs    int
-	Seed    uint64
+	// Features is the feature preprocessing: "" or "raw" (as stored) or
+	// "l1" (rows scaled to sum 1, PyG's NormalizeFeatures). It reads no
+	// edge.
+	Features string
+	Level    Level
+	Epsilon  float64 // +Inf for no privacy
+	Delta    float64 // 0 for auto
+	Runs     int
+	Seed     uint64
 	// SecureNoise keys the privacy mechanisms from crypto/rand (see
 	// Context.SecureNoise); Seed then only drives splits, initialisation
 	// and dropout.
@@ -128,6 +132,15 @@ func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, err
 	g, err := graphs.Load(opts.Dataset, opts.DataDir, opts.Seed)
 	if err != nil {
 		return nil, none, err
+	}
+	switch opts.Features {
+	case "", "raw":
+	case "l1":
+		if g.X != nil {
+			g.X = graphs.L1NormalizeFeatures(g.X)
+		}
+	default:
+		return nil, none, fmt.Errorf("--features must be raw or l1, got %q", opts.Features)
 	}
 	if g.Labels == nil || g.NumClasses < 2 {
 		return nil, none, fmt.Errorf("dataset %s has no node labels: %s is a node-classification method", opts.Dataset, m.Name())

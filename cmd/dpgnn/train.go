@@ -21,14 +21,15 @@ import (
 // dataFlags are the options of every command that builds a method's model
 // on a dataset: `train METHOD` and `inspect METHOD` (DESIGN.md).
 type dataFlags struct {
-	dataset, dataDir, split, privacy, epsilon, delta string
-	seed                                             uint64
+	dataset, dataDir, split, features, privacy, epsilon, delta string
+	seed                                                       uint64
 }
 
 func (c *dataFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.dataset, "dataset", "", "dataset name or path (default: the embedded synthetic csbm graph)\nnames: "+strings.Join(graphs.DatasetNames(), ", "))
 	f.StringVar(&c.dataDir, "data-dir", graphs.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
 	f.StringVar(&c.split, "split", "", "per-class:20:500:1000 | ratio:0.1:0.2 | masks:K | inductive:0.8 | fixed\n(default: the method's paper protocol for the dataset)")
+	f.StringVar(&c.features, "features", "raw", "feature preprocessing: raw (as stored) or l1 (rows scaled to sum 1, PyG's NormalizeFeatures)")
 	f.StringVar(&c.privacy, "privacy", "none", "none, edge or node")
 	f.StringVar(&c.epsilon, "epsilon", "inf", "privacy budget ε (> 0, or inf)")
 	f.StringVar(&c.delta, "delta", "auto", "privacy parameter δ in (0,1), or auto (10^-digits of the unit count)")
@@ -50,7 +51,7 @@ func (c *dataFlags) options() (methods.TrainOptions, error) {
 	if err != nil {
 		return methods.TrainOptions{}, err
 	}
-	return methods.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Level: level,
+	return methods.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Features: c.features, Level: level,
 		Epsilon: eps, Delta: delta, Seed: c.seed}, nil
 }
 
