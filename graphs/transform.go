@@ -279,6 +279,23 @@ func RemoveEdgesBetween(a *CSR, setA, setB []int) *CSR {
 	})
 }
 
+// SplitEdgesAt partitions A's entries by a node set: touching holds the
+// entries (i, j) with i or j in nodes, rest the others. Together they are
+// exactly A (e.g. a public test graph of the evaluated nodes' edges and the
+// private training graph without them). Ids outside the matrix are ignored.
+func SplitEdgesAt(a *CSR, nodes []int) (touching, rest *CSR) {
+	n := max(a.Rows, a.Cols)
+	in := make([]bool, n)
+	for _, i := range nodes {
+		if i >= 0 && i < n {
+			in[i] = true
+		}
+	}
+	touching = filterCSR(a, func(i, j int) bool { return in[i] || in[j] })
+	rest = filterCSR(a, func(i, j int) bool { return !in[i] && !in[j] })
+	return touching, rest
+}
+
 // WithAdj returns a shallow copy of g with Adj replaced by a. Features,
 // labels and splits are shared with g (they are treated as immutable).
 func (g *Graph) WithAdj(a *CSR) *Graph {

@@ -228,6 +228,25 @@ func TestRemoveEdgesBetween(t *testing.T) {
 	}
 }
 
+func TestSplitEdgesAt(t *testing.T) {
+	a := tcRandomCSR(12, 0.4, true, 9)
+	nodes := []int{2, 5, 6, 40}
+	var touch, rest *CSR
+	tcImmutable(t, "SplitEdgesAt", a, func() { touch, rest = SplitEdgesAt(a, nodes) })
+	tcCheckCanonical(t, "touching", touch)
+	tcCheckCanonical(t, "rest", rest)
+	da, dt, dr := tcDense(a), tcDense(touch), tcDense(rest)
+	for i := 0; i < 12; i++ {
+		for j := 0; j < 12; j++ {
+			k := i*12 + j
+			hit := slices.Contains(nodes, i) || slices.Contains(nodes, j)
+			if hit && (dt[k] != da[k] || dr[k] != 0) || !hit && (dr[k] != da[k] || dt[k] != 0) {
+				t.Fatalf("(%d,%d): A=%v touching=%v rest=%v", i, j, da[k], dt[k], dr[k])
+			}
+		}
+	}
+}
+
 func TestInducedSubgraph(t *testing.T) {
 	// 5 nodes; path 0-1-2-3-4 plus 0-4, a negative edge 1-3.
 	adj := Symmetrize(FromCOO(5, 5, []int{0, 1, 2, 3, 0}, []int{1, 2, 3, 4, 4}, nil))

@@ -58,9 +58,20 @@ func (m *GCON) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		copy(zt[k*d:(k+1)*d], z[i*d:(i+1)*d])
 		y[k*c+g.Labels[i]] = 1
 	}
-	model := nn.NewModel(ctx.Seed)
-	err = nn.Build(func() error {
-		theta := model.NewParam("gcon.Θ", nn.Uniform(0.1), d, c)
+	model, _, err := m.objectiveModel(ctx.Seed, zt, y, z, g.N, n1, d, c, cal, b)
+	return model, err
+}
+
+// objectiveModel builds Eq. 13 as a gorgonia loss over Θ (d×c): scores of
+// the n1 training rows zt (n1×d) against targets y (n1×c), the per-column
+// loss averaged over n1, (Λ/2)‖Θ‖², and dp's objective-perturbation terms
+// (1/n1)⟨B,Θ⟩ + (Λ'/2)‖Θ‖². Its output is the score matrix of all n rows
+// of z. `dpgnn inspect` shows it and --solver adam minimises it.
+func (m *GCON) objectiveModel(seed uint64, zt, y, z []float64, n, n1, d, c int, cal Calibration, b []float64) (*nn.Model, *nn.Param, error) {
+	model := nn.NewModel(seed)
+	var theta *nn.Param
+	err := nn.Build(func() error {
+		theta = model.NewParam("gcon.Θ", nn.Uniform(0.1), d, c)
 		scores := G.Must(G.Mul(model.Input("Z.train", zt, n1, d), theta.Node))
 		yn := model.Input("Y.train", y, n1, c)
 		var per *G.Node
@@ -81,13 +92,13 @@ func (m *GCON) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 			return err
 		}
 		loss := G.Must(G.Add(G.Must(G.Add(data, reg)), pert))
-		all := G.Must(G.Mul(model.Input("Z", z, g.N, d), theta.Node))
+		all := G.Must(G.Mul(model.Input("Z", z, n, d), theta.Node))
 		return model.Compile(loss, []*G.Node{all})
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return model, nil
+	return model, theta, nil
 }
 
 var _ methods.Builder = (*GCON)(nil)

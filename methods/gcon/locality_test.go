@@ -3,6 +3,9 @@ package gcon
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
 )
 
 // TestPrivateInferenceLocality is unit test 12: changing an edge not
@@ -58,5 +61,52 @@ func TestPrivateInferenceLocality(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPublicTestGraphSeparation: with --inference public, training sees no
+// edge touching a validation or test node, inference sees only such edges
+// (the public test graph), and together they are the whole graph.
+func TestPublicTestGraphSeparation(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	n := 30
+	a := adjacency(n, randomEdges(r, n, 0.2))
+	g := &graphs.Graph{N: n, Adj: a, Split: graphs.Split{Train: []int{0, 1, 2, 3}, Val: []int{4, 5, 6}, Test: []int{7, 8, 9, 10}}}
+	eval := map[int]bool{}
+	for _, i := range append(append([]int{}, g.Split.Val...), g.Split.Test...) {
+		eval[i] = true
+	}
+	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 1}
+	m := &GCON{Inference: "public"}
+	tc, at, err := m.graphsFor(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := Delta(ctx); tc.Delta != want {
+		t.Errorf("δ = %g, want the whole graph's 1/|E| = %g", tc.Delta, want)
+	}
+	priv := tc.Graph.Adj
+	for i := 0; i < n; i++ {
+		pc, _ := priv.Row(i)
+		for _, j := range pc {
+			if eval[i] || eval[j] {
+				t.Errorf("training graph has edge (%d,%d) touching an evaluated node", i, j)
+			}
+		}
+		ac, _ := at.Row(i)
+		for _, j := range ac {
+			if j != i && !eval[i] && !eval[j] {
+				t.Errorf("inference graph has private edge (%d,%d)", i, j)
+			}
+		}
+		oc, _ := a.Row(i)
+		if len(oc) != len(pc)+len(ac)-1 { // at has the self-loop
+			t.Errorf("node %d: %d edges, split into %d private + %d public", i, len(oc), len(pc), len(ac)-1)
+		}
+	}
+	// Private inference keeps one graph.
+	m.Inference = "private"
+	if tc, at, _ := m.graphsFor(ctx); tc != ctx || at != nil {
+		t.Errorf("private inference changed the graphs")
 	}
 }
