@@ -41,6 +41,9 @@ type SplitSpec struct {
 	TrainFrac, TestFrac float64
 	// masks
 	Mask int
+	// MaskPerRun ("masks" with no index): run r uses mask r mod the number
+	// of published masks (ForRun picks it).
+	MaskPerRun bool
 }
 
 func formatFrac(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
@@ -53,6 +56,9 @@ func (s SplitSpec) String() string {
 	case SplitRatio:
 		return "ratio:" + formatFrac(s.TrainFrac) + ":" + formatFrac(s.TestFrac)
 	case SplitMasks:
+		if s.MaskPerRun {
+			return "masks"
+		}
 		return fmt.Sprintf("masks:%d", s.Mask)
 	case SplitInductive:
 		return "inductive:" + formatFrac(s.TrainFrac)
@@ -104,6 +110,7 @@ func (s SplitSpec) validate() error {
 //	ratio:a:b        stratified by class: fraction a train, b test, the rest
 //	                 validation (0 < a, b and a + b < 1)
 //	masks:K          the graph's published split MaskSplits[K]
+//	masks            run r uses MaskSplits[r mod count] (see ForRun)
 //	inductive:a      fraction a of the nodes train, the rest test, no
 //	                 validation; edges between the two sides are removed
 //	fixed            the split the graph comes with (chain generators)
@@ -118,6 +125,9 @@ func ParseSplit(s string) (SplitSpec, error) {
 	args := parts[1:]
 	want := map[SplitKind]int{SplitPerClass: 3, SplitRatio: 2, SplitMasks: 1, SplitInductive: 1, SplitFixed: 0}
 	n, ok := want[kind]
+	if kind == SplitMasks && len(args) == 0 {
+		return SplitSpec{Kind: SplitMasks, MaskPerRun: true}, nil
+	}
 	if !ok {
 		return fail("unknown kind %q (want per-class:T:V:E, ratio:TRAIN:TEST, masks:K, inductive:TRAIN or fixed)", parts[0])
 	}
@@ -180,6 +190,17 @@ func ParseSplit(s string) (SplitSpec, error) {
 		return fail("%v", err)
 	}
 	return spec, nil
+}
+
+// ForRun returns the spec run r (0-based) uses: with "masks" (no index)
+// the mask r mod masks, else spec itself.
+func (s SplitSpec) ForRun(r, masks int) SplitSpec {
+	if s.Kind != SplitMasks || !s.MaskPerRun || masks == 0 {
+		return s
+	}
+	s.MaskPerRun = false
+	s.Mask = r % masks
+	return s
 }
 
 // classGroups returns the labelled node ids of each class, in increasing

@@ -1,10 +1,29 @@
 package graphs
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
 )
+
+func TestSplitForRun(t *testing.T) {
+	per, _ := ParseSplit("masks")
+	for r, want := range []int{0, 1, 2, 0, 1} {
+		got := per.ForRun(r, 3)
+		if got.MaskPerRun || got.Mask != want || got.String() != fmt.Sprintf("masks:%d", want) {
+			t.Errorf("run %d: %+v, want mask %d", r, got, want)
+		}
+	}
+	fixed, _ := ParseSplit("masks:2")
+	if got := fixed.ForRun(4, 3); got != fixed {
+		t.Errorf("masks:2 for run 4 = %+v", got)
+	}
+	other, _ := ParseSplit("ratio:0.1:0.2")
+	if got := other.ForRun(3, 10); got != other {
+		t.Errorf("ratio for run 3 = %+v", got)
+	}
+}
 
 func TestParseSplit(t *testing.T) {
 	good := []struct {
@@ -17,6 +36,7 @@ func TestParseSplit(t *testing.T) {
 		{"ratio:.75:0.150", "ratio:0.75:0.15", SplitSpec{Kind: SplitRatio, TrainFrac: 0.75, TestFrac: 0.15}},
 		{"masks:0", "masks:0", SplitSpec{Kind: SplitMasks}},
 		{"masks:9", "masks:9", SplitSpec{Kind: SplitMasks, Mask: 9}},
+		{"masks", "masks", SplitSpec{Kind: SplitMasks, MaskPerRun: true}},
 		{"inductive:0.8", "inductive:0.8", SplitSpec{Kind: SplitInductive, TrainFrac: 0.8}},
 	}
 	for _, tc := range good {

@@ -61,7 +61,7 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	var report *trainers.PrivacyReport
 	for r := 0; r < opts.Runs; r++ {
 		seed := opts.Seed + uint64(r)
-		gs, err := graphs.ApplySplit(g, spec, seed)
+		gs, err := graphs.ApplySplit(g, spec.ForRun(r, len(g.MaskSplits)), seed)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +165,7 @@ func NewContext(m Method, opts TrainOptions) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	gs, err := graphs.ApplySplit(g, spec, opts.Seed)
+	gs, err := graphs.ApplySplit(g, spec.ForRun(0, len(g.MaskSplits)), opts.Seed)
 	if err != nil {
 		return nil, err
 	}
