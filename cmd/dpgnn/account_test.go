@@ -334,3 +334,49 @@ func TestAccountErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountGCON: the calculator reproduces the spec's first and fourth
+// calibration rows (gcon.md §7, ξ = 1e-6) and ξ = auto gives Λ = 2Λ_min.
+func TestAccountGCON(t *testing.T) {
+	get := func(args ...string) map[string]float64 {
+		t.Helper()
+		out, err := runCLI(t, append([]string{"account", "gcon", "--json"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dec map[string]any
+		if err := json.Unmarshal([]byte(out), &dec); err != nil {
+			t.Fatalf("not one JSON object: %v\n%s", err, out)
+		}
+		r := map[string]float64{}
+		for k, v := range dec {
+			if f, ok := v.(float64); ok {
+				r[k] = f
+			}
+		}
+		return r
+	}
+	rel := func(name string, got, want, tol float64) {
+		t.Helper()
+		if math.Abs(got-want) > tol*math.Abs(want) {
+			t.Errorf("%s = %.10g, want %.10g", name, got, want)
+		}
+	}
+	r := get("--epsilon", "1", "--delta", strconv.FormatFloat(1.0/16316, 'g', -1, 64), "--classes", "7", "--n1", "140", "--dim", "16",
+		"--alpha", "0.8", "--steps", "2", "--lambda", "0.2", "--xi", "1e-6")
+	rel("c_sf", r["c_sf"], 39.25769121, 1e-9)
+	rel("c_θ", r["c_theta"], 1.798211392, 1e-9)
+	rel("ε_Λ", r["eps_lambda"], 0.01153711385, 1e-9)
+	rel("β", r["beta"], 1.420643395, 1e-9)
+	rel("accounted ε", r["accounted_epsilon"], 1, 1e-12)
+	r = get("--epsilon", "1", "--delta", strconv.FormatFloat(1.0/88648, 'g', -1, 64), "--classes", "3", "--n1", "19717", "--dim", "64",
+		"--alpha", "0.4", "--steps", "inf", "--lambda", "0.01", "--xi", "1e-6")
+	rel("Λ'", r["lambda_prime"], 1.045597533e-4, 1e-8)
+	rel("β", r["beta"], 0.01769397389, 1e-8)
+	if r["accounted_epsilon"] > 1+1e-12 {
+		t.Errorf("accounted ε %v > 1", r["accounted_epsilon"])
+	}
+	r = get("--epsilon", "0.5", "--delta", "1e-4", "--classes", "6", "--n1", "120", "--dim", "64",
+		"--alpha", "0.2", "--steps", "10", "--lambda", "0.01")
+	rel("Λ (ξ=auto)", r["lambda"], 2*r["lambda_min"], 1e-12)
+}

@@ -209,3 +209,42 @@ func TestSecureNoiseRunsDiffer(t *testing.T) {
 		t.Fatal("--secure-noise runs repeat the seeded run exactly")
 	}
 }
+
+// TestTrainGCONEndToEnd: GCON at edge level on the default graph through
+// the CLI, both solvers: the record's receipt is objective perturbation
+// with ε ≤ the target and δ = 1/|E|, the solve is exact (Newton) or its
+// gradient norm is reported (Adam), and the model beats chance.
+func TestTrainGCONEndToEnd(t *testing.T) {
+	for _, solver := range []string{"newton", "adam"} {
+		out, err := runCLI(t, "train", "gcon", "--privacy", "edge", "--epsilon", "2", "--encoder-epochs", "40",
+			"--solver", solver, "--adam-epochs", "200", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			PrivacyReport struct {
+				Accountant string
+				Epsilon    float64
+				Delta      float64
+				Notes      string
+			} `json:"privacy_report"`
+			Metrics map[string]struct{ Mean float64 }
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		p := r.PrivacyReport
+		if p.Accountant != "objective-perturbation" || !(p.Epsilon > 1.9 && p.Epsilon <= 2) || !(p.Delta > 0 && p.Delta < 1e-3) {
+			t.Errorf("%s: receipt %+v", solver, p)
+		}
+		if solver == "newton" && r.Metrics["solver_grad_norm"].Mean > 1e-8 {
+			t.Errorf("newton stopped at ‖∇‖ = %g", r.Metrics["solver_grad_norm"].Mean)
+		}
+		if solver == "adam" && !strings.Contains(p.Notes, "solver adam") {
+			t.Errorf("adam run does not say so: %q", p.Notes)
+		}
+		if acc := r.Metrics["test_acc"].Mean; acc < 0.4 { // 5 classes: chance 0.2
+			t.Errorf("%s: test accuracy %.3f", solver, acc)
+		}
+	}
+}
