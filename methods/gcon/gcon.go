@@ -96,7 +96,7 @@ func (m *GCON) BindFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&m.EncoderWeightDecay, "encoder-weight-decay", 5e-4, "encoder weight decay")
 	fs.Float64Var(&m.EncoderDropout, "encoder-dropout", 0.5, "encoder dropout (input and hidden)")
 	fs.BoolVar(&m.Center, "center", true, "centre the encodings (subtract each column's mean over all nodes) before normalising rows; without it a shared offset acts as a class-size prior and strong Λ gives every node the largest class")
-	fs.StringVar(&m.EncoderOutput, "encoder-output", "linear", "what encodes a node: linear (X·W1+b1, sign-free) or relu (ReLU(X·W1+b1)); ReLU outputs are non-negative and with pseudo-labels make one class win everywhere")
+	fs.StringVar(&m.EncoderOutput, "encoder-output", "linear", "what encodes a node: linear (X·W1+b1) or relu (ReLU(X·W1+b1), non-negative; weaker on cora_ml)")
 }
 
 // ParseSteps reads "2", "0,2", "inf" (also "∞").
