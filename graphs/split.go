@@ -426,3 +426,18 @@ func graphName(g *Graph) string {
 	}
 	return g.Name
 }
+
+// Folds cuts nodes into k folds of near-equal size after a seeded shuffle
+// (for cross-fitting: fold f is held out while a model trains on the rest).
+// It panics unless 1 ≤ k ≤ len(nodes).
+func Folds(nodes []int, k int, seed uint64) [][]int {
+	if k < 1 || k > len(nodes) {
+		panic(fmt.Sprintf("graphs: %d folds of %d nodes", k, len(nodes)))
+	}
+	order := shuffled(nodes, rand.New(rand.NewPCG(seed, 0xf01d5)))
+	out := make([][]int, k)
+	for i, v := range order {
+		out[i%k] = append(out[i%k], v)
+	}
+	return out
+}

@@ -305,3 +305,35 @@ func TestApplySplitInductive(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldsPartition: folds are disjoint, cover the nodes, differ in size
+// by at most one and repeat for a seed.
+func TestFoldsPartition(t *testing.T) {
+	nodes := []int{3, 9, 4, 12, 7, 1, 30, 22, 8, 5, 17}
+	folds := Folds(nodes, 4, 7)
+	seen := map[int]int{}
+	for f, fold := range folds {
+		if len(fold) < 2 || len(fold) > 3 {
+			t.Fatalf("fold %d has %d nodes", f, len(fold))
+		}
+		for _, v := range fold {
+			seen[v]++
+		}
+	}
+	for _, v := range nodes {
+		if seen[v] != 1 {
+			t.Fatalf("node %d in %d folds", v, seen[v])
+		}
+	}
+	if len(seen) != len(nodes) {
+		t.Fatalf("folds hold %d nodes, want %d", len(seen), len(nodes))
+	}
+	again := Folds(nodes, 4, 7)
+	for f := range folds {
+		for i := range folds[f] {
+			if folds[f][i] != again[f][i] {
+				t.Fatal("folds differ for the same seed")
+			}
+		}
+	}
+}

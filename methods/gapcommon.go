@@ -20,6 +20,7 @@ type AggregationPerturbation struct {
 	Epochs_     int
 	LR          float64
 	Dropout     float64
+	InDropout   float64
 	MaxDegree   int
 	BatchSize   int
 	Clip        float64
@@ -34,7 +35,8 @@ func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs in
 	fs.IntVar(&a.Hidden, "hidden", 16, "hidden width")
 	fs.IntVar(&a.Epochs_, "epochs", epochs, "training epochs of each module / stage")
 	fs.Float64Var(&a.LR, "lr", lr, "Adam learning rate")
-	fs.Float64Var(&a.Dropout, "dropout", 0, "dropout probability")
+	fs.Float64Var(&a.Dropout, "dropout", 0, "dropout probability (between layers, as in GAP's code)")
+	fs.Float64Var(&a.InDropout, "input-dropout", 0, "dropout probability on the raw node features entering the first MLP (not in the papers' code; no privacy effect)")
 	fs.IntVar(&a.MaxDegree, "max-degree", 100, "node level: D, the out-degree bound applied before anything else")
 	fs.IntVar(&a.BatchSize, "batch-size", 256, "node level: expected Poisson batch size B (q = B/N_train)")
 	fs.Float64Var(&a.Clip, "clip", 1, "node level: per-sample gradient clipping bound C")
@@ -62,7 +64,7 @@ func (a *AggregationPerturbation) NormFor(level Level, auto layers.NormKind) (la
 // ValidateAP checks the shared hyperparameters.
 func (a *AggregationPerturbation) ValidateAP() error {
 	return CheckAll(Positive("hops", a.Hops), Positive("hidden", a.Hidden), Positive("epochs", a.Epochs_),
-		PositiveF("lr", a.LR), Prob("dropout", a.Dropout), Positive("max-degree", a.MaxDegree),
+		PositiveF("lr", a.LR), Prob("dropout", a.Dropout), Prob("input-dropout", a.InDropout), Positive("max-degree", a.MaxDegree),
 		Positive("batch-size", a.BatchSize), PositiveF("clip", a.Clip))
 }
 

@@ -6,6 +6,7 @@ package gap
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
@@ -25,6 +26,7 @@ type GAP struct {
 	BaseLayers    int
 	HeadLayers    int
 	EncoderEpochs int
+	EncoderFolds  int
 }
 
 func (*GAP) Name() string { return "gap" }
@@ -43,11 +45,22 @@ func (m *GAP) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&m.BaseLayers, "base-layers", 1, "base MLP layers per hop")
 	fs.IntVar(&m.HeadLayers, "head-layers", 1, "head MLP layers")
 	fs.IntVar(&m.EncoderEpochs, "encoder-epochs", 100, "encoder pre-training epochs")
+	fs.IntVar(&m.EncoderFolds, "encoder-folds", 0, "k ≥ 2: cross-fit the encoder over k folds of the training nodes and use its class probabilities\n(out-of-fold on training nodes) as X0 — not in the GAP paper; edge level and non-private only. 0: GAP's encoder")
 }
 
 func (m *GAP) Validate() error {
 	return methods.CheckAll(m.ValidateAP(), methods.Positive("base-layers", m.BaseLayers),
-		methods.Positive("head-layers", m.HeadLayers), methods.Positive("encoder-epochs", m.EncoderEpochs))
+		methods.Positive("head-layers", m.HeadLayers), methods.Positive("encoder-epochs", m.EncoderEpochs), m.validateFolds())
+}
+
+func (m *GAP) validateFolds() error {
+	switch {
+	case m.EncoderFolds < 0 || m.EncoderFolds == 1:
+		return fmt.Errorf("--encoder-folds %d: want 0 (GAP's encoder) or at least 2", m.EncoderFolds)
+	case m.EncoderFolds >= 2 && m.EncoderLayers == 0:
+		return fmt.Errorf("--encoder-folds needs an encoder (--encoder-layers > 0)")
+	}
+	return nil
 }
 
 func (m *GAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, epochs int) methods.ModuleTraining {
@@ -103,6 +116,14 @@ func Events(level methods.Level, hops int, z, q float64, encoderSteps, classifie
 // norm layer: BatchNorm at edge level and without privacy, none at node
 // level (GAP's node level runs without BatchNorm), unless --norm says.
 func (m *GAP) prepare(ctx *methods.Context) (*methods.APSetup, *methods.Calibrated, layers.NormKind, error) {
+	if m.EncoderFolds >= 2 {
+		if ctx.Level == methods.Node {
+			return nil, nil, 0, fmt.Errorf("--encoder-folds is for edge level and non-private runs: at node level each fold's DP-SGD run would need its own accounting")
+		}
+		if m.EncoderFolds > len(ctx.Graph.Split.Train) {
+			return nil, nil, 0, fmt.Errorf("--encoder-folds %d: only %d training nodes", m.EncoderFolds, len(ctx.Graph.Split.Train))
+		}
+	}
 	setup, err := m.SetupAP(ctx)
 	if err != nil {
 		return nil, nil, 0, err
@@ -209,23 +230,40 @@ func repeat(in, hidden, layers int, out ...int) []int {
 	return append(d, hidden)
 }
 
-// encode trains the encoder (when EncoderLayers > 0) and returns X0, the
-// row-normalised encoder output for all nodes, as features.
+// encode trains the encoder (when EncoderLayers > 0) and returns X0 and its
+// width: GAP's row-normalised encoder embedding for all nodes or, with
+// EncoderFolds ≥ 2, cross-fitted class probabilities (encodeCrossFit).
 func (m *GAP) encode(ctx *methods.Context, setup *methods.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
 	g := ctx.Graph
 	if m.EncoderLayers == 0 {
 		return g.X, g.X.F, nil
 	}
+	if m.EncoderFolds >= 2 {
+		return m.encodeCrossFit(ctx, setup, norm, src)
+	}
+	mod, err := m.trainEncoder(ctx, setup, z, norm, src, ctx.Seed)
+	if err != nil {
+		return nil, 0, err
+	}
+	x0 := append([]float64(nil), nn.Values(mod.Outputs[0])...)
+	return layers.DenseFeatures(x0, g.N, m.Hidden), m.Hidden, nil
+}
+
+// trainEncoder builds and trains GAP's encoder module on ctx's training
+// nodes: MLP → row normalisation (the embedding, Outputs[0]) → norm →
+// dropout → SELU → Linear head.
+func (m *GAP) trainEncoder(ctx *methods.Context, setup *methods.APSetup, z float64, norm layers.NormKind, src *dp.Source, seed uint64) (*methods.Module, error) {
+	g := ctx.Graph
 	tr := m.training(ctx, setup, z, m.EncoderEpochs)
 	var enc *layers.MLP
 	var bn *layers.Norm
 	var head *layers.Linear
-	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
+	mod, err := methods.BuildModule(seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
 		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
 			if enc == nil {
 				var err error
 				enc, err = layers.NewMLP(mm, "gap.encoder", layers.MLPConfig{Dims: repeat(g.X.F, m.Hidden, m.EncoderLayers),
-					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true, NormFirst: true})
+					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, InputDropout: m.InDropout, PlainLast: true, NormFirst: true})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -237,13 +275,97 @@ func (m *GAP) encode(ctx *methods.Context, setup *methods.APSetup, z float64, no
 			return head.Forward(nn.SELU(h)), []*G.Node{x}, nil
 		})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if _, err := mod.Train(ctx, tr, src); err != nil {
-		return nil, 0, fmt.Errorf("encoder: %w", err)
+		return nil, fmt.Errorf("encoder: %w", err)
 	}
-	x0 := append([]float64(nil), nn.Values(mod.Outputs[0])...)
-	return layers.DenseFeatures(x0, g.N, m.Hidden), m.Hidden, nil
+	return mod, nil
+}
+
+// encodeCrossFit is the cross-fitted encoder (--encoder-folds k, edge level
+// and non-private only): the training nodes are cut into k folds, encoder f
+// is trained on all folds but f, and X0 holds class probabilities — for a
+// training node those of the encoder that never saw it, for every other
+// node the mean over the k encoders. Plain GAP trains the encoder and the
+// classifier on the same nodes, so the classifier sees training-node
+// encodings far cleaner than anyone else's and over-trusts hop 0; out-of-fold
+// encodings are as noisy on training nodes as elsewhere. Probabilities,
+// unlike hidden embeddings, share one coordinate system across the k
+// encoders. No edge is read.
+func (m *GAP) encodeCrossFit(ctx *methods.Context, setup *methods.APSetup, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
+	x0, err := crossFit(ctx, m.EncoderFolds, func(f int, cf *methods.Context) ([]float64, error) {
+		mod, err := m.trainEncoder(cf, setup, 0, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919)
+		if err != nil {
+			return nil, err
+		}
+		return nn.Values(mod.Logits), nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return x0, x0.F, nil
+}
+
+// crossFit cuts the training nodes into k folds and calls fit(f, ctx_f)
+// with a context whose training nodes are all folds but f; fit returns
+// logits (N×C). Row v of the result is softmax of the logits of the model
+// that did not train on v for a training node, and the mean of the k
+// softmaxes for any other node.
+func crossFit(ctx *methods.Context, k int, fit func(f int, cf *methods.Context) ([]float64, error)) (*graphs.Features, error) {
+	g := ctx.Graph
+	c := g.NumClasses
+	folds := graphs.Folds(g.Split.Train, k, ctx.Seed)
+	x0 := make([]float64, g.N*c)
+	inFold := make([]int, g.N) // fold+1 of a training node, 0 otherwise
+	for f, fold := range folds {
+		for _, v := range fold {
+			inFold[v] = f + 1
+		}
+	}
+	for f := range folds {
+		var rest []int
+		for h, fold := range folds {
+			if h != f {
+				rest = append(rest, fold...)
+			}
+		}
+		gf := *g
+		gf.Split.Train = rest
+		cf := *ctx
+		cf.Graph = &gf
+		logits, err := fit(f, &cf)
+		if err != nil {
+			return nil, fmt.Errorf("encoder fold %d: %w", f, err)
+		}
+		if len(logits) != g.N*c {
+			return nil, fmt.Errorf("encoder fold %d: %d logits, want %d×%d", f, len(logits), g.N, c)
+		}
+		for v := 0; v < g.N; v++ {
+			switch inFold[v] {
+			case 0:
+				addSoftmax(x0[v*c:(v+1)*c], logits[v*c:(v+1)*c], 1/float64(k))
+			case f + 1:
+				addSoftmax(x0[v*c:(v+1)*c], logits[v*c:(v+1)*c], 1)
+			}
+		}
+	}
+	return layers.DenseFeatures(x0, g.N, c), nil
+}
+
+// addSoftmax adds w·softmax(z) to dst.
+func addSoftmax(dst, z []float64, w float64) {
+	mx := z[0]
+	for _, v := range z {
+		mx = math.Max(mx, v)
+	}
+	s := 0.0
+	for _, v := range z {
+		s += math.Exp(v - mx)
+	}
+	for i, v := range z {
+		dst[i] += w * math.Exp(v-mx) / s
+	}
 }
 
 // aggregate computes the K cached hops [X0, X1, …, XK] with
@@ -297,8 +419,12 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	}
 	var hops []*graphs.Features
 	var names []string
+	width := m.Hidden
+	if m.EncoderFolds >= 2 {
+		width = g.NumClasses
+	}
 	for k := 0; k <= m.Hops; k++ {
-		hops = append(hops, methods.Placeholder(g.N, m.Hidden, ctx.Seed+uint64(k)))
+		hops = append(hops, methods.Placeholder(g.N, width, ctx.Seed+uint64(k)))
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
 	tr := m.training(ctx, setup, priv.Multiplier, m.Epochs_)

@@ -1,8 +1,11 @@
 package gap
 
 import (
+	"math"
+	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/pflag"
@@ -58,5 +61,130 @@ func TestGAPRunsAtEveryLevelWithinBudget(t *testing.T) {
 				t.Fatalf("test accuracy %.3f, want ≥ %.2f", acc, tc.min)
 			}
 		})
+	}
+}
+
+// TestCrossFitRowsAreOutOfFold: model f trains on every training node but
+// fold f; a training node's row comes from the one model that never saw it,
+// every other row is the mean over the k models.
+func TestCrossFitRowsAreOutOfFold(t *testing.T) {
+	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 120, Classes: 4, Features: 4, AvgDegree: 4, Homophily: 0.9, Signal: 1}, 2)
+	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
+	g, _ = graphs.ApplySplit(g, spec, 1)
+	const k = 4
+	seen := make([]map[int]bool, k)
+	// Model f puts all its mass on class f.
+	x0, err := crossFit(&methods.Context{Graph: g, Seed: 9}, k, func(f int, cf *methods.Context) ([]float64, error) {
+		seen[f] = map[int]bool{}
+		for _, v := range cf.Graph.Split.Train {
+			seen[f][v] = true
+		}
+		z := make([]float64, g.N*g.NumClasses)
+		for v := 0; v < g.N; v++ {
+			z[v*g.NumClasses+f] = 60
+		}
+		return z, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Split.Train) != 60 {
+		t.Fatalf("split changed under crossFit: %d training nodes", len(g.Split.Train))
+	}
+	train := map[int]bool{}
+	for _, v := range g.Split.Train {
+		train[v] = true
+		from := -1
+		for c := 0; c < k; c++ {
+			if x0.Dense[v*k+c] > 0.999 {
+				from = c
+			}
+		}
+		if from < 0 || seen[from][v] {
+			t.Fatalf("training node %d: row %v from model %d, which trained on it", v, x0.Dense[v*k:(v+1)*k], from)
+		}
+		for f := 0; f < k; f++ {
+			if f != from && !seen[f][v] {
+				t.Fatalf("training node %d held out of models %d and %d", v, from, f)
+			}
+		}
+	}
+	for v := 0; v < g.N; v++ {
+		if train[v] {
+			continue
+		}
+		for c := 0; c < k; c++ {
+			if math.Abs(x0.Dense[v*k+c]-0.25) > 1e-9 {
+				t.Fatalf("node %d: row %v, want the mean of the 4 models", v, x0.Dense[v*k:(v+1)*k])
+			}
+		}
+	}
+}
+
+// TestGAPCrossFitEncoderRuns: the cross-fitted encoder gives probability
+// rows of width C and GAP trains on them.
+func TestGAPCrossFitEncoderRuns(t *testing.T) {
+	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 200, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.9, Signal: 2}, 5)
+	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
+	g, _ = graphs.ApplySplit(g, spec, 1)
+	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 8, Seed: 4}
+	m := newGAP(t, "--encoder-folds", "3", "--encoder-epochs", "20", "--epochs", "20")
+	setup, err := m.SetupAP(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0, width, err := m.encodeCrossFit(ctx, setup, 0, dp.NewSource(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if width != g.NumClasses || x0.F != g.NumClasses {
+		t.Fatalf("X0 width %d, want %d classes", width, g.NumClasses)
+	}
+	for v := 0; v < g.N; v++ {
+		s := 0.0
+		for _, p := range x0.Dense[v*width : (v+1)*width] {
+			s += p
+		}
+		if math.Abs(s-1) > 1e-9 {
+			t.Fatalf("row %d sums to %v, not a probability vector", v, s)
+		}
+	}
+	out, err := m.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := out.Privacy; p == nil || p.Epsilon == nil || *p.Epsilon > 8 {
+		t.Fatalf("privacy report %+v", out.Privacy)
+	}
+	ok := 0
+	for _, i := range g.Split.Test {
+		if out.Pred[i] == g.Labels[i] {
+			ok++
+		}
+	}
+	if acc := float64(ok) / float64(len(g.Split.Test)); acc < 0.6 {
+		t.Fatalf("test accuracy %.3f with a cross-fitted encoder", acc)
+	}
+}
+
+// TestGAPCrossFitOnlyWithoutNodePrivacy: each fold's DP-SGD run would need
+// its own accounting, so node level refuses --encoder-folds; so do k = 1 and
+// a run without an encoder.
+func TestGAPCrossFitOnlyWithoutNodePrivacy(t *testing.T) {
+	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 100, Classes: 2, Features: 4, AvgDegree: 4, Homophily: 0.9, Signal: 1}, 1)
+	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
+	g, _ = graphs.ApplySplit(g, spec, 1)
+	m := newGAP(t, "--encoder-folds", "3", "--epochs", "2", "--encoder-epochs", "2")
+	if _, err := m.Run(&methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Seed: 1}); err == nil || !strings.Contains(err.Error(), "encoder-folds") {
+		t.Fatalf("node level with --encoder-folds: err = %v", err)
+	}
+	for _, args := range [][]string{{"--encoder-folds", "1"}, {"--encoder-folds", "3", "--encoder-layers", "0"}} {
+		m := &GAP{}
+		fs := pflag.NewFlagSet("gap", pflag.ContinueOnError)
+		m.BindFlags(fs)
+		_ = fs.Parse(args)
+		if err := m.Validate(); err == nil {
+			t.Errorf("%v: no error", args)
+		}
 	}
 }

@@ -128,8 +128,11 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 					for i := 0; i < m.BaseLayers; i++ {
 						dims = append(dims, m.Hidden)
 					}
-					b, err := layers.NewMLP(mm, fmt.Sprintf("progap.s%d.base%d", s, k), layers.MLPConfig{Dims: dims,
-						Activation: layers.SELU, Norm: norm, Dropout: m.Dropout})
+					cfg := layers.MLPConfig{Dims: dims, Activation: layers.SELU, Norm: norm, Dropout: m.Dropout}
+					if k == 0 {
+						cfg.InputDropout = m.InDropout // the raw features
+					}
+					b, err := layers.NewMLP(mm, fmt.Sprintf("progap.s%d.base%d", s, k), cfg)
 					if err != nil {
 						return nil, nil, err
 					}
