@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/dpgnn/dpgnn/graphs"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -217,38 +218,53 @@ func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
 type sparseDropout struct {
 	s    *Sparse
 	orig []float64
+	mine *graphs.CSR // the copy whose values we rewrite; s.A != mine after a Set
 	p    float64
 	rng  *rand.Rand
 }
 
 func (d *sparseDropout) SetTraining(t bool) {
+	if d.s.A != d.mine {
+		// New rows were set (a batch refill) since the last rewrite: they
+		// are the clean values.
+		d.capture()
+	}
 	keep := 1 / (1 - d.p)
 	for k, v := range d.orig {
 		if t && d.rng.Float64() < d.p {
-			d.s.A.Data[k] = 0
+			d.mine.Data[k] = 0
 		} else if t {
-			d.s.A.Data[k] = v * keep
+			d.mine.Data[k] = v * keep
 		} else {
-			d.s.A.Data[k] = v
+			d.mine.Data[k] = v
 		}
 	}
 }
 
+// capture records the current values of s as the clean ones and points s
+// at a private copy whose values dropout rewrites.
+func (d *sparseDropout) capture() {
+	d.orig = make([]float64, d.s.A.NNZ())
+	for k := range d.orig {
+		d.orig[k] = d.s.A.Value(k)
+	}
+	a := *d.s.A
+	a.Data = append([]float64(nil), d.orig...)
+	d.mine = &a
+	d.s.A = &a
+}
+
 // SparseDropout applies dropout to the stored entries of s (bag-of-words
-// input features) in training mode. s must not be shared with other users:
-// its values are rewritten in place before each run.
+// input features) in training mode. The values are rewritten in place on a
+// private copy before each run; rows set later with s.Set (a batch refill)
+// are picked up at the next mode switch, so call Set before Step.
 func (m *Model) SparseDropout(s *Sparse, p float64) {
 	if p <= 0 {
 		return
 	}
-	orig := make([]float64, s.A.NNZ())
-	for k := range orig {
-		orig[k] = s.A.Value(k)
-	}
-	a := *s.A
-	a.Data = append([]float64(nil), orig...)
-	s.A = &a
-	m.modal = append(m.modal, &sparseDropout{s: s, orig: orig, p: p, rng: m.rng})
+	d := &sparseDropout{s: s, p: p, rng: m.rng}
+	d.capture()
+	m.modal = append(m.modal, d)
 }
 
 // BatchStandardize standardises each column over the rows of x (BatchNorm

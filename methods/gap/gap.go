@@ -192,8 +192,12 @@ func (m *GAP) classifier(classes int, norm layers.NormKind) func(*nn.Model, []*l
 	return func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
 		if bases == nil {
 			for k, x := range in {
-				b, err := layers.NewMLP(mm, fmt.Sprintf("gap.base%d", k), layers.MLPConfig{Dims: repeat(x.F, m.Hidden, m.BaseLayers),
-					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true, NormFirst: true})
+				cfg := layers.MLPConfig{Dims: repeat(x.F, m.Hidden, m.BaseLayers),
+					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true, NormFirst: true}
+				if k == 0 && m.EncoderLayers == 0 {
+					cfg.InputDropout = m.InDropout // hop 0 is the raw features
+				}
+				b, err := layers.NewMLP(mm, fmt.Sprintf("gap.base%d", k), cfg)
 				if err != nil {
 					return nil, nil, err
 				}

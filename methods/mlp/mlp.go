@@ -161,7 +161,7 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 	if cfg.Norm == layers.NormBatch {
 		return nil, tr, nil, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use --norm groupnorm")
 	}
-	cfg.InputDropout = 0 // rows of a sparse batch are rewritten every step
+	cfg.InputDropout = 0 // DP-MLP's recorded results were measured without it
 	conv, err := dp.ParseConversion(m.Accountant)
 	if err != nil {
 		return nil, tr, nil, err
