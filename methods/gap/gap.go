@@ -1,7 +1,9 @@
 // Package gap is GAP (Sajadmanesh et al., USENIX Security 2023): an encoder
 // MLP trained without edges, K hops of aggregation perturbation (NAP with
 // noise at every hop) computed once and cached, and a classifier over all
-// hops concatenated, at edge or node level.
+// hops concatenated, at edge or node level. --encoder-folds k (not in the
+// paper) replaces the encoder embedding by cross-fitted class probabilities
+// so the classifier sees honest hop-0 features on its own training nodes.
 package gap
 
 import (
