@@ -1,10 +1,10 @@
 package gcon
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/dpgnn/dpgnn/dp"
+
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -28,37 +28,16 @@ func (m *GCON) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		x[i] = r.NormFloat64()
 	}
 	NormalizeRows(x, g.N, d1)
-	z, err := Concat(Transition(g.Adj), x, d1, m.Alpha, m.steps)
-	if err != nil {
-		return nil, err
-	}
-	d := d1 * len(m.steps)
 	rows := g.Split.Train
-	n1 := len(rows)
-	if n1 == 0 {
-		return nil, fmt.Errorf("gcon: no training rows")
+	labels := make([]int, len(rows))
+	for k, i := range rows {
+		labels[k] = g.Labels[i]
 	}
-	cal, _, err := m.calibrate(ctx, n1, c, d)
+	pp, err := m.perturbedProblem(ctx, x, d1, rows, labels)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]float64, d*c)
-	if ctx.Private() && cal.Beta > 0 && cal.Beta < 1e300 {
-		src, err := ctx.NoiseSource("gcon.objective-noise")
-		if err != nil {
-			return nil, err
-		}
-		if b, err = dp.SampleObjectiveNoise(d, c, cal.Beta, src); err != nil {
-			return nil, err
-		}
-	}
-	zt := make([]float64, n1*d)
-	y := make([]float64, n1*c)
-	for k, i := range rows {
-		copy(zt[k*d:(k+1)*d], z[i*d:(i+1)*d])
-		y[k*c+g.Labels[i]] = 1
-	}
-	model, _, err := m.objectiveModel(ctx.Seed, zt, y, z, g.N, n1, d, c, cal, b)
+	model, _, err := m.objectiveModel(ctx.Seed, pp.zt, pp.y, pp.z, g.N, pp.n1, pp.d, c, pp.cal, pp.b)
 	return model, err
 }
 

@@ -325,8 +325,21 @@ type Fit struct {
 	At *graphs.CSR
 }
 
-// FitEncoded runs Alg. 1 steps 4–11 on row-normalised encodings x (n×d1).
-func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, labels []int) (*Fit, error) {
+// perturbed is Alg. 1 steps 4–9 on given encodings: the propagated
+// features z (n×d), their training rows zt (n1×d) with one-hot targets y
+// (n1×c), the calibration and the objective noise B (d×c).
+type perturbed struct {
+	z, zt, y, b []float64
+	d, n1       int
+	cal         Calibration
+	delta       float64
+	at          *graphs.CSR
+}
+
+// perturbedProblem propagates row-normalised encodings x (n×d1) over Ã —
+// the only place a run reads the training graph's edges — calibrates for
+// n1 = len(rows) and draws B. labels[k] is the class of rows[k].
+func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows, labels []int) (*perturbed, error) {
 	g := ctx.Graph
 	c := g.NumClasses
 	at := Transition(g.Adj)
@@ -351,17 +364,29 @@ func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, label
 	if err != nil {
 		return nil, err
 	}
-	l, err := m.lossFor(c)
-	if err != nil {
-		return nil, err
-	}
 	zt := make([]float64, n1*d)
 	y := make([]float64, n1*c)
 	for k, i := range rows {
 		copy(zt[k*d:(k+1)*d], z[i*d:(i+1)*d])
 		y[k*c+labels[k]] = 1
 	}
-	p := &Problem{Z: zt, Y: y, B: b, N1: n1, D: d, Classes: c, Loss: l, Mu: cal.Lambda + cal.LambdaPrime}
+	return &perturbed{z: z, zt: zt, y: y, b: b, d: d, n1: n1, cal: cal, delta: delta, at: at}, nil
+}
+
+// FitEncoded runs Alg. 1 steps 4–11 on row-normalised encodings x (n×d1).
+func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, labels []int) (*Fit, error) {
+	g := ctx.Graph
+	c := g.NumClasses
+	pp, err := m.perturbedProblem(ctx, x, d1, rows, labels)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.lossFor(c)
+	if err != nil {
+		return nil, err
+	}
+	z, b, d, n1, cal := pp.z, pp.b, pp.d, pp.n1, pp.cal
+	p := &Problem{Z: pp.zt, Y: pp.y, B: b, N1: n1, D: d, Classes: c, Loss: l, Mu: cal.Lambda + cal.LambdaPrime}
 	var res SolveResult
 	if m.Solver == "adam" {
 		if res, err = m.solveAdam(ctx.Seed, p, z, g.N, cal); err != nil {
@@ -380,7 +405,7 @@ func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, label
 			return nil, fmt.Errorf("gcon: solver stopped at ‖∇‖ = %g (not the exact minimiser the guarantee needs)", g)
 		}
 	}
-	return &Fit{Theta: res.Theta, D: d, Cal: cal, Delta: delta, N1: n1, Solve: res, B: b, At: at}, nil
+	return &Fit{Theta: res.Theta, D: d, Cal: cal, Delta: pp.delta, N1: n1, Solve: res, B: b, At: pp.at}, nil
 }
 
 // solveAdam is the paper's optimiser (App. Q): full-batch Adam over the
