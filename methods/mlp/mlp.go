@@ -88,11 +88,7 @@ func (m *MLP) config(in, out int) (layers.MLPConfig, error) {
 // graph (ghost norms, clip factors, clipped sums, noise).
 func (m *MLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	if ctx.Level == methods.Node {
-		mod, tr, _, err := m.dpModule(ctx)
-		if err != nil {
-			return nil, err
-		}
-		src, err := ctx.NoiseSource("mlp.dpsgd")
+		mod, tr, _, src, err := m.dpTask(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -187,16 +183,22 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 	return mod, tr, priv, err
 }
 
+// dpTask is dpModule plus the DP-SGD noise source.
+func (m *MLP) dpTask(ctx *methods.Context) (*methods.Module, methods.ModuleTraining, *methods.Calibrated, *dp.Source, error) {
+	mod, tr, priv, err := m.dpModule(ctx)
+	if err != nil {
+		return nil, tr, nil, nil, err
+	}
+	src, err := ctx.NoiseSource("mlp.dpsgd")
+	return mod, tr, priv, src, err
+}
+
 // Run trains the MLP once. Edge-level privacy is free: the model never
 // reads edges, so its ε is 0 for any edge-level budget.
 func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
 	if ctx.Level == methods.Node {
-		mod, tr, priv, err := m.dpModule(ctx)
-		if err != nil {
-			return nil, err
-		}
-		src, err := ctx.NoiseSource("mlp.dpsgd")
+		mod, tr, priv, src, err := m.dpTask(ctx)
 		if err != nil {
 			return nil, err
 		}
