@@ -39,7 +39,16 @@ func (*GAP) Levels() []methods.Level {
 	return []methods.Level{methods.None, methods.Edge, methods.Node}
 }
 func (*GAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *GAP) Epochs() int                      { return m.EncoderEpochs + m.Epochs_ }
+
+// Epochs is the number of training epochs a run reports (the progress bar's
+// total): every encoder's (k of them when cross-fitting), then the
+// classifier's.
+func (m *GAP) Epochs() int {
+	if m.EncoderLayers == 0 {
+		return m.Epochs_
+	}
+	return max(1, m.EncoderFolds)*m.EncoderEpochs + m.Epochs_
+}
 
 func (m *GAP) BindFlags(fs *pflag.FlagSet) {
 	m.BindAPFlags(fs, 2, 100, 0.01)
