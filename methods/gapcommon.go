@@ -16,6 +16,8 @@ import (
 // and the DP-SGD parameters at node level.
 type AggregationPerturbation struct {
 	Hops        int
+	BaseLayers  int
+	HeadLayers  int
 	Hidden      int
 	Epochs_     int
 	LR          float64
@@ -33,6 +35,8 @@ type AggregationPerturbation struct {
 func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs int, lr float64) {
 	fs.IntVar(&a.Hops, "hops", hops, "K: number of aggregation (NAP) steps")
 	fs.IntVar(&a.Hidden, "hidden", 16, "hidden width")
+	fs.IntVar(&a.BaseLayers, "base-layers", 1, "layers of each base MLP (GAP: one per hop; ProGAP: one per input of a stage)")
+	fs.IntVar(&a.HeadLayers, "head-layers", 1, "layers of the head MLP over the concatenated hops")
 	fs.IntVar(&a.Epochs_, "epochs", epochs, "training epochs of each module / stage")
 	fs.Float64Var(&a.LR, "lr", lr, "Adam learning rate")
 	fs.Float64Var(&a.Dropout, "dropout", 0, "dropout probability (between layers, as in GAP's code)")
@@ -43,6 +47,34 @@ func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs in
 	fs.StringVar(&a.Norm, "norm", "auto", "norm layer: auto (batchnorm at edge level and without privacy, the methods' default at node level), none, batchnorm or groupnorm")
 	fs.Float64Var(&a.WeightDecay, "weight-decay", 0, "Adam L2 weight decay")
 	fs.StringVar(&a.Accountant, "accountant", "gdp", "edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given")
+}
+
+// Levels: aggregation perturbation runs without privacy, at edge level and
+// at node level.
+func (*AggregationPerturbation) Levels() []Level { return []Level{None, Edge, Node} }
+
+// DefaultSplit is the default protocol for a dataset.
+func (*AggregationPerturbation) DefaultSplit(dataset string) string { return DefaultSplitFor(dataset) }
+
+// CalibrateAP finds the one noise multiplier z of an aggregation-perturbation
+// run whose releases are events(z): at edge level (and without privacy)
+// with --accountant, at node level with RDP. The noise record holds the NAP
+// std z·sensitivity and K; at node level nodeNoise adds the DP-SGD entries.
+func (a *AggregationPerturbation) CalibrateAP(ctx *Context, setup *APSetup, events func(z float64) []dp.Event, nodeNoise func(z float64, rec map[string]float64)) (*Calibrated, error) {
+	acct := a.NodeAccountant()
+	if ctx.Level != Node {
+		var err error
+		if acct, err = a.EdgeAccountant(); err != nil {
+			return nil, err
+		}
+	}
+	return Calibrate(ctx, setup.Units, acct, events, func(z float64) map[string]float64 {
+		rec := map[string]float64{"nap_std": z * setup.Sensitivity, "hops": float64(a.Hops)}
+		if ctx.Level == Node && nodeNoise != nil {
+			nodeNoise(z, rec)
+		}
+		return rec
+	})
 }
 
 // NormFor returns the norm layer for a level: --norm, or with "auto" the
@@ -63,7 +95,8 @@ func (a *AggregationPerturbation) NormFor(level Level, auto layers.NormKind) (la
 
 // ValidateAP checks the shared hyperparameters.
 func (a *AggregationPerturbation) ValidateAP() error {
-	return CheckAll(Positive("hops", a.Hops), Positive("hidden", a.Hidden), Positive("epochs", a.Epochs_),
+	return CheckAll(Positive("hops", a.Hops), Positive("hidden", a.Hidden),
+		Positive("base-layers", a.BaseLayers), Positive("head-layers", a.HeadLayers), Positive("epochs", a.Epochs_),
 		PositiveF("lr", a.LR), Prob("dropout", a.Dropout), Prob("input-dropout", a.InDropout), Positive("max-degree", a.MaxDegree),
 		Positive("batch-size", a.BatchSize), PositiveF("clip", a.Clip))
 }

@@ -25,8 +25,6 @@ func init() { methods.Register(func() methods.Method { return &GAP{} }) }
 type GAP struct {
 	methods.AggregationPerturbation
 	EncoderLayers int
-	BaseLayers    int
-	HeadLayers    int
 	EncoderEpochs int
 	EncoderFolds  int
 }
@@ -35,10 +33,6 @@ func (*GAP) Name() string { return "gap" }
 func (*GAP) Short() string {
 	return "GAP: encoder, K hops of perturbed aggregation (cached), classifier over all hops (edge or node DP)"
 }
-func (*GAP) Levels() []methods.Level {
-	return []methods.Level{methods.None, methods.Edge, methods.Node}
-}
-func (*GAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
 
 // Epochs is the number of training epochs a run reports (the progress bar's
 // total): every encoder's (k of them when cross-fitting), then the
@@ -53,15 +47,12 @@ func (m *GAP) Epochs() int {
 func (m *GAP) BindFlags(fs *pflag.FlagSet) {
 	m.BindAPFlags(fs, 2, 100, 0.01)
 	fs.IntVar(&m.EncoderLayers, "encoder-layers", 2, "encoder MLP layers (0: no encoder, aggregate raw features)")
-	fs.IntVar(&m.BaseLayers, "base-layers", 1, "base MLP layers per hop")
-	fs.IntVar(&m.HeadLayers, "head-layers", 1, "head MLP layers")
 	fs.IntVar(&m.EncoderEpochs, "encoder-epochs", 100, "encoder pre-training epochs")
 	fs.IntVar(&m.EncoderFolds, "encoder-folds", 0, "k ≥ 2: cross-fit the encoder over k folds of the training nodes and use its class probabilities\n(out-of-fold on training nodes) as X0 — not in the GAP paper; edge level and non-private only. 0: GAP's encoder")
 }
 
 func (m *GAP) Validate() error {
-	return methods.CheckAll(m.ValidateAP(), methods.Positive("base-layers", m.BaseLayers),
-		methods.Positive("head-layers", m.HeadLayers), methods.Positive("encoder-epochs", m.EncoderEpochs), m.validateFolds())
+	return methods.CheckAll(m.ValidateAP(), methods.Positive("encoder-epochs", m.EncoderEpochs), m.validateFolds())
 }
 
 func (m *GAP) validateFolds() error {
@@ -83,29 +74,17 @@ func (m *GAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, 
 // sensitivity 1; at node level one z shared by the encoder's DP-SGD, the K
 // NAP calls (std z·√D) and the classifier's DP-SGD, composed in RDP.
 func (m *GAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.Calibrated, error) {
-	k := m.Hops
-	noise := func(z float64) map[string]float64 {
-		return map[string]float64{"nap_std": z * setup.Sensitivity, "hops": float64(k)}
-	}
-	if ctx.Level != methods.Node {
-		acct, err := m.EdgeAccountant()
-		if err != nil {
-			return nil, err
+	tEnc, tCls := 0, 0
+	if ctx.Level == methods.Node {
+		if m.EncoderLayers > 0 {
+			tEnc = m.training(ctx, setup, 0, m.EncoderEpochs).SGDSteps()
 		}
-		return methods.Calibrate(ctx, setup.Units, acct,
-			func(z float64) []dp.Event { return Events(methods.Edge, k, z, 0, 0, 0) }, noise)
+		tCls = m.training(ctx, setup, 0, m.Epochs_).SGDSteps()
 	}
-	tEnc := 0
-	if m.EncoderLayers > 0 {
-		tEnc = m.training(ctx, setup, 0, m.EncoderEpochs).SGDSteps()
-	}
-	tCls := m.training(ctx, setup, 0, m.Epochs_).SGDSteps()
-	return methods.Calibrate(ctx, setup.Units, m.NodeAccountant(), func(z float64) []dp.Event {
-		return Events(methods.Node, k, z, setup.Rate, tEnc, tCls)
-	}, func(z float64) map[string]float64 {
-		n := noise(z)
-		n["sgd_std"], n["rate"], n["encoder_steps"], n["classifier_steps"] = z*m.Clip, setup.Rate, float64(tEnc), float64(tCls)
-		return n
+	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Event {
+		return Events(ctx.Level, m.Hops, z, setup.Rate, tEnc, tCls)
+	}, func(z float64, rec map[string]float64) {
+		rec["sgd_std"], rec["rate"], rec["encoder_steps"], rec["classifier_steps"] = z*m.Clip, setup.Rate, float64(tEnc), float64(tCls)
 	})
 }
 

@@ -24,28 +24,20 @@ func init() { methods.Register(func() methods.Method { return &ProGAP{} }) }
 // paper's grid {0.01, 0.05}).
 type ProGAP struct {
 	methods.AggregationPerturbation
-	BaseLayers int
-	HeadLayers int
 }
 
 func (*ProGAP) Name() string { return "progap" }
 func (*ProGAP) Short() string {
 	return "ProGAP: progressive stages of cached aggregation perturbation with jumping knowledge (edge or node DP)"
 }
-func (*ProGAP) Levels() []methods.Level {
-	return []methods.Level{methods.None, methods.Edge, methods.Node}
-}
-func (*ProGAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *ProGAP) Epochs() int                      { return (m.Hops + 1) * m.Epochs_ }
+func (m *ProGAP) Epochs() int { return (m.Hops + 1) * m.Epochs_ }
 
 func (m *ProGAP) BindFlags(fs *pflag.FlagSet) {
 	m.BindAPFlags(fs, 2, 100, 0.01)
-	fs.IntVar(&m.BaseLayers, "base-layers", 1, "layers of each stage's base MLP (Linear → SELU → norm)")
-	fs.IntVar(&m.HeadLayers, "head-layers", 1, "layers of each stage's head")
 }
 
 func (m *ProGAP) Validate() error {
-	return methods.CheckAll(m.ValidateAP(), methods.Positive("base-layers", m.BaseLayers), methods.Positive("head-layers", m.HeadLayers))
+	return m.ValidateAP()
 }
 
 func (m *ProGAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, stage int) methods.ModuleTraining {
@@ -58,25 +50,14 @@ func (m *ProGAP) training(ctx *methods.Context, setup *methods.APSetup, z float6
 // (std z·√D) and K+1 DP-SGD runs of T steps each, composed in RDP
 // (Theorem 4.2 with its typos fixed).
 func (m *ProGAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.Calibrated, error) {
-	k := m.Hops
-	noise := func(z float64) map[string]float64 {
-		return map[string]float64{"nap_std": z * setup.Sensitivity, "hops": float64(k)}
+	t := 0
+	if ctx.Level == methods.Node {
+		t = m.training(ctx, setup, 0, 0).SGDSteps()
 	}
-	if ctx.Level != methods.Node {
-		acct, err := m.EdgeAccountant()
-		if err != nil {
-			return nil, err
-		}
-		return methods.Calibrate(ctx, setup.Units, acct,
-			func(z float64) []dp.Event { return Events(methods.Edge, k, z, 0, 0) }, noise)
-	}
-	t := m.training(ctx, setup, 0, 0).SGDSteps()
-	return methods.Calibrate(ctx, setup.Units, m.NodeAccountant(), func(z float64) []dp.Event {
-		return Events(methods.Node, k, z, setup.Rate, t)
-	}, func(z float64) map[string]float64 {
-		n := noise(z)
-		n["sgd_std"], n["rate"], n["steps_per_stage"] = z*m.Clip, setup.Rate, float64(t)
-		return n
+	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Event {
+		return Events(ctx.Level, m.Hops, z, setup.Rate, t)
+	}, func(z float64, rec map[string]float64) {
+		rec["sgd_std"], rec["rate"], rec["steps_per_stage"] = z*m.Clip, setup.Rate, float64(t)
 	})
 }
 
