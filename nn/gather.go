@@ -13,6 +13,7 @@ import (
 // scatters (adds) the output gradient back to the selected rows, so repeated
 // indices accumulate correctly.
 type gatherOp struct {
+	pure
 	idx  []int
 	name string
 	n    int // rows of the input
@@ -33,13 +34,10 @@ func GatherRows(x *G.Node, idx []int, name string) (*G.Node, error) {
 	return G.ApplyOp(&gatherOp{idx: append([]int(nil), idx...), name: name, n: s[0]}, x)
 }
 
-func (op *gatherOp) Arity() int           { return 1 }
-func (op *gatherOp) Type() hm.Type        { return hm.NewFnType(matType(), matType()) }
-func (op *gatherOp) ReturnsPtr() bool     { return false }
-func (op *gatherOp) CallsExtern() bool    { return false }
-func (op *gatherOp) OverwritesInput() int { return -1 }
-func (op *gatherOp) DiffWRT(int) []bool   { return []bool{true} }
-func (op *gatherOp) Hashcode() uint32     { return hash32(op.WriteHash) }
+func (op *gatherOp) Arity() int         { return 1 }
+func (op *gatherOp) Type() hm.Type      { return matFn(1) }
+func (op *gatherOp) DiffWRT(int) []bool { return []bool{true} }
+func (op *gatherOp) Hashcode() uint32   { return hash32(op.WriteHash) }
 func (op *gatherOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "GatherRows(%s,%d,%p)", op.name, len(op.idx), op)
 }
@@ -73,13 +71,13 @@ func (op *gatherOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 }
 
 // scatterOp is the adjoint of gatherOp: out[idx[r]] += in[r].
-type scatterOp struct{ g *gatherOp }
+type scatterOp struct {
+	pure
+	g *gatherOp
+}
 
 func (op *scatterOp) Arity() int            { return 1 }
-func (op *scatterOp) Type() hm.Type         { return hm.NewFnType(matType(), matType()) }
-func (op *scatterOp) ReturnsPtr() bool      { return false }
-func (op *scatterOp) CallsExtern() bool     { return false }
-func (op *scatterOp) OverwritesInput() int  { return -1 }
+func (op *scatterOp) Type() hm.Type         { return matFn(1) }
 func (op *scatterOp) Hashcode() uint32      { return hash32(op.WriteHash) }
 func (op *scatterOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "ScatterAddRows(%p)", op.g) }
 func (op *scatterOp) String() string        { return fmt.Sprintf("ScatterAddRows(%s)", op.g.name) }

@@ -47,6 +47,7 @@ func vector(data []float64) *tensor.Dense {
 // zero). It is not differentiable: DP-SGD never differentiates through
 // clipping.
 type groupGramOp struct {
+	pure
 	groups *RowGroups
 	sparse *Sparse // constant sparse input a, or nil
 	dense  bool    // a is the first (dense) input
@@ -80,9 +81,6 @@ func (op *groupGramOp) Type() hm.Type {
 	}
 	return hm.NewFnType(matType(), vecType())
 }
-func (op *groupGramOp) ReturnsPtr() bool      { return false }
-func (op *groupGramOp) CallsExtern() bool     { return false }
-func (op *groupGramOp) OverwritesInput() int  { return -1 }
 func (op *groupGramOp) Hashcode() uint32      { return hash32(op.WriteHash) }
 func (op *groupGramOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "GhostNormSq(%s,%p)", op.name, op) }
 func (op *groupGramOp) String() string        { return fmt.Sprintf("GhostNormSq(%s)", op.name) }
@@ -176,19 +174,19 @@ func (s *Sparse) rowDot(r, q int) float64 {
 
 // clipFactorOp maps squared norms n to min(1, C/(√n + 1e-6)) (Opacus's flat
 // clipping factor).
-type clipFactorOp struct{ c float64 }
+type clipFactorOp struct {
+	pure
+	c float64
+}
 
 // ClipFactors returns the per-sample clipping factors min(1, C/(‖g‖+1e-6))
 // for a vector of squared per-sample gradient norms.
 func ClipFactors(normSq *G.Node, c float64) (*G.Node, error) {
-	return G.ApplyOp(clipFactorOp{c}, normSq)
+	return G.ApplyOp(clipFactorOp{c: c}, normSq)
 }
 
 func (op clipFactorOp) Arity() int            { return 1 }
 func (op clipFactorOp) Type() hm.Type         { return hm.NewFnType(vecType(), vecType()) }
-func (op clipFactorOp) ReturnsPtr() bool      { return false }
-func (op clipFactorOp) CallsExtern() bool     { return false }
-func (op clipFactorOp) OverwritesInput() int  { return -1 }
 func (op clipFactorOp) Hashcode() uint32      { return hash32(op.WriteHash) }
 func (op clipFactorOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
 func (op clipFactorOp) String() string        { return fmt.Sprintf("ClipFactor(C=%g)", op.c) }
@@ -209,18 +207,18 @@ func (op clipFactorOp) Do(vals ...G.Value) (G.Value, error) {
 
 // expandOp maps per-sample values to rows: out[r] = v[groups.Of[r]] (0 for
 // padding rows).
-type expandOp struct{ groups *RowGroups }
+type expandOp struct {
+	pure
+	groups *RowGroups
+}
 
 // ExpandToRows gives each row its sample's value (clip factor).
 func ExpandToRows(v *G.Node, groups *RowGroups) (*G.Node, error) {
-	return G.ApplyOp(expandOp{groups}, v)
+	return G.ApplyOp(expandOp{groups: groups}, v)
 }
 
 func (op expandOp) Arity() int            { return 1 }
 func (op expandOp) Type() hm.Type         { return hm.NewFnType(vecType(), vecType()) }
-func (op expandOp) ReturnsPtr() bool      { return false }
-func (op expandOp) CallsExtern() bool     { return false }
-func (op expandOp) OverwritesInput() int  { return -1 }
 func (op expandOp) Hashcode() uint32      { return hash32(op.WriteHash) }
 func (op expandOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "ExpandToRows(%p)", op.groups) }
 func (op expandOp) String() string        { return "ExpandToRows" }
@@ -260,18 +258,18 @@ type Noise struct {
 
 // gaussianNoiseOp returns x + N(0, Std²) elementwise, fresh noise each run.
 // Its gradient is the identity.
-type gaussianNoiseOp struct{ n *Noise }
+type gaussianNoiseOp struct {
+	pure
+	n *Noise
+}
 
 // AddNoise returns the node x + N(0, n.Std²·I): the noise node that makes a
 // release private (NAP aggregates, DP-SGD gradient sums).
-func AddNoise(x *G.Node, n *Noise) (*G.Node, error) { return G.ApplyOp(gaussianNoiseOp{n}, x) }
+func AddNoise(x *G.Node, n *Noise) (*G.Node, error) { return G.ApplyOp(gaussianNoiseOp{n: n}, x) }
 
-func (op gaussianNoiseOp) Arity() int           { return 1 }
-func (op gaussianNoiseOp) Type() hm.Type        { a := hm.TypeVariable('a'); return hm.NewFnType(a, a) }
-func (op gaussianNoiseOp) ReturnsPtr() bool     { return false }
-func (op gaussianNoiseOp) CallsExtern() bool    { return false }
-func (op gaussianNoiseOp) OverwritesInput() int { return -1 }
-func (op gaussianNoiseOp) Hashcode() uint32     { return hash32(op.WriteHash) }
+func (op gaussianNoiseOp) Arity() int       { return 1 }
+func (op gaussianNoiseOp) Type() hm.Type    { a := hm.TypeVariable('a'); return hm.NewFnType(a, a) }
+func (op gaussianNoiseOp) Hashcode() uint32 { return hash32(op.WriteHash) }
 func (op gaussianNoiseOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "GaussianNoise(%s,%p)", op.n.Name, op.n)
 }

@@ -1,11 +1,8 @@
 package nn
 
 import (
-	"fmt"
-	"hash"
 	"math"
 
-	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -14,27 +11,14 @@ import (
 // with the max shift. Its gradient is dx = dy − softmax(z)·Σ_j dy_j per row.
 // (gorgonia's LogSoftMax starts a goroutine per row, which dominated the
 // cost of a full-batch epoch on small graphs.)
-type logSoftmaxOp struct{}
+type logSoftmaxOp struct{ labelled }
+
+var logSoftmax = logSoftmaxOp{labelled{label: "LogSoftmaxRows", arity: 1}}
 
 // LogSoftmax returns the row-wise log-softmax of a (N, C) matrix.
-func LogSoftmax(x *G.Node) (*G.Node, error) { return G.ApplyOp(logSoftmaxOp{}, x) }
+func LogSoftmax(x *G.Node) (*G.Node, error) { return G.ApplyOp(logSoftmax, x) }
 
-func (logSoftmaxOp) Arity() int            { return 1 }
-func (logSoftmaxOp) Type() hm.Type         { return hm.NewFnType(matType(), matType()) }
-func (logSoftmaxOp) ReturnsPtr() bool      { return false }
-func (logSoftmaxOp) CallsExtern() bool     { return false }
-func (logSoftmaxOp) OverwritesInput() int  { return -1 }
-func (logSoftmaxOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "LogSoftmaxRows") }
-func (op logSoftmaxOp) Hashcode() uint32   { return hash32(op.WriteHash) }
-func (logSoftmaxOp) String() string        { return "LogSoftmaxRows" }
-func (logSoftmaxOp) DiffWRT(int) []bool    { return []bool{true} }
-func (logSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := in[0].(tensor.Shape)
-	if !ok || len(s) != 2 {
-		return nil, fmt.Errorf("nn: LogSoftmax wants a matrix, got %v", in[0])
-	}
-	return s.Clone(), nil
-}
+func (logSoftmaxOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (logSoftmaxOp) Do(vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "LogSoftmax")
@@ -63,7 +47,7 @@ func (logSoftmaxOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	n, err := G.ApplyOp(logSoftmaxGradOp{}, output, grad)
+	n, err := G.ApplyOp(logSoftmaxGradOp{labelled{label: "LogSoftmaxRowsGrad", arity: 2}}, output, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -71,21 +55,7 @@ func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 }
 
 // logSoftmaxGradOp takes (y = log-softmax output, dy).
-type logSoftmaxGradOp struct{}
-
-func (logSoftmaxGradOp) Arity() int { return 2 }
-func (logSoftmaxGradOp) Type() hm.Type {
-	return hm.NewFnType(matType(), matType(), matType())
-}
-func (logSoftmaxGradOp) ReturnsPtr() bool      { return false }
-func (logSoftmaxGradOp) CallsExtern() bool     { return false }
-func (logSoftmaxGradOp) OverwritesInput() int  { return -1 }
-func (logSoftmaxGradOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "LogSoftmaxRowsGrad") }
-func (op logSoftmaxGradOp) Hashcode() uint32   { return hash32(op.WriteHash) }
-func (logSoftmaxGradOp) String() string        { return "LogSoftmaxRowsGrad" }
-func (logSoftmaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
-}
+type logSoftmaxGradOp struct{ labelled }
 
 func (logSoftmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 	y, yd, err := denseF64(vals[0], "LogSoftmaxGrad")
@@ -111,4 +81,4 @@ func (logSoftmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
 }
 
-var _ G.SDOp = logSoftmaxOp{}
+var _ G.SDOp = logSoftmax

@@ -14,12 +14,14 @@ import (
 // rowNormOp maps each row x_i of a matrix to x_i/‖x_i‖₂. Rows with zero
 // norm stay zero (and pass a zero gradient), which NAP relies on: a node
 // with no features contributes nothing to its neighbours' sums.
-type rowNormOp struct{}
+type rowNormOp struct{ labelled }
+
+var rowNorm = rowNormOp{labelled{label: "RowNormalize", arity: 1}}
 
 // RowNormalize returns the row-wise L2-normalised x (zero rows stay zero).
 // After it every row has norm 1 or 0, so summing such rows over neighbours
 // has L2 sensitivity 1 per edge.
-func RowNormalize(x *G.Node) (*G.Node, error) { return G.ApplyOp(rowNormOp{}, x) }
+func RowNormalize(x *G.Node) (*G.Node, error) { return G.ApplyOp(rowNorm, x) }
 
 func matType() hm.Type { return G.TensorType{Dims: 2, Of: hm.TypeVariable('a')} }
 
@@ -49,24 +51,7 @@ func hash32(w func(hash.Hash)) uint32 {
 	return h.Sum32()
 }
 
-func (rowNormOp) Arity() int       { return 1 }
-func (rowNormOp) Type() hm.Type    { return hm.NewFnType(matType(), matType()) }
-func (rowNormOp) ReturnsPtr() bool { return false }
-func (rowNormOp) CallsExtern() bool {
-	return false
-}
-func (rowNormOp) OverwritesInput() int  { return -1 }
-func (rowNormOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "RowNormalize") }
-func (op rowNormOp) Hashcode() uint32   { return hash32(op.WriteHash) }
-func (rowNormOp) String() string        { return "RowNormalize" }
-func (rowNormOp) DiffWRT(int) []bool    { return []bool{true} }
-func (rowNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := in[0].(tensor.Shape)
-	if !ok || len(s) != 2 {
-		return nil, fmt.Errorf("nn: RowNormalize wants a matrix, got %v", in[0])
-	}
-	return s.Clone(), nil
-}
+func (rowNormOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (rowNormOp) Do(vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "RowNormalize")
@@ -94,7 +79,7 @@ func (rowNormOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func (rowNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	n, err := G.ApplyOp(rowNormGradOp{}, inputs[0], grad)
+	n, err := G.ApplyOp(rowNormGradOp{labelled{label: "RowNormalizeGrad", arity: 2}}, inputs[0], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -103,21 +88,7 @@ func (rowNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 
 // rowNormGradOp computes dx_i = (dy_i − y_i⟨y_i, dy_i⟩)/‖x_i‖ with
 // y_i = x_i/‖x_i‖, and 0 for zero rows.
-type rowNormGradOp struct{}
-
-func (rowNormGradOp) Arity() int { return 2 }
-func (rowNormGradOp) Type() hm.Type {
-	return hm.NewFnType(matType(), matType(), matType())
-}
-func (rowNormGradOp) ReturnsPtr() bool      { return false }
-func (rowNormGradOp) CallsExtern() bool     { return false }
-func (rowNormGradOp) OverwritesInput() int  { return -1 }
-func (rowNormGradOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "RowNormalizeGrad") }
-func (op rowNormGradOp) Hashcode() uint32   { return hash32(op.WriteHash) }
-func (rowNormGradOp) String() string        { return "RowNormalizeGrad" }
-func (rowNormGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
-}
+type rowNormGradOp struct{ labelled }
 
 func (rowNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "RowNormalizeGrad")
@@ -154,4 +125,4 @@ func (rowNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
 }
 
-var _ G.SDOp = rowNormOp{}
+var _ G.SDOp = rowNorm

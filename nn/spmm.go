@@ -82,6 +82,7 @@ func (s *Sparse) T() *graphs.CSR {
 // node X. Its symbolic gradient is the transposed op applied to the output
 // gradient: d(A·X)/dX applied to dY is Aᵀ·dY.
 type spmmOp struct {
+	pure
 	s     *Sparse
 	trans bool
 }
@@ -101,10 +102,7 @@ func (op *spmmOp) mat() *graphs.CSR {
 
 func (op *spmmOp) Arity() int { return 1 }
 
-func (op *spmmOp) Type() hm.Type {
-	t := G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
-	return hm.NewFnType(t, t)
-}
+func (op *spmmOp) Type() hm.Type { return matFn(1) }
 
 func (op *spmmOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[0].(tensor.Shape)
@@ -139,10 +137,6 @@ func (op *spmmOp) Do(vals ...G.Value) (G.Value, error) {
 	m.MulDense(xd, k, out)
 	return tensor.New(tensor.WithShape(m.Rows, k), tensor.WithBacking(out)), nil
 }
-
-func (op *spmmOp) ReturnsPtr() bool     { return false }
-func (op *spmmOp) CallsExtern() bool    { return false }
-func (op *spmmOp) OverwritesInput() int { return -1 }
 
 func (op *spmmOp) WriteHash(h hash.Hash) {
 	// The matrix identity (pointer) and the transpose flag are the op's

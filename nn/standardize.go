@@ -17,6 +17,7 @@ import (
 // GroupNorm with one group, a per-sample operation usable under DP-SGD).
 // The affine scale and shift are separate learnable nodes (see layers).
 type standardizeOp struct {
+	pure
 	axis int
 	eps  float64
 	id   int64 // distinguishes independent BatchNorm layers (running stats)
@@ -41,10 +42,7 @@ func newStandardize(axis int, eps, momentum float64) *standardizeOp {
 func (op *standardizeOp) SetTraining(t bool) { op.training = t }
 
 func (op *standardizeOp) Arity() int            { return 1 }
-func (op *standardizeOp) Type() hm.Type         { return hm.NewFnType(matType(), matType()) }
-func (op *standardizeOp) ReturnsPtr() bool      { return false }
-func (op *standardizeOp) CallsExtern() bool     { return false }
-func (op *standardizeOp) OverwritesInput() int  { return -1 }
+func (op *standardizeOp) Type() hm.Type         { return matFn(1) }
 func (op *standardizeOp) DiffWRT(int) []bool    { return []bool{true} }
 func (op *standardizeOp) Hashcode() uint32      { return hash32(op.WriteHash) }
 func (op *standardizeOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s#%d", op, op.id) }
@@ -56,11 +54,7 @@ func (op *standardizeOp) String() string {
 }
 
 func (op *standardizeOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := in[0].(tensor.Shape)
-	if !ok || len(s) != 2 {
-		return nil, fmt.Errorf("nn: standardise wants a matrix, got %v", in[0])
-	}
-	return s.Clone(), nil
+	return sameShape("standardise", in)
 }
 
 // groups returns, for the layout of an n×k matrix, the number of groups, the
@@ -138,7 +132,7 @@ func (op *standardizeOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func (op *standardizeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	n, err := G.ApplyOp(&standardizeGradOp{op}, inputs[0], grad)
+	n, err := G.ApplyOp(&standardizeGradOp{fwd: op}, inputs[0], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -148,15 +142,13 @@ func (op *standardizeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes,
 // standardizeGradOp: with y = (x−μ)·s over a group of m elements,
 // dx = s·(dy − mean(dy) − y·mean(dy∘y)); with fixed (running) statistics
 // dx = s·dy.
-type standardizeGradOp struct{ fwd *standardizeOp }
-
-func (op *standardizeGradOp) Arity() int { return 2 }
-func (op *standardizeGradOp) Type() hm.Type {
-	return hm.NewFnType(matType(), matType(), matType())
+type standardizeGradOp struct {
+	pure
+	fwd *standardizeOp
 }
-func (op *standardizeGradOp) ReturnsPtr() bool      { return false }
-func (op *standardizeGradOp) CallsExtern() bool     { return false }
-func (op *standardizeGradOp) OverwritesInput() int  { return -1 }
+
+func (op *standardizeGradOp) Arity() int            { return 2 }
+func (op *standardizeGradOp) Type() hm.Type         { return matFn(2) }
 func (op *standardizeGradOp) Hashcode() uint32      { return hash32(op.WriteHash) }
 func (op *standardizeGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "Grad%s#%d", op.fwd, op.fwd.id) }
 func (op *standardizeGradOp) String() string        { return "Grad" + op.fwd.String() }

@@ -1,0 +1,61 @@
+package nn
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The custom gorgonia ops of this package share what gorgonia asks of every
+// op but that never differs here; a new op (a CGL step, a PPR propagation)
+// embeds pure, or labelled when its name alone identifies it, and writes
+// only its arithmetic (Do), its gradient (SymDiff, DiffWRT) and, if its
+// output is not shaped like its first input, InferShape.
+
+// pure is embedded by every custom op here: Do returns a fresh value, calls
+// no external library and overwrites no input.
+type pure struct{}
+
+func (pure) ReturnsPtr() bool     { return false }
+func (pure) CallsExtern() bool    { return false }
+func (pure) OverwritesInput() int { return -1 }
+
+// matFn is the type of an op from arity matrices to one matrix.
+func matFn(arity int) hm.Type {
+	ts := make([]hm.Type, arity+1)
+	for i := range ts {
+		ts[i] = matType()
+	}
+	return hm.NewFnType(ts...)
+}
+
+// sameShape is the InferShape of an op whose output is shaped like its
+// first input, which must be a matrix.
+func sameShape(what string, in []G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("nn: %s wants a matrix, got %v", what, in[0])
+	}
+	return s.Clone(), nil
+}
+
+// labelled is embedded by stateless ops on matrices that their label alone
+// identifies (two nodes with the same label and inputs are the same value):
+// arity matrices in, one matrix shaped like the first out.
+type labelled struct {
+	pure
+	label string
+	arity int
+}
+
+func (o labelled) Arity() int            { return o.arity }
+func (o labelled) Type() hm.Type         { return matFn(o.arity) }
+func (o labelled) WriteHash(h hash.Hash) { fmt.Fprint(h, o.label) }
+func (o labelled) Hashcode() uint32      { return hash32(o.WriteHash) }
+func (o labelled) String() string        { return o.label }
+func (o labelled) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return sameShape(o.label, in)
+}
