@@ -63,11 +63,7 @@ func (op *gatherOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func (op *gatherOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	n, err := G.ApplyOp(&scatterOp{g: op}, grad)
-	if err != nil {
-		return nil, err
-	}
-	return G.Nodes{n}, nil
+	return gradient(G.ApplyOp(&scatterOp{g: op}, grad))
 }
 
 // scatterOp is the adjoint of gatherOp: out[idx[r]] += in[r].

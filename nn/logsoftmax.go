@@ -47,11 +47,7 @@ func (logSoftmaxOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	n, err := G.ApplyOp(logSoftmaxGradOp{labelled{label: "LogSoftmaxRowsGrad", arity: 2}}, output, grad)
-	if err != nil {
-		return nil, err
-	}
-	return G.Nodes{n}, nil
+	return gradient(G.ApplyOp(logSoftmaxGradOp{labelled{label: "LogSoftmaxRowsGrad", arity: 2}}, output, grad))
 }
 
 // logSoftmaxGradOp takes (y = log-softmax output, dy).

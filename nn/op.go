@@ -59,3 +59,12 @@ func (o labelled) String() string        { return o.label }
 func (o labelled) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return sameShape(o.label, in)
 }
+
+// gradient wraps the one node of a SymDiff (the gradient op applied to the
+// output gradient) as SymDiff returns it.
+func gradient(n *G.Node, err error) (G.Nodes, error) {
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{n}, nil
+}

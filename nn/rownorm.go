@@ -79,11 +79,7 @@ func (rowNormOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func (rowNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	n, err := G.ApplyOp(rowNormGradOp{labelled{label: "RowNormalizeGrad", arity: 2}}, inputs[0], grad)
-	if err != nil {
-		return nil, err
-	}
-	return G.Nodes{n}, nil
+	return gradient(G.ApplyOp(rowNormGradOp{labelled{label: "RowNormalizeGrad", arity: 2}}, inputs[0], grad))
 }
 
 // rowNormGradOp computes dx_i = (dy_i − y_i⟨y_i, dy_i⟩)/‖x_i‖ with

@@ -160,11 +160,7 @@ func (op *spmmOp) String() string {
 func (op *spmmOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op *spmmOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	n, err := G.ApplyOp(&spmmOp{s: op.s, trans: !op.trans}, grad)
-	if err != nil {
-		return nil, err
-	}
-	return G.Nodes{n}, nil
+	return gradient(G.ApplyOp(&spmmOp{s: op.s, trans: !op.trans}, grad))
 }
 
 var _ G.SDOp = (*spmmOp)(nil)

@@ -132,11 +132,7 @@ func (op *standardizeOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func (op *standardizeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	n, err := G.ApplyOp(&standardizeGradOp{fwd: op}, inputs[0], grad)
-	if err != nil {
-		return nil, err
-	}
-	return G.Nodes{n}, nil
+	return gradient(G.ApplyOp(&standardizeGradOp{fwd: op}, inputs[0], grad))
 }
 
 // standardizeGradOp: with y = (x−μ)·s over a group of m elements,
