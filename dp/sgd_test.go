@@ -21,6 +21,7 @@ type sgdCase struct {
 	norm   layers.NormKind
 	groups []int // row → sample
 	clip   float64
+	inDrop float64 // input dropout on the sparse features (DP path only)
 }
 
 const sgdF, sgdC = 6, 3
@@ -44,16 +45,26 @@ func sgdInputs(rows int) ([]float64, *graphs.CSR, []int) {
 }
 
 // buildSGDModel builds the same MLP (same seed, same parameter values) in
-// recording mode (for DP-SGD) or plainly (for the reference).
-func buildSGDModel(t *testing.T, tc sgdCase, record bool) (*nn.Model, *nn.CrossEntropy, *G.Node) {
+// recording mode (for DP-SGD) or plainly (for the reference). A non-nil xs
+// replaces the sparse input (the reference for input dropout gets the
+// dropped-out values the DP path saw); the returned Sparse is the input.
+func buildSGDModel(t *testing.T, tc sgdCase, record bool, xs *graphs.CSR) (*nn.Model, *nn.CrossEntropy, *G.Node, *nn.Sparse) {
 	t.Helper()
 	rows := len(tc.groups)
-	x, xs, _ := sgdInputs(rows)
+	x, xs0, _ := sgdInputs(rows)
+	if xs == nil {
+		xs = xs0
+	}
+	var sp *nn.Sparse
 	m := nn.NewModel(42)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	err := nn.Build(func() error {
-		p, err := layers.NewMLP(m, "mlp", layers.MLPConfig{Dims: []int{sgdF, 5, 4, sgdC}, Activation: layers.SELU, Norm: tc.norm, PlainLast: true})
+		cfg := layers.MLPConfig{Dims: []int{sgdF, 5, 4, sgdC}, Activation: layers.SELU, Norm: tc.norm, PlainLast: true}
+		if record {
+			cfg.InputDropout = tc.inDrop
+		}
+		p, err := layers.NewMLP(m, "mlp", cfg)
 		if err != nil {
 			return err
 		}
@@ -62,7 +73,8 @@ func buildSGDModel(t *testing.T, tc sgdCase, record bool) (*nn.Model, *nn.CrossE
 		}
 		var logits *G.Node
 		if tc.sparse {
-			logits = p.ForwardSparse(nn.NewSparse("X", xs))
+			sp = nn.NewSparse("X", xs)
+			logits = p.ForwardSparse(sp)
 		} else {
 			logits = p.Forward(m.Input("X", x, rows, sgdF))
 		}
@@ -76,17 +88,20 @@ func buildSGDModel(t *testing.T, tc sgdCase, record bool) (*nn.Model, *nn.CrossE
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, ce, loss
+	return m, ce, loss, sp
 }
 
 func TestGhostClippingMatchesPerSampleReference(t *testing.T) {
 	cases := []sgdCase{
-		{"dense", false, layers.NormNone, []int{0, 1, 2, 3, 4}, 0.5},
-		{"dense-groupnorm", false, layers.NormGroup, []int{0, 1, 2, 3, 4, 5}, 0.8},
-		{"sparse", true, layers.NormNone, []int{0, 1, 2, 3}, 0.6},
-		{"grouped-rows", false, layers.NormGroup, []int{0, 0, 1, 2, 2, 2, 3}, 0.7},
-		{"grouped-sparse-with-padding", true, layers.NormGroup, []int{0, 1, 1, 2, -1, -1}, 0.9},
-		{"no-clipping", false, layers.NormGroup, []int{0, 1, 2}, 1e6},
+		{"dense", false, layers.NormNone, []int{0, 1, 2, 3, 4}, 0.5, 0},
+		{"dense-groupnorm", false, layers.NormGroup, []int{0, 1, 2, 3, 4, 5}, 0.8, 0},
+		{"sparse", true, layers.NormNone, []int{0, 1, 2, 3}, 0.6, 0},
+		{"grouped-rows", false, layers.NormGroup, []int{0, 0, 1, 2, 2, 2, 3}, 0.7, 0},
+		{"grouped-sparse-with-padding", true, layers.NormGroup, []int{0, 1, 1, 2, -1, -1}, 0.9, 0},
+		{"no-clipping", false, layers.NormGroup, []int{0, 1, 2}, 1e6, 0},
+		// Input dropout rewrites the sparse values in place before the step:
+		// the ghost norms and clipped sums must use the dropped-out values.
+		{"sparse-input-dropout", true, layers.NormGroup, []int{0, 1, 2, 3, 4}, 0.6, 0.5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +118,7 @@ func TestGhostClippingMatchesPerSampleReference(t *testing.T) {
 				}
 			}
 			// DP-SGD path, noise off, B = 1 so Noisy = Clipped.
-			m, ce, _ := buildSGDModel(t, tc, true)
+			m, ce, _, sp := buildSGDModel(t, tc, true, nil)
 			s, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: tc.clip, Multiplier: 0, Rate: 1, Samples: 1, Capacity: rows}, NewSource(1), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -122,8 +137,25 @@ func TestGhostClippingMatchesPerSampleReference(t *testing.T) {
 			}
 			normSq := nn.Values(s.NormSq)
 
-			// Reference: one sample at a time through ordinary gradients.
-			ref, rce, rloss := buildSGDModel(t, tc, false)
+			// Reference: one sample at a time through ordinary gradients, on
+			// the input values the DP step saw.
+			var seen *graphs.CSR
+			if tc.inDrop > 0 {
+				a := *sp.A
+				a.Data = append([]float64(nil), sp.A.Data...)
+				seen = &a
+				_, xs, _ := sgdInputs(rows)
+				dropped := 0
+				for k, v := range a.Data {
+					if v == 0 && xs.Data[k] != 0 {
+						dropped++
+					}
+				}
+				if dropped == 0 || dropped == len(a.Data) {
+					t.Fatalf("input dropout dropped %d of %d entries: the test does not exercise it", dropped, len(a.Data))
+				}
+			}
+			ref, rce, rloss, _ := buildSGDModel(t, tc, false, seen)
 			if err := ref.Compile(rloss, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +216,7 @@ func TestGhostClippingMatchesPerSampleReference(t *testing.T) {
 
 func TestDPSGDRefusesBatchNorm(t *testing.T) {
 	tc := sgdCase{norm: layers.NormBatch, groups: []int{0, 1, 2}}
-	m, ce, _ := buildSGDModel(t, tc, true)
+	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
 	_, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 3, Capacity: 3}, NewSource(1), nil)
 	if err == nil || !strings.Contains(err.Error(), "GroupNorm") {
 		t.Fatalf("BatchNorm under DP-SGD: got %v, want an error pointing to GroupNorm", err)
@@ -193,7 +225,7 @@ func TestDPSGDRefusesBatchNorm(t *testing.T) {
 
 func TestDPSGDRefusesUnrecordedParameter(t *testing.T) {
 	tc := sgdCase{groups: []int{0, 1, 2}}
-	m, ce, _ := buildSGDModel(t, tc, true)
+	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
 	m.NewParam("stray", nn.Constant(0), 2)
 	_, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 3, Capacity: 3}, NewSource(1), nil)
 	if err == nil || !strings.Contains(err.Error(), "stray") {
@@ -207,7 +239,7 @@ func TestDPSGDRefusesUnrecordedParameter(t *testing.T) {
 // step even when a batch is split into chunks.
 func TestDPSGDNoiseScale(t *testing.T) {
 	tc := sgdCase{norm: layers.NormGroup, groups: []int{0, 1, 2, 3}}
-	m, ce, _ := buildSGDModel(t, tc, true)
+	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
 	const z, c = 1.3, 0.7
 	cfg := SGDConfig{Clip: c, Multiplier: z, Rate: 1e-9, Samples: 4, Capacity: 4}
 	s, err := BuildSGD(m, ce.PerRow, cfg, NewSource(5), nil)
@@ -247,7 +279,7 @@ func TestDPSGDNoiseScale(t *testing.T) {
 	}
 	cfg1 := cfg
 	cfg1.Multiplier, cfg1.Rate, cfg1.Samples = 0, 1, 1
-	m1, ce1, _ := buildSGDModel(t, tc, true)
+	m1, ce1, _, _ := buildSGDModel(t, tc, true, nil)
 	s1, err := BuildSGD(m1, ce1.PerRow, SGDConfig{Clip: 1e-3, Multiplier: 0, Rate: 1, Samples: 1, Capacity: 4}, NewSource(5), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +302,7 @@ func TestDPSGDNoiseScale(t *testing.T) {
 	}
 
 	// Chunks: capacity 1 with 4 samples at q = 1 → 4 chunks, one noise draw.
-	m2, ce2, _ := buildSGDModel(t, tc, true)
+	m2, ce2, _, _ := buildSGDModel(t, tc, true, nil)
 	s2, err := BuildSGD(m2, ce2.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 1, Samples: 4, Capacity: 1}, NewSource(5), nil)
 	if err != nil {
 		t.Fatal(err)
