@@ -26,6 +26,7 @@ type MLP struct {
 	LR          float64
 	WeightDecay float64
 	Dropout     float64
+	InDropout   float64 // < 0: auto (see the flag)
 	Activation  string
 	Norm        string
 	// DP-SGD (node level)
@@ -50,7 +51,8 @@ func (m *MLP) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&m.Epochs_, "epochs", 200, "training epochs (full-batch steps)")
 	fs.Float64Var(&m.LR, "lr", 0.01, "Adam learning rate")
 	fs.Float64Var(&m.WeightDecay, "weight-decay", 5e-4, "L2 weight decay")
-	fs.Float64Var(&m.Dropout, "dropout", 0.5, "dropout probability (input and hidden)")
+	fs.Float64Var(&m.Dropout, "dropout", 0.5, "dropout probability between layers")
+	fs.Float64Var(&m.InDropout, "input-dropout", -1, "dropout probability on the input features; default: --dropout without DP-SGD,\n0 with it (DP-MLP on cora_ml at ε = 8, seed 1: 0.651 without, 0.513 with input dropout 0.5)")
 	fs.StringVar(&m.Activation, "activation", "relu", "relu or selu")
 	fs.StringVar(&m.Norm, "norm", "none", "none, batchnorm or groupnorm after each hidden layer (node level: groupnorm only)")
 	fs.IntVar(&m.BatchSize, "batch-size", 64, "node level: expected Poisson batch size B (sampling rate q = B/N_train)")
@@ -62,11 +64,31 @@ func (m *MLP) Validate() error {
 	return methods.CheckAll(
 		methods.Positive("hidden", m.Hidden), methods.Positive("layers", m.Layers),
 		methods.Positive("epochs", m.Epochs_), methods.PositiveF("lr", m.LR),
-		methods.Prob("dropout", m.Dropout), methods.NonNegF("weight-decay", m.WeightDecay),
+		methods.Prob("dropout", m.Dropout), m.validateInDropout(), methods.NonNegF("weight-decay", m.WeightDecay),
 		methods.Positive("batch-size", m.BatchSize), methods.PositiveF("clip", m.Clip))
 }
 
-func (m *MLP) config(in, out int) (layers.MLPConfig, error) {
+func (m *MLP) validateInDropout() error {
+	if m.InDropout == -1 {
+		return nil
+	}
+	return methods.Prob("input-dropout", m.InDropout)
+}
+
+// inputDropout resolves --input-dropout: the given value, or by default
+// --dropout without DP-SGD and 0 with it.
+func (m *MLP) inputDropout(dpsgd bool) float64 {
+	switch {
+	case m.InDropout >= 0:
+		return m.InDropout
+	case dpsgd:
+		return 0
+	}
+	return m.Dropout
+}
+
+// config is the MLP of a run (dpsgd: trained with DP-SGD at node level).
+func (m *MLP) config(in, out int, dpsgd bool) (layers.MLPConfig, error) {
 	act, err := layers.ParseActivation(m.Activation)
 	if err != nil {
 		return layers.MLPConfig{}, err
@@ -81,7 +103,7 @@ func (m *MLP) config(in, out int) (layers.MLPConfig, error) {
 	}
 	dims = append(dims, out)
 	return layers.MLPConfig{Dims: dims, Activation: act, Norm: norm, Dropout: m.Dropout,
-		InputDropout: m.Dropout, PlainLast: true}, nil
+		InputDropout: m.inputDropout(dpsgd), PlainLast: true}, nil
 }
 
 // BuildModel builds the graph Run trains: with ctx.Level node, the DP-SGD
@@ -106,7 +128,7 @@ func (m *MLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 // loss only the training rows).
 func (m *MLP) build(ctx *methods.Context) (*nn.Model, *G.Node, error) {
 	g := ctx.Graph
-	cfg, err := m.config(g.X.F, g.NumClasses)
+	cfg, err := m.config(g.X.F, g.NumClasses, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,14 +172,13 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 	if len(train) == 0 {
 		return nil, tr, nil, fmt.Errorf("the split has no training nodes")
 	}
-	cfg, err := m.config(g.X.F, g.NumClasses)
+	cfg, err := m.config(g.X.F, g.NumClasses, true)
 	if err != nil {
 		return nil, tr, nil, err
 	}
 	if cfg.Norm == layers.NormBatch {
 		return nil, tr, nil, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use --norm groupnorm")
 	}
-	cfg.InputDropout = 0 // DP-MLP's recorded results were measured without it
 	conv, err := dp.ParseConversion(m.Accountant)
 	if err != nil {
 		return nil, tr, nil, err
