@@ -39,6 +39,29 @@ func (c Calibration) withDefaults() (Calibration, error) {
 	return c, nil
 }
 
+// ComposeAll composes the events into acct in order.
+func ComposeAll(acct Accountant, events []Event) error {
+	for _, e := range events {
+		if err := acct.Compose(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EpsilonOf is the ε at delta that a fresh accountant of the given name
+// (see NewAccountant) reports after composing the events.
+func EpsilonOf(accountant string, events []Event, delta float64) (float64, error) {
+	acct, err := NewAccountant(accountant)
+	if err != nil {
+		return 0, err
+	}
+	if err := ComposeAll(acct, events); err != nil {
+		return 0, err
+	}
+	return acct.Epsilon(delta)
+}
+
 // CalibrateNoise returns the noise level whose ε at delta is at most
 // targetEps, found by bisection (Calibration's defaults). See
 // Calibration.Noise.
@@ -84,10 +107,8 @@ func (c Calibration) Noise(targetEps, delta float64, events func(noise float64) 
 		if acct == nil {
 			return false, errors.New("dp: calibration: accountant constructor returned nil")
 		}
-		for _, e := range events(n) {
-			if err := acct.Compose(e); err != nil {
-				return false, err
-			}
+		if err := ComposeAll(acct, events(n)); err != nil {
+			return false, err
 		}
 		eps, err := acct.Epsilon(delta)
 		if err != nil {

@@ -191,3 +191,17 @@ func axpy(v float64, x, o []float64) {
 		o[c] += v * x[c]
 	}
 }
+
+// UndirectedEdges is the number of unordered pairs {i, j} with an entry
+// i→j or j→i (a self-loop counts once): the edge count of the undirected
+// graph a square adjacency stands for, and the privacy unit count when one
+// unit is an undirected edge.
+func (m *CSR) UndirectedEdges() int {
+	seen := make(map[[2]int]struct{}, m.NNZ())
+	for i := 0; i < m.Rows; i++ {
+		for _, j := range m.Indices[m.Indptr[i]:m.Indptr[i+1]] {
+			seen[[2]int{min(i, j), max(i, j)}] = struct{}{}
+		}
+	}
+	return len(seen)
+}

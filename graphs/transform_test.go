@@ -320,3 +320,25 @@ func TestWithAdj(t *testing.T) {
 		t.Fatal("WithAdj must shallow-copy and replace only Adj")
 	}
 }
+
+func TestUndirectedEdges(t *testing.T) {
+	cases := []struct {
+		name     string
+		src, dst []int
+		want     int
+	}{
+		{"both directions count once", []int{0, 1, 1, 2}, []int{1, 0, 2, 1}, 2},
+		{"one direction only", []int{0, 2}, []int{1, 1}, 2},
+		{"mixed", []int{0, 1, 0, 2}, []int{1, 0, 2, 3}, 3},
+		{"self-loop once", []int{1, 1, 0}, []int{1, 2, 1}, 3},
+		{"empty", nil, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := FromCOO(4, 4, tc.src, tc.dst, nil)
+			if got := a.UndirectedEdges(); got != tc.want {
+				t.Errorf("UndirectedEdges() = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

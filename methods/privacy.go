@@ -48,10 +48,8 @@ func Calibrate(ctx *Context, units int, accountant string, events func(z float64
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range events(z) {
-		if err := acct.Compose(e); err != nil {
-			return nil, err
-		}
+	if err := dp.ComposeAll(acct, events(z)); err != nil {
+		return nil, err
 	}
 	eps, err := acct.Epsilon(delta)
 	if err != nil {

@@ -37,7 +37,7 @@ func newAccountAPCmd(name string) func(io.Writer) *cobra.Command {
 	return func(stdout io.Writer) *cobra.Command {
 		var c accountFlags
 		var noise, clip float64
-		var level, accountant string
+		var level, accountant, edgeUnit string
 		var hops, trainNodes, batch, epochs, encEpochs, maxDegree int
 		cmd := &cobra.Command{
 			Use:   name + " (--noise Z | --epsilon E) --hops K --delta D [--level edge|node ...]",
@@ -45,9 +45,11 @@ func newAccountAPCmd(name string) func(io.Writer) *cobra.Command {
 			Long: fmt.Sprintf(`Account for a %s run exactly as 'dpgnn train %s' does.
 
 Edge level: K NAP calls, each a Gaussian mechanism of L2 sensitivity 1 with noise
-std z (the noise multiplier). The default accountant gdp composes them exactly;
-rdp-standard is the RDP route (Theorem 4.1 of ProGAP); rdp uses the improved
-conversion.
+std z (the noise multiplier) when the privacy unit is one directed edge (the
+papers' convention); with --edge-unit undirected an edge {i,j} changes two rows,
+the sensitivity is √2 and the std z·√2. The default accountant gdp composes them
+exactly; rdp-standard is the RDP route (Theorem 4.1 of ProGAP); rdp uses the
+improved conversion.
 
 Node level: out-degrees bounded by D, so each NAP call has sensitivity √D and
 std z·√D; plus DP-SGD runs (Poisson rate q = B/N_train, ⌈epochs/q⌉ steps each,
@@ -75,6 +77,13 @@ noise z·C), all with one multiplier z, composed in RDP. %s`, name, name, map[st
 				var events func(z float64) []dp.Event
 				sens := 1.0
 				if lv == methods.Edge {
+					switch edgeUnit {
+					case methods.EdgeDirected:
+					case methods.EdgeUndirected:
+						sens = math.Sqrt2
+					default:
+						return fmt.Errorf("--edge-unit %q: want directed or undirected", edgeUnit)
+					}
 					events = func(z float64) []dp.Event {
 						if name == "gap" {
 							return gap.Events(lv, hops, z, 0, 0, 0)
@@ -120,10 +129,8 @@ noise z·C), all with one multiplier z, composed in RDP. %s`, name, name, map[st
 					}
 				}
 				acct, _ := newAcct()
-				for _, e := range events(z) {
-					if err := acct.Compose(e); err != nil {
-						return err
-					}
+				if err := dp.ComposeAll(acct, events(z)); err != nil {
+					return err
 				}
 				eps, err := acct.Epsilon(c.delta)
 				if err != nil {
@@ -153,6 +160,7 @@ noise z·C), all with one multiplier z, composed in RDP. %s`, name, name, map[st
 		f.Float64Var(&noise, "noise", 0, "noise multiplier z (NAP std = z·sensitivity; DP-SGD std = z·C): report ε")
 		f.StringVar(&level, "level", "edge", "edge or node")
 		f.IntVar(&hops, "hops", 0, "K, the number of NAP calls (required)")
+		f.StringVar(&edgeUnit, "edge-unit", methods.EdgeDirected, "edge level: privacy unit, directed (sensitivity 1) or undirected (√2)")
 		f.StringVar(&accountant, "accountant", "gdp", "edge level: gdp, rdp or rdp-standard; node level: rdp (default) or rdp-standard")
 		f.IntVar(&trainNodes, "train-nodes", 0, "node level: N_train, the Poisson-sampled training nodes")
 		f.IntVar(&batch, "batch-size", 0, "node level: expected batch size B")

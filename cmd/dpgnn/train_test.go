@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,6 +135,25 @@ func TestAccountProGAPAndGAP(t *testing.T) {
 	}
 	if r.Noise < 6.6166*(1-1e-4) || r.Noise > 6.6166*(1+1e-4) || r.Achieved > 1 {
 		t.Fatalf("progap edge σ = %v (achieved ε %v), spec 6.6166", r.Noise, r.Achieved)
+	}
+	// An undirected edge unit keeps the multiplier and scales the NAP std by √2.
+	out, err = runCLI(t, "account", "progap", "--hops", "2", "--epsilon", "1", "--delta", "1e-7", "--edge-unit", "undirected", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u struct {
+		Noise  float64 `json:"noise"`
+		NAPStd float64 `json:"nap_std"`
+	}
+	if err := json.Unmarshal([]byte(out), &u); err != nil {
+		t.Fatal(err)
+	}
+	if u.Noise != r.Noise || math.Abs(u.NAPStd-math.Sqrt2*r.Noise) > 1e-9*r.Noise {
+		t.Fatalf("undirected unit: multiplier %v, NAP std %v; want %v and √2 times it", u.Noise, u.NAPStd, r.Noise)
+	}
+	if _, err := runCLI(t, "account", "progap", "--hops", "2", "--epsilon", "1", "--delta", "1e-7", "--edge-unit", "both"); err == nil ||
+		!strings.Contains(err.Error(), "--edge-unit") {
+		t.Fatalf("--edge-unit both: %v", err)
 	}
 	// Node level needs the DP-SGD parameters and uses RDP.
 	if _, err := runCLI(t, "account", "gap", "--level", "node", "--hops", "2", "--noise", "1", "--delta", "1e-5"); err == nil ||

@@ -2,6 +2,7 @@ package progap
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -158,5 +159,32 @@ func TestProGAPNodeLevelCalibration(t *testing.T) {
 	}
 	if c.Report.Noise["nap_std"] != c.Multiplier*10 {
 		t.Fatalf("NAP std %v, want z·√D", c.Report.Noise["nap_std"])
+	}
+}
+
+// TestProGAPUndirectedEdgeUnit: with --edge-unit undirected the NAP layer
+// draws noise of std z·√2 (sensitivity √2 for an edge {i,j}) for the same
+// noise multiplier z, and the report says so.
+func TestProGAPUndirectedEdgeUnit(t *testing.T) {
+	g := testGraph(t)
+	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 2, Delta: 1e-5, Seed: 1}
+	var mult [2]float64
+	for i, unit := range []string{"directed", "undirected"} {
+		m := newProGAP(t, "--hops", "1", "--epochs", "3", "--edge-unit", unit)
+		out, nap, _, err := m.run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mult[i] = out.Privacy.Noise["multiplier"]
+		want := mult[i] * []float64{1, math.Sqrt2}[i]
+		if math.Abs(nap.Noise.Std-want) > 1e-12*want || math.Abs(out.Privacy.Noise["nap_std"]-want) > 1e-12*want {
+			t.Errorf("%s: NAP std %g (report %g), want %g", unit, nap.Noise.Std, out.Privacy.Noise["nap_std"], want)
+		}
+		if !strings.Contains(out.Privacy.Notes, "privacy unit: one "+unit+" edge") {
+			t.Errorf("%s: notes %q", unit, out.Privacy.Notes)
+		}
+	}
+	if mult[0] != mult[1] {
+		t.Errorf("multipliers %v differ for the same ε, δ and K", mult)
 	}
 }

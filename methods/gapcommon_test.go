@@ -1,0 +1,92 @@
+package methods
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/spf13/pflag"
+)
+
+func apWithUnit(t *testing.T, unit string) *AggregationPerturbation {
+	t.Helper()
+	a := &AggregationPerturbation{}
+	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
+	a.BindAPFlags(fs, 2, 10, 0.01)
+	if err := fs.Parse([]string{"--edge-unit", unit}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ValidateAP(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestEdgeUnit: with undirected units one edge {i,j} changes two rows, so a
+// NAP call has sensitivity √2 (std z·√2 for the same multiplier z) and δ auto
+// counts undirected edges; with directed units (the papers' convention) the
+// report states the ε an undirected edge actually gets, which exceeds the
+// budget.
+func TestEdgeUnit(t *testing.T) {
+	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 200, Classes: 2, Features: 4, AvgDegree: 6, Homophily: 0.8, Signal: 1}, 3)
+	ctx := &Context{Graph: g, Level: Edge, Epsilon: 1, Delta: 1e-5, Seed: 1}
+	events := func(k int) func(z float64) []dp.Event {
+		return func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k}} }
+	}
+	run := func(unit string) (*APSetup, *Calibrated) {
+		a := apWithUnit(t, unit)
+		s, err := a.SetupAP(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := a.CalibrateAP(ctx, s, events(a.Hops), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, c
+	}
+	sd, cd := run(EdgeDirected)
+	su, cu := run(EdgeUndirected)
+
+	if sd.Sensitivity != 1 || sd.Units != g.Adj.NNZ() {
+		t.Errorf("directed: sensitivity %g, units %d; want 1, %d", sd.Sensitivity, sd.Units, g.Adj.NNZ())
+	}
+	if su.Sensitivity != math.Sqrt2 || su.Units != g.Adj.NNZ()/2 {
+		t.Errorf("undirected: sensitivity %g, units %d; want √2, %d", su.Sensitivity, su.Units, g.Adj.NNZ()/2)
+	}
+	if math.Abs(cu.Multiplier-cd.Multiplier) > 1e-12*cd.Multiplier {
+		t.Errorf("multipliers differ for the same ε, δ, K: %g vs %g", cu.Multiplier, cd.Multiplier)
+	}
+	if got, want := cu.Report.Noise["nap_std"], math.Sqrt2*cd.Report.Noise["nap_std"]; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("undirected NAP std %g, want √2 × %g", got, cd.Report.Noise["nap_std"])
+	}
+	epsU, err := dp.EpsilonOf("gdp", events(2)(cd.Multiplier/math.Sqrt2), 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(epsU > 1.2) {
+		t.Errorf("ε of an undirected edge under directed calibration = %g, want well above the budget 1", epsU)
+	}
+	if n := cd.Report.Notes; !strings.Contains(n, "directed edge") || !strings.Contains(n, fmt.Sprintf("ε = %.6g", epsU)) {
+		t.Errorf("directed report notes %q do not state the undirected ε %.6g", n, epsU)
+	}
+	if n := cu.Report.Notes; !strings.Contains(n, "undirected edge") {
+		t.Errorf("undirected report notes %q do not name the unit", n)
+	}
+
+	node := *ctx
+	node.Level = Node
+	if _, err := apWithUnit(t, EdgeUndirected).SetupAP(&node); err == nil || !strings.Contains(err.Error(), "--edge-unit") {
+		t.Errorf("node level with --edge-unit undirected: err = %v, want a refusal naming the flag", err)
+	}
+	a := &AggregationPerturbation{}
+	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
+	a.BindAPFlags(fs, 2, 10, 0.01)
+	_ = fs.Parse([]string{"--edge-unit", "both"})
+	if err := a.ValidateAP(); err == nil || !strings.Contains(err.Error(), "--edge-unit") {
+		t.Errorf("--edge-unit both: err = %v", err)
+	}
+}
