@@ -62,7 +62,7 @@ func (l *Linear) AddBias(h *G.Node) *G.Node {
 	if l.B == nil {
 		return h
 	}
-	return G.Must(G.BroadcastAdd(h, l.B.Node, nil, []byte{0}))
+	return nn.AddRow(h, l.B.Node)
 }
 
 func (l *Linear) String() string {

@@ -58,7 +58,7 @@ func (n *NAP) String() string {
 func JumpingKnowledge(hs ...*G.Node) *G.Node {
 	h := hs[0]
 	if len(hs) > 1 {
-		h = G.Must(G.Concat(1, hs...))
+		h = nn.ConcatCols(hs...)
 	}
 	return G.Must(nn.RowNormalize(h))
 }

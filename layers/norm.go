@@ -76,8 +76,8 @@ func (n *Norm) Forward(x *G.Node) *G.Node {
 	} else {
 		s = n.m.RowStandardize(x, 1e-5)
 	}
-	y := G.Must(G.BroadcastHadamardProd(s, n.Gamma.Node, nil, []byte{0}))
-	y = G.Must(G.BroadcastAdd(y, n.Beta.Node, nil, []byte{0}))
+	y := nn.MulRow(s, n.Gamma.Node)
+	y = nn.AddRow(y, n.Beta.Node)
 	return n.m.RecordAffine(y, n.Gamma, n.Beta, s)
 }
 

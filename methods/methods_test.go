@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-func newMethod(t *testing.T, name string, args ...string) (methods.Method, *pflag.FlagSet) {
+func newMethod(t testing.TB, name string, args ...string) (methods.Method, *pflag.FlagSet) {
 	t.Helper()
 	m, err := methods.New(name)
 	if err != nil {

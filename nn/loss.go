@@ -64,17 +64,5 @@ func (ce *CrossEntropy) SetRows(rows []int, labels []int) error {
 	return G.Let(ce.Count, cnt)
 }
 
-// SELU is the scaled exponential linear unit
-// λ·(max(x,0) + α·(exp(min(x,0)) − 1)) with the constants of Klambauer et
-// al. 2017, composed from Rectify and Expm1 (gorgonia has no SELU op).
-func SELU(x *G.Node) *G.Node {
-	const alpha, lambda = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-	pos := G.Must(G.Rectify(x))
-	negPart := G.Must(G.Neg(G.Must(G.Rectify(G.Must(G.Neg(x)))))) // min(x, 0)
-	e := G.Must(G.Expm1(negPart))
-	sum := G.Must(G.Add(pos, G.Must(G.Mul(e, G.NewConstant(alpha)))))
-	return G.Must(G.Mul(sum, G.NewConstant(lambda)))
-}
-
 // ReLU is gorgonia's Rectify.
 func ReLU(x *G.Node) *G.Node { return G.Must(G.Rectify(x)) }

@@ -112,9 +112,10 @@ func buildCheckModel(t *testing.T, zeroRow bool, batchNorm bool) *Model {
 	err := Build(func() error {
 		w1 := m.NewParam("w1", GlorotUniform(), f, h)
 		b1 := m.NewParam("b1", Uniform(0.5), h)
+		g1 := m.NewParam("g1", Uniform(2), h)
 		w2 := m.NewParam("w2", GlorotUniform(), 2*h, c)
 		hid := G.Must(SpMM(NewSparse("X", xs), w1.Node))
-		hid = G.Must(G.BroadcastAdd(hid, b1.Node, nil, []byte{0}))
+		hid = AddRow(hid, b1.Node)
 		hid = RowNormalize2(hid)
 		var hn *G.Node
 		if batchNorm {
@@ -122,8 +123,8 @@ func buildCheckModel(t *testing.T, zeroRow bool, batchNorm bool) *Model {
 		} else {
 			hn = m.RowStandardize(hid, 1e-5)
 		}
-		agg := G.Must(SpMM(NewSparse("A", a), SELU(hn)))
-		cat := G.Must(G.Concat(1, agg, ReLU(hid)))
+		agg := G.Must(SpMM(NewSparse("A", a), SELU(MulRow(hn, g1.Node))))
+		cat := ConcatCols(agg, ReLU(hid))
 		logits := G.Must(G.Mul(cat, w2.Node))
 		var err error
 		ce, err = NewCrossEntropy(m, logits, "loss")

@@ -1,0 +1,277 @@
+package nn
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Fused versions of the element-wise and broadcasting steps every layer
+// takes (activation, bias, scale, concatenation). Gorgonia composes them
+// from generic ops that allocate an intermediate per step and broadcast by
+// materialising a repeated tensor; these run one loop each and allocate
+// only their output, which is most of a small model's training time.
+
+const (
+	seluAlpha  = 1.6732632423543772848170429916717
+	seluLambda = 1.0507009873554804934193349852946
+)
+
+// seluOp is SELU(x) = λ·x for x > 0 and λ·α·(eᵡ − 1) otherwise.
+type seluOp struct{ labelled }
+
+var seluFwd = seluOp{labelled{label: "SELU", arity: 1}}
+
+// SELU is the scaled exponential linear unit of Klambauer et al. 2017,
+// λ·(max(x,0) + α·(exp(min(x,0)) − 1)), as one op.
+func SELU(x *G.Node) *G.Node { return G.Must(G.ApplyOp(seluFwd, x)) }
+
+func (seluOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (seluOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "SELU")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(xd))
+	for i, v := range xd {
+		if v > 0 {
+			out[i] = seluLambda * v
+		} else {
+			out[i] = seluLambda * seluAlpha * (math.Exp(v) - 1) // Expm1 is pure Go and 5× slower
+		}
+	}
+	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out)), nil
+}
+
+func (seluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	return gradient(G.ApplyOp(seluGradOp{labelled{label: "SELUGrad", arity: 2}}, inputs[0], grad))
+}
+
+// seluGradOp is dx = dy·λ for x > 0 and dy·λ·α·eᵡ otherwise.
+type seluGradOp struct{ labelled }
+
+func (seluGradOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "SELUGrad")
+	if err != nil {
+		return nil, err
+	}
+	_, dy, err := denseF64(vals[1], "SELUGrad")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(xd))
+	for i, v := range xd {
+		if v > 0 {
+			out[i] = seluLambda * dy[i]
+		} else {
+			out[i] = seluLambda * seluAlpha * math.Exp(v) * dy[i]
+		}
+	}
+	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out)), nil
+}
+
+// rowVecOp combines every row of an (N, d) matrix with a (d) vector:
+// x + b (add) or x ∘ b (mul).
+type rowVecOp struct {
+	pure
+	mul bool
+}
+
+func (o rowVecOp) label() string {
+	if o.mul {
+		return "MulRow"
+	}
+	return "AddRow"
+}
+
+// AddRow returns x + b with the vector b added to every row of x (a bias).
+func AddRow(x, b *G.Node) *G.Node { return G.Must(G.ApplyOp(rowVecOp{}, x, b)) }
+
+// MulRow returns x ∘ b with every row of x multiplied element-wise by the
+// vector b (a per-feature scale).
+func MulRow(x, b *G.Node) *G.Node { return G.Must(G.ApplyOp(rowVecOp{mul: true}, x, b)) }
+
+func (rowVecOp) Arity() int { return 2 }
+func (rowVecOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}, G.TensorType{Dims: 2, Of: a})
+}
+func (o rowVecOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := sameShape(o.label(), in)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := in[1].(tensor.Shape); !ok || b.TotalSize() != s[1] {
+		return nil, fmt.Errorf("nn: %s of %v wants a vector of %d, got %v", o.label(), s, s[1], in[1])
+	}
+	return s, nil
+}
+func (o rowVecOp) WriteHash(h hash.Hash) { fmt.Fprint(h, o.label()) }
+func (o rowVecOp) Hashcode() uint32      { return hash32(o.WriteHash) }
+func (o rowVecOp) String() string        { return o.label() }
+func (rowVecOp) DiffWRT(int) []bool      { return []bool{true, true} }
+
+func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], o.label())
+	if err != nil {
+		return nil, err
+	}
+	_, bd, err := denseF64(vals[1], o.label())
+	if err != nil {
+		return nil, err
+	}
+	n, d := shape2(x)
+	if len(bd) != d {
+		return nil, fmt.Errorf("nn: %s of (%d, %d) got a vector of %d", o.label(), n, d, len(bd))
+	}
+	out := make([]float64, len(xd))
+	for i := 0; i < n; i++ {
+		r, y := xd[i*d:(i+1)*d], out[i*d:(i+1)*d]
+		if o.mul {
+			for j, v := range r {
+				y[j] = v * bd[j]
+			}
+		} else {
+			for j, v := range r {
+				y[j] = v + bd[j]
+			}
+		}
+	}
+	return tensor.New(tensor.WithShape(n, d), tensor.WithBacking(out)), nil
+}
+
+// SymDiff: for x + b, dx = dy and db = Σ_rows dy; for x ∘ b, dx = dy ∘ b and
+// db = Σ_rows dy ∘ x.
+func (o rowVecOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if !o.mul {
+		db, err := G.Sum(grad, 0)
+		return G.Nodes{grad, db}, err
+	}
+	dx := MulRow(grad, inputs[1])
+	prod, err := G.HadamardProd(grad, inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	db, err := G.Sum(prod, 0)
+	return G.Nodes{dx, db}, err
+}
+
+// concatColsOp places its (N, d_k) inputs side by side: (N, Σ d_k).
+type concatColsOp struct{ labelled }
+
+// ConcatCols concatenates matrices with the same number of rows along the
+// columns (what G.Concat(1, ...) computes, in one pass over the rows).
+func ConcatCols(xs ...*G.Node) *G.Node {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return G.Must(G.ApplyOp(concatColsOp{labelled{label: "ConcatCols", arity: len(xs)}}, xs...))
+}
+
+func (o concatColsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := sameShape(o.label, in)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range in[1:] {
+		t, ok := d.(tensor.Shape)
+		if !ok || len(t) != 2 || t[0] != s[0] {
+			return nil, fmt.Errorf("nn: ConcatCols of %v and %v: row counts differ", s, d)
+		}
+		s[1] += t[1]
+	}
+	return s, nil
+}
+
+func (o concatColsOp) DiffWRT(k int) []bool {
+	d := make([]bool, k)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+func (o concatColsOp) Do(vals ...G.Value) (G.Value, error) {
+	n, width := 0, 0
+	data := make([][]float64, len(vals))
+	cols := make([]int, len(vals))
+	for k, v := range vals {
+		x, xd, err := denseF64(v, o.label)
+		if err != nil {
+			return nil, err
+		}
+		r, c := shape2(x)
+		if k > 0 && r != n {
+			return nil, fmt.Errorf("nn: ConcatCols: input %d has %d rows, want %d", k, r, n)
+		}
+		n, data[k], cols[k] = r, xd, c
+		width += c
+	}
+	out := make([]float64, n*width)
+	for i := 0; i < n; i++ {
+		off := i * width
+		for k, xd := range data {
+			c := cols[k]
+			off += copy(out[off:off+c], xd[i*c:(i+1)*c])
+		}
+	}
+	return tensor.New(tensor.WithShape(n, width), tensor.WithBacking(out)), nil
+}
+
+// SymDiff hands each input its own block of columns of the output gradient.
+func (o concatColsOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	out := make(G.Nodes, len(inputs))
+	lo := 0
+	for k, x := range inputs {
+		hi := lo + x.Shape()[1]
+		n, err := G.ApplyOp(colsOp{labelled{label: fmt.Sprintf("Cols[%d:%d]", lo, hi), arity: 1}, lo, hi}, grad)
+		if err != nil {
+			return nil, err
+		}
+		out[k], lo = n, hi
+	}
+	return out, nil
+}
+
+// colsOp takes columns lo..hi−1 of a matrix (the gradient of ConcatCols).
+type colsOp struct {
+	labelled
+	lo, hi int
+}
+
+func (o colsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := sameShape(o.label, in)
+	if err != nil {
+		return nil, err
+	}
+	if o.hi > s[1] {
+		return nil, fmt.Errorf("nn: %s of %v: not enough columns", o.label, s)
+	}
+	s[1] = o.hi - o.lo
+	return s, nil
+}
+
+func (o colsOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], o.label)
+	if err != nil {
+		return nil, err
+	}
+	n, d := shape2(x)
+	w := o.hi - o.lo
+	out := make([]float64, n*w)
+	for i := 0; i < n; i++ {
+		copy(out[i*w:(i+1)*w], xd[i*d+o.lo:i*d+o.hi])
+	}
+	return tensor.New(tensor.WithShape(n, w), tensor.WithBacking(out)), nil
+}
+
+var (
+	_ G.SDOp = seluFwd
+	_ G.SDOp = rowVecOp{}
+	_ G.SDOp = concatColsOp{}
+)

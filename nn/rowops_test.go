@@ -1,0 +1,98 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestFusedOpsMatchGorgonia: SELU, AddRow, MulRow and ConcatCols give what
+// gorgonia's composed ops give, in value and in the gradient of a weighted
+// sum (the gradient checks in nn_test.go cover them against finite
+// differences inside a model).
+func TestFusedOpsMatchGorgonia(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	randT := func(shape ...int) *tensor.Dense {
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = 2 * rng.NormFloat64()
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	}
+	const n, d, e = 5, 4, 3
+	xv, yv, bv, wv := randT(n, d), randT(n, e), randT(d), randT(n, d+e)
+	// (no exact zeros: at SELU's kink the two forms pick different
+	// subgradients, λ from gorgonia's Rectify and λα here)
+	eval := func(fused bool) (out []float64, grads [][]float64) {
+		g := G.NewGraph()
+		x := G.NewMatrix(g, G.Float64, G.WithShape(n, d), G.WithValue(xv.Clone()), G.WithName("x"))
+		y := G.NewMatrix(g, G.Float64, G.WithShape(n, e), G.WithValue(yv.Clone()), G.WithName("y"))
+		b := G.NewVector(g, G.Float64, G.WithShape(d), G.WithValue(bv.Clone()), G.WithName("b"))
+		w := G.NewMatrix(g, G.Float64, G.WithShape(n, d+e), G.WithValue(wv.Clone()), G.WithName("w"))
+		var h *G.Node
+		if fused {
+			h = ConcatCols(SELU(AddRow(MulRow(x, b), b)), y)
+		} else {
+			const alpha, lambda = seluAlpha, seluLambda
+			s := G.Must(G.BroadcastHadamardProd(x, b, nil, []byte{0}))
+			s = G.Must(G.BroadcastAdd(s, b, nil, []byte{0}))
+			pos := G.Must(G.Rectify(s))
+			neg := G.Must(G.Neg(G.Must(G.Rectify(G.Must(G.Neg(s))))))
+			sum := G.Must(G.Add(pos, G.Must(G.Mul(G.Must(G.Expm1(neg)), G.NewConstant(alpha)))))
+			h = G.Must(G.Concat(1, G.Must(G.Mul(sum, G.NewConstant(lambda))), y))
+		}
+		loss := G.Must(G.Sum(G.Must(G.HadamardProd(h, w))))
+		wrt := G.Nodes{x, y, b}
+		if _, err := G.Grad(loss, wrt...); err != nil {
+			t.Fatal(err)
+		}
+		vm := G.NewTapeMachine(g)
+		defer vm.Close()
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, h.Value().Data().([]float64)...)
+		for _, p := range wrt {
+			gv, err := p.Grad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			grads = append(grads, append([]float64(nil), gv.Data().([]float64)...))
+		}
+		return out, grads
+	}
+	fo, fg := eval(true)
+	co, cg := eval(false)
+	close := func(what string, a, b []float64) {
+		t.Helper()
+		if len(a) != len(b) {
+			t.Fatalf("%s: %d values vs %d", what, len(a), len(b))
+		}
+		for i := range a {
+			if math.Abs(a[i]-b[i]) > 1e-12*math.Max(1, math.Abs(b[i])) {
+				t.Fatalf("%s[%d]: fused %v, gorgonia %v", what, i, a[i], b[i])
+			}
+		}
+	}
+	close("value", fo, co)
+	for k, name := range []string{"dx", "dy", "db"} {
+		close(name, fg[k], cg[k])
+	}
+	// spot values: SELU(1) = λ, SELU(−1) = λα(e⁻¹ − 1)
+	one := tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{1, -1}))
+	v, err := seluFwd.Do(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.Data().([]float64)
+	if math.Abs(got[0]-seluLambda) > 1e-15 || math.Abs(got[1]-seluLambda*seluAlpha*(math.Exp(-1)-1)) > 1e-15 {
+		t.Fatalf("SELU(1, −1) = %v", got)
+	}
+}
