@@ -125,9 +125,10 @@ func FromCOO(rows, cols int, src, dst []int, vals []float64) *CSR {
 	return m
 }
 
-// parallelRows runs f over [0, n) split into contiguous chunks, one per CPU,
-// when the work is large enough to be worth the goroutines.
-func parallelRows(n, work int, f func(lo, hi int)) {
+// ParallelRows runs f over [0, n) split into contiguous chunks over the CPUs
+// when work (about the number of scalar operations) is large enough to be
+// worth the goroutines; f must write only what its own chunk owns.
+func ParallelRows(n, work int, f func(lo, hi int)) {
 	p := runtime.GOMAXPROCS(0)
 	if p <= 1 || work < 1<<15 || n < 2*p {
 		f(0, n)
@@ -160,7 +161,7 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	if len(x) != m.Cols*k || len(out) != m.Rows*k {
 		panic("graphs: MulDense shape mismatch") // programming error, not user input
 	}
-	parallelRows(m.Rows, m.NNZ()*k, func(lo, hi int) {
+	ParallelRows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*k : (i+1)*k : (i+1)*k]
 			clear(o)

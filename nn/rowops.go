@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/dpgnn/dpgnn/graphs"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -38,13 +39,15 @@ func (seluOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	out := make([]float64, len(xd))
-	for i, v := range xd {
-		if v > 0 {
-			out[i] = seluLambda * v
-		} else {
-			out[i] = seluLambda * seluAlpha * (math.Exp(v) - 1) // Expm1 is pure Go and 5× slower
+	graphs.ParallelRows(len(xd), 8*len(xd), func(lo, hi int) {
+		for i, v := range xd[lo:hi] {
+			if v > 0 {
+				out[lo+i] = seluLambda * v
+			} else {
+				out[lo+i] = seluLambda * seluAlpha * (math.Exp(v) - 1) // math.Expm1 is pure Go and 5× slower
+			}
 		}
-	}
+	})
 	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out)), nil
 }
 
@@ -65,13 +68,15 @@ func (seluGradOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	out := make([]float64, len(xd))
-	for i, v := range xd {
-		if v > 0 {
-			out[i] = seluLambda * dy[i]
-		} else {
-			out[i] = seluLambda * seluAlpha * math.Exp(v) * dy[i]
+	graphs.ParallelRows(len(xd), 8*len(xd), func(lo, hi int) {
+		for i, v := range xd[lo:hi] {
+			if v > 0 {
+				out[lo+i] = seluLambda * dy[lo+i]
+			} else {
+				out[lo+i] = seluLambda * seluAlpha * math.Exp(v) * dy[lo+i]
+			}
 		}
-	}
+	})
 	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out)), nil
 }
 
@@ -130,18 +135,20 @@ func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("nn: %s of (%d, %d) got a vector of %d", o.label(), n, d, len(bd))
 	}
 	out := make([]float64, len(xd))
-	for i := 0; i < n; i++ {
-		r, y := xd[i*d:(i+1)*d], out[i*d:(i+1)*d]
-		if o.mul {
-			for j, v := range r {
-				y[j] = v * bd[j]
-			}
-		} else {
-			for j, v := range r {
-				y[j] = v + bd[j]
+	graphs.ParallelRows(n, len(xd), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r, y := xd[i*d:(i+1)*d], out[i*d:(i+1)*d]
+			if o.mul {
+				for j, v := range r {
+					y[j] = v * bd[j]
+				}
+			} else {
+				for j, v := range r {
+					y[j] = v + bd[j]
+				}
 			}
 		}
-	}
+	})
 	return tensor.New(tensor.WithShape(n, d), tensor.WithBacking(out)), nil
 }
 

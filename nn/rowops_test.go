@@ -96,3 +96,43 @@ func TestFusedOpsMatchGorgonia(t *testing.T) {
 		t.Fatalf("SELU(1, −1) = %v", got)
 	}
 }
+
+// TestStandardizeValues checks BatchNorm (per column, running statistics
+// with PyTorch's momentum and unbiased variance) and the per-row norm
+// against values computed by hand.
+func TestStandardizeValues(t *testing.T) {
+	x := []float64{1, 10, 2, 20, 3, 60} // 3×2: columns (1,2,3) and (10,20,60)
+	in := func() *tensor.Dense {
+		return tensor.New(tensor.WithShape(3, 2), tensor.WithBacking(append([]float64(nil), x...)))
+	}
+	approx := func(what string, got []float64, want ...float64) {
+		t.Helper()
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12 {
+				t.Fatalf("%s: got %v, want %v", what, got, want)
+			}
+		}
+	}
+	bn := newStandardize(0, 0, 0.1)
+	v, err := bn.Do(in())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := math.Sqrt(2.0/3), math.Sqrt(1400.0/3) // population std of each column
+	approx("batch norm", v.Data().([]float64), -1/s1, -20/s2, 0, -10/s2, 1/s1, 30/s2)
+	// running stats after one step: 0.9·(0, 1) + 0.1·(mean, unbiased var)
+	approx("running mean", bn.runMean, 0.2, 3)
+	approx("running var", bn.runVar, 0.9+0.1*1, 0.9+0.1*700)
+	bn.SetTraining(false)
+	v, err = bn.Do(in())
+	if err != nil {
+		t.Fatal(err)
+	}
+	approx("eval", v.Data().([]float64), 0.8, 7/math.Sqrt(70.9), 1.8, 17/math.Sqrt(70.9), 2.8, 57/math.Sqrt(70.9))
+	rn := newStandardize(1, 0, 0.1)
+	v, err = rn.Do(in())
+	if err != nil {
+		t.Fatal(err)
+	}
+	approx("row norm", v.Data().([]float64), -1, 1, -1, 1, -1, 1)
+}
