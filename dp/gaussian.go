@@ -44,8 +44,10 @@ func (g Gaussian) AddNoise(x []float64, src *Source) error {
 	if std == 0 {
 		return nil
 	}
-	for i := range x {
-		x[i] += std * src.Normal()
+	e := make([]float64, len(x))
+	src.FillNormal(e)
+	for i, v := range e {
+		x[i] += std * v
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // Source is dpgnn's seeded noise source: a ChaCha8 stream (math/rand/v2)
@@ -90,6 +92,37 @@ func (s *Source) Uniform() float64 {
 
 // Normal returns a standard normal draw (mean 0, variance 1).
 func (s *Source) Normal() float64 { return s.rng.NormFloat64() }
+
+// normalBlock is how many draws each child stream of FillNormal makes.
+const normalBlock = 1 << 14
+
+// FillNormal fills dst with independent standard normal draws. Up to
+// normalBlock draws come from s itself, in order (the same as calling
+// Normal len(dst) times). A longer dst is cut into blocks of normalBlock
+// draws, each drawn from its own child stream (one Split per block, made in
+// order), and the blocks are filled in parallel: the draws depend on the
+// source's state only, not on the number of CPUs. DP-SGD's noise on a wide
+// first layer is most of a private run's work, so this is its hot loop.
+func (s *Source) FillNormal(dst []float64) {
+	if len(dst) <= normalBlock {
+		for i := range dst {
+			dst[i] = s.rng.NormFloat64()
+		}
+		return
+	}
+	kids := make([]*Source, (len(dst)+normalBlock-1)/normalBlock)
+	for b := range kids {
+		kids[b] = s.Split("FillNormal block")
+	}
+	graphs.ParallelRows(len(kids), 16*len(dst), func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			seg := dst[b*normalBlock : min((b+1)*normalBlock, len(dst))]
+			for i := range seg {
+				seg[i] = kids[b].rng.NormFloat64()
+			}
+		}
+	})
+}
 
 // Exponential returns a draw from the exponential law with rate 1 (mean 1).
 func (s *Source) Exponential() float64 { return -math.Log(s.Uniform()) }

@@ -3,7 +3,10 @@ package dp
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 var _ rand.Source = (*Source)(nil)
@@ -117,5 +120,54 @@ func TestSecureSourceIsNotSeeded(t *testing.T) {
 	s := NewSource(1)
 	if a.Uint64() == s.Uint64() && a.Uint64() == s.Uint64() {
 		t.Fatal("a secure source repeated the seed-1 stream")
+	}
+}
+
+// TestFillNormal: a short vector gets exactly the draws Normal would give;
+// a long one (several blocks from child streams, filled in parallel) is
+// N(0, 1) by the same moment, KS and χ² checks as Source.Normal, has no
+// repeated block and no correlation between neighbouring blocks, and does
+// not depend on the number of CPUs.
+func TestFillNormal(t *testing.T) {
+	short := make([]float64, 1000)
+	NewSource(5).FillNormal(short)
+	ref := NewSource(5)
+	for i, v := range short {
+		if w := ref.Normal(); v != w {
+			t.Fatalf("short fill draw %d = %v, Normal gives %v", i, v, w)
+		}
+	}
+
+	const n = 6*normalBlock + 123
+	fill := func(procs int) []float64 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		x := make([]float64, n)
+		NewSource(2025).FillNormal(x)
+		return x
+	}
+	x := fill(2)
+	for i, v := range fill(1) {
+		if v != x[i] {
+			t.Fatalf("draw %d differs between 1 and 2 CPUs: %v vs %v", i, v, x[i])
+		}
+	}
+	zm, zv := auditMomentZ(x, 0, 1)
+	_, pks := ksPValue(x, distuv.UnitNormal.CDF)
+	if math.Abs(zm) > 5 || math.Abs(zv) > 5 || pks < 1e-4 || auditNormalChi2(x) < 1e-4 {
+		t.Fatalf("FillNormal fails N(0,1): z(mean)=%.2f z(var)=%.2f KS p=%.3g χ² p=%.3g", zm, zv, pks, auditNormalChi2(x))
+	}
+	for b := 1; b*normalBlock < n-normalBlock; b++ {
+		prev, cur := x[(b-1)*normalBlock:b*normalBlock], x[b*normalBlock:(b+1)*normalBlock]
+		r := 0.0
+		for i := range cur {
+			r += prev[i] * cur[i]
+		}
+		r /= normalBlock // ≈ correlation; its sd is 1/√normalBlock ≈ 0.008
+		if math.Abs(r) > 5/math.Sqrt(normalBlock) {
+			t.Errorf("blocks %d and %d correlate: %.4f", b-1, b, r)
+		}
+		if prev[0] == cur[0] && prev[1] == cur[1] {
+			t.Errorf("blocks %d and %d repeat the same stream", b-1, b)
+		}
 	}
 }

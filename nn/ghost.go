@@ -242,6 +242,10 @@ func (op expandOp) Do(vals ...G.Value) (G.Value, error) {
 // NormalSource draws standard normal variates (dp.Source implements it).
 type NormalSource interface{ Normal() float64 }
 
+// normalFiller is a NormalSource that can fill a whole vector at once (in
+// parallel, for dp.Source).
+type normalFiller interface{ FillNormal(dst []float64) }
+
 // Noise is the state of a Gaussian noise node: its standard deviation (the
 // noise multiplier times the sensitivity) and its source. Std may be
 // changed between runs (0 disables the noise, e.g. for all but the last
@@ -294,8 +298,15 @@ func (op gaussianNoiseOp) Do(vals ...G.Value) (G.Value, error) {
 		if op.n.Src == nil {
 			return nil, fmt.Errorf("nn: noise node %s has no source", op.n.Name)
 		}
-		for i := range out {
-			e := op.n.Std * op.n.Src.Normal()
+		if f, ok := op.n.Src.(normalFiller); ok {
+			f.FillNormal(op.n.Last)
+		} else {
+			for i := range op.n.Last {
+				op.n.Last[i] = op.n.Src.Normal()
+			}
+		}
+		for i, z := range op.n.Last {
+			e := op.n.Std * z
 			op.n.Last[i] = e
 			out[i] = xd[i] + e
 		}
