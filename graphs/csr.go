@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"gonum.org/v1/gonum/floats"
 	"runtime"
 	"sort"
 	"sync"
@@ -177,21 +178,8 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	})
 }
 
-// axpy computes o += v·x for equal-length slices, unrolled by four.
-func axpy(v float64, x, o []float64) {
-	n := len(x)
-	o = o[:n]
-	c := 0
-	for ; c+4 <= n; c += 4 {
-		o[c] += v * x[c]
-		o[c+1] += v * x[c+1]
-		o[c+2] += v * x[c+2]
-		o[c+3] += v * x[c+3]
-	}
-	for ; c < n; c++ {
-		o[c] += v * x[c]
-	}
-}
+// axpy computes o += v·x for equal-length slices (gonum's SIMD kernel).
+func axpy(v float64, x, o []float64) { floats.AddScaled(o, v, x) }
 
 // UndirectedEdges is the number of unordered pairs {i, j} with an entry
 // i→j or j→i (a self-loop counts once): the edge count of the undirected
