@@ -38,17 +38,24 @@ func (seluOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, len(xd))
-	graphs.ParallelRows(len(xd), 8*len(xd), func(lo, hi int) {
-		for i, v := range xd[lo:hi] {
-			if v > 0 {
-				out[lo+i] = seluLambda * v
-			} else {
-				out[lo+i] = seluLambda * seluAlpha * (math.Exp(v) - 1) // math.Expm1 is pure Go and 5× slower
-			}
+	return elementwise(x, func(i int) float64 {
+		if v := xd[i]; v > 0 {
+			return seluLambda * v
+		}
+		return seluLambda * seluAlpha * (math.Exp(xd[i]) - 1) // math.Expm1 is pure Go and 5× slower
+	}), nil
+}
+
+// elementwise returns the tensor shaped like x whose element i is f(i),
+// computed over the cores.
+func elementwise(x *tensor.Dense, f func(i int) float64) G.Value {
+	out := make([]float64, x.Shape().TotalSize())
+	graphs.ParallelRows(len(out), 8*len(out), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = f(i)
 		}
 	})
-	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out)), nil
+	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out))
 }
 
 func (seluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -67,17 +74,12 @@ func (seluGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, len(xd))
-	graphs.ParallelRows(len(xd), 8*len(xd), func(lo, hi int) {
-		for i, v := range xd[lo:hi] {
-			if v > 0 {
-				out[lo+i] = seluLambda * dy[lo+i]
-			} else {
-				out[lo+i] = seluLambda * seluAlpha * math.Exp(v) * dy[lo+i]
-			}
+	return elementwise(x, func(i int) float64 {
+		if xd[i] > 0 {
+			return seluLambda * dy[i]
 		}
-	})
-	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out)), nil
+		return seluLambda * seluAlpha * math.Exp(xd[i]) * dy[i]
+	}), nil
 }
 
 // rowVecOp combines every row of an (N, d) matrix with a (d) vector:
