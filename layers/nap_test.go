@@ -164,33 +164,37 @@ func TestNAPNodeSensitivityAfterDegreeBound(t *testing.T) {
 }
 
 // TestNAPNoiseStatistics: NAP(σ) − NAP(0) has mean ≈ 0 and std ≈ σ and
-// noise in every row, including rows with no in-neighbours.
+// noise in every row, including rows with no in-neighbours, both for an
+// output drawn from one stream and for one long enough (> 16,384 values)
+// to be drawn in parallel blocks from child streams.
 func TestNAPNoiseStatistics(t *testing.T) {
-	const n, h, std = 400, 16, 2.5
-	a := randGraph(n, 0.01, 4)
-	z := randZ(n, h, 0)
-	clean, _ := napOut(t, a, z, h, 0, 1)
-	noisy, nap := napOut(t, a, z, h, std, 2)
-	if nap.Noise.Draws != 1 {
-		t.Fatalf("noise drawn %d times, want 1", nap.Noise.Draws)
-	}
-	sum, sq := 0.0, 0.0
-	for i := 0; i < n; i++ {
-		rowNoise := 0.0
-		for c := 0; c < h; c++ {
-			e := noisy[i*h+c] - clean[i*h+c]
-			sum += e
-			sq += e * e
-			rowNoise += math.Abs(e)
+	for _, n := range []int{400, 1500} {
+		const h, std = 16, 2.5
+		a := randGraph(n, 4/float64(n), 4)
+		z := randZ(n, h, 0)
+		clean, _ := napOut(t, a, z, h, 0, 1)
+		noisy, nap := napOut(t, a, z, h, std, 2)
+		if nap.Noise.Draws != 1 {
+			t.Fatalf("n=%d: noise drawn %d times, want 1", n, nap.Noise.Draws)
 		}
-		if rowNoise == 0 {
-			t.Fatalf("row %d has no noise", i)
+		sum, sq := 0.0, 0.0
+		for i := 0; i < n; i++ {
+			rowNoise := 0.0
+			for c := 0; c < h; c++ {
+				e := noisy[i*h+c] - clean[i*h+c]
+				sum += e
+				sq += e * e
+				rowNoise += math.Abs(e)
+			}
+			if rowNoise == 0 {
+				t.Fatalf("n=%d: row %d has no noise", n, i)
+			}
 		}
-	}
-	cnt := float64(n * h)
-	mean := sum / cnt
-	sd := math.Sqrt(sq/cnt - mean*mean)
-	if math.Abs(mean) > 4*std/math.Sqrt(cnt) || math.Abs(sd-std) > 4*std/math.Sqrt(2*cnt) {
-		t.Fatalf("noise mean %v std %v, want 0 and %v", mean, sd, std)
+		cnt := float64(n * h)
+		mean := sum / cnt
+		sd := math.Sqrt(sq/cnt - mean*mean)
+		if math.Abs(mean) > 4*std/math.Sqrt(cnt) || math.Abs(sd-std) > 4*std/math.Sqrt(2*cnt) {
+			t.Fatalf("n=%d: noise mean %v std %v, want 0 and %v", n, mean, sd, std)
+		}
 	}
 }
