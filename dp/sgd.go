@@ -163,7 +163,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 		rowFactors := G.Must(nn.ExpandToRows(s.Factors, s.Groups))
 		scaled := map[*G.Node]*G.Node{} // probe → c∘δ
 		for _, p := range probes {
-			scaled[p] = G.Must(G.BroadcastHadamardProd(delta[p], rowFactors, nil, []byte{1}))
+			scaled[p] = nn.ScaleRows(delta[p], rowFactors)
 			m.Tag(scaled[p], nn.DPTagPrefix+"clipped output gradient")
 		}
 		b := G.NewConstant(cfg.ExpectedBatch(), G.WithName("dpsgd.expected_batch"))
@@ -175,7 +175,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 			case r.Kind == nn.LinearWeight && r.SparseInput != nil:
 				sum = G.Must(nn.SpMMT(r.SparseInput, cd))
 			case r.Kind == nn.LinearWeight:
-				sum = G.Must(G.Mul(G.Must(G.Transpose(r.Input)), cd))
+				sum = nn.MatMulTA(r.Input, cd)
 			case r.Kind == nn.Bias:
 				sum = G.Must(G.Sum(cd, 0))
 			case r.Kind == nn.NormScale:

@@ -45,7 +45,7 @@ func (f *Features) MatMul(m *nn.Model, w *nn.Param, p float64) *G.Node {
 		m.SparseDropout(f.Sparse, p)
 		return G.Must(nn.SpMM(f.Sparse, w.Node))
 	}
-	return G.Must(G.Mul(m.Dropout(f.Dense, p), w.Node))
+	return nn.MatMul(m.Dropout(f.Dense, p), w.Node)
 }
 
 // MLP applies an MLP to the features (its InputDropout applies).

@@ -46,7 +46,7 @@ func NewLinear(m *nn.Model, name string, in, out int, bias bool, init Init) *Lin
 // Forward applies the layer to a dense (N, In) node. On a model's recorded
 // (DP-SGD) path it also records W and b for per-sample gradients.
 func (l *Linear) Forward(x *G.Node) *G.Node {
-	y := l.AddBias(G.Must(G.Mul(x, l.W.Node)))
+	y := l.AddBias(nn.MatMul(x, l.W.Node))
 	return l.m.RecordLinear(y, l.W, l.B, x, nil)
 }
 

@@ -170,6 +170,66 @@ func (o rowVecOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	return G.Nodes{dx, db}, err
 }
 
+// scaleRowsOp multiplies row i of an (N, d) matrix by f_i of an (N) vector.
+type scaleRowsOp struct{ pure }
+
+// ScaleRows returns x with row i multiplied by f[i] (DP-SGD's per-sample
+// clip factors applied to the output gradients).
+func ScaleRows(x, f *G.Node) *G.Node { return G.Must(G.ApplyOp(scaleRowsOp{}, x, f)) }
+
+func (scaleRowsOp) Arity() int { return 2 }
+func (scaleRowsOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}, G.TensorType{Dims: 2, Of: a})
+}
+func (scaleRowsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := sameShape("ScaleRows", in)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := in[1].(tensor.Shape); !ok || f.TotalSize() != s[0] {
+		return nil, fmt.Errorf("nn: ScaleRows of %v wants a vector of %d, got %v", s, s[0], in[1])
+	}
+	return s, nil
+}
+func (scaleRowsOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "ScaleRows") }
+func (o scaleRowsOp) Hashcode() uint32    { return hash32(o.WriteHash) }
+func (scaleRowsOp) String() string        { return "ScaleRows" }
+func (scaleRowsOp) DiffWRT(int) []bool    { return []bool{true, true} }
+
+func (scaleRowsOp) Do(vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "ScaleRows")
+	if err != nil {
+		return nil, err
+	}
+	_, fd, err := denseF64(vals[1], "ScaleRows")
+	if err != nil {
+		return nil, err
+	}
+	n, d := shape2(x)
+	if len(fd) != n {
+		return nil, fmt.Errorf("nn: ScaleRows of (%d, %d) got %d factors", n, d, len(fd))
+	}
+	out := make([]float64, len(xd))
+	for i := 0; i < n; i++ {
+		f, y := fd[i], out[i*d:(i+1)*d]
+		for j, v := range xd[i*d : (i+1)*d] {
+			y[j] = f * v
+		}
+	}
+	return tensor.New(tensor.WithShape(n, d), tensor.WithBacking(out)), nil
+}
+
+// SymDiff: dx = dy with row i scaled by f_i; df_i = Σ_j dy_ij·x_ij.
+func (scaleRowsOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	prod, err := G.HadamardProd(grad, inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	df, err := G.Sum(prod, 1)
+	return G.Nodes{ScaleRows(grad, inputs[1]), df}, err
+}
+
 // concatColsOp places its (N, d_k) inputs side by side: (N, Σ d_k).
 type concatColsOp struct{ labelled }
 
@@ -283,4 +343,5 @@ var (
 	_ G.SDOp = seluFwd
 	_ G.SDOp = rowVecOp{}
 	_ G.SDOp = concatColsOp{}
+	_ G.SDOp = scaleRowsOp{}
 )

@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// TestFusedOpsMatchGorgonia: SELU, AddRow, MulRow and ConcatCols give what
+// TestFusedOpsMatchGorgonia: SELU, AddRow, MulRow, ScaleRows and ConcatCols give what
 // gorgonia's composed ops give, in value and in the gradient of a weighted
 // sum (the gradient checks in nn_test.go cover them against finite
 // differences inside a model).
@@ -27,7 +27,7 @@ func TestFusedOpsMatchGorgonia(t *testing.T) {
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
 	}
 	const n, d, e = 5, 4, 3
-	xv, yv, bv, wv := randT(n, d), randT(n, e), randT(d), randT(n, d+e)
+	xv, yv, bv, wv, fv := randT(n, d), randT(n, e), randT(d), randT(n, d+e), randT(n)
 	// (no exact zeros: at SELU's kink the two forms pick different
 	// subgradients, λ from gorgonia's Rectify and λα here)
 	eval := func(fused bool) (out []float64, grads [][]float64) {
@@ -36,9 +36,10 @@ func TestFusedOpsMatchGorgonia(t *testing.T) {
 		y := G.NewMatrix(g, G.Float64, G.WithShape(n, e), G.WithValue(yv.Clone()), G.WithName("y"))
 		b := G.NewVector(g, G.Float64, G.WithShape(d), G.WithValue(bv.Clone()), G.WithName("b"))
 		w := G.NewMatrix(g, G.Float64, G.WithShape(n, d+e), G.WithValue(wv.Clone()), G.WithName("w"))
+		f := G.NewVector(g, G.Float64, G.WithShape(n), G.WithValue(fv.Clone()), G.WithName("f"))
 		var h *G.Node
 		if fused {
-			h = ConcatCols(SELU(AddRow(MulRow(x, b), b)), y)
+			h = ConcatCols(SELU(AddRow(MulRow(x, b), b)), ScaleRows(y, f))
 		} else {
 			const alpha, lambda = seluAlpha, seluLambda
 			s := G.Must(G.BroadcastHadamardProd(x, b, nil, []byte{0}))
@@ -46,10 +47,11 @@ func TestFusedOpsMatchGorgonia(t *testing.T) {
 			pos := G.Must(G.Rectify(s))
 			neg := G.Must(G.Neg(G.Must(G.Rectify(G.Must(G.Neg(s))))))
 			sum := G.Must(G.Add(pos, G.Must(G.Mul(G.Must(G.Expm1(neg)), G.NewConstant(alpha)))))
-			h = G.Must(G.Concat(1, G.Must(G.Mul(sum, G.NewConstant(lambda))), y))
+			ys := G.Must(G.BroadcastHadamardProd(y, f, nil, []byte{1}))
+			h = G.Must(G.Concat(1, G.Must(G.Mul(sum, G.NewConstant(lambda))), ys))
 		}
 		loss := G.Must(G.Sum(G.Must(G.HadamardProd(h, w))))
-		wrt := G.Nodes{x, y, b}
+		wrt := G.Nodes{x, y, b, f}
 		if _, err := G.Grad(loss, wrt...); err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestFusedOpsMatchGorgonia(t *testing.T) {
 		}
 	}
 	close("value", fo, co)
-	for k, name := range []string{"dx", "dy", "db"} {
+	for k, name := range []string{"dx", "dy", "db", "df"} {
 		close(name, fg[k], cg[k])
 	}
 	// spot values: SELU(1) = λ, SELU(−1) = λα(e⁻¹ − 1)
@@ -135,4 +137,72 @@ func TestStandardizeValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	approx("row norm", v.Data().([]float64), -1, 1, -1, 1, -1, 1)
+}
+
+// TestMatMulMatchesGorgonia: op(A)·op(B) for all four transpose flags
+// equals gorgonia's Mul of (materialised) transposes, in value and in the
+// gradients with respect to A and B.
+func TestMatMulMatchesGorgonia(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	rnd := func(r, c int) *tensor.Dense {
+		d := make([]float64, r*c)
+		for i := range d {
+			d[i] = rng.NormFloat64()
+		}
+		return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(d))
+	}
+	const m, k, n = 4, 3, 5
+	for _, tc := range []struct{ ta, tb bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		ashape, bshape := []int{m, k}, []int{k, n}
+		if tc.ta {
+			ashape = []int{k, m}
+		}
+		if tc.tb {
+			bshape = []int{n, k}
+		}
+		av, bv, wv := rnd(ashape[0], ashape[1]), rnd(bshape[0], bshape[1]), rnd(m, n)
+		run := func(ours bool) [][]float64 {
+			g := G.NewGraph()
+			a := G.NewMatrix(g, G.Float64, G.WithShape(ashape...), G.WithValue(av.Clone()), G.WithName("a"))
+			b := G.NewMatrix(g, G.Float64, G.WithShape(bshape...), G.WithValue(bv.Clone()), G.WithName("b"))
+			w := G.NewMatrix(g, G.Float64, G.WithShape(m, n), G.WithValue(wv.Clone()), G.WithName("w"))
+			var c *G.Node
+			if ours {
+				c = G.Must(G.ApplyOp(matMulOp{ta: tc.ta, tb: tc.tb}, a, b))
+			} else {
+				x, y := a, b
+				if tc.ta {
+					x = G.Must(G.Transpose(a))
+				}
+				if tc.tb {
+					y = G.Must(G.Transpose(b))
+				}
+				c = G.Must(G.Mul(x, y))
+			}
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(c, w))))
+			if _, err := G.Grad(loss, a, b); err != nil {
+				t.Fatal(err)
+			}
+			vm := G.NewTapeMachine(g)
+			defer vm.Close()
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			da, _ := a.Grad()
+			db, _ := b.Grad()
+			return [][]float64{append([]float64(nil), c.Value().Data().([]float64)...),
+				append([]float64(nil), da.Data().([]float64)...), append([]float64(nil), db.Data().([]float64)...)}
+		}
+		got, want := run(true), run(false)
+		for j, what := range []string{"value", "dA", "dB"} {
+			if len(got[j]) != len(want[j]) {
+				t.Fatalf("ta=%v tb=%v %s: %d values, want %d", tc.ta, tc.tb, what, len(got[j]), len(want[j]))
+			}
+			for i := range got[j] {
+				if math.Abs(got[j][i]-want[j][i]) > 1e-12 {
+					t.Fatalf("ta=%v tb=%v %s[%d] = %v, gorgonia %v", tc.ta, tc.tb, what, i, got[j][i], want[j][i])
+				}
+			}
+		}
+	}
 }

@@ -73,7 +73,7 @@ func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.Cross
 
 		h := nn.ReLU(l1.AddBias(G.Must(nn.SpMM(adj, xw))))
 		h = model.Dropout(h, m.Dropout)
-		hw := G.Must(G.Mul(h, l2.W.Node))
+		hw := nn.MatMul(h, l2.W.Node)
 		logits = l2.AddBias(G.Must(nn.SpMM(adj, hw)))
 		if ce, err = nn.NewCrossEntropy(model, logits, "loss"); err != nil {
 			return err
