@@ -18,7 +18,7 @@ import (
 // dataset and split, every result as a JSON record, and a markdown table.
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	var d dataFlags
-	var methodList, epsList, out string
+	var methodList, epsList, out, plotFile string
 	var sets []string
 	var runs int
 	cmd := &cobra.Command{
@@ -27,14 +27,14 @@ func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Run every method at every ε on the same dataset, split, privacy level and
 seeds, write one JSON record per (method, ε) (the record of 'train --json') to
 --out, and print a markdown table of mean test accuracy ± 95% bootstrap
-half-width. A method that does not support the privacy level runs once,
+half-width (and with --plot, draw it). A method that does not support the privacy level runs once,
 non-private, in the ∞ column (e.g. gcn as the upper baseline); at edge level
 the feature-only mlp costs ε = 0: it runs once and fills every finite ε.
 
 Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.05'
 (repeatable).`,
 		Example: `  dpgnn sweep --methods mlp,gap,progap,gcn --epsilons 1,8,inf --privacy edge \
-      --dataset cora --data-dir ../shared/datasets --split ratio:0.1:0.2 --runs 5 --out cora.jsonl`,
+      --dataset cora --data-dir ../shared/datasets --split ratio:0.1:0.2 --runs 5 --out cora.jsonl --plot cora.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := d.options()
@@ -53,7 +53,15 @@ Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.0
 				}
 				eps, epsText = append(eps, v), append(epsText, strings.TrimSpace(e))
 			}
+			if plotFile != "" {
+				if err := checkPlotFile(plotFile); err != nil {
+					return err
+				}
+			}
 			names := strings.Split(methodList, ",")
+			for i := range names {
+				names[i] = strings.TrimSpace(names[i])
+			}
 			extra := map[string][]string{}
 			for _, s := range sets {
 				name, flags, ok := strings.Cut(s, ":")
@@ -77,9 +85,10 @@ Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.0
 				rec = trainers.NewBar(f)
 			}
 			table := map[string][]string{}
+			cells := map[string][]sweepCell{}
 			for _, name := range names {
-				name = strings.TrimSpace(name)
 				row := make([]string, len(eps))
+				cell := make([]sweepCell, len(eps))
 				for i := range row {
 					row[i] = "–"
 				}
@@ -89,6 +98,7 @@ Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.0
 						// Same seeds, same model: the result does not depend on ε.
 						s := free.Metrics["test_acc"]
 						row[i] = fmt.Sprintf("%.3f ± %.3f", s.Mean, s.CI95)
+						cell[i] = sweepCell{s.Mean, s.CI95, true}
 						continue
 					}
 					m, err := methods.New(name)
@@ -117,15 +127,24 @@ Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.0
 					}
 					s := r.Metrics["test_acc"]
 					row[i] = fmt.Sprintf("%.3f ± %.3f", s.Mean, s.CI95)
+					cell[i] = sweepCell{s.Mean, s.CI95, true}
 					if p := r.PrivacyReport; p != nil && p.Epsilon != nil && *p.Epsilon == 0 && !math.IsInf(e, 1) {
 						free = r
 					}
 				}
-				table[name] = row
+				table[name], cells[name] = row, cell
 			}
 			fmt.Fprintf(stdout, "| method | %s |\n|---|%s\n", strings.Join(prefixAll("ε=", epsText), " | "), strings.Repeat("---|", len(eps)))
 			for _, name := range names {
-				fmt.Fprintf(stdout, "| %s | %s |\n", strings.TrimSpace(name), strings.Join(table[strings.TrimSpace(name)], " | "))
+				fmt.Fprintf(stdout, "| %s | %s |\n", name, strings.Join(table[name], " | "))
+			}
+			if plotFile != "" {
+				ds := opts.Dataset
+				if ds == "" {
+					ds = "csbm"
+				}
+				title := fmt.Sprintf("%s, %s-level DP, %d runs", ds, opts.Level, runs)
+				return plotSweep(plotFile, title, epsText, names, cells)
 			}
 			return nil
 		},
@@ -136,6 +155,7 @@ Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.0
 	f.StringVar(&epsList, "epsilons", "1,8,inf", "comma-separated budgets (inf allowed)")
 	f.IntVar(&runs, "runs", 5, "runs per (method, ε) with seeds seed, seed+1, ...")
 	f.StringVar(&out, "out", "", "write one JSON record per (method, ε) to FILE (JSON lines)")
+	f.StringVar(&plotFile, "plot", "", "draw test accuracy against ε, one line per method with 95% error bars, to FILE (.png, .svg or .pdf)")
 	f.StringArrayVar(&sets, "set", nil, "method hyperparameters, METHOD:FLAGS (repeatable)")
 	return cmd
 }

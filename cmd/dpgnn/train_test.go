@@ -170,10 +170,13 @@ func TestAccountProGAPAndGAP(t *testing.T) {
 	}
 }
 
+// TestSweepTableAndRecords: the table, one record per run cell, a PNG plot,
+// and refusals for a missing privacy level and an unwritable plot format.
 func TestSweepTableAndRecords(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s.jsonl")
+	png := filepath.Join(t.TempDir(), "s.png")
 	table, err := runCLI(t, "sweep", "--methods", "mlp,gcn", "--epsilons", "2,inf", "--privacy", "edge", "--runs", "1",
-		"--set", "mlp:--epochs 5", "--set", "gcn:--epochs 5", "--out", out)
+		"--set", "mlp:--epochs 5", "--set", "gcn:--epochs 5", "--out", out, "--plot", png)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,8 +191,14 @@ func TestSweepTableAndRecords(t *testing.T) {
 	if n := strings.Count(string(b), "\n"); n != 3 {
 		t.Fatalf("%d records, want 3:\n%s", n, b)
 	}
+	if p, err := os.ReadFile(png); err != nil || len(p) < 1000 || !bytes.HasPrefix(p, []byte("\x89PNG")) {
+		t.Fatalf("--plot wrote %d bytes (%v), want a PNG image", len(p), err)
+	}
 	if _, err := runCLI(t, "sweep", "--privacy", "none"); err == nil {
 		t.Fatal("sweep without a privacy level accepted")
+	}
+	if _, err := runCLI(t, "sweep", "--privacy", "edge", "--plot", "x.jpg"); err == nil || !strings.Contains(err.Error(), ".png") {
+		t.Fatalf("--plot x.jpg: err %v, want a refusal naming the formats", err)
 	}
 }
 
