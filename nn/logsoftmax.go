@@ -54,11 +54,7 @@ func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 type logSoftmaxGradOp struct{ labelled }
 
 func (logSoftmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
-	y, yd, err := denseF64(vals[0], "LogSoftmaxGrad")
-	if err != nil {
-		return nil, err
-	}
-	_, dy, err := denseF64(vals[1], "LogSoftmaxGrad")
+	y, yd, _, dy, err := densePair(vals, "LogSoftmaxGrad")
 	if err != nil {
 		return nil, err
 	}

@@ -75,11 +75,7 @@ func (o matMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (o matMulOp) Do(vals ...G.Value) (G.Value, error) {
-	a, ad, err := denseF64(vals[0], o.label())
-	if err != nil {
-		return nil, err
-	}
-	b, bd, err := denseF64(vals[1], o.label())
+	a, ad, b, bd, err := densePair(vals, o.label())
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,17 @@ func denseF64(v G.Value, what string) (*tensor.Dense, []float64, error) {
 	return d, f, nil
 }
 
+// densePair reads the two float64 matrices of a binary op's inputs.
+func densePair(vals []G.Value, what string) (a *tensor.Dense, ad []float64, b *tensor.Dense, bd []float64, err error) {
+	if a, ad, err = denseF64(vals[0], what); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if b, bd, err = denseF64(vals[1], what); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return a, ad, b, bd, nil
+}
+
 func shape2(v *tensor.Dense) (int, int) {
 	s := v.Shape()
 	if len(s) == 1 {
@@ -87,11 +98,7 @@ func (rowNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 type rowNormGradOp struct{ labelled }
 
 func (rowNormGradOp) Do(vals ...G.Value) (G.Value, error) {
-	x, xd, err := denseF64(vals[0], "RowNormalizeGrad")
-	if err != nil {
-		return nil, err
-	}
-	_, dy, err := denseF64(vals[1], "RowNormalizeGrad")
+	x, xd, _, dy, err := densePair(vals, "RowNormalizeGrad")
 	if err != nil {
 		return nil, err
 	}

@@ -66,11 +66,7 @@ func (seluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 type seluGradOp struct{ labelled }
 
 func (seluGradOp) Do(vals ...G.Value) (G.Value, error) {
-	x, xd, err := denseF64(vals[0], "SELUGrad")
-	if err != nil {
-		return nil, err
-	}
-	_, dy, err := denseF64(vals[1], "SELUGrad")
+	x, xd, _, dy, err := densePair(vals, "SELUGrad")
 	if err != nil {
 		return nil, err
 	}
@@ -124,11 +120,7 @@ func (o rowVecOp) String() string        { return o.label() }
 func (rowVecOp) DiffWRT(int) []bool      { return []bool{true, true} }
 
 func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) {
-	x, xd, err := denseF64(vals[0], o.label())
-	if err != nil {
-		return nil, err
-	}
-	_, bd, err := denseF64(vals[1], o.label())
+	x, xd, _, bd, err := densePair(vals, o.label())
 	if err != nil {
 		return nil, err
 	}
@@ -198,11 +190,7 @@ func (scaleRowsOp) String() string        { return "ScaleRows" }
 func (scaleRowsOp) DiffWRT(int) []bool    { return []bool{true, true} }
 
 func (scaleRowsOp) Do(vals ...G.Value) (G.Value, error) {
-	x, xd, err := denseF64(vals[0], "ScaleRows")
-	if err != nil {
-		return nil, err
-	}
-	_, fd, err := denseF64(vals[1], "ScaleRows")
+	x, xd, _, fd, err := densePair(vals, "ScaleRows")
 	if err != nil {
 		return nil, err
 	}

@@ -163,11 +163,7 @@ func (op *standardizeGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) 
 }
 
 func (op *standardizeGradOp) Do(vals ...G.Value) (G.Value, error) {
-	x, xd, err := denseF64(vals[0], "standardise grad")
-	if err != nil {
-		return nil, err
-	}
-	_, dy, err := denseF64(vals[1], "standardise grad")
+	x, xd, _, dy, err := densePair(vals, "standardise grad")
 	if err != nil {
 		return nil, err
 	}
