@@ -191,6 +191,18 @@ func TestSweepTableAndRecords(t *testing.T) {
 	if n := strings.Count(string(b), "\n"); n != 3 {
 		t.Fatalf("%d records, want 3:\n%s", n, b)
 	}
+	// --from rebuilds the same table from the records, training nothing
+	again, err := runCLI(t, "sweep", "--from", out)
+	if err != nil || again != table {
+		t.Fatalf("sweep --from: err %v, table\n%s\nwant\n%s", err, again, table)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, append(b, []byte("{not json\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, "sweep", "--from", bad); err == nil || !strings.Contains(err.Error(), "line 4") {
+		t.Fatalf("--from with a malformed line 4: err %v", err)
+	}
 	if p, err := os.ReadFile(png); err != nil || len(p) < 1000 || !bytes.HasPrefix(p, []byte("\x89PNG")) {
 		t.Fatalf("--plot wrote %d bytes (%v), want a PNG image", len(p), err)
 	}
