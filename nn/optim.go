@@ -1,6 +1,10 @@
 package nn
 
-import "math"
+import (
+	"math"
+
+	"github.com/dpgnn/dpgnn/graphs"
+)
 
 // Optimizer updates parameter slices in place from gradient slices. Both
 // are indexed like Model.Params. Gradients are read, never modified, so a
@@ -38,14 +42,18 @@ func (a *Adam) Step(params, grads [][]float64) {
 	c1 := 1 - math.Pow(a.Beta1, float64(a.t))
 	c2 := 1 - math.Pow(a.Beta2, float64(a.t))
 	step := a.LR / c1
+	b1, b2, wd, eps := a.Beta1, a.Beta2, a.WeightDecay, a.Eps
 	for i, p := range params {
-		g, m, v := grads[i], a.m[i], a.v[i]
-		for j := range p {
-			gj := g[j] + a.WeightDecay*p[j]
-			m[j] = a.Beta1*m[j] + (1-a.Beta1)*gj
-			v[j] = a.Beta2*v[j] + (1-a.Beta2)*gj*gj
-			p[j] -= step * m[j] / (math.Sqrt(v[j]/c2) + a.Eps)
-		}
+		g, m, v := grads[i][:len(p)], a.m[i][:len(p)], a.v[i][:len(p)]
+		// element-wise, so large parameters are split over the cores
+		graphs.ParallelRows(len(p), 4*len(p), func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				gj := g[j] + wd*p[j]
+				m[j] = b1*m[j] + (1-b1)*gj
+				v[j] = b2*v[j] + (1-b2)*gj*gj
+				p[j] -= step * m[j] / (math.Sqrt(v[j]/c2) + eps)
+			}
+		})
 	}
 }
 
