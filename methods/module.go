@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
@@ -25,6 +26,10 @@ type Module struct {
 	// Outputs are extra evaluation nodes (embeddings to release).
 	Outputs []*G.Node
 	CE      *nn.CrossEntropy
+
+	features []*graphs.Features
+	names    []string
+	build    func(m *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error)
 }
 
 // ModuleTraining says how to train a Module.
@@ -61,7 +66,7 @@ func (t ModuleTraining) SGDSteps() int { return dp.Steps(t.Epochs, t.Rate) }
 // when tr.Private.
 func BuildModule(seed uint64, inputs []*graphs.Features, names []string, tr ModuleTraining, nTrain int,
 	build func(m *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error)) (*Module, error) {
-	mod := &Module{Model: nn.NewModel(seed)}
+	mod := &Module{Model: nn.NewModel(seed), features: inputs, names: names, build: build}
 	m := mod.Model
 	capacity := tr.Capacity(nTrain)
 	err := nn.Build(func() error {
@@ -103,6 +108,66 @@ func BuildModule(seed uint64, inputs []*graphs.Features, names []string, tr Modu
 // full-batch loss, or the DP-SGD nodes when tr.Private — and returns the
 // task the training loop runs. It is also what `inspect` shows.
 func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.Task, error) {
+	return mod.prepare(ctx, tr, src, nil)
+}
+
+// watchPath adds a third path over just the validation and training nodes
+// (what the loop looks at after every epoch) when they are at most 90 % of
+// all nodes, and returns the function that predicts them; nil otherwise.
+// The module's evaluation is row-wise (its inputs are node rows; BatchNorm
+// uses running statistics in evaluation), so these rows' logits equal
+// those of the all-nodes path. It must be built before compiling, so that
+// its dropout nodes are known to be off the training path.
+func (mod *Module) watchPath(split graphs.Split, n int) (trainers.MonitorFunc, error) {
+	rows := append(append([]int(nil), split.Val...), split.Train...)
+	slices.Sort(rows)
+	rows = slices.Compact(rows)
+	if len(rows) == 0 || 10*len(rows) > 9*n {
+		return nil, nil
+	}
+	m := mod.Model
+	var logits *G.Node
+	err := nn.Build(func() error {
+		in := make([]*layers.Features, len(mod.features))
+		for i, x := range mod.features {
+			b, err := layers.NewFeatureBatch(m, x, len(rows), mod.names[i]+".watch")
+			if err != nil {
+				return err
+			}
+			if err := b.Fill(rows); err != nil {
+				return err
+			}
+			in[i] = &b.Features
+		}
+		var err error
+		logits, _, err = mod.build(m, in, false)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.NewRunner(logits)
+	if err != nil {
+		return nil, err
+	}
+	return func() ([]int, error) {
+		if err := r.Run(); err != nil {
+			return nil, err
+		}
+		c := logits.Shape()[1]
+		top := trainers.Argmax(nn.Values(logits), len(rows), c)
+		pred := make([]int, n)
+		for i := range pred {
+			pred[i] = -1
+		}
+		for k, r := range rows {
+			pred[r] = top[k]
+		}
+		return pred, nil
+	}, nil
+}
+
+func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watch trainers.MonitorFunc) (trainers.Task, error) {
 	g := ctx.Graph
 	train := g.Split.Train
 	n := len(train)
@@ -149,7 +214,7 @@ func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (tra
 				sgd.Groups.Singletons(len(s))
 				return nil
 			},
-			TotalSteps: tr.SGDSteps(), Epochs: tr.Epochs, Recorder: ctx.Recorder, Run: ctx.Run, Stage: tr.Stage}, nil
+			TotalSteps: tr.SGDSteps(), Epochs: tr.Epochs, Recorder: ctx.Recorder, Run: ctx.Run, Stage: tr.Stage, Watch: watch}, nil
 	}
 	if err := m.Compile(mod.CE.Mean, evalOut); err != nil {
 		return nil, err
@@ -161,18 +226,22 @@ func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (tra
 	if err := fill(all); err != nil {
 		return nil, err
 	}
-	return &trainers.ModelTask{Model: m, Logits: mod.Logits, Opt: opt}, nil
+	return &trainers.ModelTask{Model: m, Logits: mod.Logits, Opt: opt, Watch: watch}, nil
 }
 
 // Train prepares the module and trains it with best-validation restore:
 // full batch with Adam, or DP-SGD (DP-Adam) with Poisson sampling and
 // exactly tr.SGDSteps() steps.
 func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
-	task, err := mod.Prepare(ctx, tr, src)
+	g := ctx.Graph
+	watch, err := mod.watchPath(g.Split, g.N)
 	if err != nil {
 		return trainers.LoopResult{}, err
 	}
-	g := ctx.Graph
+	task, err := mod.prepare(ctx, tr, src, watch)
+	if err != nil {
+		return trainers.LoopResult{}, err
+	}
 	return trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: tr.Epochs, Run: ctx.Run, Stage: tr.Stage, Recorder: ctx.Recorder})
 }
 

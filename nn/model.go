@@ -208,7 +208,9 @@ func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
 	d := &dropout{p: p, rng: m.rng, buf: make([]float64, size), onTrainPath: true}
 	t := tensor.New(tensor.WithShape(s...), tensor.WithBacking(d.buf))
 	d.mask = G.NewTensor(m.G, tensor.Float64, s.Dims(), G.WithShape(s...), G.WithName(fmt.Sprintf("dropout%d.mask", len(m.modal))), G.WithValue(t))
-	d.SetTraining(true)
+	// ones until the first training run draws a mask: building a path
+	// (an evaluation path added later) consumes nothing from the stream
+	d.SetTraining(false)
 	m.modal = append(m.modal, d)
 	return G.Must(G.HadamardProd(x, d.mask))
 }
@@ -221,6 +223,11 @@ type sparseDropout struct {
 	mine *graphs.CSR // the copy whose values we rewrite; s.A != mine after a Set
 	p    float64
 	rng  *rand.Rand
+	// offTrainPath is set for inputs only evaluation machines multiply
+	// (the all-nodes copy of the features): they keep their clean values,
+	// and no mask is drawn for them at every training step.
+	offTrainPath bool
+	clean        bool // mine holds the clean values
 }
 
 func (d *sparseDropout) SetTraining(t bool) {
@@ -229,6 +236,13 @@ func (d *sparseDropout) SetTraining(t bool) {
 		// are the clean values.
 		d.capture()
 	}
+	if d.offTrainPath {
+		t = false
+	}
+	if !t && d.clean {
+		return
+	}
+	d.clean = !t
 	keep := 1 / (1 - d.p)
 	for k, v := range d.orig {
 		if t && d.rng.Float64() < d.p {
@@ -252,6 +266,7 @@ func (d *sparseDropout) capture() {
 	a.Data = append([]float64(nil), d.orig...)
 	d.mine = &a
 	d.s.A = &a
+	d.clean = true
 }
 
 // SparseDropout applies dropout to the stored entries of s (bag-of-words
@@ -505,9 +520,18 @@ func (m *Model) markTrainPath(sub *G.ExprGraph) {
 	for _, n := range sub.AllNodes() {
 		in[n] = true
 	}
+	trained := map[*Sparse]bool{} // sparse inputs the training machine multiplies
+	for n := range in {
+		if op, ok := n.Op().(*spmmOp); ok {
+			trained[op.s] = true
+		}
+	}
 	for _, x := range m.modal {
-		if d, ok := x.(*dropout); ok {
+		switch d := x.(type) {
+		case *dropout:
 			d.onTrainPath = in[d.mask]
+		case *sparseDropout:
+			d.offTrainPath = !trained[d.s]
 		}
 	}
 }

@@ -24,6 +24,8 @@ type SGDTask struct {
 	Epochs     int
 	Recorder   Recorder
 	Run, Stage int
+	// Watch, if set, predicts the monitored nodes after each epoch.
+	Watch MonitorFunc
 
 	epoch, done int
 }
@@ -66,6 +68,14 @@ func (t *SGDTask) TrainEpoch() (float64, error) {
 // Predict evaluates the logits over all nodes.
 func (t *SGDTask) Predict() ([]int, error) {
 	return (&ModelTask{Model: t.Model, Logits: t.Logits}).Predict()
+}
+
+// MonitorPredict predicts the monitored nodes (all of them without Watch).
+func (t *SGDTask) MonitorPredict() ([]int, error) {
+	if t.Watch == nil {
+		return t.Predict()
+	}
+	return t.Watch()
 }
 
 // Snapshot saves the parameters.

@@ -20,6 +20,18 @@ type Task interface {
 	Restore(any)
 }
 
+// Monitor is implemented by a task that can predict just the nodes the
+// loop looks at after every epoch (validation and training nodes) more
+// cheaply than all of them. MonitorPredict returns a prediction for every
+// node, −1 for the ones it did not evaluate; on the nodes it did evaluate it
+// must agree with Predict. The final prediction always comes from Predict.
+type Monitor interface {
+	MonitorPredict() ([]int, error)
+}
+
+// MonitorFunc, when set on ModelTask or SGDTask, makes it a Monitor.
+type MonitorFunc func() ([]int, error)
+
 // LoopConfig configures FullBatch.
 type LoopConfig struct {
 	Epochs   int
@@ -61,7 +73,11 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 		res.LastLoss = loss
 		st := EpochStats{Kind: "epoch", Run: cfg.Run, Stage: cfg.Stage, Epoch: ep, Loss: loss}
 		if len(split.Val) > 0 {
-			pred, err := task.Predict()
+			predict := task.Predict
+			if m, ok := task.(Monitor); ok {
+				predict = m.MonitorPredict
+			}
+			pred, err := predict()
 			if err != nil {
 				return res, err
 			}
@@ -93,6 +109,8 @@ type ModelTask struct {
 	Model  *nn.Model
 	Logits *G.Node // (N, C) evaluated over every node
 	Opt    nn.Optimizer
+	// Watch, if set, predicts the monitored nodes after each epoch.
+	Watch MonitorFunc
 	// Extra state saved with the parameters (e.g. BatchNorm running
 	// statistics are saved by the model itself).
 }
@@ -121,6 +139,14 @@ func (t *ModelTask) Predict() ([]int, error) {
 		return nil, errors.New("trainers: logits are not a matrix")
 	}
 	return Argmax(nn.Values(t.Logits), s[0], s[1]), nil
+}
+
+// MonitorPredict predicts the monitored nodes (all of them without Watch).
+func (t *ModelTask) MonitorPredict() ([]int, error) {
+	if t.Watch == nil {
+		return t.Predict()
+	}
+	return t.Watch()
 }
 
 // Snapshot saves parameters and norm statistics.
