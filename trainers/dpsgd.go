@@ -71,12 +71,7 @@ func (t *SGDTask) Predict() ([]int, error) {
 }
 
 // MonitorPredict predicts the monitored nodes (all of them without Watch).
-func (t *SGDTask) MonitorPredict() ([]int, error) {
-	if t.Watch == nil {
-		return t.Predict()
-	}
-	return t.Watch()
-}
+func (t *SGDTask) MonitorPredict() ([]int, error) { return t.Watch.or(t.Predict) }
 
 // Snapshot saves the parameters.
 func (t *SGDTask) Snapshot() any { return t.Model.Snapshot() }

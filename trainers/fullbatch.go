@@ -32,6 +32,14 @@ type Monitor interface {
 // MonitorFunc, when set on ModelTask or SGDTask, makes it a Monitor.
 type MonitorFunc func() ([]int, error)
 
+// or calls w, or predict when w is nil.
+func (w MonitorFunc) or(predict func() ([]int, error)) ([]int, error) {
+	if w == nil {
+		return predict()
+	}
+	return w()
+}
+
 // LoopConfig configures FullBatch.
 type LoopConfig struct {
 	Epochs   int
@@ -142,12 +150,7 @@ func (t *ModelTask) Predict() ([]int, error) {
 }
 
 // MonitorPredict predicts the monitored nodes (all of them without Watch).
-func (t *ModelTask) MonitorPredict() ([]int, error) {
-	if t.Watch == nil {
-		return t.Predict()
-	}
-	return t.Watch()
-}
+func (t *ModelTask) MonitorPredict() ([]int, error) { return t.Watch.or(t.Predict) }
 
 // Snapshot saves parameters and norm statistics.
 func (t *ModelTask) Snapshot() any { return t.Model.Snapshot() }
