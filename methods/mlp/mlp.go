@@ -119,44 +119,42 @@ func (m *MLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		}
 		return mod.Model, nil
 	}
-	model, _, err := m.build(ctx)
-	return model, err
+	mod, tr, err := m.module(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := mod.Prepare(ctx, tr, nil); err != nil {
+		return nil, err
+	}
+	return mod.Model, nil
 }
 
-// build constructs the non-private MLP, compiled for full-batch training
-// on the split's training nodes (the forward pass covers every node; the
-// loss only the training rows).
-func (m *MLP) build(ctx *methods.Context) (*nn.Model, *G.Node, error) {
+// module builds the non-private MLP as a methods.Module: full-batch
+// training on the training rows, evaluation on every node.
+func (m *MLP) module(ctx *methods.Context) (*methods.Module, methods.ModuleTraining, error) {
 	g := ctx.Graph
+	tr := methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay}
 	cfg, err := m.config(g.X.F, g.NumClasses, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, tr, err
 	}
-	model := nn.NewModel(ctx.Seed)
-	var logits *G.Node
-	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
-		p, err := layers.NewMLP(model, "mlp", cfg)
-		if err != nil {
-			return err
+	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train), mlpBuild(cfg))
+	return mod, tr, err
+}
+
+// mlpBuild is the module body of both MLPs: one MLP, created on the first
+// path and shared by the others.
+func mlpBuild(cfg layers.MLPConfig) func(*nn.Model, []*layers.Features, bool) (*G.Node, []*G.Node, error) {
+	var p *layers.MLP
+	return func(mm *nn.Model, in []*layers.Features, _ bool) (*G.Node, []*G.Node, error) {
+		if p == nil {
+			var err error
+			if p, err = layers.NewMLP(mm, "mlp", cfg); err != nil {
+				return nil, nil, err
+			}
 		}
-		full, err := layers.NewFeatures(model, g.X, "X")
-		if err != nil {
-			return err
-		}
-		logits = full.MLP(p)
-		if ce, err = nn.NewCrossEntropy(model, logits, "loss"); err != nil {
-			return err
-		}
-		return model.Compile(ce.Mean, []*G.Node{logits})
-	})
-	if err != nil {
-		return nil, nil, err
+		return in[0].MLP(p), nil, nil
 	}
-	if err := ce.SetRows(g.Split.Train, g.Labels); err != nil {
-		return nil, nil, err
-	}
-	return model, logits, nil
 }
 
 // dpModule builds DP-MLP: node-level DP where a node's features and label
@@ -190,17 +188,7 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 		return nil, tr, nil, err
 	}
 	tr.Multiplier = priv.Multiplier
-	var p *layers.MLP
-	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train),
-		func(mm *nn.Model, in []*layers.Features, _ bool) (*G.Node, []*G.Node, error) {
-			if p == nil {
-				var err error
-				if p, err = layers.NewMLP(mm, "mlp", cfg); err != nil {
-					return nil, nil, err
-				}
-			}
-			return in[0].MLP(p), nil, nil
-		})
+	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train), mlpBuild(cfg))
 	return mod, tr, priv, err
 }
 
@@ -217,7 +205,6 @@ func (m *MLP) dpTask(ctx *methods.Context) (*methods.Module, methods.ModuleTrain
 // Run trains the MLP once. Edge-level privacy is free: the model never
 // reads edges, so its ε is 0 for any edge-level budget.
 func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	g := ctx.Graph
 	if ctx.Level == methods.Node {
 		mod, tr, priv, src, err := m.dpTask(ctx)
 		if err != nil {
@@ -229,12 +216,11 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		}
 		return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: priv.Report}, nil
 	}
-	model, logits, err := m.build(ctx)
+	mod, tr, err := m.module(ctx)
 	if err != nil {
 		return nil, err
 	}
-	task := &trainers.ModelTask{Model: model, Logits: logits, Opt: nn.NewAdam(m.LR, m.WeightDecay)}
-	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.Epochs_, Run: ctx.Run, Recorder: ctx.Recorder})
+	res, err := mod.Train(ctx, tr, nil)
 	if err != nil {
 		return nil, err
 	}
