@@ -159,46 +159,6 @@ func AddSelfLoops(a *CSR, w float64) *CSR {
 	return b.done()
 }
 
-// BoundOutDegree returns a copy of A in which every row keeps at most d of
-// its entries, chosen uniformly at random without replacement (rows with at
-// most d entries keep all of them; values are kept). This is ProGAP's
-// node-level degree bounding (ProGAP spec §3.6): with row j listing the
-// out-edges j→i, each node then enters at most d aggregates. The result is
-// deliberately NOT re-symmetrised — it is a directed graph even when A is
-// symmetric — and aggregation must read it as in-neighbour lists, i.e. use
-// its Transpose (row i = {j : j→i kept}). Every row is bounded, including
-// the last. A negative d is treated as 0. The choice is a pure function of
-// (A, d, seed).
-func BoundOutDegree(a *CSR, d int, seed uint64) *CSR {
-	d = max(d, 0)
-	r := newSeededRand(seed, streamBound)
-	b := newCSRBuilder(a.Rows, a.Cols, min(a.NNZ(), a.Rows*d), a.Data != nil)
-	var idx []int
-	for i := 0; i < a.Rows; i++ {
-		lo, hi := a.Indptr[i], a.Indptr[i+1]
-		if hi-lo <= d {
-			b.addRow(a, i, nil)
-			b.endRow(nil)
-			continue
-		}
-		idx = idx[:0]
-		for k := lo; k < hi; k++ {
-			idx = append(idx, k)
-		}
-		// Partial Fisher–Yates: the first d positions become a uniform
-		// d-subset of the row.
-		for p := 0; p < d; p++ {
-			q := p + r.IntN(len(idx)-p)
-			idx[p], idx[q] = idx[q], idx[p]
-		}
-		for _, k := range idx[:d] {
-			b.add(a.Indices[k], a.Value(k))
-		}
-		b.endRow(nil)
-	}
-	return b.done()
-}
-
 // BoundDegreeSymmetric returns a symmetric graph contained in A ∪ Aᵀ in
 // which every node has degree (stored entries per row) at most d. It takes
 // the undirected pairs {i, j} of Symmetrize(A) (a self-loop is a pair that
@@ -208,13 +168,27 @@ func BoundOutDegree(a *CSR, d int, seed uint64) *CSR {
 // greedy removes edges at random but does not maximise the number kept;
 // nodes of degree ≤ d in A can lose edges too when a neighbour is full. A
 // negative d is treated as 0. It panics if A is not square.
+//
+// It has no node-level stability bound: removing one node frees at most d
+// slots, but each freed slot can start an alternating chain of swapped
+// edges as long as the graph (see degreebound.go). Node-level mechanisms
+// take their degree bound from degreebound.go instead.
 func BoundDegreeSymmetric(a *CSR, d int, seed uint64) *CSR {
-	d = max(d, 0)
 	s := Symmetrize(a)
-	type pair struct {
-		i, j int
-		v    float64
-	}
+	pairs := undirectedPairs(s)
+	r := newSeededRand(seed, streamBound)
+	r.Shuffle(len(pairs), func(x, y int) { pairs[x], pairs[y] = pairs[y], pairs[x] })
+	return greedyDegreeBound(s.Rows, pairs, d, s.Data != nil)
+}
+
+// pair is an undirected pair {i, j}, i ≤ j, with its value.
+type pair struct {
+	i, j int
+	v    float64
+}
+
+// undirectedPairs lists the pairs i ≤ j of a symmetric s.
+func undirectedPairs(s *CSR) []pair {
 	pairs := make([]pair, 0, s.NNZ()/2+s.Rows)
 	for i := 0; i < s.Rows; i++ {
 		for k := s.Indptr[i]; k < s.Indptr[i+1]; k++ {
@@ -223,15 +197,22 @@ func BoundDegreeSymmetric(a *CSR, d int, seed uint64) *CSR {
 			}
 		}
 	}
-	r := newSeededRand(seed, streamBound)
-	r.Shuffle(len(pairs), func(x, y int) { pairs[x], pairs[y] = pairs[y], pairs[x] })
-	capLeft := make([]int, s.Rows)
+	return pairs
+}
+
+// greedyDegreeBound visits pairs in the given order and keeps a pair when
+// both endpoints have capacity left (d each; a self-loop uses one unit);
+// kept pairs are stored in both directions, with their values when
+// weighted.
+func greedyDegreeBound(n int, pairs []pair, d int, weighted bool) *CSR {
+	d = max(d, 0)
+	capLeft := make([]int, n)
 	for i := range capLeft {
 		capLeft[i] = d
 	}
 	var src, dst []int
 	var vals []float64
-	if s.Data != nil {
+	if weighted {
 		vals = make([]float64, 0, len(pairs))
 	}
 	for _, p := range pairs {
@@ -239,7 +220,7 @@ func BoundDegreeSymmetric(a *CSR, d int, seed uint64) *CSR {
 			if capLeft[p.i] >= 1 {
 				capLeft[p.i]--
 				src, dst = append(src, p.i), append(dst, p.i)
-				if vals != nil {
+				if weighted {
 					vals = append(vals, p.v)
 				}
 			}
@@ -249,12 +230,12 @@ func BoundDegreeSymmetric(a *CSR, d int, seed uint64) *CSR {
 			capLeft[p.i]--
 			capLeft[p.j]--
 			src, dst = append(src, p.i, p.j), append(dst, p.j, p.i)
-			if vals != nil {
+			if weighted {
 				vals = append(vals, p.v, p.v)
 			}
 		}
 	}
-	return FromCOO(s.Rows, s.Cols, src, dst, vals)
+	return FromCOO(n, n, src, dst, vals)
 }
 
 // RemoveEdgesBetween returns A without the entries (i, j) and (j, i) for

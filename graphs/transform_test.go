@@ -97,66 +97,6 @@ func TestSymmetrizeAndLoops(t *testing.T) {
 	}
 }
 
-func TestBoundOutDegree(t *testing.T) {
-	g := CSBM(CSBMConfig{Nodes: 400, Classes: 2, Features: 1, AvgDegree: 12, Homophily: 0.5, Signal: 0}, 3)
-	a := g.Adj
-	for _, d := range []int{-1, 0, 1, 5, 12, 1000} {
-		var b *CSR
-		tcImmutable(t, "BoundOutDegree", a, func() { b = BoundOutDegree(a, d, 11) })
-		tcCheckCanonical(t, "bounded", b)
-		for i := 0; i < a.Rows; i++ {
-			orig, _ := a.Row(i)
-			got, _ := b.Row(i)
-			if len(got) != min(len(orig), max(d, 0)) {
-				t.Fatalf("d=%d row %d keeps %d of %d", d, i, len(got), len(orig))
-			}
-			for _, j := range got {
-				if _, ok := slices.BinarySearch(orig, j); !ok {
-					t.Fatalf("d=%d row %d gained entry %d", d, i, j)
-				}
-			}
-		}
-		if !tcEqualCSR(b, BoundOutDegree(a, d, 11)) {
-			t.Fatal("not deterministic")
-		}
-		if d == 5 {
-			if tcEqualCSR(b, BoundOutDegree(a, d, 12)) {
-				t.Fatal("different seeds gave the same bounding")
-			}
-			if IsSymmetric(b) {
-				t.Fatal("bounded graph unexpectedly symmetric (it must not be re-symmetrised)")
-			}
-		}
-	}
-	// The last row is bounded too (ProGAP's code skips it).
-	star := FromCOO(3, 3, []int{2, 2, 0}, []int{0, 1, 2}, nil)
-	if b := BoundOutDegree(star, 1, 1); b.Indptr[3]-b.Indptr[2] != 1 {
-		t.Fatal("last row not bounded")
-	}
-	// Weights travel with their entries.
-	w := FromCOO(1, 6, []int{0, 0, 0, 0, 0, 0}, []int{0, 1, 2, 3, 4, 5}, []float64{10, 11, 12, 13, 14, 15})
-	b := BoundOutDegree(w, 3, 5)
-	for k, j := range b.Indices {
-		if b.Data[k] != float64(10+j) {
-			t.Fatal("weight separated from its column")
-		}
-	}
-	// Uniformity: each of 10 entries is kept with probability 3/10.
-	row := FromCOO(1, 10, make([]int, 10), tcRange(10), nil)
-	counts := make([]int, 10)
-	const trials = 4000
-	for s := uint64(0); s < trials; s++ {
-		for _, j := range BoundOutDegree(row, 3, s).Indices {
-			counts[j]++
-		}
-	}
-	for j, c := range counts {
-		if f := float64(c) / trials; math.Abs(f-0.3) > 0.04 {
-			t.Fatalf("entry %d kept with frequency %.3f, want 0.3", j, f)
-		}
-	}
-}
-
 func TestBoundDegreeSymmetric(t *testing.T) {
 	inputs := map[string]*CSR{
 		"csbm":         CSBM(CSBMConfig{Nodes: 300, Classes: 3, Features: 1, AvgDegree: 10, Homophily: 0.6, Signal: 0}, 1).Adj,
