@@ -21,6 +21,10 @@ func (g Gumbel) draw(src *Source) float64 {
 	return -g.Scale * math.Log(-math.Log(src.Uniform()))
 }
 
+// Draw returns one Gumbel(0, Scale) draw from src (Scale must be valid and
+// src non-nil: a programming error otherwise).
+func (g Gumbel) Draw(src *Source) float64 { return g.draw(src) }
+
 // Sample returns n independent Gumbel(0, Scale) draws (−Scale·ln(−ln U) with
 // U uniform on the open interval (0, 1)).
 func (g Gumbel) Sample(n int, src *Source) ([]float64, error) {

@@ -1,12 +1,14 @@
 package methods
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/pflag"
 )
 
@@ -24,6 +26,7 @@ type AggregationPerturbation struct {
 	Dropout     float64
 	InDropout   float64
 	MaxDegree   int
+	DegreeBound string
 	BatchSize   int
 	Clip        float64
 	Accountant  string
@@ -42,7 +45,8 @@ func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs in
 	fs.Float64Var(&a.LR, "lr", lr, "Adam learning rate")
 	fs.Float64Var(&a.Dropout, "dropout", 0, "dropout probability (between layers, as in GAP's code)")
 	fs.Float64Var(&a.InDropout, "input-dropout", 0, "dropout probability on the raw node features entering the first MLP (not in the papers' code; no privacy effect)")
-	fs.IntVar(&a.MaxDegree, "max-degree", 100, "node level: D, the out-degree bound applied before anything else")
+	fs.IntVar(&a.MaxDegree, "max-degree", 100, "node level: D, a public bound on every node's out-degree (the number of aggregates its embedding enters);\nNAP's sensitivity is √D")
+	fs.StringVar(&a.DegreeBound, "degree-bound", DegreePublic, "node level: public (default: D bounds the raw graph; an input above it is refused, nothing is dropped;\nthe guarantee holds for every graph within the bound) or sample (GAP/ProGAP: keep D random out-edges per node;\nthe guarantee then assumes the raw graph is already within D — sampling a graph above it is not covered)")
 	fs.IntVar(&a.BatchSize, "batch-size", 256, "node level: expected Poisson batch size B (q = B/N_train)")
 	fs.Float64Var(&a.Clip, "clip", 1, "node level: per-sample gradient clipping bound C")
 	fs.StringVar(&a.Norm, "norm", "auto", "norm layer: auto (batchnorm at edge level and without privacy, the methods' default at node level), none, batchnorm or groupnorm")
@@ -58,16 +62,38 @@ func (*AggregationPerturbation) Levels() []Level { return []Level{None, Edge, No
 // DefaultSplit is the default protocol for a dataset.
 func (*AggregationPerturbation) DefaultSplit(dataset string) string { return DefaultSplitFor(dataset) }
 
+// Degree-bound modes at node level (graphs/degreebound.go).
+const (
+	DegreePublic = "public"
+	DegreeSample = "sample"
+)
+
 // CalibrateAP finds the one noise multiplier z of an aggregation-perturbation
-// run whose releases are events(z) (Gaussian events in multiples of the
+// run whose releases are releases(z) (Gaussian events in multiples of the
 // sensitivity): at edge level (and without privacy) with --accountant, at
 // node level with RDP. The noise record holds the NAP std z·sensitivity and
-// K; at node level nodeNoise adds the DP-SGD entries. At edge level the
-// report names the privacy unit and, for directed units, also states the ε
-// of an undirected edge (two directed entries, sensitivity √2, so the same
-// events at multiplier z/√2) — what a reader of an undirected graph would
-// otherwise under-estimate.
-func (a *AggregationPerturbation) CalibrateAP(ctx *Context, setup *APSetup, events func(z float64) []dp.Event, nodeNoise func(z float64, rec map[string]float64)) (*Calibrated, error) {
+// K; at node level nodeNoise adds the DP-SGD entries. The report lists the
+// degree bound and the model selection of the `modules` trained modules. At
+// edge level the report names the privacy unit and, for directed units,
+// also states the ε of an undirected edge (two directed entries,
+// sensitivity √2, so the same events at multiplier z/√2) — what a reader of
+// an undirected graph would otherwise under-estimate.
+func (a *AggregationPerturbation) CalibrateAP(ctx *Context, setup *APSetup, releases func(z float64) []Release, nodeNoise func(z float64, rec map[string]float64), modules int) (*Calibrated, error) {
+	c, err := a.calibrateAP(ctx, setup, releases, nodeNoise)
+	if err != nil {
+		return nil, err
+	}
+	ctx.NoteSelection(c.Report, modules)
+	if setup.Bound != nil && ctx.Private() {
+		c.Report.Uses = append(c.Report.Uses, *setup.Bound)
+		if setup.Note != "" {
+			c.Report.Notes = setup.Note
+		}
+	}
+	return c, nil
+}
+
+func (a *AggregationPerturbation) calibrateAP(ctx *Context, setup *APSetup, releases func(z float64) []Release, nodeNoise func(z float64, rec map[string]float64)) (*Calibrated, error) {
 	acct := a.NodeAccountant()
 	if ctx.Level != Node {
 		var err error
@@ -75,7 +101,7 @@ func (a *AggregationPerturbation) CalibrateAP(ctx *Context, setup *APSetup, even
 			return nil, err
 		}
 	}
-	c, err := Calibrate(ctx, setup.Units, acct, events, func(z float64) map[string]float64 {
+	c, err := Calibrate(ctx, setup.Units, acct, releases, func(z float64) map[string]float64 {
 		rec := map[string]float64{"nap_std": z * setup.Sensitivity, "hops": float64(a.Hops)}
 		if ctx.Level == Node && nodeNoise != nil {
 			nodeNoise(z, rec)
@@ -89,7 +115,7 @@ func (a *AggregationPerturbation) CalibrateAP(ctx *Context, setup *APSetup, even
 		c.Report.Notes = fmt.Sprintf("privacy unit: one undirected edge {i,j} with both its adjacency entries (NAP sensitivity √2, std %.6g)", c.Multiplier*setup.Sensitivity)
 		return c, nil
 	}
-	epsU, err := dp.EpsilonOf(acct, events(c.Multiplier/math.Sqrt2), c.Report.Delta)
+	epsU, err := dp.EpsilonOf(acct, Events(releases(c.Multiplier/math.Sqrt2)), c.Report.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +145,14 @@ func (a *AggregationPerturbation) ValidateAP() error {
 	return CheckAll(Positive("hops", a.Hops), Positive("hidden", a.Hidden),
 		Positive("base-layers", a.BaseLayers), Positive("head-layers", a.HeadLayers), Positive("epochs", a.Epochs_),
 		PositiveF("lr", a.LR), Prob("dropout", a.Dropout), Prob("input-dropout", a.InDropout), Positive("max-degree", a.MaxDegree),
-		Positive("batch-size", a.BatchSize), PositiveF("clip", a.Clip), a.validateEdgeUnit())
+		Positive("batch-size", a.BatchSize), PositiveF("clip", a.Clip), a.validateEdgeUnit(), a.validateDegreeBound())
+}
+
+func (a *AggregationPerturbation) validateDegreeBound() error {
+	if a.DegreeBound != DegreePublic && a.DegreeBound != DegreeSample {
+		return fmt.Errorf("--degree-bound %q: want public or sample", a.DegreeBound)
+	}
+	return nil
 }
 
 // Edge-level privacy units of aggregation perturbation.
@@ -137,41 +170,98 @@ func (a *AggregationPerturbation) validateEdgeUnit() error {
 
 // APSetup is the privacy set-up of one aggregation-perturbation run.
 type APSetup struct {
-	// Adj is what NAP aggregates over: the graph's adjacency, with
-	// out-degrees bounded by MaxDegree at node level (done once, first).
+	// Adj is what NAP aggregates over: the raw adjacency, or at node level
+	// with --degree-bound sample its keyed out-degree sample.
 	Adj *graphs.CSR
 	// Sensitivity of one NAP call: 1 at edge level with directed units,
 	// √2 with undirected ones (removing {i,j} changes rows i and j by a unit
-	// vector each), √D at node level.
+	// vector each), √D at node level (D the public out-degree bound).
 	Sensitivity float64
-	// Units is the privacy unit count for δ auto: directed or undirected
-	// edges (edge level) or training nodes (node level).
-	Units int
+	// Units are the privacy units for δ.
+	Units DeltaUnits
 	// Rate is the DP-SGD Poisson rate at node level.
 	Rate float64
+	// Bound describes the degree bound for the report (node level), and
+	// Note is the report's note on what the guarantee assumes.
+	Bound *trainers.PrivateUse
+	Note  string
 }
 
-// SetupAP prepares the adjacency and unit counts for a level.
+// SetupAP prepares the adjacency, the sensitivity and the privacy units for
+// a level. At node level the out-degree bound D (--max-degree) is applied
+// as --degree-bound says (graphs/degreebound.go):
+//   - public: the raw graph must have out-degrees ≤ D, else the run is
+//     refused before anything is released; NAP aggregates over the raw
+//     graph. Removing node v deletes its ≤ D out-entries and changes no
+//     other entry, so the other rows change by at most √D: the guarantee
+//     holds for every input within the public bound.
+//   - sample: every node keeps D out-edges chosen by keyed ranks, the key
+//     drawn from the mechanism source (so --secure-noise covers it). √D
+//     holds when the input is already within D (sampling is then the
+//     identity); above it, removing v also changes the samples of the nodes
+//     that kept an edge to v, which nothing bounds — the papers' assumption,
+//     and the report says so.
 func (a *AggregationPerturbation) SetupAP(ctx *Context) (*APSetup, error) {
 	g := ctx.Graph
-	s := &APSetup{Adj: g.Adj, Sensitivity: 1, Units: g.Adj.NNZ()}
-	if ctx.Level == Node && a.EdgeUnit == EdgeUndirected {
+	undirected := a.EdgeUnit == EdgeUndirected
+	if ctx.Level == Node && undirected {
 		return nil, fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
 	}
-	if ctx.Level != Node && a.EdgeUnit == EdgeUndirected {
-		s.Sensitivity, s.Units = math.Sqrt2, g.Adj.UndirectedEdges()
+	s := &APSetup{Adj: g.Adj, Sensitivity: 1}
+	paper := PaperDigits(g.Adj.NNZ(), "directed edges")
+	if undirected {
+		s.Sensitivity = math.Sqrt2
+		paper = PaperDigits(g.Adj.UndirectedEdges(), "undirected edges")
 	}
-	if ctx.Level == Node {
-		n := len(g.Split.Train)
-		if n == 0 {
-			return nil, fmt.Errorf("the split has no training nodes")
+	s.Units = EdgeUnits(g.N, undirected, paper)
+	if ctx.Level != Node {
+		return s, nil
+	}
+	n := len(g.Split.Train)
+	if n == 0 {
+		return nil, fmt.Errorf("the split has no training nodes")
+	}
+	d := a.MaxDegree
+	s.Sensitivity = math.Sqrt(float64(d))
+	s.Units = DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}
+	s.Rate = NodeRate(a.BatchSize, n)
+	switch a.DegreeBound {
+	case DegreeSample:
+		src, err := ctx.NoiseSource("degree-bound")
+		if err != nil {
+			return nil, err
 		}
-		s.Adj = graphs.BoundOutDegree(g.Adj, a.MaxDegree, ctx.Seed)
-		s.Sensitivity = math.Sqrt(float64(a.MaxDegree))
-		s.Units = n
-		s.Rate = NodeRate(a.BatchSize, n)
+		s.Adj = graphs.SampleOutDegree(g.Adj, d, PairKeyFrom(src))
+		over, _ := graphs.OutDegreeExcess(g.Adj, d)
+		s.Bound = &trainers.PrivateUse{Kind: "degree-bound",
+			What:    fmt.Sprintf("out-degrees sampled to D=%d with keyed ranks from the mechanism source (GAP/ProGAP); %d node(s) of this input are above D", d, over),
+			Covered: "assumption: the raw graph's out-degrees are already ≤ D"}
+		s.Note = fmt.Sprintf("node level, --degree-bound sample: NAP's sensitivity √%d assumes every node of the raw graph has at most %d out-neighbours "+
+			"(a public degree bound on the input graph); sampling a graph above the bound changes other nodes' samples when a node is removed, "+
+			"which √D does not cover", d, d)
+		if over > 0 {
+			s.Note += fmt.Sprintf(". This input has %d node(s) above the bound, so the ε above is not a guarantee for it", over)
+		}
+	default:
+		if err := graphs.CheckOutDegree(g.Adj, d); err != nil {
+			return nil, fmt.Errorf("node level, --max-degree %d: %s: %v. --max-degree is a public bound on every node's out-degree and the guarantee "+
+				"covers graphs within it: raise it to a bound you can state without looking at the data, or pass --degree-bound sample "+
+				"(the papers' sampling, whose guarantee assumes the input is already within the bound)", d, ctx.Dataset, err)
+		}
+		s.Bound = &trainers.PrivateUse{Kind: "degree-bound",
+			What:    fmt.Sprintf("public out-degree bound D=%d: the raw graph was checked to be within it; no edge is dropped", d),
+			Covered: "public bound: the guarantee covers every graph whose out-degrees are ≤ D"}
 	}
 	return s, nil
+}
+
+// PairKeyFrom draws a degree-bounding key from a mechanism source.
+func PairKeyFrom(src *dp.Source) graphs.PairKey {
+	var k graphs.PairKey
+	for i := 0; i < len(k); i += 8 {
+		binary.LittleEndian.PutUint64(k[i:], src.Uint64())
+	}
+	return k
 }
 
 // NodeAccountant is the accountant name used at node level.

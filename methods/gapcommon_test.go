@@ -36,13 +36,16 @@ func TestEdgeUnit(t *testing.T) {
 	events := func(k int) func(z float64) []dp.Event {
 		return func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k}} }
 	}
+	releases := func(k int) func(z float64) []Release {
+		return func(z float64) []Release { return []Release{{What: "NAP", Event: events(k)(z)[0]}} }
+	}
 	run := func(unit string) (*APSetup, *Calibrated) {
 		a := apWithUnit(t, unit)
 		s, err := a.SetupAP(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := a.CalibrateAP(ctx, s, events(a.Hops), nil)
+		c, err := a.CalibrateAP(ctx, s, releases(a.Hops), nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,11 +54,22 @@ func TestEdgeUnit(t *testing.T) {
 	sd, cd := run(EdgeDirected)
 	su, cu := run(EdgeUndirected)
 
-	if sd.Sensitivity != 1 || sd.Units != g.Adj.NNZ() {
-		t.Errorf("directed: sensitivity %g, units %d; want 1, %d", sd.Sensitivity, sd.Units, g.Adj.NNZ())
+	n := float64(g.N)
+	if sd.Sensitivity != 1 || sd.Units.Possible != n*(n-1) || sd.Units.Unit != "directed edge" {
+		t.Errorf("directed: sensitivity %g, units %+v; want 1, %g possible directed edges", sd.Sensitivity, sd.Units, n*(n-1))
 	}
-	if su.Sensitivity != math.Sqrt2 || su.Units != g.Adj.NNZ()/2 {
-		t.Errorf("undirected: sensitivity %g, units %d; want √2, %d", su.Sensitivity, su.Units, g.Adj.NNZ()/2)
+	if su.Sensitivity != math.Sqrt2 || su.Units.Possible != n*(n-1)/2 || su.Units.Unit != "undirected edge" {
+		t.Errorf("undirected: sensitivity %g, units %+v; want √2, %g possible pairs", su.Sensitivity, su.Units, n*(n-1)/2)
+	}
+	// The papers' δ convention counts the (private) edges.
+	for _, tc := range []struct {
+		s    *APSetup
+		want int
+	}{{sd, g.Adj.NNZ()}, {su, g.Adj.NNZ() / 2}} {
+		d, src, err := tc.s.Units.Paper()
+		if want, _ := dp.DeltaAuto(tc.want); err != nil || d != want || !strings.Contains(src, "private") {
+			t.Errorf("paper δ = %g (%q, %v), want %g from %d edges, named private", d, src, err, want, tc.want)
+		}
 	}
 	if math.Abs(cu.Multiplier-cd.Multiplier) > 1e-12*cd.Multiplier {
 		t.Errorf("multipliers differ for the same ε, δ, K: %g vs %g", cu.Multiplier, cd.Multiplier)

@@ -43,7 +43,7 @@ func TestBaselinesOnDefaultGraph(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, fs := newMethod(t, tc.method, tc.args...)
-			r, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: tc.level, Epsilon: tc.eps, Runs: 2, Seed: 1, Flags: fs})
+			r, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Runs: 2, Seed: 1, Flags: fs})
 			if err != nil {
 				t.Fatal(err)
 			}

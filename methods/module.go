@@ -229,20 +229,26 @@ func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watc
 	return &trainers.ModelTask{Model: m, Logits: mod.Logits, Opt: opt, Watch: watch}, nil
 }
 
-// Train prepares the module and trains it with best-validation restore:
-// full batch with Adam, or DP-SGD (DP-Adam) with Poisson sampling and
-// exactly tr.SGDSteps() steps.
+// Train prepares the module and trains it, keeping the epoch the run's
+// selection chooses (best validation accuracy, the last epoch, or a private
+// choice drawn from src): full batch with Adam, or DP-SGD (DP-Adam) with
+// Poisson sampling and exactly tr.SGDSteps() steps.
 func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
 	g := ctx.Graph
-	watch, err := mod.watchPath(g.Split, g.N)
-	if err != nil {
-		return trainers.LoopResult{}, err
+	sel := ctx.loopSelection(src)
+	var watch trainers.MonitorFunc
+	if sel.Mode != trainers.SelectLast {
+		var err error
+		if watch, err = mod.watchPath(g.Split, g.N); err != nil {
+			return trainers.LoopResult{}, err
+		}
 	}
 	task, err := mod.prepare(ctx, tr, src, watch)
 	if err != nil {
 		return trainers.LoopResult{}, err
 	}
-	return trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: tr.Epochs, Run: ctx.Run, Stage: tr.Stage, Recorder: ctx.Recorder})
+	return trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: tr.Epochs, Run: ctx.Run, Stage: tr.Stage,
+		Recorder: ctx.Recorder, Select: sel})
 }
 
 // NodeRate is the Poisson rate B/N_train of DP-SGD, capped at 1.

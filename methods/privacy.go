@@ -3,19 +3,90 @@ package methods
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
-// ResolveDelta returns the run's δ: the requested value, or the specs'
-// "auto" rule (10^−digits of the number of privacy units: directed edges at
-// edge level, training nodes at node level).
-func (c *Context) ResolveDelta(units int) (float64, error) {
-	if c.Delta > 0 {
-		return c.Delta, nil
+// DeltaRule says where a run's δ comes from.
+type DeltaRule string
+
+const (
+	// DeltaGiven is --delta D.
+	DeltaGiven DeltaRule = "given"
+	// DeltaAuto derives δ from public quantities only: at edge level the
+	// node count N is public, and δ = 10^−d with d the number of digits of
+	// the number of possible units (N(N−1) directed entries or N(N−1)/2
+	// undirected pairs), a public bound on the private edge count. At node
+	// level nothing countable is public, and auto is refused.
+	DeltaAuto DeltaRule = "auto"
+	// DeltaPaper is the method's paper convention, computed from the
+	// private unit count (GAP/ProGAP: 10^−digits of the directed edges or
+	// training nodes; GCON: 1/|E|). The report says it reads private data.
+	DeltaPaper DeltaRule = "paper"
+)
+
+// DeltaUnits describes a method's privacy units for δ.
+type DeltaUnits struct {
+	// Unit names the privacy unit ("directed edge", "undirected edge",
+	// "node").
+	Unit string
+	// Possible is a public upper bound on the number of units (0 when
+	// none is public, as at node level).
+	Possible float64
+	// Paper is the method's paper convention: δ and a description; it may
+	// read private counts.
+	Paper func() (float64, string, error)
+}
+
+// EdgeUnits are the δ units of an edge-level run on n nodes: possible units
+// n(n−1) directed entries or n(n−1)/2 undirected pairs; paper is the
+// method's convention on the private edge count.
+func EdgeUnits(n int, undirected bool, paper func() (float64, string, error)) DeltaUnits {
+	u := DeltaUnits{Unit: "directed edge", Possible: float64(n) * float64(n-1), Paper: paper}
+	if undirected {
+		u.Unit, u.Possible = "undirected edge", u.Possible/2
 	}
-	return dp.DeltaAuto(units)
+	return u
+}
+
+// PaperDigits is GAP's and ProGAP's δ convention, 10^−digits(count), on a
+// private count of units.
+func PaperDigits(count int, what string) func() (float64, string, error) {
+	return func() (float64, string, error) {
+		d, err := dp.DeltaAuto(count)
+		return d, fmt.Sprintf("paper convention: 10^-digits of the %s (%d; a private count, not covered)", what, count), err
+	}
+}
+
+// ResolveDelta returns the run's δ and a sentence saying where it came from
+// (see DeltaRule).
+func (c *Context) ResolveDelta(u DeltaUnits) (float64, string, error) {
+	switch c.DeltaRule {
+	case DeltaGiven, "":
+		if c.Delta > 0 {
+			return c.Delta, "given (--delta)", nil
+		}
+		if c.DeltaRule == DeltaGiven {
+			return 0, "", fmt.Errorf("--delta must be in (0, 1), got %g", c.Delta)
+		}
+	case DeltaPaper:
+		if u.Paper == nil {
+			return 0, "", fmt.Errorf("--delta paper: this method's paper has no δ convention; pass --delta")
+		}
+		return u.Paper()
+	}
+	if !(u.Possible >= 1) && !c.Private() {
+		return 0, "no privacy", nil
+	}
+	if !(u.Possible >= 1) {
+		return 0, "", fmt.Errorf("--delta auto: at %s level no count of privacy units is public (the number of %ss is private); "+
+			"pass --delta (e.g. 1e-5, well below one over the number of people in the data) or --delta paper (the paper's rule on the private count)", c.Level, u.Unit)
+	}
+	digits := len(strconv.FormatFloat(math.Floor(u.Possible), 'f', 0, 64))
+	d := math.Pow10(-digits)
+	return d, fmt.Sprintf("auto: 10^-%d, below one over the %.4g possible %ss among the graph's nodes (a public bound on their number)", digits, u.Possible, u.Unit), nil
 }
 
 // Calibrated is a calibrated noise multiplier with its privacy receipt.
@@ -24,21 +95,29 @@ type Calibrated struct {
 	Report     *trainers.PrivacyReport
 }
 
-// Calibrate finds the smallest noise multiplier z whose events(z) meet the
-// context's (ε, δ) under the named accountant (gdp, rdp, rdp-standard),
+// Release is one private release of a run, as the accountant sees it, with
+// a description for the report.
+type Release struct {
+	What  string
+	Event dp.Event
+}
+
+// Calibrate finds the smallest noise multiplier z whose releases(z) meet
+// the context's (ε, δ) under the named accountant (gdp, rdp, rdp-standard),
 // accounts for them once more with a fresh accountant, and returns z with
-// the privacy report (ledger included). δ "auto" uses units. Without
-// privacy (ε = ∞ or level none) z is 0. noise adds method-specific noise
-// levels (stds) to the report.
-func Calibrate(ctx *Context, units int, accountant string, events func(z float64) []dp.Event, noise func(z float64) map[string]float64) (*Calibrated, error) {
-	delta, err := ctx.ResolveDelta(units)
+// the privacy report: the ledger, and one use per release with its ε alone.
+// Without privacy (ε = ∞ or level none) z is 0. noise adds method-specific
+// noise levels (stds) to the report.
+func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(z float64) []Release, noise func(z float64) map[string]float64) (*Calibrated, error) {
+	delta, source, err := ctx.ResolveDelta(units)
 	if err != nil {
 		return nil, err
 	}
 	if !ctx.Private() {
 		return &Calibrated{Report: &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "none",
-			Delta: delta, Noise: noise(0), Notes: "ε = ∞: the same pipeline without noise"}}, nil
+			Delta: delta, DeltaSource: source, Noise: noise(0), Notes: "ε = ∞: the same pipeline without noise"}}, nil
 	}
+	events := func(z float64) []dp.Event { return Events(releases(z)) }
 	newAcct := func() (dp.Accountant, error) { return dp.NewAccountant(accountant) }
 	z, err := dp.CalibrateNoise(ctx.Epsilon, delta, events, newAcct)
 	if err != nil {
@@ -48,7 +127,8 @@ func Calibrate(ctx *Context, units int, accountant string, events func(z float64
 	if err != nil {
 		return nil, err
 	}
-	if err := dp.ComposeAll(acct, events(z)); err != nil {
+	rel := releases(z)
+	if err := dp.ComposeAll(acct, Events(rel)); err != nil {
 		return nil, err
 	}
 	eps, err := acct.Epsilon(delta)
@@ -64,8 +144,32 @@ func Calibrate(ctx *Context, units int, accountant string, events func(z float64
 	for _, e := range acct.Ledger() {
 		ledger = append(ledger, e.String())
 	}
-	return &Calibrated{Multiplier: z, Report: &trainers.PrivacyReport{Level: string(ctx.Level),
-		Accountant: acct.Name(), Epsilon: trainers.Eps(eps), Delta: delta, Noise: nz, Ledger: ledger}}, nil
+	rep := &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: acct.Name(), Epsilon: trainers.Eps(eps),
+		Delta: delta, DeltaSource: source, Noise: nz, Ledger: ledger}
+	for _, r := range rel {
+		e1, err := dp.EpsilonOf(accountant, []dp.Event{r.Event}, delta)
+		if err != nil {
+			return nil, err
+		}
+		kind := "release"
+		if _, ok := r.Event.(dp.PoissonGaussianEvent); ok {
+			kind = "dp-sgd"
+		}
+		if _, ok := r.Event.(dp.PureEvent); ok {
+			kind = "selection"
+		}
+		rep.Uses = append(rep.Uses, trainers.PrivateUse{Kind: kind, What: r.What, Epsilon: trainers.Eps(e1), Covered: "accounted"})
+	}
+	return &Calibrated{Multiplier: z, Report: rep}, nil
+}
+
+// Events returns the events of the releases, in order.
+func Events(rel []Release) []dp.Event {
+	ev := make([]dp.Event, len(rel))
+	for i, r := range rel {
+		ev[i] = r.Event
+	}
+	return ev
 }
 
 // SGDPrivacy is kept for DP-MLP: a calibrated DP-SGD run.
@@ -73,15 +177,16 @@ type SGDPrivacy = Calibrated
 
 // CalibrateSGD calibrates one Poisson-subsampled Gaussian DP-SGD run of
 // `steps` steps at rate q over n samples (RDP accountant with the given
-// conversion).
+// conversion), plus the run's private model selections.
 func CalibrateSGD(ctx *Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*Calibrated, error) {
 	name := "rdp"
 	if conv == dp.ConversionStandard {
 		name = "rdp-standard"
 	}
-	return Calibrate(ctx, n, name,
-		func(z float64) []dp.Event {
-			return []dp.Event{dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}
+	return Calibrate(ctx, DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}, name,
+		func(z float64) []Release {
+			return append([]Release{{fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g, clip %g, noise std %.4g·clip", steps, q, clip, z),
+				dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}}, ctx.SelectionReleases(1)...)
 		},
 		func(z float64) map[string]float64 {
 			return map[string]float64{"std": z * clip, "clip": clip, "rate": q, "steps": float64(steps)}

@@ -36,12 +36,18 @@ type Context struct {
 	Dataset string
 	Level   Level
 	Epsilon float64 // +Inf when Level is None
-	// Delta is the requested δ; 0 means "auto" (the method resolves it from
-	// its privacy unit count with ResolveDelta).
-	Delta    float64
-	Seed     uint64
-	Run      int
-	Recorder trainers.Recorder
+	// Delta is the requested δ when DeltaRule is DeltaGiven (0 otherwise);
+	// methods resolve it with ResolveDelta.
+	Delta     float64
+	DeltaRule DeltaRule
+	// Selection is how training loops pick the epoch they keep
+	// (trainers.SelectBest, SelectLast or SelectPrivate; resolved for the
+	// level) and SelectionEpsilon the ε of each private selection.
+	Selection        string
+	SelectionEpsilon float64
+	Seed             uint64
+	Run              int
+	Recorder         trainers.Recorder
 	// SecureNoise draws every privacy mechanism's randomness (noise,
 	// Poisson sampling) from crypto/rand instead of a stream keyed by Seed,
 	// so nobody who learns the seed can regenerate and subtract the noise.

@@ -21,9 +21,16 @@ type TrainOptions struct {
 	Features string
 	Level    Level
 	Epsilon  float64 // +Inf for no privacy
-	Delta    float64 // 0 for auto
-	Runs     int
-	Seed     uint64
+	Delta    float64 // with DeltaRule DeltaGiven (or "" and Delta > 0)
+	// DeltaRule is where δ comes from: given, auto (public quantities; the
+	// default) or paper (the method's paper, from private counts).
+	DeltaRule DeltaRule
+	// Selection is --selection (auto, best, last, private) and
+	// SelectionEpsilon the ε of one private selection.
+	Selection        string
+	SelectionEpsilon float64
+	Runs             int
+	Seed             uint64
 	// SecureNoise keys the privacy mechanisms from crypto/rand (see
 	// Context.SecureNoise); Seed then only drives splits, initialisation
 	// and dropout.
@@ -65,8 +72,8 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		ctx := &Context{Graph: gs, Dataset: g.Name, Level: opts.Level, Epsilon: opts.Epsilon,
-			Delta: opts.Delta, Seed: seed, Run: r, Recorder: rec, SecureNoise: opts.SecureNoise}
+		ctx := opts.context(gs, g.Name, seed)
+		ctx.Run, ctx.Recorder = r, rec
 		out, err := m.Run(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("%s run %d: %w", m.Name(), r+1, err)
@@ -81,6 +88,11 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 		metrics["train_acc"] = append(metrics["train_acc"], trainers.Accuracy(out.Pred, gs.Labels, sp.Train))
 		for k, v := range out.Extra {
 			metrics[k] = append(metrics[k], v)
+		}
+		if out.Privacy != nil && ctx.Private() {
+			out.Privacy.Uses = append(out.Privacy.Uses, trainers.PrivateUse{Kind: "evaluation",
+				What:    "test, validation and training accuracy on the split's labels (the metrics of this record)",
+				Covered: "not released: the experimenter's measurement; at node level labels are private and publishing these numbers is not covered"})
 		}
 		if out.Privacy != nil {
 			if report == nil || epsOf(out.Privacy) > epsOf(report) {
@@ -124,8 +136,23 @@ func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, err
 		return nil, none, fmt.Errorf("--epsilon must be positive (or inf), got %v", opts.Epsilon)
 	}
 	if opts.Delta < 0 || opts.Delta >= 1 || math.IsNaN(opts.Delta) {
-		return nil, none, fmt.Errorf("--delta must be in (0, 1) or auto, got %v", opts.Delta)
+		return nil, none, fmt.Errorf("--delta must be in (0, 1), auto or paper, got %v", opts.Delta)
 	}
+	switch opts.DeltaRule {
+	case "":
+		opts.DeltaRule = DeltaAuto
+		if opts.Delta > 0 {
+			opts.DeltaRule = DeltaGiven
+		}
+	case DeltaGiven, DeltaAuto, DeltaPaper:
+	default:
+		return nil, none, fmt.Errorf("unknown δ rule %q", opts.DeltaRule)
+	}
+	sel, err := resolveSelection(opts.Level, opts.Level != None && !math.IsInf(opts.Epsilon, 1), opts.Selection, opts.SelectionEpsilon)
+	if err != nil {
+		return nil, none, err
+	}
+	opts.Selection = sel
 	if err := m.Validate(); err != nil {
 		return nil, none, err
 	}
@@ -169,8 +196,16 @@ func NewContext(m Method, opts TrainOptions) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Context{Graph: gs, Dataset: g.Name, Level: opts.Level, Epsilon: opts.Epsilon,
-		Delta: opts.Delta, Seed: opts.Seed, Recorder: trainers.Nop{}}, nil
+	ctx := opts.context(gs, g.Name, opts.Seed)
+	ctx.Recorder = trainers.Nop{}
+	return ctx, nil
+}
+
+// context is the Context of one run on the split graph gs.
+func (opts *TrainOptions) context(gs *graphs.Graph, dataset string, seed uint64) *Context {
+	return &Context{Graph: gs, Dataset: dataset, Level: opts.Level, Epsilon: opts.Epsilon,
+		Delta: opts.Delta, DeltaRule: opts.DeltaRule, Selection: opts.Selection, SelectionEpsilon: opts.SelectionEpsilon,
+		Seed: seed, SecureNoise: opts.SecureNoise}
 }
 
 func epsOf(p *trainers.PrivacyReport) float64 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -46,6 +47,34 @@ type LoopConfig struct {
 	Run      int // reported to the recorder
 	Stage    int // reported to the recorder
 	Recorder Recorder
+	// Select is how the epoch to keep is chosen (zero value: best
+	// validation accuracy).
+	Select Selection
+}
+
+// Selection modes of FullBatch.
+const (
+	// SelectBest keeps the first epoch with the best validation accuracy
+	// (the papers' early stopping). It reads validation labels after every
+	// epoch: free when labels are public (edge level, no privacy).
+	SelectBest = "best"
+	// SelectLast keeps the last epoch and reads no label during training.
+	SelectLast = "last"
+	// SelectPrivate keeps the epoch chosen by the exponential mechanism on
+	// the number of correctly classified validation nodes (report noisy max
+	// with Gumbel noise of scale 1/Epsilon): ε-DP for removing or adding one
+	// node, because given the released checkpoints each count changes by at
+	// most one and all in the same direction (a monotone utility of
+	// sensitivity 1).
+	SelectPrivate = "private"
+)
+
+// Selection says how FullBatch picks the epoch it keeps.
+type Selection struct {
+	Mode    string // SelectBest ("" too), SelectLast or SelectPrivate
+	Epsilon float64
+	// Src draws the Gumbel noise of SelectPrivate (the mechanism source).
+	Src *dp.Source
 }
 
 // LoopResult is the outcome of FullBatch after restoring the best epoch.
@@ -56,10 +85,14 @@ type LoopResult struct {
 	LastLoss  float64
 }
 
-// FullBatch trains task for cfg.Epochs epochs, evaluates validation accuracy
-// after each, and restores the parameters of the first epoch with the best
-// validation accuracy (the papers' "early stopping": train all epochs, then
-// restore the best). Without a validation set the last epoch is kept.
+// FullBatch trains task for cfg.Epochs epochs and keeps the epoch cfg.Select
+// chooses: by default it evaluates validation accuracy after each epoch and
+// restores the parameters of the first epoch with the best validation
+// accuracy (the papers' "early stopping": train all epochs, then restore the
+// best); SelectLast keeps the last epoch without evaluating; SelectPrivate
+// chooses privately (see SelectPrivate). Without a validation set the last
+// epoch is kept. The result's ValAcc is the validation accuracy of the kept
+// model (an evaluation, not part of the choice, under SelectLast).
 func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (LoopResult, error) {
 	if cfg.Epochs <= 0 {
 		return LoopResult{}, fmt.Errorf("trainers: epochs must be positive, got %d", cfg.Epochs)
@@ -68,8 +101,22 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 	if rec == nil {
 		rec = Nop{}
 	}
+	sel := cfg.Select
+	switch sel.Mode {
+	case "", SelectBest, SelectLast:
+	case SelectPrivate:
+		if !(sel.Epsilon > 0) || math.IsInf(sel.Epsilon, 1) || sel.Src == nil {
+			return LoopResult{}, fmt.Errorf("trainers: private selection needs a finite ε > 0 and a noise source")
+		}
+	default:
+		return LoopResult{}, fmt.Errorf("trainers: unknown selection %q", sel.Mode)
+	}
+	if sel.Mode == SelectLast || len(split.Val) == 0 {
+		return lastEpoch(task, labels, split, cfg, rec)
+	}
 	res := LoopResult{ValAcc: math.NaN()}
 	var best any
+	bestNoisy := math.Inf(-1)
 	for ep := 1; ep <= cfg.Epochs; ep++ {
 		loss, err := task.TrainEpoch()
 		if err != nil {
@@ -90,10 +137,20 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 				return res, err
 			}
 			acc := Accuracy(pred, labels, split.Val)
-			st.ValAcc = acc
-			st.TrainAcc = Accuracy(pred, labels, split.Train)
-			if best == nil || acc > res.ValAcc {
-				res.ValAcc, res.BestEpoch, best = acc, ep, task.Snapshot()
+			if sel.Mode == SelectPrivate {
+				// Gumbel-max over epochs, drawn as they come: the law of the
+				// exponential mechanism exp(ε·correct). Nothing about the
+				// labels is reported per epoch.
+				noisy := acc*float64(len(split.Val)) + dp.Gumbel{Scale: 1 / sel.Epsilon}.Draw(sel.Src)
+				if noisy > bestNoisy {
+					bestNoisy, res.ValAcc, res.BestEpoch, best = noisy, acc, ep, task.Snapshot()
+				}
+			} else {
+				st.ValAcc = acc
+				st.TrainAcc = Accuracy(pred, labels, split.Train)
+				if best == nil || acc > res.ValAcc {
+					res.ValAcc, res.BestEpoch, best = acc, ep, task.Snapshot()
+				}
 			}
 		}
 		rec.Epoch(st)
@@ -108,6 +165,31 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 		return res, err
 	}
 	res.Pred = pred
+	return res, nil
+}
+
+// lastEpoch trains every epoch without evaluating and keeps the last one.
+func lastEpoch(task Task, labels []int, split graphs.Split, cfg LoopConfig, rec Recorder) (LoopResult, error) {
+	res := LoopResult{ValAcc: math.NaN(), BestEpoch: cfg.Epochs}
+	for ep := 1; ep <= cfg.Epochs; ep++ {
+		loss, err := task.TrainEpoch()
+		if err != nil {
+			return res, err
+		}
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return res, fmt.Errorf("trainers: loss became %v at epoch %d (learning rate too high?)", loss, ep)
+		}
+		res.LastLoss = loss
+		rec.Epoch(EpochStats{Kind: "epoch", Run: cfg.Run, Stage: cfg.Stage, Epoch: ep, Loss: loss})
+	}
+	pred, err := task.Predict()
+	if err != nil {
+		return res, err
+	}
+	res.Pred = pred
+	if len(split.Val) > 0 {
+		res.ValAcc = Accuracy(pred, labels, split.Val)
+	}
 	return res, nil
 }
 

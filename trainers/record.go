@@ -26,16 +26,35 @@ type Record struct {
 }
 
 // PrivacyReport is the privacy receipt of a run: which accountant, the ε it
-// computed at δ, the noise levels used (noise multipliers, i.e. std divided
-// by sensitivity, unless the key says otherwise) and the ledger of events.
+// computed at δ and where δ came from, the noise levels used (noise
+// multipliers, i.e. std divided by sensitivity, unless the key says
+// otherwise), the ledger of events, and every use of private data the run
+// made with how it is covered.
 type PrivacyReport struct {
-	Level      string             `json:"level"`
-	Accountant string             `json:"accountant"`
-	Epsilon    *float64           `json:"epsilon"`
-	Delta      float64            `json:"delta"`
-	Noise      map[string]float64 `json:"noise,omitempty"`
-	Ledger     []string           `json:"ledger,omitempty"`
-	Notes      string             `json:"notes,omitempty"`
+	Level       string             `json:"level"`
+	Accountant  string             `json:"accountant"`
+	Epsilon     *float64           `json:"epsilon"`
+	Delta       float64            `json:"delta"`
+	DeltaSource string             `json:"delta_source,omitempty"`
+	Noise       map[string]float64 `json:"noise,omitempty"`
+	Ledger      []string           `json:"ledger,omitempty"`
+	Uses        []PrivateUse       `json:"uses,omitempty"`
+	Notes       string             `json:"notes,omitempty"`
+}
+
+// PrivateUse is one use of private data by a run.
+type PrivateUse struct {
+	// Kind is release (a mechanism's output), dp-sgd, selection (model
+	// selection on labels), degree-bound (how the graph's degrees were
+	// bounded) or evaluation (metrics for the experimenter).
+	Kind string `json:"kind"`
+	What string `json:"what"`
+	// Epsilon is the ε of this use alone at the report's δ, under the
+	// report's accountant (absent when the use releases nothing).
+	Epsilon *float64 `json:"epsilon,omitempty"`
+	// Covered says how the guarantee covers it: "accounted",
+	// "public data", "not released", or what it assumes.
+	Covered string `json:"covered"`
 }
 
 // Eps converts ε to its JSON form (nil for +Inf or NaN).

@@ -20,7 +20,7 @@ import (
 // is on a line marked "DP: …", gradient nodes are there too, and the
 // non-private MLP has no DP node at all.
 func TestInspectDPMarksOnlyPrivacyNodes(t *testing.T) {
-	out, err := runCLI(t, "inspect", "mlp", "--privacy", "node", "--epsilon", "1")
+	out, err := runCLI(t, "inspect", "mlp", "--privacy", "node", "--epsilon", "1", "--delta", "1e-5")
 	if err != nil {
 		t.Fatal(err)
 	}

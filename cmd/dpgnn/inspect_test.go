@@ -51,11 +51,11 @@ func TestInspectShowsDPNodes(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"inspect", "mlp", "--privacy", "node", "--epsilon", "1"},
+		{[]string{"inspect", "mlp", "--privacy", "node", "--epsilon", "1", "--delta", "1e-5"},
 			[]string{"GaussianNoise", "ClipFactor", "GhostNormSq", "clipped-sum", "noisy-grad", "DP:"}},
 		{[]string{"inspect", "progap", "--privacy", "edge", "--epsilon", "1"},
 			[]string{"GaussianNoise(progap.nap", "DP: noise", "SpMM(progap.nap"}},
-		{[]string{"inspect", "progap", "--privacy", "node", "--epsilon", "8"},
+		{[]string{"inspect", "progap", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5"},
 			[]string{"GaussianNoise(progap.nap", "ClipFactor", "clipped-sum"}},
 		{[]string{"inspect", "gap", "--privacy", "edge", "--epsilon", "1"},
 			[]string{"GaussianNoise(gap.nap", "DP: noise"}},
@@ -152,7 +152,7 @@ func TestGradCheckReportFailsOnBrokenGradient(t *testing.T) {
 // noise norm, plus one line per epoch.
 func TestTraceHasDPSGDDiagnostics(t *testing.T) {
 	path := t.TempDir() + "/trace.jsonl"
-	if _, err := runCLI(t, "train", "mlp", "--privacy", "node", "--epsilon", "2", "--epochs", "1",
+	if _, err := runCLI(t, "train", "mlp", "--privacy", "node", "--epsilon", "2", "--delta", "1e-5", "--epochs", "1",
 		"--batch-size", "200", "--clip", "0.01", "--trace", path, "--json"); err != nil {
 		t.Fatal(err)
 	}

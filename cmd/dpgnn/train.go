@@ -22,6 +22,8 @@ import (
 // on a dataset: `train METHOD` and `inspect METHOD` (DESIGN.md).
 type dataFlags struct {
 	dataset, dataDir, split, features, privacy, epsilon, delta string
+	selection                                                  string
+	selectionEpsilon                                           float64
 	seed                                                       uint64
 }
 
@@ -32,7 +34,9 @@ func (c *dataFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.features, "features", "raw", "feature preprocessing: raw (as stored) or l1 (rows scaled to sum 1, PyG's NormalizeFeatures)")
 	f.StringVar(&c.privacy, "privacy", "none", "none, edge or node")
 	f.StringVar(&c.epsilon, "epsilon", "inf", "privacy budget ε (> 0, or inf)")
-	f.StringVar(&c.delta, "delta", "auto", "privacy parameter δ in (0,1), or auto (10^-digits of the unit count)")
+	f.StringVar(&c.delta, "delta", "auto", "privacy parameter δ in (0,1); auto: from public quantities only (edge level: below one over the\nnumber of possible edges among the N nodes; refused at node level, where no count is public); paper: the\nmethod's paper convention on the private unit count (reported as not covered)")
+	f.StringVar(&c.selection, "selection", "auto", "which epoch a training loop keeps: best (validation accuracy; free when labels are public), last (reads\nno label), private (exponential mechanism, --selection-epsilon per trained module, accounted); auto: best,\nor last at node level")
+	f.Float64Var(&c.selectionEpsilon, "selection-epsilon", 0, "ε of each private model selection (--selection private)")
 	f.Uint64Var(&c.seed, "seed", 1, "random seed")
 }
 
@@ -47,12 +51,12 @@ func (c *dataFlags) options() (methods.TrainOptions, error) {
 	if err != nil {
 		return methods.TrainOptions{}, err
 	}
-	delta, err := parseDelta(c.delta)
+	delta, rule, err := parseDelta(c.delta)
 	if err != nil {
 		return methods.TrainOptions{}, err
 	}
 	return methods.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Features: c.features, Level: level,
-		Epsilon: eps, Delta: delta, Seed: c.seed}, nil
+		Epsilon: eps, Delta: delta, DeltaRule: rule, Selection: c.selection, SelectionEpsilon: c.selectionEpsilon, Seed: c.seed}, nil
 }
 
 // commonFlags are the options every `train METHOD` accepts (DESIGN.md).
@@ -96,15 +100,18 @@ func parseEpsilon(s string) (float64, error) {
 	return e, nil
 }
 
-func parseDelta(s string) (float64, error) {
-	if s == "auto" {
-		return 0, nil
+func parseDelta(s string) (float64, methods.DeltaRule, error) {
+	switch s {
+	case "auto":
+		return 0, methods.DeltaAuto, nil
+	case "paper":
+		return 0, methods.DeltaPaper, nil
 	}
 	d, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(d > 0 && d < 1) {
-		return 0, fmt.Errorf("--delta must be a number in (0, 1) or auto, got %q", s)
+		return 0, "", fmt.Errorf("--delta must be a number in (0, 1), auto or paper, got %q", s)
 	}
-	return d, nil
+	return d, methods.DeltaGiven, nil
 }
 
 func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -178,7 +185,7 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 
 // commonNames are the flags that are not method hyperparameters.
 var commonNames = map[string]bool{"dataset": true, "data-dir": true, "split": true, "privacy": true,
-	"epsilon": true, "delta": true, "runs": true, "seed": true, "json": true, "trace": true, "secure-noise": true, "help": true}
+	"epsilon": true, "delta": true, "selection": true, "selection-epsilon": true, "runs": true, "seed": true, "json": true, "trace": true, "secure-noise": true, "help": true}
 
 func methodFlags(cmd *cobra.Command) *pflagSet {
 	fs := newPflagSet()
@@ -229,6 +236,19 @@ func printSummary(w io.Writer, r *trainers.Record) {
 			}
 		}
 		fmt.Fprintln(w)
+		if p.DeltaSource != "" {
+			fmt.Fprintln(w, "δ:", p.DeltaSource)
+		}
+		if len(p.Uses) > 0 {
+			fmt.Fprintln(w, "uses of private data:")
+			for _, u := range p.Uses {
+				eps := ""
+				if u.Epsilon != nil {
+					eps = fmt.Sprintf(" [ε=%.4g alone]", *u.Epsilon)
+				}
+				fmt.Fprintf(w, "  - %s: %s%s — %s\n", u.Kind, u.What, eps, u.Covered)
+			}
+		}
 		if p.Notes != "" {
 			fmt.Fprintln(w, "note:", p.Notes)
 		}

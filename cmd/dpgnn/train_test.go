@@ -218,7 +218,7 @@ func TestSweepTableAndRecords(t *testing.T) {
 // add different noise (so different models), and the record says so;
 // without it they repeat exactly.
 func TestSecureNoiseRunsDiffer(t *testing.T) {
-	args := []string{"train", "mlp", "--privacy", "node", "--epsilon", "1", "--epochs", "2", "--batch-size", "20", "--json"}
+	args := []string{"train", "mlp", "--privacy", "node", "--epsilon", "1", "--delta", "1e-5", "--epochs", "2", "--batch-size", "20", "--json"}
 	loss := func(extra ...string) (string, bool) {
 		out, err := runCLI(t, append(args, extra...)...)
 		if err != nil {

@@ -72,20 +72,34 @@ func (m *GAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, 
 
 // calibrate returns the noise multiplier: at edge level for K NAP calls of
 // sensitivity 1; at node level one z shared by the encoder's DP-SGD, the K
-// NAP calls (std z·√D) and the classifier's DP-SGD, composed in RDP.
+// NAP calls (std z·√D) and the classifier's DP-SGD (and private model
+// selections), composed in RDP.
 func (m *GAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.Calibrated, error) {
 	tEnc, tCls := 0, 0
+	modules := 1 // the classifier, plus each encoder
+	if m.EncoderLayers > 0 {
+		modules += max(1, m.EncoderFolds)
+	}
 	if ctx.Level == methods.Node {
 		if m.EncoderLayers > 0 {
 			tEnc = m.training(ctx, setup, 0, m.EncoderEpochs).SGDSteps()
 		}
 		tCls = m.training(ctx, setup, 0, m.Epochs_).SGDSteps()
 	}
-	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Event {
-		return Events(ctx.Level, m.Hops, z, setup.Rate, tEnc, tCls)
+	return m.CalibrateAP(ctx, setup, func(z float64) []methods.Release {
+		ev := Events(ctx.Level, m.Hops, z, setup.Rate, tEnc, tCls)
+		rel := []methods.Release{{What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
+			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
+		if ctx.Level == methods.Node {
+			rel = append(rel, methods.Release{What: fmt.Sprintf("classifier DP-SGD: %d Poisson steps at rate %.4g, clip %g", tCls, setup.Rate, m.Clip), Event: ev[1]})
+			if tEnc > 0 {
+				rel = append(rel, methods.Release{What: fmt.Sprintf("encoder DP-SGD: %d Poisson steps at rate %.4g, clip %g", tEnc, setup.Rate, m.Clip), Event: ev[2]})
+			}
+		}
+		return append(rel, ctx.SelectionReleases(modules)...)
 	}, func(z float64, rec map[string]float64) {
 		rec["sgd_std"], rec["rate"], rec["encoder_steps"], rec["classifier_steps"] = z*m.Clip, setup.Rate, float64(tEnc), float64(tCls)
-	})
+	}, modules)
 }
 
 // Events is what a GAP run releases, in noise multipliers z: K NAP calls

@@ -42,8 +42,8 @@ func TestGAPRunsAtEveryLevelWithinBudget(t *testing.T) {
 		min   float64
 	}{{methods.Edge, 8, 0.6}, {methods.Node, 8, 0.4}} {
 		t.Run(string(tc.level), func(t *testing.T) {
-			m := newGAP(t, "--hops", "2", "--epochs", "20", "--encoder-epochs", "20", "--batch-size", "32", "--max-degree", "5")
-			out, err := m.Run(&methods.Context{Graph: g, Level: tc.level, Epsilon: tc.eps, Seed: 3})
+			m := newGAP(t, "--hops", "2", "--epochs", "20", "--encoder-epochs", "20", "--batch-size", "32", "--max-degree", "16")
+			out, err := m.Run(&methods.Context{Graph: g, Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Seed: 3})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -250,29 +250,30 @@ func (m *GCON) trainingRows(g *graphs.Graph, pred []int) ([]int, []int) {
 	return rows, labels
 }
 
-// Delta resolves δ: --delta when given, else 1/|E| with |E| the number of
+// Delta resolves δ and says where it came from: --delta when given; auto
+// (the default) from the public node count, for the undirected edge that is
+// GCON's unit; --delta paper is the paper's 1/|E| with |E| the number of
 // directed adjacency entries of the simple symmetric graph (gcon.md §5.2,
-// pitfall P16).
-func Delta(ctx *methods.Context) (float64, error) {
-	if ctx.Delta > 0 {
-		return ctx.Delta, nil
-	}
-	e := Hygiene(ctx.Graph.Adj).NNZ()
-	if e < 2 {
-		return 0, fmt.Errorf("gcon: δ = 1/|E| needs edges; pass --delta")
-	}
-	return 1 / float64(e), nil
+// pitfall P16), which reads the private edge count.
+func Delta(ctx *methods.Context) (float64, string, error) {
+	return ctx.ResolveDelta(methods.EdgeUnits(ctx.Graph.N, true, func() (float64, string, error) {
+		e := Hygiene(ctx.Graph.Adj).NNZ()
+		if e < 2 {
+			return 0, "", fmt.Errorf("gcon: δ = 1/|E| needs edges; pass --delta")
+		}
+		return 1 / float64(e), fmt.Sprintf("paper convention: 1/|E| with |E| = %d directed entries (a private count, not covered)", e), nil
+	}))
 }
 
 // calibrate runs CALIBRATE for the context.
-func (m *GCON) calibrate(ctx *methods.Context, n1, c, d int) (Calibration, float64, error) {
-	delta, err := Delta(ctx)
+func (m *GCON) calibrate(ctx *methods.Context, n1, c, d int) (Calibration, float64, string, error) {
+	delta, source, err := Delta(ctx)
 	if err != nil {
-		return Calibration{}, 0, err
+		return Calibration{}, 0, "", err
 	}
 	l, err := m.lossFor(c)
 	if err != nil {
-		return Calibration{}, 0, err
+		return Calibration{}, 0, "", err
 	}
 	c1, c2, c3 := l.Constants()
 	eps := math.Inf(1)
@@ -281,11 +282,11 @@ func (m *GCON) calibrate(ctx *methods.Context, n1, c, d int) (Calibration, float
 	}
 	cal, err := Calibrate(CalibrationInput{Epsilon: eps, Delta: delta, Omega: m.Omega, Xi: m.xi, XiAuto: m.xiAuto, Lambda: m.Lambda,
 		C1: c1, C2: c2, C3: c3, N1: n1, Classes: c, Dim: d, Alpha: m.Alpha, Steps: m.steps})
-	return cal, delta, err
+	return cal, delta, source, err
 }
 
 // Report is the privacy receipt of a calibration.
-func Report(ctx *methods.Context, cal Calibration, delta float64, n1, d int) *trainers.PrivacyReport {
+func Report(ctx *methods.Context, cal Calibration, delta float64, deltaSource string, n1, d int) *trainers.PrivacyReport {
 	noise := map[string]float64{
 		"lambda": cal.Lambda, "lambda_requested": cal.LambdaIn, "lambda_prime": cal.LambdaPrime,
 		"psi": cal.Psi, "n1": float64(n1), "d": float64(d), "expected_noise_norm": cal.ExpectedNoiseNorm(d),
@@ -299,14 +300,16 @@ func Report(ctx *methods.Context, cal Calibration, delta float64, n1, d int) *tr
 		if ctx.Private() {
 			eps = trainers.Eps(0)
 		}
-		return &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "none", Epsilon: eps, Delta: delta, Noise: noise, Notes: note}
+		return &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "none", Epsilon: eps, Delta: delta, DeltaSource: deltaSource, Noise: noise, Notes: note}
 	}
 	noise["beta"] = cal.Beta
 	noise["c_theta"] = cal.CTheta
 	noise["eps_lambda"] = cal.EpsLambda
 	noise["c_sf"] = cal.Csf
 	return &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "objective-perturbation",
-		Epsilon: trainers.Eps(cal.Epsilon), Delta: delta, Noise: noise,
+		Epsilon: trainers.Eps(cal.Epsilon), Delta: delta, DeltaSource: deltaSource, Noise: noise,
+		Uses: []trainers.PrivateUse{{Kind: "release", Epsilon: trainers.Eps(cal.Epsilon), Covered: "accounted",
+			What: "the perturbed minimiser Θ of the objective over propagated encodings (one release; inference reuses Θ)"}},
 		Ledger: []string{fmt.Sprintf("objective perturbation (GCON Thm 1): Ψ=%.6g, c_sf=%.6g, Λ=%.6g, Λ'=%.6g, c_θ=%.6g, ε_Λ=%.6g, β=%.6g → ε=%.6g, δ=%.3g",
 			cal.Psi, cal.Csf, cal.Lambda, cal.LambdaPrime, cal.CTheta, cal.EpsLambda, cal.Beta, cal.Epsilon, delta)}}
 }
@@ -318,9 +321,11 @@ type Fit struct {
 	D     int
 	Cal   Calibration
 	Delta float64
-	N1    int
-	Solve SolveResult
-	B     []float64
+	// DeltaSource says where δ came from.
+	DeltaSource string
+	N1          int
+	Solve       SolveResult
+	B           []float64
 	// At is Ã of the training graph.
 	At *graphs.CSR
 }
@@ -333,6 +338,7 @@ type perturbed struct {
 	d, n1       int
 	cal         Calibration
 	delta       float64
+	deltaSource string
 	at          *graphs.CSR
 }
 
@@ -352,7 +358,7 @@ func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows,
 	if n1 == 0 {
 		return nil, fmt.Errorf("gcon: no training rows")
 	}
-	cal, delta, err := m.calibrate(ctx, n1, c, d)
+	cal, delta, source, err := m.calibrate(ctx, n1, c, d)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +376,7 @@ func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows,
 		copy(zt[k*d:(k+1)*d], z[i*d:(i+1)*d])
 		y[k*c+labels[k]] = 1
 	}
-	return &perturbed{z: z, zt: zt, y: y, b: b, d: d, n1: n1, cal: cal, delta: delta, at: at}, nil
+	return &perturbed{z: z, zt: zt, y: y, b: b, d: d, n1: n1, cal: cal, delta: delta, deltaSource: source, at: at}, nil
 }
 
 // FitEncoded runs Alg. 1 steps 4–11 on row-normalised encodings x (n×d1).
@@ -405,7 +411,7 @@ func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, label
 			return nil, fmt.Errorf("gcon: solver stopped at ‖∇‖ = %g (not the exact minimiser the guarantee needs)", g)
 		}
 	}
-	return &Fit{Theta: res.Theta, D: d, Cal: cal, Delta: pp.delta, N1: n1, Solve: res, B: b, At: pp.at}, nil
+	return &Fit{Theta: res.Theta, D: d, Cal: cal, Delta: pp.delta, DeltaSource: pp.deltaSource, N1: n1, Solve: res, B: b, At: pp.at}, nil
 }
 
 // solveAdam is the paper's optimiser (App. Q): full-batch Adam over the
@@ -492,12 +498,12 @@ func (m *GCON) graphsFor(ctx *methods.Context) (*methods.Context, *graphs.CSR, e
 	public, private := graphs.SplitEdgesAt(g.Adj, eval)
 	tc := *ctx
 	tc.Graph = g.WithAdj(private)
-	if tc.Delta == 0 && ctx.Private() {
-		d, err := Delta(ctx)
+	if ctx.Private() {
+		d, _, err := Delta(ctx) // the whole graph's δ
 		if err != nil {
 			return nil, nil, err
 		}
-		tc.Delta = d
+		tc.Delta, tc.DeltaRule = d, methods.DeltaGiven
 	}
 	return &tc, Transition(public), nil
 }
@@ -534,7 +540,7 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	out := &methods.Outcome{Pred: pred, ValAcc: trainers.Accuracy(pred, g.Labels, g.Split.Val),
-		Privacy: Report(ctx, fit.Cal, fit.Delta, fit.N1, fit.D),
+		Privacy: Report(ctx, fit.Cal, fit.Delta, fit.DeltaSource, fit.N1, fit.D),
 		Extra: map[string]float64{"encoder_test_acc": trainers.Accuracy(enc.Pred, g.Labels, g.Split.Test),
 			"lambda_used": fit.Cal.Lambda, "solver_grad_norm": fit.Solve.MaxGradNorm()}}
 	if m.Solver == "adam" {

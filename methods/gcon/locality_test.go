@@ -82,8 +82,8 @@ func TestPublicTestGraphSeparation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, _ := Delta(ctx); tc.Delta != want {
-		t.Errorf("δ = %g, want the whole graph's 1/|E| = %g", tc.Delta, want)
+	if want, _, _ := Delta(ctx); tc.Delta != want || tc.DeltaRule != methods.DeltaGiven {
+		t.Errorf("δ = %g (%s), want the whole graph's %g", tc.Delta, tc.DeltaRule, want)
 	}
 	priv := tc.Graph.Adj
 	for i := 0; i < n; i++ {

@@ -47,18 +47,24 @@ func (m *ProGAP) training(ctx *methods.Context, setup *methods.APSetup, z float6
 
 // calibrate: edge level, K NAP calls of sensitivity 1 (exact Gaussian
 // composition by default); node level, one multiplier z for K NAP calls
-// (std z·√D) and K+1 DP-SGD runs of T steps each, composed in RDP
-// (Theorem 4.2 with its typos fixed).
+// (std z·√D), K+1 DP-SGD runs of T steps each and the private model
+// selections, composed in RDP (Theorem 4.2 with its typos fixed).
 func (m *ProGAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.Calibrated, error) {
 	t := 0
 	if ctx.Level == methods.Node {
 		t = m.training(ctx, setup, 0, 0).SGDSteps()
 	}
-	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Event {
-		return Events(ctx.Level, m.Hops, z, setup.Rate, t)
+	return m.CalibrateAP(ctx, setup, func(z float64) []methods.Release {
+		ev := Events(ctx.Level, m.Hops, z, setup.Rate, t)
+		rel := []methods.Release{{What: fmt.Sprintf("NAP aggregation, one per stage 1..%d: Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
+			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
+		if ctx.Level == methods.Node {
+			rel = append(rel, methods.Release{What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.Hops+1, t, setup.Rate, m.Clip), Event: ev[1]})
+		}
+		return append(rel, ctx.SelectionReleases(m.Hops+1)...)
 	}, func(z float64, rec map[string]float64) {
 		rec["sgd_std"], rec["rate"], rec["steps_per_stage"] = z*m.Clip, setup.Rate, float64(t)
-	})
+	}, m.Hops+1)
 }
 
 // Events is what a ProGAP run releases, in noise multipliers z: K NAP calls

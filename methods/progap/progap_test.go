@@ -43,9 +43,9 @@ func testGraph(t *testing.T) *graphs.Graph {
 func TestProGAPTouchesAdjacencyExactlyKTimes(t *testing.T) {
 	for _, level := range []methods.Level{methods.Edge, methods.Node} {
 		t.Run(string(level), func(t *testing.T) {
-			m := newProGAP(t, "--hops", "3", "--epochs", "5", "--batch-size", "32", "--max-degree", "4")
+			m := newProGAP(t, "--hops", "3", "--epochs", "5", "--batch-size", "32", "--max-degree", "4", "--degree-bound", "sample")
 			g := testGraph(t)
-			ctx := &methods.Context{Graph: g, Level: level, Epsilon: 4, Seed: 1}
+			ctx := &methods.Context{Graph: g, Level: level, Epsilon: 4, Delta: 1e-5, Seed: 1}
 			out, nap, last, err := m.run(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +147,7 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 func TestProGAPNodeLevelCalibration(t *testing.T) {
 	m := newProGAP(t, "--hops", "2", "--epochs", "10", "--batch-size", "256")
 	ctx := &methods.Context{Level: methods.Node, Epsilon: 8, Delta: 1e-5}
-	setup := &methods.APSetup{Units: 19804, Rate: 256.0 / 19804, Sensitivity: 10}
+	setup := &methods.APSetup{Units: methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(19804, "training nodes")}, Rate: 256.0 / 19804, Sensitivity: 10}
 	c, err := m.calibrate(ctx, setup)
 	if err != nil {
 		t.Fatal(err)

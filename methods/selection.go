@@ -1,0 +1,93 @@
+package methods
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/trainers"
+)
+
+// Model selection: which training epoch a run keeps. Choosing the epoch
+// with the best validation accuracy reads validation labels after every
+// epoch. At edge level (and without privacy) labels are public and that is
+// free; at node level labels are private, so a run either keeps the last
+// epoch (reads no label: the default) or selects privately with the
+// exponential mechanism and accounts for it (--selection private
+// --selection-epsilon E, one ε-DP event per trained module).
+
+// resolveSelection checks --selection for a level and returns the mode the
+// training loop uses.
+func resolveSelection(level Level, private bool, mode string, eps float64) (string, error) {
+	node := level == Node && private
+	switch mode {
+	case "", "auto":
+		if node {
+			return trainers.SelectLast, nil
+		}
+		return trainers.SelectBest, nil
+	case trainers.SelectBest:
+		if node {
+			return "", fmt.Errorf("--selection best at node level would read the private validation labels after every epoch without accounting; " +
+				"use last (the default) or private with --selection-epsilon")
+		}
+		return mode, nil
+	case trainers.SelectLast:
+		return mode, nil
+	case trainers.SelectPrivate:
+		if !node {
+			return "", fmt.Errorf("--selection private is for node-level private runs: at %s level the labels are public and best-validation selection is free", level)
+		}
+		if !(eps > 0) || math.IsInf(eps, 1) {
+			return "", fmt.Errorf("--selection private needs --selection-epsilon > 0 (the ε of each module's selection), got %g", eps)
+		}
+		return mode, nil
+	}
+	return "", fmt.Errorf("--selection %q: want auto, best, last or private", mode)
+}
+
+// SelectionReleases returns the private model selections of a run that
+// trains `modules` modules: one ε-DP exponential mechanism each under
+// --selection private, none otherwise.
+func (c *Context) SelectionReleases(modules int) []Release {
+	if c.Selection != trainers.SelectPrivate {
+		return nil
+	}
+	out := make([]Release, modules)
+	for i := range out {
+		out[i] = Release{What: fmt.Sprintf("model selection %d/%d: exponential mechanism over epochs on correct validation counts (sensitivity 1), ε=%g", i+1, modules, c.SelectionEpsilon),
+			Event: dp.PureEvent{Epsilon: c.SelectionEpsilon, Count: 1}}
+	}
+	return out
+}
+
+// NoteSelection adds the model-selection use of a run that trains `modules`
+// modules to its report (private selections are already there as
+// releases).
+func (c *Context) NoteSelection(rep *trainers.PrivacyReport, modules int) {
+	if rep == nil || modules == 0 || c.Selection == trainers.SelectPrivate {
+		return
+	}
+	u := trainers.PrivateUse{Kind: "selection"}
+	switch c.Selection {
+	case trainers.SelectLast:
+		u.What, u.Covered = fmt.Sprintf("model selection: the last epoch of each of %d module(s); no label is read during training", modules), "no private data read"
+	default:
+		u.What = fmt.Sprintf("model selection: best validation accuracy over epochs, %d module(s)", modules)
+		u.Covered = "public data (labels are public at this level)"
+		if c.Level == None || !c.Private() {
+			u.Covered = "no privacy claimed"
+		}
+	}
+	rep.Uses = append(rep.Uses, u)
+}
+
+// loopSelection is the training loop's selection for a module trained with
+// mechanism source src.
+func (c *Context) loopSelection(src *dp.Source) trainers.Selection {
+	s := trainers.Selection{Mode: c.Selection}
+	if s.Mode == trainers.SelectPrivate && src != nil {
+		s.Epsilon, s.Src = c.SelectionEpsilon, src.Split("selection")
+	}
+	return s
+}
