@@ -201,6 +201,15 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 	return s, nil
 }
 
+// SetSource replaces the source the Poisson sampling and the noise are drawn
+// from (an audit gives every replayed step its own source).
+func (s *SGD) SetSource(src *Source) {
+	s.src = src
+	for _, n := range s.Noise {
+		n.Src = src
+	}
+}
+
 // StepStats describes one DP-SGD step (for traces).
 type StepStats struct {
 	BatchSize   int                // realised Poisson batch size

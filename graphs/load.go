@@ -24,7 +24,7 @@ const (
 var datasetNames = []string{
 	"cora", "cora_ml", "citeseer", "actor",
 	"bitcoin_alpha", "bitcoin_otc", "slashdot", "wikirfa",
-	"csbm", "chain-s", "chain-m", "chain-l", "chain-x",
+	"csbm", "chain-s", "chain-m", "chain-l", "chain-x", "spread", "star",
 }
 
 var datasetKinds = map[string]datasetKind{
@@ -32,6 +32,7 @@ var datasetKinds = map[string]datasetKind{
 	"actor":         kindGeomGCN,
 	"bitcoin_alpha": kindSigned, "bitcoin_otc": kindSigned, "slashdot": kindSigned, "wikirfa": kindSigned,
 	"csbm": kindGenerated, "chain-s": kindGenerated, "chain-m": kindGenerated, "chain-l": kindGenerated, "chain-x": kindGenerated,
+	"spread": kindGenerated, "star": kindGenerated,
 }
 
 // DatasetNames returns the dataset names Load knows, in display order.
@@ -71,7 +72,8 @@ func DatasetPath(name, dataDir string) (string, bool) {
 // citeseer → dataDir/NAME.npz (LoadNPZ); actor → dataDir/actor
 // (LoadGeomGCN); bitcoin_alpha, bitcoin_otc, slashdot, wikirfa →
 // dataDir/signed/NAME (LoadSigned); csbm → CSBM(DefaultCSBM(), seed);
-// chain-s, chain-m, chain-l, chain-x → Chain(size, seed). seed is used only
+// chain-s, chain-m, chain-l, chain-x → Chain(size, seed); spread, star →
+// the node-level audit graphs Spread(seed), Star(seed). seed is used only
 // by the generated datasets. An empty dataDir means DefaultDataDir().
 //
 // Any other name is taken as a path: an .npz file is read by LoadNPZ, a
@@ -127,8 +129,13 @@ func Load(name, dataDir string, seed uint64) (*Graph, error) {
 
 func loadKnown(name string, kind datasetKind, dataDir string, seed uint64) (*Graph, error) {
 	if kind == kindGenerated {
-		if name == "csbm" {
+		switch name {
+		case "csbm":
 			return CSBM(DefaultCSBM(), seed), nil
+		case "spread":
+			return Spread(seed), nil
+		case "star":
+			return Star(seed), nil
 		}
 		return Chain(strings.TrimPrefix(name, "chain-"), seed)
 	}

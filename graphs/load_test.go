@@ -962,13 +962,13 @@ func TestLoadResolve(t *testing.T) {
 		}
 	})
 
-	if got := DatasetNames(); len(got) != 13 || got[0] != "cora" {
+	if got := DatasetNames(); len(got) != 15 || got[0] != "cora" {
 		t.Errorf("DatasetNames() = %v", got)
 	}
 }
 
 func TestLoadGenerated(t *testing.T) {
-	for _, name := range []string{"chain-s", "csbm"} {
+	for _, name := range []string{"chain-s", "csbm", "spread", "star"} {
 		t.Run(name, func(t *testing.T) {
 			g, err := Load(name, "/nonexistent", 7)
 			if err != nil {

@@ -462,3 +462,10 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 }
 
 var _ methods.Builder = (*GAP)(nil)
+
+// AuditTarget is one of GAP's NAP releases, for `dpgnn audit`.
+func (m *GAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+	return m.NAPAudit(ctx, opts, m.calibrate)
+}
+
+var _ methods.Auditor = (*GAP)(nil)

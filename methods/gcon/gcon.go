@@ -346,6 +346,22 @@ type perturbed struct {
 // the only place a run reads the training graph's edges — calibrates for
 // n1 = len(rows) and draws B. labels[k] is the class of rows[k].
 func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows, labels []int) (*perturbed, error) {
+	pp, err := m.problem(ctx, x, d1, rows, labels)
+	if err != nil {
+		return nil, err
+	}
+	src, err := ctx.NoiseSource("gcon.objective-noise")
+	if err != nil {
+		return nil, err
+	}
+	if pp.b, err = dp.SampleObjectiveNoise(pp.d, ctx.Graph.NumClasses, pp.cal.Beta, src); err != nil {
+		return nil, err
+	}
+	return pp, nil
+}
+
+// problem is perturbedProblem without the noise B.
+func (m *GCON) problem(ctx *methods.Context, x []float64, d1 int, rows, labels []int) (*perturbed, error) {
 	g := ctx.Graph
 	c := g.NumClasses
 	at := Transition(g.Adj)
@@ -362,21 +378,13 @@ func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows,
 	if err != nil {
 		return nil, err
 	}
-	src, err := ctx.NoiseSource("gcon.objective-noise")
-	if err != nil {
-		return nil, err
-	}
-	b, err := dp.SampleObjectiveNoise(d, c, cal.Beta, src)
-	if err != nil {
-		return nil, err
-	}
 	zt := make([]float64, n1*d)
 	y := make([]float64, n1*c)
 	for k, i := range rows {
 		copy(zt[k*d:(k+1)*d], z[i*d:(i+1)*d])
 		y[k*c+labels[k]] = 1
 	}
-	return &perturbed{z: z, zt: zt, y: y, b: b, d: d, n1: n1, cal: cal, delta: delta, deltaSource: source, at: at}, nil
+	return &perturbed{z: z, zt: zt, y: y, d: d, n1: n1, cal: cal, delta: delta, deltaSource: source, at: at}, nil
 }
 
 // FitEncoded runs Alg. 1 steps 4–11 on row-normalised encodings x (n×d1).
@@ -552,3 +560,60 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	}
 	return out, nil
 }
+
+// AuditTarget is GCON's one release, the perturbed minimiser Θ, for `dpgnn
+// audit` (edge level, exact solver). The encoder reads no edge and is
+// trained once; on each graph the propagation over its edges and the
+// calibration are redone, and every release draws a fresh B and solves.
+func (m *GCON) AuditTarget(ctx *methods.Context, _ methods.AuditOptions) (*methods.AuditTarget, error) {
+	if ctx.Level != methods.Edge || !ctx.Private() {
+		return nil, fmt.Errorf("gcon is audited at edge level with a finite --epsilon")
+	}
+	if m.Solver == "adam" || m.Inference == "public" {
+		return nil, fmt.Errorf("the audit replays GCON's exact solve with private inference (no --solver adam, no --inference public)")
+	}
+	if m.steps == nil {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	g := ctx.Graph
+	enc, err := m.encode(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, labels := m.trainingRows(g, enc.Pred)
+	pp, err := m.problem(ctx, enc.X, m.EncoderHidden, rows, labels)
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.lossFor(g.NumClasses)
+	if err != nil {
+		return nil, err
+	}
+	t := &methods.AuditTarget{Claimed: pp.cal.Epsilon, Delta: pp.delta, EdgeUnit: methods.EdgeUndirected,
+		What: fmt.Sprintf("the perturbed minimiser Θ (%d×%d), β=%.4g, Λ=%.4g (one release: GCON's whole ε)", pp.d, g.NumClasses, pp.cal.Beta, pp.cal.Lambda)}
+	t.Prepare = func(gr *graphs.Graph) (methods.Release1, error) {
+		gc := *ctx
+		gc.Graph = gr
+		q, err := m.problem(&gc, enc.X, m.EncoderHidden, rows, labels)
+		if err != nil {
+			return nil, err
+		}
+		return func(src *dp.Source) ([]float64, error) {
+			b, err := dp.SampleObjectiveNoise(q.d, gr.NumClasses, q.cal.Beta, src)
+			if err != nil {
+				return nil, err
+			}
+			p := &Problem{Z: q.zt, Y: q.y, B: b, N1: q.n1, D: q.d, Classes: gr.NumClasses, Loss: l, Mu: q.cal.Lambda + q.cal.LambdaPrime}
+			res, err := p.Solve(m.Tol)
+			if err != nil {
+				return nil, err
+			}
+			return res.Theta, nil
+		}, nil
+	}
+	return t, nil
+}
+
+var _ methods.Auditor = (*GCON)(nil)

@@ -188,6 +188,7 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 		return nil, tr, nil, err
 	}
 	tr.Multiplier = priv.Multiplier
+	ctx.NoteSelection(priv.Report, 1)
 	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train), mlpBuild(cfg))
 	return mod, tr, priv, err
 }
@@ -234,3 +235,10 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 }
 
 var _ methods.Builder = (*MLP)(nil)
+
+// AuditTarget is one DP-SGD step of DP-MLP, for `dpgnn audit`.
+func (m *MLP) AuditTarget(ctx *methods.Context, _ methods.AuditOptions) (*methods.AuditTarget, error) {
+	return methods.SGDAudit(ctx, m.dpModule)
+}
+
+var _ methods.Auditor = (*MLP)(nil)

@@ -278,3 +278,10 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 }
 
 var _ methods.Builder = (*ProGAP)(nil)
+
+// AuditTarget is one of ProGAP's NAP releases, for `dpgnn audit`.
+func (m *ProGAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+	return m.NAPAudit(ctx, opts, m.calibrate)
+}
+
+var _ methods.Auditor = (*ProGAP)(nil)

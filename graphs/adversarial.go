@@ -1,0 +1,58 @@
+package graphs
+
+// Adversarial graphs for node-level audits (`dpgnn audit ... --dataset
+// NAME --remove-node 0`). Each has 8 random features and 2 balanced labels
+// so that every method can load it; node 0 is the node to remove.
+
+// Spread is the counterexample of the node-level audit of GAP/ProGAP's
+// degree sampling: node 0 is linked to 200 nodes u, and each u is also
+// linked to the same 100 nodes w, so u has degree 101 and w and node 0
+// degree 200. With a degree bound D = 100 sampling keeps 100 of each u's
+// 101 edges; removing node 0 lets every u that had kept it enter one more
+// w row, about 198 extra entries where the papers' √D sensitivity allows
+// 100. Under a public bound (D ≥ 200) the guarantee holds.
+func Spread(seed uint64) *Graph {
+	const nu, nw = 200, 100
+	n := 1 + nu + nw
+	var src, dst []int
+	add := func(i, j int) { src, dst = append(src, i, j), append(dst, j, i) }
+	for u := 1; u <= nu; u++ {
+		add(0, u)
+		for w := 0; w < nw; w++ {
+			add(u, 1+nu+w)
+		}
+	}
+	return adversarialGraph("spread", n, src, dst, seed)
+}
+
+// Star is the tight case of a public degree bound: node 0 is linked to 100
+// leaves, and the leaves form a ring (degree 3). With --max-degree 100 and
+// every embedding the same unit vector, removing node 0 changes exactly 100
+// aggregates by that vector: NAP's sensitivity √100 is attained, so an audit
+// should come close to the claimed ε without exceeding it.
+func Star(seed uint64) *Graph {
+	const leaves = 100
+	n := 1 + leaves
+	var src, dst []int
+	add := func(i, j int) { src, dst = append(src, i, j), append(dst, j, i) }
+	for l := 1; l <= leaves; l++ {
+		add(0, l)
+		add(l, 1+l%leaves)
+	}
+	return adversarialGraph("star", n, src, dst, seed)
+}
+
+func adversarialGraph(name string, n int, src, dst []int, seed uint64) *Graph {
+	r := newSeededRand(seed, streamFeatures)
+	const f = 8
+	x := make([]float64, n*f)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	labels := make([]int, n)
+	for i := range labels {
+		labels[i] = i % 2
+	}
+	return &Graph{Name: name, N: n, NumClasses: 2, Adj: FromCOO(n, n, src, dst, nil), Labels: labels,
+		X: &Features{N: n, F: f, Dense: x}}
+}

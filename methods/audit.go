@@ -1,0 +1,208 @@
+package methods
+
+import (
+	"fmt"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/nn"
+	"github.com/dpgnn/dpgnn/trainers"
+	G "gorgonia.org/gorgonia"
+)
+
+// AuditTarget is one private release of a method, replayable on any raw
+// graph for `dpgnn audit`: the audit runs it many times on a graph G and
+// on a neighbour G′ and measures how well the outputs can be told apart.
+type AuditTarget struct {
+	// What describes the release.
+	What string
+	// Claimed is the ε the run's accounting gives this one release at
+	// Delta (the tightest the method claims for it).
+	Claimed, Delta float64
+	// EdgeUnit is the edge-level unit the claim is for (EdgeDirected or
+	// EdgeUndirected): what --remove-edge removes.
+	EdgeUnit string
+	// Width > 0 means the output is an N×Width matrix in node order: a
+	// removed node's row is dropped before comparing. 0: not node-indexed
+	// (parameters, gradients).
+	Width int
+	// Prepare builds the release on the raw graph g — every data-dependent
+	// step of the method (degree bounds, calibration, propagation) runs on
+	// g — and returns a function that performs one release per call, all
+	// its randomness (noise, sampling, keys) drawn from the given source.
+	Prepare func(g *graphs.Graph) (Release1, error)
+}
+
+// AuditOptions choose what the audited release is fed.
+type AuditOptions struct {
+	// Embedding is the input of an aggregation release: "aligned" (every
+	// row the same unit vector, the worst case for a sum: every changed
+	// entry moves the output the same way) or "features" (the graph's
+	// features).
+	Embedding string
+	// Width of the aligned embedding.
+	Width int
+}
+
+// Release1 performs one release with randomness from src.
+type Release1 func(src *dp.Source) ([]float64, error)
+
+// Auditor is a method whose releases `dpgnn audit` can replay.
+type Auditor interface {
+	AuditTarget(ctx *Context, opts AuditOptions) (*AuditTarget, error)
+}
+
+// ClaimedEpsilon is the ε of one event alone at delta under the exact
+// Gaussian accountant when it supports the event, else RDP.
+func ClaimedEpsilon(e dp.Event, delta float64) (float64, error) {
+	if eps, err := dp.EpsilonOf("gdp", []dp.Event{e}, delta); err == nil {
+		return eps, nil
+	}
+	return dp.EpsilonOf("rdp", []dp.Event{e}, delta)
+}
+
+// NAPAudit is the audit target of aggregation perturbation: one NAP call
+// (normalise, sum over in-neighbours, Gaussian noise) over the embedding,
+// with the noise std the method's calibration gives for the graph. The
+// degree bound is part of the release: on each graph the public bound is
+// checked, and with --degree-bound sample every release draws its own key
+// from the mechanism source. calibrate is the method's calibration.
+func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, calibrate func(*Context, *APSetup) (*Calibrated, error)) (*AuditTarget, error) {
+	if !ctx.Private() {
+		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
+	}
+	setup, err := a.SetupAP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cal, err := calibrate(ctx, setup)
+	if err != nil {
+		return nil, err
+	}
+	claimed, err := ClaimedEpsilon(dp.GaussianEvent{Multiplier: cal.Multiplier, Count: 1}, cal.Report.Delta)
+	if err != nil {
+		return nil, err
+	}
+	width := opts.Width
+	if width <= 0 {
+		width = a.Hidden
+	}
+	if opts.Embedding == "features" {
+		width = ctx.Graph.X.F
+	}
+	t := &AuditTarget{Claimed: claimed, Delta: cal.Report.Delta, Width: width, EdgeUnit: a.EdgeUnit,
+		What: fmt.Sprintf("one NAP release (%s level, %s embedding of width %d): noise std %.4g, sensitivity %.4g", ctx.Level, opts.Embedding, width,
+			cal.Multiplier*setup.Sensitivity, setup.Sensitivity)}
+	t.Prepare = func(g *graphs.Graph) (Release1, error) {
+		gc := *ctx
+		gc.Graph = g
+		s, err := a.SetupAP(&gc)
+		if err != nil {
+			return nil, err
+		}
+		c, err := calibrate(&gc, s)
+		if err != nil {
+			return nil, err
+		}
+		x, err := auditEmbedding(g, opts.Embedding, width)
+		if err != nil {
+			return nil, err
+		}
+		std := c.Multiplier * s.Sensitivity
+		return func(src *dp.Source) ([]float64, error) {
+			adj := s.Adj
+			if ctx.Level == Node && a.DegreeBound == DegreeSample {
+				adj = graphs.SampleOutDegree(g.Adj, a.MaxDegree, PairKeyFrom(src))
+			}
+			return napOnce(adj, x, g.N, width, std, src)
+		}, nil
+	}
+	return t, nil
+}
+
+// auditEmbedding is the NAP input of an audit.
+func auditEmbedding(g *graphs.Graph, kind string, width int) ([]float64, error) {
+	switch kind {
+	case "", "aligned":
+		x := make([]float64, g.N*width)
+		for i := 0; i < g.N; i++ {
+			x[i*width] = 1
+		}
+		return x, nil
+	case "features":
+		return g.X.ToDense(), nil
+	}
+	return nil, fmt.Errorf("--embedding %q: want aligned or features", kind)
+}
+
+// napOnce runs one NAP call over adj.
+func napOnce(adj *graphs.CSR, x []float64, n, width int, std float64, src *dp.Source) ([]float64, error) {
+	mm := nn.NewModel(0)
+	nap := layers.NewNAP("audit.nap", adj, std, src)
+	var out *G.Node
+	if err := nn.Build(func() error {
+		out = nap.Forward(mm.Input("X", x, n, width))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	r, err := mm.NewRunner(out)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Run(); err != nil {
+		return nil, err
+	}
+	return append([]float64(nil), nn.Values(out)...), nil
+}
+
+// SGDAudit is the audit target of one DP-SGD step of a module: from the
+// module's initial parameters, one Poisson-sampled step on the graph's
+// training nodes, releasing the privatised gradient of every parameter
+// (what the optimiser receives). build returns the module, its training
+// configuration (calibrated for the graph) and the calibration.
+func SGDAudit(ctx *Context, build func(*Context) (*Module, ModuleTraining, *Calibrated, error)) (*AuditTarget, error) {
+	if !ctx.Private() || ctx.Level != Node {
+		return nil, fmt.Errorf("a DP-SGD step is audited at node level with a finite --epsilon")
+	}
+	_, tr, cal, err := build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	claimed, err := ClaimedEpsilon(dp.PoissonGaussianEvent{Rate: tr.Rate, Multiplier: tr.Multiplier, Steps: 1}, cal.Report.Delta)
+	if err != nil {
+		return nil, err
+	}
+	t := &AuditTarget{Claimed: claimed, Delta: cal.Report.Delta,
+		What: fmt.Sprintf("one DP-SGD step: Poisson rate %.4g, clip %g, noise multiplier %.4g; released: the privatised gradient of every parameter", tr.Rate, tr.Clip, tr.Multiplier)}
+	t.Prepare = func(g *graphs.Graph) (Release1, error) {
+		gc := *ctx
+		gc.Graph = g
+		mod, tr, _, err := build(&gc)
+		if err != nil {
+			return nil, err
+		}
+		task, err := mod.Prepare(&gc, tr, dp.NewSource(0))
+		if err != nil {
+			return nil, err
+		}
+		st, ok := task.(*trainers.SGDTask)
+		if !ok {
+			return nil, fmt.Errorf("module is not trained with DP-SGD")
+		}
+		return func(src *dp.Source) ([]float64, error) {
+			st.SGD.SetSource(src)
+			grads, _, err := st.SGD.Step(st.Fill)
+			if err != nil {
+				return nil, err
+			}
+			var out []float64
+			for _, g := range grads {
+				out = append(out, g...)
+			}
+			return out, nil
+		}, nil
+	}
+	return t, nil
+}
