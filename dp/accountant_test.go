@@ -395,7 +395,7 @@ func TestRDPOptions(t *testing.T) {
 		t.Error("Conversion.String")
 	}
 	o := DefaultOrders()
-	if len(o) != 152 || o[0] != 1.01 || o[len(o)-1] != 1024 {
+	if len(o) != 209 || o[0] != 1.01 || o[len(o)-1] != 131073 {
 		t.Errorf("default orders: %d, %v … %v", len(o), o[0], o[len(o)-1])
 	}
 	for i := 1; i < len(o); i++ {

@@ -589,14 +589,12 @@ func TestAuditCalibrationAdversarial(t *testing.T) {
 	if _, err := CalibrateNoise(1, 1e-5, gauss, func() (Accountant, error) { return nil, boom }); err == nil {
 		t.Error("constructor error must be returned")
 	}
-	// Unreachable targets: error, not MaxNoise. (With the default orders,
-	// the largest being 1024, the RDP route cannot certify ε below about
-	// 0.0035 at δ = 1e-5 however large the noise; the exact GDP route can
-	// reach ε = 0, since δ(0; μ) = 2Φ(μ/2) − 1 → 0.)
-	for _, acct := range []string{"rdp", "rdp-standard"} {
-		if z, err := CalibrateGaussian(1e-3, 1e-5, 1, acct); err == nil {
-			t.Errorf("%s: ε=1e-3 is out of reach of orders ≤ 1024: got z=%g without an error", acct, z)
-		}
+	// Unreachable targets: error, not MaxNoise. (The standard conversion
+	// has ε ≥ ln(1/δ)/(α_max − 1) at any noise, and the accountant searches
+	// orders up to 2^20, so ε = 1e-6 at δ = 1e-5 is out of reach; the
+	// improved conversion and the exact GDP route can reach any ε > 0.)
+	if z, err := CalibrateGaussian(1e-6, 1e-5, 1, "rdp-standard"); err == nil {
+		t.Errorf("rdp-standard: ε=1e-6 is out of reach of orders ≤ 2^20: got z=%g without an error", z)
 	}
 	if z, err := CalibrateGaussian(1e-14, 1e-5, 1, "gdp"); err != nil {
 		t.Error(err)

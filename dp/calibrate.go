@@ -69,13 +69,24 @@ func CalibrateNoise(targetEps, delta float64, events func(noise float64) []Event
 	return Calibration{}.Noise(targetEps, delta, events, newAccountant)
 }
 
-// Noise returns a noise level n with ε(n) ≤ targetEps at delta, where ε(n)
-// is the ε a fresh accountant from newAccountant reports after composing
-// events(n). ε must be decreasing in the noise. The search follows
-// progap.md §4.6: widen [Lo, Hi] until ε(Hi) ≤ target < ε(Lo), then bisect
-// in log space until Hi/Lo − 1 < RelTol, and return Hi — the conservative
-// end, so the returned noise never exceeds the budget. An ε that is NaN is
-// treated as over budget.
+// CalibrationMargin is the relative safety margin of calibration: the
+// search aims at targetEps·(1 − CalibrationMargin) rather than targetEps, so
+// the ε of the returned noise stays below targetEps when it is recomputed
+// later in a slightly different way — events composed in another order or
+// grouping, another summation of the same terms, another refinement path —
+// whose floating-point results differ from the calibration's in the last
+// digits. It costs a relative ~1e-9 of ε, far below any budget's precision.
+const CalibrationMargin = 1e-9
+
+// Noise returns a noise level n with ε(n) ≤ targetEps·(1 − CalibrationMargin)
+// at delta, where ε(n) is the ε a fresh accountant from newAccountant
+// reports after composing events(n). ε must be decreasing in the noise. The
+// search follows progap.md §4.6: widen [Lo, Hi] until ε(Hi) ≤ aim < ε(Lo),
+// aim = targetEps·(1 − CalibrationMargin), then bisect in log space until
+// Hi/Lo − 1 < RelTol, and return Hi — the conservative end, whose ε was
+// checked with a fresh accountant, so the returned noise never exceeds the
+// budget, with the margin to spare for a later recomputation. An ε that is
+// NaN is treated as over budget.
 //
 // targetEps = +Inf returns 0 (no noise), and so does an events function that
 // returns no events (e.g. edge-level ProGAP with K = 0). It fails for targetEps ≤ 0 or NaN,
@@ -98,7 +109,8 @@ func (c Calibration) Noise(targetEps, delta float64, events func(noise float64) 
 	if err != nil {
 		return 0, err
 	}
-	// over reports whether noise n exceeds the budget.
+	aim := targetEps * (1 - CalibrationMargin)
+	// over reports whether noise n exceeds the budget (with the margin).
 	over := func(n float64) (bool, error) {
 		acct, err := newAccountant()
 		if err != nil {
@@ -114,7 +126,7 @@ func (c Calibration) Noise(targetEps, delta float64, events func(noise float64) 
 		if err != nil {
 			return false, err
 		}
-		return !(eps <= targetEps), nil
+		return !(eps <= aim), nil
 	}
 	if len(events(c.Hi)) == 0 {
 		return 0, nil // nothing private is released: no noise needed

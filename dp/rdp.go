@@ -82,20 +82,24 @@ func (c Conversion) logDelta(rdp, alpha, eps float64) float64 {
 	return (alpha-1)*(rdp-eps+math.Log1p(-1/alpha)) - math.Log(alpha)
 }
 
-// DefaultOrders returns the RDP accountant's default grid of orders α (152
+// DefaultOrders returns the RDP accountant's default grid of orders α (209
 // of them, every integer from 2 to 24 included):
 //
 //	1.01 … 1.20  step 0.01      2.1 … 3     step 0.1      13 … 24      step 1
 //	1.22 … 1.40  step 0.02      3.25 … 6    step 0.25     26 … 48      step 2, then
 //	1.45 … 2.00  step 0.05      6.5 … 12    step 0.5      52 … 96 step 4, 104 … 192 step 8,
 //	                                                      208 … 384 step 16, 416 … 768 step 32,
-//	                                                      832 … 1024 step 64
+//	                                                      832 … 1024 step 64, 1089, then
+//	                                                      α = 1 + m·2ᵏ for k = 7 … 13, m = 9 … 16
+//	                                                      (1153, 1281, …, 2049, 2305, …, 131073)
 //
 // Above α = 1.1 consecutive orders differ by at most 12.5% in α−1, so on the
 // grid alone (WithoutRefinement) ε exceeds the best continuous order by at
 // most ~0.2% for a Gaussian-shaped curve (RDP ∝ α) whose optimum lies inside
 // the grid; by default the accountant then refines around the best grid
-// order (see RDP), which removes that loss.
+// order, and beyond the last one when that is the best (see RDP), which
+// removes that loss. The large orders matter for high noise or small ε,
+// where the optimum is near ln(1/δ)/ε: ε = 0.01 at δ = 1e-9 needs α ≈ 2000.
 func DefaultOrders() []float64 {
 	var o []float64
 	add := func(from, to, step, scale int) {
@@ -112,6 +116,12 @@ func DefaultOrders() []float64 {
 	add(13, 24, 1, 1)
 	for _, r := range [][3]int{{26, 48, 2}, {52, 96, 4}, {104, 192, 8}, {208, 384, 16}, {416, 768, 32}, {832, 1024, 64}} {
 		add(r[0], r[1], r[2], 1)
+	}
+	o = append(o, 1089)
+	for k := 7; k <= 13; k++ {
+		for m := 9; m <= 16; m++ {
+			o = append(o, float64(1+m<<k))
+		}
 	}
 	return o
 }
@@ -157,8 +167,8 @@ func WithConversion(c Conversion) RDPOption {
 }
 
 // WithoutRefinement makes the accountant minimise over the grid of orders
-// only, as Opacus, TF-Privacy and autodp do; use it to reproduce numbers
-// computed on a fixed grid.
+// only (no orders between or beyond them), as Opacus, TF-Privacy and autodp
+// do; use it to reproduce numbers computed on a fixed grid.
 func WithoutRefinement() RDPOption {
 	return func(a *RDP) error { a.refine = false; return nil }
 }
@@ -168,9 +178,15 @@ func WithoutRefinement() RDPOption {
 // description of everything composed, and converts with the chosen
 // Conversion at the minimising order. By default it then refines that order
 // by golden-section search between the neighbouring grid orders, evaluating
-// the exact curve there: every order α > 1 gives a valid bound, so the
-// refinement can only tighten ε, and it removes the grid's discretisation
-// error (the Gaussian closed form μ²/2 + μ·sqrt(2 ln(1/δ)) is met to ~1e-12).
+// the exact curve there — and when the best grid order is the last one, it
+// first looks beyond the grid at doubling orders (up to 2²⁰) until ε stops
+// decreasing, and refines around the best of those. Every order α > 1 gives
+// a valid bound, so the refinement can only tighten ε, and it removes the
+// grid's discretisation error (the Gaussian closed form
+// μ²/2 + μ·sqrt(2 ln(1/δ)) is met to ~1e-12). Above α = 1024 a ledger with a
+// subsampled Gaussian is refined over integer orders only (its
+// fractional-order series costs O(α); the loss is about a relative 1/α at
+// most). WithoutRefinement keeps ε to the grid.
 //
 // Per-event curves (sensitivity normalised to 1):
 //
@@ -318,8 +334,29 @@ func (a *RDP) Delta(epsilon float64) (float64, error) {
 	return math.Min(1, math.Exp(ld)), nil
 }
 
+// Refinement limits. Orders beyond the grid are searched up to
+// maxRefineOrder (the conversion's ln(1/δ)/(α−1) alone is then below
+// ln(1/δ)·1e-6, so larger orders matter only for ε below that). Above
+// fracRefineOrder, a ledger with a subsampled Gaussian is refined over
+// integer orders only: its fractional-order series costs O(α) erfc
+// evaluations, while the integer sum is exact and cheap. As RDP is
+// non-decreasing in α, the best order in (k, k+1) beats α = k by at most
+// the conversion's change over that unit step, about a relative 1/k (and
+// O(1/k²) where the curve is smooth); and it is never optimistic, as every
+// order evaluated is a valid one.
+const (
+	maxRefineOrder  = 1 << 20
+	fracRefineOrder = 1024
+)
+
 // minimise returns the minimum of obj(rdp(α), α) over the grid and, when
-// refining, over the interval between the grid neighbours of the best order.
+// refining, over the interval between the grid neighbours of the best
+// order — or, when the best is the last grid order, over orders beyond it:
+// they are tried at doubling orders until obj stops decreasing (or α
+// reaches maxRefineOrder), and the minimum is refined between the last two
+// doublings around the best. Every α > 1 gives a valid bound, and a NaN
+// objective counts as +Inf, so the result is a minimum over valid orders
+// whatever the shape of obj.
 func (a *RDP) minimise(obj func(rdp, alpha float64) float64) (best, order float64) {
 	best, bi := math.Inf(1), -1
 	for i, alpha := range a.orders {
@@ -346,6 +383,27 @@ func (a *RDP) minimise(obj func(rdp, alpha float64) float64) (best, order float6
 		}
 		return v
 	}
+	if bi == len(a.orders)-1 {
+		// The grid ends at the best order: walk beyond it.
+		prev, x, fx := lo, a.orders[bi], best
+		for {
+			if x >= maxRefineOrder {
+				lo, hi = prev, x
+				break
+			}
+			nx := math.Min(2*x, maxRefineOrder)
+			fn := f(nx)
+			if !(fn < fx) {
+				lo, hi = prev, nx
+				break
+			}
+			prev, x, fx = x, nx, fn
+		}
+	}
+	if len(a.terms.sgm) > 0 && hi > fracRefineOrder {
+		intSearch(math.Ceil(lo), math.Floor(hi), f)
+		return best, order
+	}
 	// Golden-section search; any α > 1 gives a valid bound, so keeping the
 	// best value seen is safe even if the objective is not unimodal.
 	const invPhi = 0.6180339887498949
@@ -364,6 +422,40 @@ func (a *RDP) minimise(obj func(rdp, alpha float64) float64) (best, order float6
 		}
 	}
 	return best, order
+}
+
+// intSearch runs a golden-section search for the minimum of f over the
+// integers in [lo, hi] (lo, hi integral), ending with a scan of the last
+// few; f records the best value itself.
+func intSearch(lo, hi float64, f func(float64) float64) {
+	if lo < 2 {
+		lo = 2 // the smallest integer order
+	}
+	seen := map[float64]float64{}
+	g := func(x float64) float64 {
+		v, ok := seen[x]
+		if !ok {
+			v = f(x)
+			seen[x] = v
+		}
+		return v
+	}
+	const invPhi = 0.6180339887498949
+	for hi-lo > 3 {
+		x1 := lo + math.Round((1-invPhi)*(hi-lo))
+		x2 := lo + math.Round(invPhi*(hi-lo))
+		if x2 <= x1 {
+			x2 = x1 + 1
+		}
+		if g(x1) <= g(x2) {
+			hi = x2
+		} else {
+			lo = x1
+		}
+	}
+	for x := lo; x <= hi; x++ {
+		g(x)
+	}
 }
 
 // rdpTerms is an exact, mergeable description of a composition, evaluable
