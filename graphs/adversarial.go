@@ -1,5 +1,7 @@
 package graphs
 
+import "fmt"
+
 // Adversarial graphs for node-level audits (`dpgnn audit ... --dataset
 // NAME --remove-node 0`). Each has 8 random features and 2 balanced labels
 // so that every method can load it; node 0 is the node to remove.
@@ -11,8 +13,15 @@ package graphs
 // 101 edges; removing node 0 lets every u that had kept it enter one more
 // w row, about 198 extra entries where the papers' √D sensitivity allows
 // 100. Under a public bound (D ≥ 200) the guarantee holds.
-func Spread(seed uint64) *Graph {
-	const nu, nw = 200, 100
+//
+// SpreadGraph(nu, nw, seed) has nu nodes u and nw nodes w (the dataset
+// spread-1000 has 1,000 u's and 100 w's: each w row then gains about 10
+// entries).
+func Spread(seed uint64) *Graph { return SpreadGraph(200, 100, seed) }
+
+// SpreadGraph is Spread with nu nodes u, each linked to node 0 and to the
+// same nw nodes w.
+func SpreadGraph(nu, nw int, seed uint64) *Graph {
 	n := 1 + nu + nw
 	var src, dst []int
 	add := func(i, j int) { src, dst = append(src, i, j), append(dst, j, i) }
@@ -22,7 +31,7 @@ func Spread(seed uint64) *Graph {
 			add(u, 1+nu+w)
 		}
 	}
-	return adversarialGraph("spread", n, src, dst, seed)
+	return adversarialGraph(fmt.Sprintf("spread-%d-%d", nu, nw), n, src, dst, seed)
 }
 
 // Star is the tight case of a public degree bound: node 0 is linked to 100

@@ -24,7 +24,7 @@ const (
 var datasetNames = []string{
 	"cora", "cora_ml", "citeseer", "actor",
 	"bitcoin_alpha", "bitcoin_otc", "slashdot", "wikirfa",
-	"csbm", "chain-s", "chain-m", "chain-l", "chain-x", "spread", "star",
+	"csbm", "chain-s", "chain-m", "chain-l", "chain-x", "spread", "spread-1000", "star",
 }
 
 var datasetKinds = map[string]datasetKind{
@@ -32,7 +32,7 @@ var datasetKinds = map[string]datasetKind{
 	"actor":         kindGeomGCN,
 	"bitcoin_alpha": kindSigned, "bitcoin_otc": kindSigned, "slashdot": kindSigned, "wikirfa": kindSigned,
 	"csbm": kindGenerated, "chain-s": kindGenerated, "chain-m": kindGenerated, "chain-l": kindGenerated, "chain-x": kindGenerated,
-	"spread": kindGenerated, "star": kindGenerated,
+	"spread": kindGenerated, "spread-1000": kindGenerated, "star": kindGenerated,
 }
 
 // DatasetNames returns the dataset names Load knows, in display order.
@@ -134,6 +134,8 @@ func loadKnown(name string, kind datasetKind, dataDir string, seed uint64) (*Gra
 			return CSBM(DefaultCSBM(), seed), nil
 		case "spread":
 			return Spread(seed), nil
+		case "spread-1000":
+			return SpreadGraph(1000, 100, seed), nil
 		case "star":
 			return Star(seed), nil
 		}

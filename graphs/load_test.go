@@ -962,7 +962,7 @@ func TestLoadResolve(t *testing.T) {
 		}
 	})
 
-	if got := DatasetNames(); len(got) != 15 || got[0] != "cora" {
+	if got := DatasetNames(); len(got) != 16 || got[0] != "cora" {
 		t.Errorf("DatasetNames() = %v", got)
 	}
 }

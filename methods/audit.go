@@ -43,6 +43,10 @@ type AuditOptions struct {
 	Embedding string
 	// Width of the aligned embedding.
 	Width int
+	// Multiplier, when positive, replaces the run's calibrated noise
+	// multiplier of a Gaussian release (to audit the release at a chosen
+	// per-release ε); the claim is then that multiplier's ε.
+	Multiplier float64
 }
 
 // Release1 performs one release with randomness from src.
@@ -75,6 +79,9 @@ func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, cali
 	setup, err := a.SetupAP(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Multiplier > 0 {
+		calibrate = fixedMultiplier(opts.Multiplier, calibrate)
 	}
 	cal, err := calibrate(ctx, setup)
 	if err != nil {
@@ -119,6 +126,18 @@ func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, cali
 		}, nil
 	}
 	return t, nil
+}
+
+// fixedMultiplier is a calibration that keeps the method's δ but uses the
+// multiplier z.
+func fixedMultiplier(z float64, calibrate func(*Context, *APSetup) (*Calibrated, error)) func(*Context, *APSetup) (*Calibrated, error) {
+	return func(ctx *Context, s *APSetup) (*Calibrated, error) {
+		c, err := calibrate(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return &Calibrated{Multiplier: z, Report: c.Report}, nil
+	}
 }
 
 // auditEmbedding is the NAP input of an audit.

@@ -135,7 +135,7 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 	if err != nil {
 		return nil, err
 	}
-	if math.IsNaN(eps) || eps > ctx.Epsilon*(1+1e-9) {
+	if math.IsNaN(eps) || eps > ctx.Epsilon { // calibration keeps a relative margin of dp.CalibrationMargin
 		return nil, fmt.Errorf("calibrated noise gives ε=%g above the target %g", eps, ctx.Epsilon)
 	}
 	nz := noise(z)

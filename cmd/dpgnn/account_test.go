@@ -280,8 +280,8 @@ func TestAccountErrors(t *testing.T) {
 		{"epsilon negative", g("--epsilon", "-2"), []string{"--epsilon"}},
 		{"epsilon NaN", g("--epsilon", "nan"), []string{"--epsilon"}},
 		{"epsilon inf", g("--epsilon", "inf"), []string{"--epsilon"}},
-		// The standard conversion has ε ≥ ln(1/δ)/(α_max − 1) ≈ 0.011 at any noise.
-		{"epsilon unreachable", g("--epsilon", "1e-3", "--accountant", "rdp-standard"), []string{"--epsilon", "not reachable"}},
+		// The standard conversion has ε ≥ ln(1/δ)/(α_max − 1) ≈ 1.1e-5 at any noise (α_max = 2^20).
+		{"epsilon unreachable", g("--epsilon", "1e-6", "--accountant", "rdp-standard"), []string{"--epsilon", "not reachable"}},
 		{"delta missing", []string{"gaussian", "--count", "1", "--sigma", "1"}, []string{"--delta"}},
 		{"delta zero", g("--sigma", "1", "--delta", "0"), []string{"--delta"}},
 		{"delta one", g("--sigma", "1", "--delta", "1"), []string{"--delta"}},

@@ -1,0 +1,187 @@
+package methods
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/spf13/pflag"
+)
+
+// oldBoundOutDegree is the node-level degree bounding dpgnn used before the
+// node-level audit (kept here only to show that the audit catches it): every
+// row's subset drawn from one sequential stream keyed by the run's seed, so
+// removing a node changes the draws of every later row, and every node that
+// had kept the removed one promotes another out-neighbour.
+func oldBoundOutDegree(a *graphs.CSR, d int, seed uint64) *graphs.CSR {
+	r := rand.New(rand.NewPCG(seed, 0x626f756e64))
+	var src, dst []int
+	var idx []int
+	for i := 0; i < a.Rows; i++ {
+		cols, _ := a.Row(i)
+		if len(cols) <= d {
+			for _, j := range cols {
+				src, dst = append(src, i), append(dst, j)
+			}
+			continue
+		}
+		idx = idx[:0]
+		for k := range cols {
+			idx = append(idx, k)
+		}
+		for p := 0; p < d; p++ {
+			q := p + r.IntN(len(idx)-p)
+			idx[p], idx[q] = idx[q], idx[p]
+		}
+		for _, k := range idx[:d] {
+			src, dst = append(src, i), append(dst, cols[k])
+		}
+	}
+	return graphs.FromCOO(a.Rows, a.Cols, src, dst, nil)
+}
+
+func apFor(t *testing.T, args ...string) *AggregationPerturbation {
+	t.Helper()
+	a := &AggregationPerturbation{}
+	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
+	a.BindAPFlags(fs, 1, 10, 0.01)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ValidateAP(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// napOnlyCalibration calibrates one NAP call (what the audit needs: δ and a
+// report; the multiplier is fixed by AuditOptions).
+func napOnlyCalibration(a *AggregationPerturbation) func(*Context, *APSetup) (*Calibrated, error) {
+	return func(ctx *Context, s *APSetup) (*Calibrated, error) {
+		return a.CalibrateAP(ctx, s, func(z float64) []Release {
+			return []Release{{What: "NAP", Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}
+		}, nil, 0)
+	}
+}
+
+// auditNodeRemoval runs the streaming audit of rel on g and on g without
+// node v (its row dropped from both outputs), width columns per node.
+func auditNodeRemoval(t *testing.T, g *graphs.Graph, v, width, trials int, rel func(*graphs.Graph) (Release1, error), delta float64) dp.AuditResult {
+	t.Helper()
+	gp := g.WithAdj(graphs.RemoveNode(g.Adj, v))
+	drop := func(ids []int) []int { return slices.DeleteFunc(slices.Clone(ids), func(i int) bool { return i == v }) }
+	gp.Split = graphs.Split{Train: drop(g.Split.Train), Val: drop(g.Split.Val), Test: drop(g.Split.Test)}
+	sampler := func(h *graphs.Graph, side string) dp.AuditSampler {
+		r, err := rel(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(i int, _ bool) ([]float64, error) {
+			out, err := r(dp.NewSource(7).Split(fmt.Sprintf("%s %d", side, i)))
+			if err != nil {
+				return nil, err
+			}
+			return slices.Delete(out, v*width, (v+1)*width), nil
+		}
+	}
+	res, err := dp.AuditStream(sampler(g, "G"), sampler(gp, "G′"), trials, dp.AuditConfig{Delta: delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func splitAll(t *testing.T, g *graphs.Graph) *graphs.Graph {
+	t.Helper()
+	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
+	gs, err := graphs.ApplySplit(g, spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gs
+}
+
+// TestNodeLevelAuditCatchesDegreeSampling audits one NAP release (aligned
+// 1-wide embedding, multiplier 2: a claimed ε of about 2 at δ = 1e-5) on a
+// spread graph — node 0 linked to 400 nodes u, each linked to the same 20
+// nodes w — with D = 20. The old sequential-stream bounding and the papers'
+// sampling (keyed, but still charged √D on a graph above D) both exceed the
+// claim; the public bound at D = 400 (the graph's largest degree) does not,
+// and neither does sampling on a graph already within its bound (the star).
+func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
+	const z, width, trials, delta = 2.0, 1, 300, 1e-5
+	spread := splitAll(t, graphs.SpreadGraph(400, 20, 1))
+	star := splitAll(t, graphs.Star(1))
+	claim, err := ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaMethod := func(g *graphs.Graph, args ...string) func(*graphs.Graph) (Release1, error) {
+		a := apFor(t, args...)
+		ctx := &Context{Graph: g, Dataset: g.Name, Level: Node, Epsilon: 8, Delta: delta, Seed: 3}
+		target, err := a.NAPAudit(ctx, AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if target.Claimed != claim {
+			t.Fatalf("claimed ε %v, want %v", target.Claimed, claim)
+		}
+		return target.Prepare
+	}
+	old := func(h *graphs.Graph) (Release1, error) {
+		adj := oldBoundOutDegree(h.Adj, 20, 3)
+		x, _ := auditEmbedding(h, "aligned", width)
+		return func(src *dp.Source) ([]float64, error) { return napOnce(adj, x, h.N, width, z*4.47213595499958, src) }, nil
+	}
+	for _, tc := range []struct {
+		name    string
+		g       *graphs.Graph
+		rel     func(*graphs.Graph) (Release1, error)
+		exceeds bool
+	}{
+		{"old sequential-stream bounding, D=20", spread, old, true},
+		{"--degree-bound sample, D=20", spread, viaMethod(spread, "--max-degree", "20", "--degree-bound", "sample"), true},
+		{"--degree-bound public, D=400", spread, viaMethod(spread, "--max-degree", "400"), false},
+		{"--degree-bound public on the star, D=100", star, viaMethod(star, "--max-degree", "100"), false},
+		{"--degree-bound sample on the star (within its bound), D=100", star, viaMethod(star, "--max-degree", "100", "--degree-bound", "sample"), false},
+	} {
+		res := auditNodeRemoval(t, tc.g, 0, width, trials, tc.rel, delta)
+		t.Logf("%s: claimed ε %.3f, ε_lb %.3f (FP %d/%d, FN %d/%d)", tc.name, claim, res.EpsilonLB, res.FP, res.Negatives, res.FN, res.Positives)
+		if got := res.EpsilonLB > claim; got != tc.exceeds {
+			t.Errorf("%s: ε_lb %.3f vs claimed %.3f, want exceeds=%v", tc.name, res.EpsilonLB, claim, tc.exceeds)
+		}
+	}
+	// The public bound refuses a graph above it before releasing anything.
+	a := apFor(t, "--max-degree", "20")
+	ctx := &Context{Graph: spread, Dataset: "spread", Level: Node, Epsilon: 8, Delta: delta, Seed: 3}
+	if _, err := a.NAPAudit(ctx, AuditOptions{Embedding: "aligned", Multiplier: z}, napOnlyCalibration(a)); err == nil {
+		t.Error("the public bound D=20 accepted a graph with degree 400")
+	}
+}
+
+// TestDegreeSamplingKeyedByMechanismSource: with --degree-bound sample the
+// sampled graph comes from the mechanism source — with --secure-noise two
+// set-ups of the same seed differ, without it they repeat.
+func TestDegreeSamplingKeyedByMechanismSource(t *testing.T) {
+	g := splitAll(t, graphs.SpreadGraph(50, 10, 1))
+	a := apFor(t, "--max-degree", "5", "--degree-bound", "sample")
+	setup := func(secure bool) *graphs.CSR {
+		s, err := a.SetupAP(&Context{Graph: g, Level: Node, Epsilon: 8, Delta: 1e-5, Seed: 9, SecureNoise: secure})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Adj
+	}
+	same := func(x, y *graphs.CSR) bool {
+		return slices.Equal(x.Indptr, y.Indptr) && slices.Equal(x.Indices, y.Indices)
+	}
+	if !same(setup(false), setup(false)) {
+		t.Error("seeded degree sampling does not repeat")
+	}
+	if same(setup(true), setup(true)) {
+		t.Error("--secure-noise degree sampling repeated: the key does not come from crypto/rand")
+	}
+}
