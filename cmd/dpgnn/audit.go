@@ -58,9 +58,12 @@ Releases: gap, progap — one NAP aggregation; mlp — one DP-SGD step (node
 level); gcon — the perturbed minimiser. 'dpgnn audit gaussian' audits a bare
 Gaussian mechanism (the audit's own calibration check).
 
-Adversarial graphs: --dataset spread (the counterexample to sampling degrees
-down to D=100: pass --remove-node 0) and --dataset star (a hub with 100
-leaves: the tight case of a public bound).`,
+Adversarial graphs (remove node 0): --dataset spread and spread-1000 (node 0
+linked to 200 or 1,000 nodes u that all link to the same 100 nodes: sampling
+degrees down to D=100 and charging √D is wrong there; spread-1000 with
+--degree-bound sample --max-degree 100 --width 1 --multiplier 1.0424 shows it
+with 2,000 trials) and --dataset star (a hub with 100 leaves: the tight case
+of a public bound).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return nil },
 	}
 	names := []string{"gaussian"}

@@ -201,3 +201,39 @@ func TestAdamSolverApproachesNewton(t *testing.T) {
 		}
 	}
 }
+
+// TestHessianRankKMatchesLoop: the BLAS form of the Hessian equals the
+// direct sum.
+func TestHessianRankKMatchesLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n1, d, c = 50, 7, 3
+	z := make([]float64, n1*d)
+	y := make([]float64, n1*c)
+	for i := range z {
+		z[i] = r.NormFloat64()
+	}
+	for i := 0; i < n1; i++ {
+		y[i*c+r.IntN(c)] = 1
+	}
+	theta := make([]float64, d)
+	for i := range theta {
+		theta[i] = r.NormFloat64()
+	}
+	for _, kind := range []LossKind{SoftMargin, PseudoHuber} {
+		l, err := NewLoss(kind, c, 0.2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Problem{Z: z, Y: y, B: make([]float64, d*c), N1: n1, D: d, Classes: c, Loss: l, Mu: 0.3}
+		for j := 0; j < c; j++ {
+			a, b := p.hessian(j, theta), p.hessianLoop(j, theta)
+			for u := 0; u < d; u++ {
+				for v := 0; v < d; v++ {
+					if math.Abs(a.At(u, v)-b.At(u, v)) > 1e-12 {
+						t.Fatalf("%v column %d: H[%d,%d] = %v, loop %v", kind, j, u, v, a.At(u, v), b.At(u, v))
+					}
+				}
+			}
+		}
+	}
+}
