@@ -118,12 +118,9 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 	var best any
 	bestNoisy := math.Inf(-1)
 	for ep := 1; ep <= cfg.Epochs; ep++ {
-		loss, err := task.TrainEpoch()
+		loss, err := trainEpoch(task, ep)
 		if err != nil {
 			return res, err
-		}
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return res, fmt.Errorf("trainers: loss became %v at epoch %d (learning rate too high?)", loss, ep)
 		}
 		res.LastLoss = loss
 		st := EpochStats{Kind: "epoch", Run: cfg.Run, Stage: cfg.Stage, Epoch: ep, Loss: loss}
@@ -168,16 +165,25 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 	return res, nil
 }
 
+// trainEpoch runs epoch ep and checks its loss.
+func trainEpoch(task Task, ep int) (float64, error) {
+	loss, err := task.TrainEpoch()
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, fmt.Errorf("trainers: loss became %v at epoch %d (learning rate too high?)", loss, ep)
+	}
+	return loss, nil
+}
+
 // lastEpoch trains every epoch without evaluating and keeps the last one.
 func lastEpoch(task Task, labels []int, split graphs.Split, cfg LoopConfig, rec Recorder) (LoopResult, error) {
 	res := LoopResult{ValAcc: math.NaN(), BestEpoch: cfg.Epochs}
 	for ep := 1; ep <= cfg.Epochs; ep++ {
-		loss, err := task.TrainEpoch()
+		loss, err := trainEpoch(task, ep)
 		if err != nil {
 			return res, err
-		}
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return res, fmt.Errorf("trainers: loss became %v at epoch %d (learning rate too high?)", loss, ep)
 		}
 		res.LastLoss = loss
 		rec.Epoch(EpochStats{Kind: "epoch", Run: cfg.Run, Stage: cfg.Stage, Epoch: ep, Loss: loss})

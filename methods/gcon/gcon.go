@@ -516,22 +516,32 @@ func (m *GCON) graphsFor(ctx *methods.Context) (*methods.Context, *graphs.CSR, e
 	return &tc, Transition(public), nil
 }
 
+// encodeRows trains the encoder (it reads no edge) and returns its
+// encodings with the training rows and their (pseudo-)labels.
+func (m *GCON) encodeRows(ctx *methods.Context) (*encoded, []int, []int, error) {
+	if m.steps == nil {
+		if err := m.Validate(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	enc, err := m.encode(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rows, labels := m.trainingRows(ctx.Graph, enc.Pred)
+	return enc, rows, labels, nil
+}
+
 // Run trains GCON once and predicts every node.
 func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Node {
 		return nil, fmt.Errorf("gcon protects edges only (--privacy edge or none)")
 	}
-	if m.steps == nil {
-		if err := m.Validate(); err != nil {
-			return nil, err
-		}
-	}
 	g := ctx.Graph
-	enc, err := m.encode(ctx)
+	enc, rows, labels, err := m.encodeRows(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rows, labels := m.trainingRows(g, enc.Pred)
 	trainCtx, inferAt, err := m.graphsFor(ctx)
 	if err != nil {
 		return nil, err
@@ -572,17 +582,11 @@ func (m *GCON) AuditTarget(ctx *methods.Context, _ methods.AuditOptions) (*metho
 	if m.Solver == "adam" || m.Inference == "public" {
 		return nil, fmt.Errorf("the audit replays GCON's exact solve with private inference (no --solver adam, no --inference public)")
 	}
-	if m.steps == nil {
-		if err := m.Validate(); err != nil {
-			return nil, err
-		}
-	}
 	g := ctx.Graph
-	enc, err := m.encode(ctx)
+	enc, rows, labels, err := m.encodeRows(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rows, labels := m.trainingRows(g, enc.Pred)
 	pp, err := m.problem(ctx, enc.X, m.EncoderHidden, rows, labels)
 	if err != nil {
 		return nil, err
