@@ -191,6 +191,24 @@ type AuditResult struct {
 	// Statistic describes the test in words.
 	Statistic string `json:"statistic"`
 
+	// MuLB is a lower bound on μ for a μ-GDP release (a Gaussian mechanism
+	// with μ = sensitivity/std): every test of a μ-GDP mechanism has
+	// Φ⁻¹(1 − FPR) − Φ⁻¹(FNR) ≤ μ (Dong, Roth & Su 2019), and MuLB is that
+	// difference at the Clopper–Pearson upper bounds of a second test
+	// (threshold ThresholdGDP, chosen on the estimation runs to maximise it;
+	// FPGDP and FNGDP its evaluation errors). EpsilonLBGDP is the ε at Delta
+	// of MuLB-GDP. With probability at least Confidence the release is not
+	// μ-GDP for any μ < MuLB: for a release claimed as a Gaussian mechanism
+	// (its claim is a μ-GDP claim) that refutes every claimed ε below
+	// EpsilonLBGDP, with far fewer runs than EpsilonLB needs (Nasr et al.
+	// 2023). For other claims only EpsilonLB applies.
+	MuLB         float64 `json:"mu_lb"`
+	EpsilonLBGDP float64 `json:"epsilon_lb_gdp"`
+	ThresholdGDP float64 `json:"threshold_gdp"`
+	GIfAboveGDP  bool    `json:"g_if_above_gdp"`
+	FPGDP        int     `json:"fp_gdp"`
+	FNGDP        int     `json:"fn_gdp"`
+
 	// Trials and TrialsNeighbour are the runs on G and on G′; Dimension is
 	// the length of each run's output.
 	Trials          int `json:"trials"`
@@ -434,11 +452,12 @@ func audit(g, gp AuditSampler, nG, nGp int, cfg AuditConfig) (AuditResult, error
 		}
 	}
 	estLB := epsFromUppers(ClopperPearsonUpper(estFP, mNeg, level), ClopperPearsonUpper(estFN, mPos, level), cfg.Delta)
+	thrMu, aboveMu := chooseThresholdFor(est[0], est[1], nPos, nNeg, level, muFromUppers)
 
 	// Pass 3: the fixed test on the evaluation runs. errs[side] counts the
 	// runs of G called "G′" (false negatives) and of G′ called "G" (false
 	// positives).
-	var errs [2]int
+	var errs, errsMu [2]int
 	for side := range sides {
 		for i := sides[side].m; i < sides[side].n; i++ {
 			x, err := get(side, i, true)
@@ -452,15 +471,31 @@ func audit(g, gp AuditSampler, nG, nGp int, cfg AuditConfig) (AuditResult, error
 			if calledG(s, thr, above) == (side == 1) {
 				errs[side]++
 			}
+			if calledG(s, thrMu, aboveMu) == (side == 1) {
+				errsMu[side]++
+			}
 		}
 	}
 	fn, fp := errs[0], errs[1]
 	fprHi := ClopperPearsonUpper(fp, nNeg, level)
 	fnrHi := ClopperPearsonUpper(fn, nPos, level)
+	mu := muFromUppers(ClopperPearsonUpper(errsMu[1], nNeg, level), ClopperPearsonUpper(errsMu[0], nPos, level))
+	epsMu := 0.0
+	if mu > 0 {
+		if epsMu, err = GDPEpsilon(mu, math.Max(cfg.Delta, 1e-300)); err != nil {
+			return AuditResult{}, err
+		}
+	}
 	return AuditResult{
-		EpsilonLB:  epsFromUppers(fprHi, fnrHi, cfg.Delta),
-		Confidence: cfg.Confidence,
-		Delta:      cfg.Delta,
+		MuLB:         mu,
+		EpsilonLBGDP: epsMu,
+		ThresholdGDP: thrMu,
+		GIfAboveGDP:  aboveMu,
+		FPGDP:        errsMu[1],
+		FNGDP:        errsMu[0],
+		EpsilonLB:    epsFromUppers(fprHi, fnrHi, cfg.Delta),
+		Confidence:   cfg.Confidence,
+		Delta:        cfg.Delta,
 		Statistic: fmt.Sprintf("projection on the difference of means, threshold chosen on the estimation part "+
 			"(first %d of %d runs on G, first %d of %d on G′); counts from the other runs", mPos, nG, mNeg, nGp),
 		Trials:            nG,
@@ -526,6 +561,12 @@ func calledG(s, thr float64, above bool) bool {
 // the larger TPR − FPR on the estimation runs, then to the lowest
 // threshold.
 func chooseThreshold(pos, neg []float64, nPos, nNeg int, delta, level float64) (thr float64, above bool) {
+	return chooseThresholdFor(pos, neg, nPos, nNeg, level, func(fprHi, fnrHi float64) float64 { return epsFromUppers(fprHi, fnrHi, delta) })
+}
+
+// chooseThresholdFor is chooseThreshold for any rating of the upper bounds
+// (FPR, FNR) that is non-increasing in both.
+func chooseThresholdFor(pos, neg []float64, nPos, nNeg int, level float64, rate func(fprHi, fnrHi float64) float64) (thr float64, above bool) {
 	slices.Sort(pos)
 	slices.Sort(neg)
 	mPos, mNeg := len(pos), len(neg)
@@ -536,7 +577,7 @@ func chooseThreshold(pos, neg []float64, nPos, nNeg int, delta, level float64) (
 	predict := func(fp, fn int) float64 {
 		kfp := int(math.Round(float64(nNeg) * estNeg(fp)))
 		kfn := int(math.Round(float64(nPos) * estPos(fn)))
-		return epsFromUppers(evalNeg(kfp), evalPos(kfn), delta)
+		return rate(evalNeg(kfp), evalPos(kfn))
 	}
 	// quick is a cheap upper bound on predict, to skip candidates that
 	// cannot win without computing their Beta quantiles. It replaces each
@@ -553,7 +594,7 @@ func chooseThreshold(pos, neg []float64, nPos, nNeg int, delta, level float64) (
 	quick := func(fp, fn int) float64 {
 		kfp := int(math.Round(float64(nNeg) * float64(fp) / float64(mNeg)))
 		kfn := int(math.Round(float64(nPos) * float64(fn) / float64(mPos)))
-		return epsFromUppers(cpLow(kfp, nNeg), cpLow(kfn, nPos), delta)
+		return rate(cpLow(kfp, nNeg), cpLow(kfn, nPos))
 	}
 
 	best, bestGap := -1.0, math.Inf(-1)
@@ -602,6 +643,16 @@ func chooseThreshold(pos, neg []float64, nPos, nNeg int, delta, level float64) (
 	// Above every score: nothing is called "G" (or everything, reversed).
 	consider(math.Nextafter(prev, math.Inf(1)), 0, mPos)
 	return thr, above
+}
+
+// muFromUppers is the μ-GDP lower bound Φ⁻¹(1 − FPR) − Φ⁻¹(FNR) at upper
+// bounds of the two rates (0 when it is not positive).
+func muFromUppers(fprHi, fnrHi float64) float64 {
+	if !(fprHi < 1 && fnrHi < 1) {
+		return 0
+	}
+	probit := func(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*p) }
+	return math.Max(0, probit(1-fprHi)-probit(fnrHi))
 }
 
 // cpTable returns k ↦ ClopperPearsonUpper(k, n, level), memoised.

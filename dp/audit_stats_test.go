@@ -666,3 +666,37 @@ func TestAuditStatsStream(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditGDPBound: for a release claimed as a Gaussian mechanism (a μ-GDP
+// claim) the GDP bound has the power the (ε, δ) bound lacks — at ε = 2,
+// δ = 1e-5 and 10,000 runs per side it certifies ε ≥ 1 — and it stays at or
+// below the true ε of Gaussian mechanisms (up to its 5% failure rate).
+func TestAuditGDPBound(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		r, _, err := AuditGaussian(2, 1e-5, 10000, seed, AuditConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.EpsilonLBGDP < 1 || r.EpsilonLBGDP > 2 || r.MuLB <= 0 {
+			t.Errorf("seed %d: ε_lb(GDP) = %.3f (μ_lb %.3f), want in [1, 2]", seed, r.EpsilonLBGDP, r.MuLB)
+		}
+		if r.EpsilonLBGDP < r.EpsilonLB {
+			t.Logf("seed %d: GDP bound %.3f below the (ε, δ) bound %.3f", seed, r.EpsilonLBGDP, r.EpsilonLB)
+		}
+	}
+	for _, eps := range []float64{0.5, 1, 4, 8} {
+		over := 0
+		for seed := uint64(100); seed < 115; seed++ {
+			r, _, err := AuditGaussian(eps, 1e-5, 3000, seed, AuditConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.EpsilonLBGDP > eps {
+				over++
+			}
+		}
+		if over > 2 {
+			t.Errorf("ε = %g: GDP bound above the true ε in %d of 15 audits", eps, over)
+		}
+	}
+}

@@ -20,6 +20,9 @@ type AuditTarget struct {
 	// Claimed is the ε the run's accounting gives this one release at
 	// Delta (the tightest the method claims for it).
 	Claimed, Delta float64
+	// Gaussian says the claim is that of a Gaussian mechanism (μ-GDP with
+	// μ = 1/multiplier): the audit's GDP bound then refutes it directly.
+	Gaussian bool
 	// EdgeUnit is the edge-level unit the claim is for (EdgeDirected or
 	// EdgeUndirected): what --remove-edge removes.
 	EdgeUnit string
@@ -98,7 +101,7 @@ func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, cali
 	if opts.Embedding == "features" {
 		width = ctx.Graph.X.F
 	}
-	t := &AuditTarget{Claimed: claimed, Delta: cal.Report.Delta, Width: width, EdgeUnit: a.EdgeUnit,
+	t := &AuditTarget{Claimed: claimed, Delta: cal.Report.Delta, Width: width, EdgeUnit: a.EdgeUnit, Gaussian: true,
 		What: fmt.Sprintf("one NAP release (%s level, %s embedding of width %d): noise std %.4g, sensitivity %.4g", ctx.Level, opts.Embedding, width,
 			cal.Multiplier*setup.Sensitivity, setup.Sensitivity)}
 	t.Prepare = func(g *graphs.Graph) (Release1, error) {
