@@ -28,6 +28,10 @@ type SGDConfig struct {
 	// batch rows for one-row samples). A sampled batch larger than this is
 	// processed in chunks; noise is added once.
 	Capacity int
+	// Ledger, if set, records every step that adds noise as one
+	// PoissonGaussianEvent step under LedgerName.
+	Ledger     *Ledger
+	LedgerName string
 }
 
 // ExpectedBatch is q·n.
@@ -301,6 +305,9 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 				paramSq[i] += v[k]
 			}
 		}
+	}
+	if std > 0 {
+		s.Cfg.Ledger.Record(s.Cfg.LedgerName, PoissonGaussianEvent{Rate: s.Cfg.Rate, Multiplier: s.Cfg.Multiplier, Steps: 1})
 	}
 	noise := 0.0
 	for _, n := range s.Noise {

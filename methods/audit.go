@@ -90,7 +90,7 @@ func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, cali
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := ClaimedEpsilon(dp.GaussianEvent{Multiplier: cal.Multiplier, Count: 1}, cal.Report.Delta)
+	claimed, err := ClaimedEpsilon(dp.GaussianEvent{Multiplier: cal.Multiplier, Count: 1}, cal.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, cali
 	if opts.Embedding == "features" {
 		width = ctx.Graph.X.F
 	}
-	t := &AuditTarget{Claimed: claimed, Delta: cal.Report.Delta, Width: width, EdgeUnit: a.EdgeUnit, Gaussian: true,
+	t := &AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: a.EdgeUnit, Gaussian: true,
 		What: fmt.Sprintf("one NAP release (%s level, %s embedding of width %d): noise std %.4g, sensitivity %.4g", ctx.Level, opts.Embedding, width,
 			cal.Multiplier*setup.Sensitivity, setup.Sensitivity)}
 	t.Prepare = func(g *graphs.Graph) (Release1, error) {
@@ -139,7 +139,7 @@ func fixedMultiplier(z float64, calibrate func(*Context, *APSetup) (*Calibrated,
 		if err != nil {
 			return nil, err
 		}
-		return &Calibrated{Multiplier: z, Report: c.Report}, nil
+		return &Calibrated{Multiplier: z, Plan: c.Plan}, nil
 	}
 }
 
@@ -192,11 +192,11 @@ func SGDAudit(ctx *Context, build func(*Context) (*Module, ModuleTraining, *Cali
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := ClaimedEpsilon(dp.PoissonGaussianEvent{Rate: tr.Rate, Multiplier: tr.Multiplier, Steps: 1}, cal.Report.Delta)
+	claimed, err := ClaimedEpsilon(dp.PoissonGaussianEvent{Rate: tr.Rate, Multiplier: tr.Multiplier, Steps: 1}, cal.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
-	t := &AuditTarget{Claimed: claimed, Delta: cal.Report.Delta,
+	t := &AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta,
 		What: fmt.Sprintf("one DP-SGD step: Poisson rate %.4g, clip %g, noise multiplier %.4g; released: the privatised gradient of every parameter", tr.Rate, tr.Clip, tr.Multiplier)}
 	t.Prepare = func(g *graphs.Graph) (Release1, error) {
 		gc := *ctx

@@ -8,7 +8,6 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
-	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/pflag"
 )
 
@@ -83,11 +82,11 @@ func (a *AggregationPerturbation) CalibrateAP(ctx *Context, setup *APSetup, rele
 	if err != nil {
 		return nil, err
 	}
-	ctx.NoteSelection(c.Report, modules)
+	ctx.NoteSelection(c.Plan, modules)
 	if setup.Bound != nil && ctx.Private() {
-		c.Report.Uses = append(c.Report.Uses, *setup.Bound)
+		c.Plan.Uses = append(c.Plan.Uses, *setup.Bound)
 		if setup.Note != "" {
-			c.Report.Notes = setup.Note
+			c.Plan.Notes = append(c.Plan.Notes, setup.Note)
 		}
 	}
 	return c, nil
@@ -112,15 +111,15 @@ func (a *AggregationPerturbation) calibrateAP(ctx *Context, setup *APSetup, rele
 		return c, err
 	}
 	if a.EdgeUnit == EdgeUndirected {
-		c.Report.Notes = fmt.Sprintf("privacy unit: one undirected edge {i,j} with both its adjacency entries (NAP sensitivity √2, std %.6g)", c.Multiplier*setup.Sensitivity)
+		c.Plan.Notes = append(c.Plan.Notes, fmt.Sprintf("privacy unit: one undirected edge {i,j} with both its adjacency entries (NAP sensitivity √2, std %.6g)", c.Multiplier*setup.Sensitivity))
 		return c, nil
 	}
-	epsU, err := dp.EpsilonOf(acct, Events(releases(c.Multiplier/math.Sqrt2)), c.Report.Delta)
+	epsU, err := dp.EpsilonOf(acct, Events(releases(c.Multiplier/math.Sqrt2)), c.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
-	c.Report.Notes = fmt.Sprintf("privacy unit: one directed edge j→i (NAP sensitivity 1). An undirected edge {i,j} is two such entries: "+
-		"for it ε = %.6g at the same δ (sensitivity √2); --edge-unit undirected calibrates for it", epsU)
+	c.Plan.Notes = append(c.Plan.Notes, fmt.Sprintf("privacy unit: one directed edge j→i (NAP sensitivity 1). An undirected edge {i,j} is two such entries: "+
+		"for it ε = %.6g at the same δ (sensitivity √2); --edge-unit undirected calibrates for it", epsU))
 	return c, nil
 }
 
@@ -183,7 +182,7 @@ type APSetup struct {
 	Rate float64
 	// Bound describes the degree bound for the report (node level), and
 	// Note is the report's note on what the guarantee assumes.
-	Bound *trainers.PrivateUse
+	Bound *dp.Use
 	Note  string
 }
 
@@ -233,7 +232,7 @@ func (a *AggregationPerturbation) SetupAP(ctx *Context) (*APSetup, error) {
 		}
 		s.Adj = graphs.SampleOutDegree(g.Adj, d, PairKeyFrom(src))
 		over, _ := graphs.OutDegreeExcess(g.Adj, d)
-		s.Bound = &trainers.PrivateUse{Kind: "degree-bound",
+		s.Bound = &dp.Use{Kind: "degree-bound",
 			What:    fmt.Sprintf("out-degrees sampled to D=%d with keyed ranks from the mechanism source (GAP/ProGAP); %d node(s) of this input are above D", d, over),
 			Covered: "assumption: the raw graph's out-degrees are already ≤ D"}
 		s.Note = fmt.Sprintf("node level, --degree-bound sample: NAP's sensitivity √%d assumes every node of the raw graph has at most %d out-neighbours "+
@@ -248,7 +247,7 @@ func (a *AggregationPerturbation) SetupAP(ctx *Context) (*APSetup, error) {
 				"covers graphs within it: raise it to a bound you can state without looking at the data, or pass --degree-bound sample "+
 				"(the papers' sampling, whose guarantee assumes the input is already within the bound)", d, ctx.Dataset, err)
 		}
-		s.Bound = &trainers.PrivateUse{Kind: "degree-bound",
+		s.Bound = &dp.Use{Kind: "degree-bound",
 			What:    fmt.Sprintf("public out-degree bound D=%d: the raw graph was checked to be within it; no edge is dropped", d),
 			Covered: "public bound: the guarantee covers every graph whose out-degrees are ≤ D"}
 	}
@@ -280,4 +279,19 @@ func (a *AggregationPerturbation) EdgeAccountant() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("--accountant %q: want one of gdp, rdp, rdp-standard", a.Accountant)
+}
+
+// RecordNAP makes every release of a NAP layer (every noise draw) a
+// GaussianEvent in the ledger under name: multiplier z when the layer's
+// noise std is z·sensitivity as planned, else the std divided by the
+// sensitivity (so a changed std shows up when the ledger is checked).
+func RecordNAP(nap *layers.NAP, l *dp.Ledger, name string, z, sensitivity float64) {
+	std := z * sensitivity
+	nap.Noise.OnDraw = func() {
+		m := z
+		if nap.Noise.Std != std {
+			m = nap.Noise.Std / sensitivity
+		}
+		l.Record(name, dp.GaussianEvent{Multiplier: m, Count: 1})
+	}
 }

@@ -74,8 +74,8 @@ func TestEdgeUnit(t *testing.T) {
 	if math.Abs(cu.Multiplier-cd.Multiplier) > 1e-12*cd.Multiplier {
 		t.Errorf("multipliers differ for the same ε, δ, K: %g vs %g", cu.Multiplier, cd.Multiplier)
 	}
-	if got, want := cu.Report.Noise["nap_std"], math.Sqrt2*cd.Report.Noise["nap_std"]; math.Abs(got-want) > 1e-9*want {
-		t.Errorf("undirected NAP std %g, want √2 × %g", got, cd.Report.Noise["nap_std"])
+	if got, want := cu.Plan.Noise["nap_std"], math.Sqrt2*cd.Plan.Noise["nap_std"]; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("undirected NAP std %g, want √2 × %g", got, cd.Plan.Noise["nap_std"])
 	}
 	epsU, err := dp.EpsilonOf("gdp", events(2)(cd.Multiplier/math.Sqrt2), 1e-5)
 	if err != nil {
@@ -84,10 +84,10 @@ func TestEdgeUnit(t *testing.T) {
 	if !(epsU > 1.2) {
 		t.Errorf("ε of an undirected edge under directed calibration = %g, want well above the budget 1", epsU)
 	}
-	if n := cd.Report.Notes; !strings.Contains(n, "directed edge") || !strings.Contains(n, fmt.Sprintf("ε = %.6g", epsU)) {
+	if n := strings.Join(cd.Plan.Notes, ". "); !strings.Contains(n, "directed edge") || !strings.Contains(n, fmt.Sprintf("ε = %.6g", epsU)) {
 		t.Errorf("directed report notes %q do not state the undirected ε %.6g", n, epsU)
 	}
-	if n := cu.Report.Notes; !strings.Contains(n, "undirected edge") {
+	if n := strings.Join(cu.Plan.Notes, ". "); !strings.Contains(n, "undirected edge") {
 		t.Errorf("undirected report notes %q do not name the unit", n)
 	}
 

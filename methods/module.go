@@ -44,6 +44,8 @@ type ModuleTraining struct {
 	Clip       float64
 	Rate       float64
 	Stage      int
+	// Ledger names the DP-SGD steps in the run's privacy ledger.
+	Ledger string
 }
 
 // Capacity is the number of batch rows a module's training path needs:
@@ -202,7 +204,7 @@ func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watc
 			return nil, fmt.Errorf("DP-SGD needs a noise source")
 		}
 		sgd, err := dp.BuildSGD(m, mod.CE.PerRow, dp.SGDConfig{Clip: tr.Clip, Multiplier: tr.Multiplier,
-			Rate: tr.Rate, Samples: n, Capacity: capacity}, src, evalOut)
+			Rate: tr.Rate, Samples: n, Capacity: capacity, Ledger: ctx.Ledger(), LedgerName: tr.Ledger}, src, evalOut)
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/trainers"
 )
 
 // DeltaRule says where a run's δ comes from.
@@ -89,33 +88,36 @@ func (c *Context) ResolveDelta(u DeltaUnits) (float64, string, error) {
 	return d, fmt.Sprintf("auto: 10^-%d, below one over the %.4g possible %ss among the graph's nodes (a public bound on their number)", digits, u.Possible, u.Unit), nil
 }
 
-// Calibrated is a calibrated noise multiplier with its privacy receipt.
+// Calibrated is a calibrated noise multiplier with the run's privacy plan.
 type Calibrated struct {
 	Multiplier float64
-	Report     *trainers.PrivacyReport
+	Plan       *dp.Plan
 }
 
-// Release is one private release of a run, as the accountant sees it, with
-// a description for the report.
+// Release is one kind of private release of a run, as the accountant sees
+// it: Name keys the run's ledger (the mechanism records every release it
+// makes under that name), What describes it for the report.
 type Release struct {
+	Name  string
 	What  string
 	Event dp.Event
 }
 
 // Calibrate finds the smallest noise multiplier z whose releases(z) meet
-// the context's (ε, δ) under the named accountant (gdp, rdp, rdp-standard),
-// accounts for them once more with a fresh accountant, and returns z with
-// the privacy report: the ledger, and one use per release with its ε alone.
-// Without privacy (ε = ∞ or level none) z is 0. noise adds method-specific
-// noise levels (stds) to the report.
+// the context's (ε, δ) under the named accountant (gdp, rdp, rdp-standard)
+// and returns z with the run's privacy plan: its level and unit, δ and its
+// source, the releases at z, and noise (method-specific noise levels, stds).
+// Without privacy (ε = ∞ or level none) z is 0 and nothing is released.
 func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(z float64) []Release, noise func(z float64) map[string]float64) (*Calibrated, error) {
 	delta, source, err := ctx.ResolveDelta(units)
 	if err != nil {
 		return nil, err
 	}
+	plan := &dp.Plan{Level: string(ctx.Level), Unit: units.Unit, Epsilon: ctx.Epsilon, Delta: delta, DeltaSource: source, Accountant: "none"}
 	if !ctx.Private() {
-		return &Calibrated{Report: &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "none",
-			Delta: delta, DeltaSource: source, Noise: noise(0), Notes: "ε = ∞: the same pipeline without noise"}}, nil
+		plan.Epsilon, plan.Noise = math.Inf(1), noise(0)
+		plan.Notes = []string{"ε = ∞: the same pipeline without noise"}
+		return &Calibrated{Plan: plan}, nil
 	}
 	events := func(z float64) []dp.Event { return Events(releases(z)) }
 	newAcct := func() (dp.Accountant, error) { return dp.NewAccountant(accountant) }
@@ -123,44 +125,27 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 	if err != nil {
 		return nil, fmt.Errorf("calibrating the noise for ε=%g, δ=%g: %w", ctx.Epsilon, delta, err)
 	}
-	acct, err := newAcct()
-	if err != nil {
+	plan.Accountant, plan.Multiplier = accountant, z
+	for _, r := range releases(z) {
+		plan.Releases = append(plan.Releases, dp.Planned{Name: r.Name, What: r.What, Event: r.Event})
+	}
+	plan.Noise = noise(z)
+	plan.Noise["multiplier"] = z
+	// The report composes the same events again: fail now, before any
+	// release, if that would not meet the budget.
+	if _, err := plan.Report(plannedLedger(plan)); err != nil {
 		return nil, err
 	}
-	rel := releases(z)
-	if err := dp.ComposeAll(acct, Events(rel)); err != nil {
-		return nil, err
+	return &Calibrated{Multiplier: z, Plan: plan}, nil
+}
+
+// plannedLedger is a ledger holding exactly the plan's releases.
+func plannedLedger(p *dp.Plan) *dp.Ledger {
+	l := dp.NewLedger()
+	for _, r := range p.Releases {
+		l.Record(r.Name, r.Event)
 	}
-	eps, err := acct.Epsilon(delta)
-	if err != nil {
-		return nil, err
-	}
-	if math.IsNaN(eps) || eps > ctx.Epsilon { // calibration keeps a relative margin of dp.CalibrationMargin
-		return nil, fmt.Errorf("calibrated noise gives ε=%g above the target %g", eps, ctx.Epsilon)
-	}
-	nz := noise(z)
-	nz["multiplier"] = z
-	var ledger []string
-	for _, e := range acct.Ledger() {
-		ledger = append(ledger, e.String())
-	}
-	rep := &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: acct.Name(), Epsilon: trainers.Eps(eps),
-		Delta: delta, DeltaSource: source, Noise: nz, Ledger: ledger}
-	for _, r := range rel {
-		e1, err := dp.EpsilonOf(accountant, []dp.Event{r.Event}, delta)
-		if err != nil {
-			return nil, err
-		}
-		kind := "release"
-		if _, ok := r.Event.(dp.PoissonGaussianEvent); ok {
-			kind = "dp-sgd"
-		}
-		if _, ok := r.Event.(dp.PureEvent); ok {
-			kind = "selection"
-		}
-		rep.Uses = append(rep.Uses, trainers.PrivateUse{Kind: kind, What: r.What, Epsilon: trainers.Eps(e1), Covered: "accounted"})
-	}
-	return &Calibrated{Multiplier: z, Report: rep}, nil
+	return l
 }
 
 // Events returns the events of the releases, in order.
@@ -172,9 +157,6 @@ func Events(rel []Release) []dp.Event {
 	return ev
 }
 
-// SGDPrivacy is kept for DP-MLP: a calibrated DP-SGD run.
-type SGDPrivacy = Calibrated
-
 // CalibrateSGD calibrates one Poisson-subsampled Gaussian DP-SGD run of
 // `steps` steps at rate q over n samples (RDP accountant with the given
 // conversion), plus the run's private model selections.
@@ -185,7 +167,7 @@ func CalibrateSGD(ctx *Context, n int, q float64, steps int, clip float64, conv 
 	}
 	return Calibrate(ctx, DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}, name,
 		func(z float64) []Release {
-			return append([]Release{{fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g, clip %g, noise std %.4g·clip", steps, q, clip, z),
+			return append([]Release{{"dpsgd", fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g, clip %g, noise std %.4g·clip", steps, q, clip, z),
 				dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}}, ctx.SelectionReleases(1)...)
 		},
 		func(z float64) map[string]float64 {

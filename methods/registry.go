@@ -52,6 +52,28 @@ type Context struct {
 	// Poisson sampling) from crypto/rand instead of a stream keyed by Seed,
 	// so nobody who learns the seed can regenerate and subtract the noise.
 	SecureNoise bool
+
+	ledger *dp.Ledger
+}
+
+// Ledger returns the run's ledger, where every mechanism records each
+// release it makes (created on first use; a copy of the context made after
+// that shares it).
+func (c *Context) Ledger() *dp.Ledger {
+	if c.ledger == nil {
+		c.ledger = dp.NewLedger()
+	}
+	return c.ledger
+}
+
+// Report checks the run's ledger against its plan and returns the privacy
+// report: a run that released more, or otherwise, than it planned fails.
+func (c *Context) Report(plan *dp.Plan) (*dp.Report, error) {
+	rep, err := plan.Report(c.Ledger())
+	if err != nil {
+		return nil, fmt.Errorf("privacy: %w", err)
+	}
+	return rep, nil
 }
 
 // NoiseSource returns the randomness for the privacy mechanisms named by
@@ -71,7 +93,7 @@ func (c *Context) Private() bool { return c.Level != None && !math.IsInf(c.Epsil
 type Outcome struct {
 	Pred    []int   // predicted class of every node
 	ValAcc  float64 // validation accuracy of the selected model (NaN if none)
-	Privacy *trainers.PrivacyReport
+	Privacy *dp.Report
 	// Extra metrics (e.g. "train_acc", "auc") summarised alongside accuracy.
 	Extra map[string]float64
 }

@@ -55,20 +55,19 @@ func (c *Context) SelectionReleases(modules int) []Release {
 	}
 	out := make([]Release, modules)
 	for i := range out {
-		out[i] = Release{What: fmt.Sprintf("model selection %d/%d: exponential mechanism over epochs on correct validation counts (sensitivity 1), ε=%g", i+1, modules, c.SelectionEpsilon),
+		out[i] = Release{Name: "selection", What: fmt.Sprintf("model selection %d/%d: exponential mechanism over epochs on correct validation counts (sensitivity 1), ε=%g", i+1, modules, c.SelectionEpsilon),
 			Event: dp.PureEvent{Epsilon: c.SelectionEpsilon, Count: 1}}
 	}
 	return out
 }
 
 // NoteSelection adds the model-selection use of a run that trains `modules`
-// modules to its report (private selections are already there as
-// releases).
-func (c *Context) NoteSelection(rep *trainers.PrivacyReport, modules int) {
-	if rep == nil || modules == 0 || c.Selection == trainers.SelectPrivate {
+// modules to its plan (private selections are there already, as releases).
+func (c *Context) NoteSelection(plan *dp.Plan, modules int) {
+	if plan == nil || modules == 0 || c.Selection == trainers.SelectPrivate {
 		return
 	}
-	u := trainers.PrivateUse{Kind: "selection"}
+	u := dp.Use{Kind: "selection"}
 	switch c.Selection {
 	case trainers.SelectLast:
 		u.What, u.Covered = fmt.Sprintf("model selection: the last epoch of each of %d module(s); no label is read during training", modules), "no private data read"
@@ -79,7 +78,7 @@ func (c *Context) NoteSelection(rep *trainers.PrivacyReport, modules int) {
 			u.Covered = "no privacy claimed"
 		}
 	}
-	rep.Uses = append(rep.Uses, u)
+	plan.Uses = append(plan.Uses, u)
 }
 
 // loopSelection is the training loop's selection for a module trained with
@@ -88,6 +87,7 @@ func (c *Context) loopSelection(src *dp.Source) trainers.Selection {
 	s := trainers.Selection{Mode: c.Selection}
 	if s.Mode == trainers.SelectPrivate && src != nil {
 		s.Epsilon, s.Src = c.SelectionEpsilon, src.Split("selection")
+		s.Ledger, s.Name = c.Ledger(), "selection"
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/pflag"
@@ -65,7 +66,7 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	defer rec.Done()
 
 	metrics := map[string][]float64{}
-	var report *trainers.PrivacyReport
+	var report *dp.Report
 	for r := 0; r < opts.Runs; r++ {
 		seed := opts.Seed + uint64(r)
 		gs, err := graphs.ApplySplit(g, spec.ForRun(r, len(g.MaskSplits)), seed)
@@ -90,7 +91,7 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 			metrics[k] = append(metrics[k], v)
 		}
 		if out.Privacy != nil && ctx.Private() {
-			out.Privacy.Uses = append(out.Privacy.Uses, trainers.PrivateUse{Kind: "evaluation",
+			out.Privacy.Uses = append(out.Privacy.Uses, dp.Use{Kind: "evaluation",
 				What:    "test, validation and training accuracy on the split's labels (the metrics of this record)",
 				Covered: "not released: the experimenter's measurement; at node level labels are private and publishing these numbers is not covered"})
 		}
@@ -208,7 +209,7 @@ func (opts *TrainOptions) context(gs *graphs.Graph, dataset string, seed uint64)
 		Seed: seed, SecureNoise: opts.SecureNoise}
 }
 
-func epsOf(p *trainers.PrivacyReport) float64 {
+func epsOf(p *dp.Report) float64 {
 	if p.Epsilon == nil {
 		return math.Inf(1)
 	}

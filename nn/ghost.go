@@ -258,6 +258,9 @@ type Noise struct {
 	Last []float64
 	// Draws counts the runs that added noise.
 	Draws int
+	// OnDraw, if set, is called after every run that added noise (a
+	// release: the method records it in its privacy ledger).
+	OnDraw func()
 }
 
 // gaussianNoiseOp returns x + N(0, Std²) elementwise, fresh noise each run.
@@ -311,6 +314,9 @@ func (op gaussianNoiseOp) Do(vals ...G.Value) (G.Value, error) {
 			out[i] = xd[i] + e
 		}
 		op.n.Draws++
+		if op.n.OnDraw != nil {
+			op.n.OnDraw()
+		}
 	} else {
 		clear(op.n.Last)
 		copy(out, xd)

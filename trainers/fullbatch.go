@@ -75,6 +75,9 @@ type Selection struct {
 	Epsilon float64
 	// Src draws the Gumbel noise of SelectPrivate (the mechanism source).
 	Src *dp.Source
+	// Ledger records each private selection (one ε-DP event) under Name.
+	Ledger *dp.Ledger
+	Name   string
 }
 
 // LoopResult is the outcome of FullBatch after restoring the best epoch.
@@ -113,6 +116,9 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 	}
 	if sel.Mode == SelectLast || len(split.Val) == 0 {
 		return lastEpoch(task, labels, split, cfg, rec)
+	}
+	if sel.Mode == SelectPrivate {
+		sel.Ledger.Record(sel.Name, dp.PureEvent{Epsilon: sel.Epsilon, Count: 1})
 	}
 	res := LoopResult{ValAcc: math.NaN()}
 	var best any

@@ -65,10 +65,18 @@ func (m *GAP) validateFolds() error {
 	return nil
 }
 
-func (m *GAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, epochs int) methods.ModuleTraining {
+// training is how a module trains; ledger names its DP-SGD release.
+func (m *GAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, epochs int, ledger string) methods.ModuleTraining {
 	return methods.ModuleTraining{Epochs: epochs, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
-		Multiplier: z, Clip: m.Clip, Rate: setup.Rate}
+		Multiplier: z, Clip: m.Clip, Rate: setup.Rate, Ledger: ledger}
 }
+
+// Ledger names of GAP's releases.
+const (
+	ledgerNAP        = "nap"
+	ledgerEncoder    = "dpsgd.encoder"
+	ledgerClassifier = "dpsgd.classifier"
+)
 
 // calibrate returns the noise multiplier: at edge level for K NAP calls of
 // sensitivity 1; at node level one z shared by the encoder's DP-SGD, the K
@@ -82,18 +90,18 @@ func (m *GAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.
 	}
 	if ctx.Level == methods.Node {
 		if m.EncoderLayers > 0 {
-			tEnc = m.training(ctx, setup, 0, m.EncoderEpochs).SGDSteps()
+			tEnc = m.training(ctx, setup, 0, m.EncoderEpochs, ledgerEncoder).SGDSteps()
 		}
-		tCls = m.training(ctx, setup, 0, m.Epochs_).SGDSteps()
+		tCls = m.training(ctx, setup, 0, m.Epochs_, ledgerClassifier).SGDSteps()
 	}
 	return m.CalibrateAP(ctx, setup, func(z float64) []methods.Release {
 		ev := Events(ctx.Level, m.Hops, z, setup.Rate, tEnc, tCls)
-		rel := []methods.Release{{What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
+		rel := []methods.Release{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
 			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
 		if ctx.Level == methods.Node {
-			rel = append(rel, methods.Release{What: fmt.Sprintf("classifier DP-SGD: %d Poisson steps at rate %.4g, clip %g", tCls, setup.Rate, m.Clip), Event: ev[1]})
+			rel = append(rel, methods.Release{Name: ledgerClassifier, What: fmt.Sprintf("classifier DP-SGD: %d Poisson steps at rate %.4g, clip %g", tCls, setup.Rate, m.Clip), Event: ev[1]})
 			if tEnc > 0 {
-				rel = append(rel, methods.Release{What: fmt.Sprintf("encoder DP-SGD: %d Poisson steps at rate %.4g, clip %g", tEnc, setup.Rate, m.Clip), Event: ev[2]})
+				rel = append(rel, methods.Release{Name: ledgerEncoder, What: fmt.Sprintf("encoder DP-SGD: %d Poisson steps at rate %.4g, clip %g", tEnc, setup.Rate, m.Clip), Event: ev[2]})
 			}
 		}
 		return append(rel, ctx.SelectionReleases(modules)...)
@@ -146,6 +154,7 @@ func (m *GAP) prepare(ctx *methods.Context) (*methods.APSetup, *methods.Calibrat
 
 // Run trains GAP once.
 func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	ctx.Ledger()
 	g := ctx.Graph
 	setup, priv, norm, err := m.prepare(ctx)
 	if err != nil {
@@ -173,7 +182,7 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
-	tr := m.training(ctx, setup, z, m.Epochs_)
+	tr := m.training(ctx, setup, z, m.Epochs_, ledgerClassifier)
 	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.classifier(g.NumClasses, norm))
 	if err != nil {
 		return nil, err
@@ -182,7 +191,11 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: priv.Report}, nil
+	rep, err := ctx.Report(priv.Plan)
+	if err != nil {
+		return nil, err
+	}
+	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}, nil
 }
 
 // classifier returns the builder of GAP's classification module: a base
@@ -262,7 +275,7 @@ func (m *GAP) encode(ctx *methods.Context, setup *methods.APSetup, z float64, no
 // dropout → SELU → Linear head.
 func (m *GAP) trainEncoder(ctx *methods.Context, setup *methods.APSetup, z float64, norm layers.NormKind, src *dp.Source, seed uint64) (*methods.Module, error) {
 	g := ctx.Graph
-	tr := m.training(ctx, setup, z, m.EncoderEpochs)
+	tr := m.training(ctx, setup, z, m.EncoderEpochs, ledgerEncoder)
 	var enc *layers.MLP
 	var bn *layers.Norm
 	var head *layers.Linear
@@ -385,6 +398,7 @@ func (m *GAP) aggregate(ctx *methods.Context, setup *methods.APSetup, z float64,
 	}
 	mm := nn.NewModel(ctx.Seed)
 	nap := layers.NewNAP("gap.nap", setup.Adj, z*setup.Sensitivity, src)
+	methods.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
 	var outs []*G.Node
 	err := nn.Build(func() error {
 		x := G.Must(nn.RowNormalize(mm.Input("X0", x0.Dense, g.N, width)))
@@ -435,7 +449,7 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		hops = append(hops, methods.Placeholder(g.N, width, ctx.Seed+uint64(k)))
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
-	tr := m.training(ctx, setup, priv.Multiplier, m.Epochs_)
+	tr := m.training(ctx, setup, priv.Multiplier, m.Epochs_, ledgerClassifier)
 	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.classifier(g.NumClasses, norm))
 	if err != nil {
 		return nil, err

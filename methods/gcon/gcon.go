@@ -285,33 +285,43 @@ func (m *GCON) calibrate(ctx *methods.Context, n1, c, d int) (Calibration, float
 	return cal, delta, source, err
 }
 
-// Report is the privacy receipt of a calibration.
-func Report(ctx *methods.Context, cal Calibration, delta float64, deltaSource string, n1, d int) *trainers.PrivacyReport {
+// ledgerObjective names GCON's one release in the privacy ledger.
+const ledgerObjective = "objective"
+
+// Plan is the privacy plan of a calibration: one release, the perturbed
+// minimiser, accounted by GCON's theorem (not by a composition accountant),
+// or none when the run is not private or never reads an edge (Ψ = 0).
+func Plan(ctx *methods.Context, cal Calibration, delta float64, deltaSource string, n1, d int) *dp.Plan {
 	noise := map[string]float64{
 		"lambda": cal.Lambda, "lambda_requested": cal.LambdaIn, "lambda_prime": cal.LambdaPrime,
 		"psi": cal.Psi, "n1": float64(n1), "d": float64(d), "expected_noise_norm": cal.ExpectedNoiseNorm(d),
 	}
-	if !ctx.Private() || math.IsInf(cal.Beta, 1) {
-		note := "ε = ∞: the same pipeline with B = 0 and Λ' = 0"
+	p := &dp.Plan{Level: string(ctx.Level), Unit: "undirected edge", Epsilon: ctx.Epsilon, Delta: delta, DeltaSource: deltaSource,
+		Accountant: "none", Noise: noise}
+	if !releases(ctx, cal) {
+		p.Notes = []string{"ε = ∞: the same pipeline with B = 0 and Λ' = 0"}
 		if ctx.Private() {
-			note = "Ψ = 0 (all steps 0 or α = 1): the model never reads edges, B = 0"
+			p.Notes = []string{"Ψ = 0 (all steps 0 or α = 1): the model never reads edges, B = 0"}
+		} else {
+			p.Epsilon = math.Inf(1)
 		}
-		eps := trainers.Eps(math.Inf(1))
-		if ctx.Private() {
-			eps = trainers.Eps(0)
-		}
-		return &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "none", Epsilon: eps, Delta: delta, DeltaSource: deltaSource, Noise: noise, Notes: note}
+		return p
 	}
 	noise["beta"] = cal.Beta
 	noise["c_theta"] = cal.CTheta
 	noise["eps_lambda"] = cal.EpsLambda
 	noise["c_sf"] = cal.Csf
-	return &trainers.PrivacyReport{Level: string(ctx.Level), Accountant: "objective-perturbation",
-		Epsilon: trainers.Eps(cal.Epsilon), Delta: delta, DeltaSource: deltaSource, Noise: noise,
-		Uses: []trainers.PrivateUse{{Kind: "release", Epsilon: trainers.Eps(cal.Epsilon), Covered: "accounted",
-			What: "the perturbed minimiser Θ of the objective over propagated encodings (one release; inference reuses Θ)"}},
-		Ledger: []string{fmt.Sprintf("objective perturbation (GCON Thm 1): Ψ=%.6g, c_sf=%.6g, Λ=%.6g, Λ'=%.6g, c_θ=%.6g, ε_Λ=%.6g, β=%.6g → ε=%.6g, δ=%.3g",
+	p.Accountant = "objective-perturbation"
+	p.Releases = []dp.Planned{{Name: ledgerObjective, Epsilon: cal.Epsilon,
+		What: fmt.Sprintf("the perturbed minimiser Θ (one release; inference reuses Θ): objective perturbation (GCON Thm 1), Ψ=%.6g, c_sf=%.6g, Λ=%.6g, Λ'=%.6g, c_θ=%.6g, ε_Λ=%.6g, β=%.6g → ε=%.6g, δ=%.3g",
 			cal.Psi, cal.Csf, cal.Lambda, cal.LambdaPrime, cal.CTheta, cal.EpsLambda, cal.Beta, cal.Epsilon, delta)}}
+	return p
+}
+
+// releases reports whether a calibrated run releases its minimiser
+// privately (it draws B).
+func releases(ctx *methods.Context, cal Calibration) bool {
+	return ctx.Private() && !math.IsInf(cal.Beta, 1)
 }
 
 // Fit is the private part of a run on given encodings: propagation,
@@ -356,6 +366,9 @@ func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows,
 	}
 	if pp.b, err = dp.SampleObjectiveNoise(pp.d, ctx.Graph.NumClasses, pp.cal.Beta, src); err != nil {
 		return nil, err
+	}
+	if releases(ctx, pp.cal) {
+		ctx.Ledger().Record(ledgerObjective, nil)
 	}
 	return pp, nil
 }
@@ -537,6 +550,7 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Node {
 		return nil, fmt.Errorf("gcon protects edges only (--privacy edge or none)")
 	}
+	ctx.Ledger() // shared with the training context below
 	g := ctx.Graph
 	enc, rows, labels, err := m.encodeRows(ctx)
 	if err != nil {
@@ -557,8 +571,12 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep, err := ctx.Report(Plan(ctx, fit.Cal, fit.Delta, fit.DeltaSource, fit.N1, fit.D))
+	if err != nil {
+		return nil, err
+	}
 	out := &methods.Outcome{Pred: pred, ValAcc: trainers.Accuracy(pred, g.Labels, g.Split.Val),
-		Privacy: Report(ctx, fit.Cal, fit.Delta, fit.DeltaSource, fit.N1, fit.D),
+		Privacy: rep,
 		Extra: map[string]float64{"encoder_test_acc": trainers.Accuracy(enc.Pred, g.Labels, g.Split.Test),
 			"lambda_used": fit.Cal.Lambda, "solver_grad_norm": fit.Solve.MaxGradNorm()}}
 	if m.Solver == "adam" {

@@ -10,7 +10,6 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
 )
@@ -182,13 +181,13 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 		return nil, tr, nil, err
 	}
 	q := methods.NodeRate(m.BatchSize, len(train))
-	tr = methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay, Private: true, Clip: m.Clip, Rate: q}
+	tr = methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay, Private: true, Clip: m.Clip, Rate: q, Ledger: "dpsgd"}
 	priv, err := methods.CalibrateSGD(ctx, len(train), q, tr.SGDSteps(), m.Clip, conv)
 	if err != nil {
 		return nil, tr, nil, err
 	}
 	tr.Multiplier = priv.Multiplier
-	ctx.NoteSelection(priv.Report, 1)
+	ctx.NoteSelection(priv.Plan, 1)
 	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train), mlpBuild(cfg))
 	return mod, tr, priv, err
 }
@@ -207,6 +206,7 @@ func (m *MLP) dpTask(ctx *methods.Context) (*methods.Module, methods.ModuleTrain
 // reads edges, so its ε is 0 for any edge-level budget.
 func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Node {
+		ctx.Ledger()
 		mod, tr, priv, src, err := m.dpTask(ctx)
 		if err != nil {
 			return nil, err
@@ -215,7 +215,11 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: priv.Report}, nil
+		rep, err := ctx.Report(priv.Plan)
+		if err != nil {
+			return nil, err
+		}
+		return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}, nil
 	}
 	mod, tr, err := m.module(ctx)
 	if err != nil {
@@ -227,9 +231,12 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	}
 	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
 	if ctx.Level == methods.Edge {
-		zero := 0.0
-		out.Privacy = &trainers.PrivacyReport{Level: "edge", Accountant: "none", Epsilon: &zero,
-			Delta: 0, Notes: "the MLP never reads edges: ε = 0 at edge level"}
+		rep, err := ctx.Report(&dp.Plan{Level: "edge", Accountant: "none", Epsilon: ctx.Epsilon,
+			Notes: []string{"the MLP never reads edges: ε = 0 at edge level"}})
+		if err != nil {
+			return nil, err
+		}
+		out.Privacy = rep
 	}
 	return out, nil
 }

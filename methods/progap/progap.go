@@ -42,8 +42,14 @@ func (m *ProGAP) Validate() error {
 
 func (m *ProGAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, stage int) methods.ModuleTraining {
 	return methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
-		Multiplier: z, Clip: m.Clip, Rate: setup.Rate, Stage: stage}
+		Multiplier: z, Clip: m.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD}
 }
+
+// Ledger names of ProGAP's releases.
+const (
+	ledgerNAP = "nap"
+	ledgerSGD = "dpsgd"
+)
 
 // calibrate: edge level, K NAP calls of sensitivity 1 (exact Gaussian
 // composition by default); node level, one multiplier z for K NAP calls
@@ -56,10 +62,10 @@ func (m *ProGAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*metho
 	}
 	return m.CalibrateAP(ctx, setup, func(z float64) []methods.Release {
 		ev := Events(ctx.Level, m.Hops, z, setup.Rate, t)
-		rel := []methods.Release{{What: fmt.Sprintf("NAP aggregation, one per stage 1..%d: Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
+		rel := []methods.Release{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, one per stage 1..%d: Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
 			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
 		if ctx.Level == methods.Node {
-			rel = append(rel, methods.Release{What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.Hops+1, t, setup.Rate, m.Clip), Event: ev[1]})
+			rel = append(rel, methods.Release{Name: ledgerSGD, What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.Hops+1, t, setup.Rate, m.Clip), Event: ev[1]})
 		}
 		return append(rel, ctx.SelectionReleases(m.Hops+1)...)
 	}, func(z float64, rec map[string]float64) {
@@ -167,6 +173,7 @@ func (m *ProGAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // run also returns the NAP layer (tests count its adjacency products) and
 // the final stage (tests predict again after changing the graph).
 func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stage, error) {
+	ctx.Ledger()
 	g := ctx.Graph
 	setup, err := m.SetupAP(ctx)
 	if err != nil {
@@ -182,6 +189,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 		return nil, nil, nil, err
 	}
 	nap := layers.NewNAP("progap.nap", setup.Adj, z*setup.Sensitivity, src.Split("progap.nap"))
+	methods.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
 	inputs := []*graphs.Features{g.X}
 	var prev *stage
 	var res *methods.Outcome
@@ -202,11 +210,14 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("stage %d: %w", s, err)
 		}
-		res = &methods.Outcome{Pred: r.Pred, ValAcc: r.ValAcc, Privacy: priv.Report}
+		res = &methods.Outcome{Pred: r.Pred, ValAcc: r.ValAcc}
 		prev = st
 	}
 	if nap.Adj.Calls != m.Hops {
 		return nil, nil, nil, fmt.Errorf("progap: the adjacency was multiplied %d times for K=%d (accounting would be wrong)", nap.Adj.Calls, m.Hops)
+	}
+	if res.Privacy, err = ctx.Report(priv.Plan); err != nil {
+		return nil, nil, nil, err
 	}
 	return res, nap, prev, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
@@ -135,8 +136,8 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 		if math.Abs(c.Multiplier-tc.want) > 5e-5*tc.want+5e-5 {
 			t.Errorf("K=%d ε=%g δ=%g: σ = %.5f, spec %.4f", tc.k, tc.eps, tc.delta, c.Multiplier, tc.want)
 		}
-		if *c.Report.Epsilon > tc.eps {
-			t.Errorf("calibrated ε %v above target %v", *c.Report.Epsilon, tc.eps)
+		if eps, err := dp.EpsilonOf(c.Plan.Accountant, methods.Events(plannedReleases(c.Plan)), tc.delta); err != nil || eps > tc.eps {
+			t.Errorf("calibrated ε %v above target %v (%v)", eps, tc.eps, err)
 		}
 	}
 }
@@ -157,8 +158,8 @@ func TestProGAPNodeLevelCalibration(t *testing.T) {
 	if c.Multiplier < 1.0434*(1-2e-3) || c.Multiplier > 1.0434*(1+5e-3) {
 		t.Fatalf("node-level z = %.5f, spec (BBGHS) 1.0434", c.Multiplier)
 	}
-	if c.Report.Noise["nap_std"] != c.Multiplier*10 {
-		t.Fatalf("NAP std %v, want z·√D", c.Report.Noise["nap_std"])
+	if c.Plan.Noise["nap_std"] != c.Multiplier*10 {
+		t.Fatalf("NAP std %v, want z·√D", c.Plan.Noise["nap_std"])
 	}
 }
 
@@ -167,9 +168,9 @@ func TestProGAPNodeLevelCalibration(t *testing.T) {
 // noise multiplier z, and the report says so.
 func TestProGAPUndirectedEdgeUnit(t *testing.T) {
 	g := testGraph(t)
-	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 2, Delta: 1e-5, Seed: 1}
 	var mult [2]float64
 	for i, unit := range []string{"directed", "undirected"} {
+		ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 2, Delta: 1e-5, Seed: 1} // a run's context: its own ledger
 		m := newProGAP(t, "--hops", "1", "--epochs", "3", "--edge-unit", unit)
 		out, nap, _, err := m.run(ctx)
 		if err != nil {
@@ -186,5 +187,77 @@ func TestProGAPUndirectedEdgeUnit(t *testing.T) {
 	}
 	if mult[0] != mult[1] {
 		t.Errorf("multipliers %v differ for the same ε, δ and K", mult)
+	}
+}
+
+// plannedReleases turns a plan's releases back into methods.Release values.
+func plannedReleases(p *dp.Plan) []methods.Release {
+	var out []methods.Release
+	for _, r := range p.Releases {
+		out = append(out, methods.Release{Name: r.Name, What: r.What, Event: r.Event})
+	}
+	return out
+}
+
+// TestOneReleaseMoreThanPlannedFails: the report is built from the plan and
+// the ledger the mechanisms write, so one NAP release more than the plan
+// declares (at edge and node level), or one DP-SGD step more (node level),
+// makes the report fail instead of under-reporting ε.
+func TestOneReleaseMoreThanPlannedFails(t *testing.T) {
+	for _, level := range []methods.Level{methods.Edge, methods.Node} {
+		m := newProGAP(t, "--hops", "2", "--epochs", "2", "--batch-size", "32", "--max-degree", "16")
+		g := testGraph(t)
+		ctx := &methods.Context{Graph: g, Level: level, Epsilon: 4, Delta: 1e-5, Seed: 1}
+		_, nap, last, err := m.run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setup, err := m.SetupAP(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv, err := m.calibrate(ctx, setup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ctx.Report(priv.Plan); err != nil {
+			t.Fatalf("%s: the run's own ledger fails its plan: %v", level, err)
+		}
+		if _, err := m.release(ctx, last, nap); err != nil { // one NAP release more
+			t.Fatal(err)
+		}
+		if _, err := ctx.Report(priv.Plan); err == nil || !strings.Contains(err.Error(), `"nap"`) {
+			t.Errorf("%s: one NAP release more than planned: err = %v", level, err)
+		}
+	}
+	// One DP-SGD step more.
+	m := newProGAP(t, "--hops", "1", "--epochs", "2", "--batch-size", "32", "--max-degree", "16")
+	ctx := &methods.Context{Graph: testGraph(t), Level: methods.Node, Epsilon: 4, Delta: 1e-5, Seed: 1}
+	setup, err := m.SetupAP(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := m.calibrate(ctx, setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx.Ledger().Record(ledgerNAP, dp.GaussianEvent{Multiplier: priv.Multiplier, Count: 1}) // the planned NAP release
+	tr := m.training(ctx, setup, priv.Multiplier, 0)
+	st, err := m.buildStage(ctx, 0, []*graphs.Features{ctx.Graph.X}, nil, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := st.mod.Prepare(ctx, tr, dp.NewSource(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgd := task.(*trainers.SGDTask)
+	for i := 0; i < 2*sgd.TotalSteps+1; i++ { // the plan has 2 stages × TotalSteps
+		if _, _, err := sgd.SGD.Step(sgd.Fill); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ctx.Report(priv.Plan); err == nil || !strings.Contains(err.Error(), `"dpsgd"`) {
+		t.Errorf("one DP-SGD step more than planned: err = %v", err)
 	}
 }

@@ -1,0 +1,265 @@
+package dp
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// A Plan is what a private run declares before it reads private data: the
+// level and privacy unit, δ and where it came from, the accountant, the
+// calibrated noise multiplier and the releases it will make, as events. A
+// Ledger records the releases as they happen (the mechanisms write to it
+// when they draw their noise); Plan.Check compares the two, and
+// Plan.Report builds the privacy report from both, so a run that releases
+// more, or differently, than it declared fails instead of under-reporting.
+type Plan struct {
+	Level       string  // "edge", "node" or "none"
+	Unit        string  // the privacy unit ("directed edge", "undirected edge", "node")
+	Epsilon     float64 // the target ε (+Inf: no privacy)
+	Delta       float64
+	DeltaSource string
+	// Accountant names the accountant that composes the releases (see
+	// NewAccountant); "none" when nothing is released.
+	Accountant string
+	Multiplier float64 // the calibrated noise multiplier (0 without privacy)
+	Releases   []Planned
+	// Uses are the run's uses of private data that are not releases (the
+	// degree bound, model selection on public labels, evaluation).
+	Uses  []Use
+	Noise map[string]float64
+	Notes []string
+}
+
+// Planned is one kind of release a run makes: Name keys the ledger, Event is
+// all of it (K Gaussian releases are one GaussianEvent with Count K, a DP-SGD
+// run one PoissonGaussianEvent with its Steps). A mechanism the accountant
+// cannot compose (objective perturbation, with its own theorem) has a nil
+// Event and its ε in Epsilon; a plan holds at most one such release and
+// nothing else.
+type Planned struct {
+	Name    string
+	What    string
+	Event   Event
+	Epsilon float64
+}
+
+// Use is one use of private data by a run, as the report lists it.
+type Use struct {
+	// Kind is release (a mechanism's output), dp-sgd, selection (model
+	// selection on labels), degree-bound (how the graph's degrees were
+	// bounded) or evaluation (metrics for the experimenter).
+	Kind string `json:"kind"`
+	What string `json:"what"`
+	// Epsilon is the ε of this use alone at the report's δ, under the
+	// report's accountant (absent when the use releases nothing).
+	Epsilon *float64 `json:"epsilon,omitempty"`
+	// Covered says how the guarantee covers it: "accounted",
+	// "public data", "not released", or what it assumes.
+	Covered string `json:"covered"`
+}
+
+// Report is the privacy receipt of a run: which accountant, the ε it
+// computed at δ from the releases the run made and where δ came from, the
+// noise levels (noise multipliers, i.e. std divided by sensitivity, unless
+// the key says otherwise), the ledger of events, and every use of private
+// data with how it is covered. Epsilon is null for ε = ∞ in JSON.
+type Report struct {
+	Level       string             `json:"level"`
+	Accountant  string             `json:"accountant"`
+	Epsilon     *float64           `json:"epsilon"`
+	Delta       float64            `json:"delta"`
+	DeltaSource string             `json:"delta_source,omitempty"`
+	Noise       map[string]float64 `json:"noise,omitempty"`
+	Ledger      []string           `json:"ledger,omitempty"`
+	Uses        []Use              `json:"uses,omitempty"`
+	Notes       string             `json:"notes,omitempty"`
+}
+
+// EpsilonJSON converts ε to its JSON form (nil for +Inf or NaN).
+func EpsilonJSON(e float64) *float64 {
+	if math.IsInf(e, 0) || math.IsNaN(e) {
+		return nil
+	}
+	return &e
+}
+
+// Entry is one recorded release.
+type Entry struct {
+	Name  string
+	Event Event // nil for a release outside the accountant
+}
+
+// Ledger records the releases a run makes. It is safe for concurrent use;
+// a nil *Ledger records nothing.
+type Ledger struct {
+	mu      sync.Mutex
+	entries []Entry
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger { return &Ledger{} }
+
+// Record appends a release (e nil for one outside the accountant).
+func (l *Ledger) Record(name string, e Event) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, Entry{name, e})
+}
+
+// Entries returns a copy of the recorded releases, in order.
+func (l *Ledger) Entries() []Entry {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Entry(nil), l.entries...)
+}
+
+// amount reduces an event to a kind (its parameters) and an amount of that
+// kind, so that releases recorded one at a time can be added up and compared
+// with the plan: Gaussian releases count, DP-SGD steps count, pure-DP runs
+// count, μ-GDP releases add μ²; any other event is its own kind, once.
+func amount(e Event) (string, float64) {
+	switch e := e.(type) {
+	case nil:
+		return "outside the accountant", 1
+	case GaussianEvent:
+		return fmt.Sprintf("Gaussian(multiplier=%v)", e.Multiplier), float64(e.Count)
+	case PoissonGaussianEvent:
+		return fmt.Sprintf("PoissonGaussian(rate=%v, multiplier=%v)", e.Rate, e.Multiplier), float64(e.Steps)
+	case PureEvent:
+		return fmt.Sprintf("Pure(epsilon=%v, rate=%v)", e.Epsilon, e.Rate), float64(e.Count)
+	case GDPEvent:
+		return "GDP(mu²)", e.Mu * e.Mu
+	}
+	return e.String(), 1
+}
+
+// Check reports whether the ledger holds exactly the planned releases: for
+// every planned name, the recorded events add up to the planned event
+// (same kind and parameters, the same count); nothing is recorded under a
+// name the plan does not have.
+func (p *Plan) Check(l *Ledger) error {
+	planned := map[string]map[string]float64{}
+	for _, r := range p.Releases {
+		if planned[r.Name] == nil {
+			planned[r.Name] = map[string]float64{}
+		}
+		k, a := amount(r.Event)
+		planned[r.Name][k] += a
+	}
+	recorded := map[string]map[string]float64{}
+	for _, e := range l.Entries() {
+		if _, ok := planned[e.Name]; !ok {
+			return fmt.Errorf("dp: the run released %q (%v), which its privacy plan does not declare", e.Name, e.Event)
+		}
+		if recorded[e.Name] == nil {
+			recorded[e.Name] = map[string]float64{}
+		}
+		k, a := amount(e.Event)
+		recorded[e.Name][k] += a
+	}
+	names := make([]string, 0, len(planned))
+	for n := range planned {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for k, want := range planned[n] {
+			got := recorded[n][k]
+			if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				return fmt.Errorf("dp: the run released %q as %s %v time(s), its privacy plan declares %v", n, k, got, want)
+			}
+		}
+		for k, got := range recorded[n] {
+			if _, ok := planned[n][k]; !ok {
+				return fmt.Errorf("dp: the run released %q as %s (%v), its privacy plan declares %s", n, k, got, strings.Join(keys(planned[n]), ", "))
+			}
+		}
+	}
+	return nil
+}
+
+func keys(m map[string]float64) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Report checks the ledger against the plan and builds the privacy report:
+// the ε at δ of what was released (composed by a fresh accountant from the
+// plan's events, which Check has shown the ledger matches), which must not
+// exceed the target; the ledger; one use per release with its ε alone; and
+// the plan's other uses and notes.
+func (p *Plan) Report(l *Ledger) (*Report, error) {
+	if err := p.Check(l); err != nil {
+		return nil, err
+	}
+	rep := &Report{Level: p.Level, Accountant: p.Accountant, Delta: p.Delta, DeltaSource: p.DeltaSource,
+		Noise: p.Noise, Notes: strings.Join(p.Notes, ". ")}
+	eps := 0.0
+	switch {
+	case len(p.Releases) == 0:
+		if math.IsInf(p.Epsilon, 1) {
+			eps = math.Inf(1)
+		}
+	case p.Releases[0].Event == nil:
+		if len(p.Releases) != 1 {
+			return nil, fmt.Errorf("dp: a plan with a release outside the accountant must have no other release")
+		}
+		r := p.Releases[0]
+		eps = r.Epsilon
+		rep.Ledger = []string{r.What}
+		rep.Uses = append(rep.Uses, Use{Kind: "release", What: r.What, Epsilon: EpsilonJSON(eps), Covered: "accounted"})
+	default:
+		acct, err := NewAccountant(p.Accountant)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range p.Releases {
+			if r.Event == nil {
+				return nil, fmt.Errorf("dp: release %q has no event", r.Name)
+			}
+			if err := acct.Compose(r.Event); err != nil {
+				return nil, err
+			}
+			e1, err := EpsilonOf(p.Accountant, []Event{r.Event}, p.Delta)
+			if err != nil {
+				return nil, err
+			}
+			rep.Uses = append(rep.Uses, Use{Kind: releaseKind(r.Event), What: r.What, Epsilon: EpsilonJSON(e1), Covered: "accounted"})
+		}
+		if eps, err = acct.Epsilon(p.Delta); err != nil {
+			return nil, err
+		}
+		for _, e := range acct.Ledger() {
+			rep.Ledger = append(rep.Ledger, e.String())
+		}
+	}
+	if math.IsNaN(eps) || eps > p.Epsilon {
+		return nil, fmt.Errorf("dp: the releases give ε=%g above the plan's target %g", eps, p.Epsilon)
+	}
+	rep.Epsilon = EpsilonJSON(eps)
+	rep.Uses = append(rep.Uses, p.Uses...)
+	return rep, nil
+}
+
+func releaseKind(e Event) string {
+	switch e.(type) {
+	case PoissonGaussianEvent:
+		return "dp-sgd"
+	case PureEvent:
+		return "selection"
+	}
+	return "release"
+}
