@@ -165,7 +165,8 @@ func TestEventStrings(t *testing.T) {
 }
 
 func TestRDPGaussianClosedForm(t *testing.T) {
-	// progap.md §7.1 Thm 4.1 forward, and the closed form in general:
+	// ProGAP's Thm 4.1 forward (values computed in float64), and the closed
+	// form in general:
 	// ε = K/(2σ²) + sqrt(2K·ln(1/δ))/σ with the standard conversion.
 	for _, tc := range []struct {
 		k            int

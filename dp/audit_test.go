@@ -374,7 +374,7 @@ func TestAuditConversionFormulas(t *testing.T) {
 
 // TestAuditSGMAccountantMonotone guards the accountant against
 // non-monotonicities that would let a caller get a smaller ε by asking for
-// MORE privacy loss (progap.md §7.2 item 10): ε decreases in the noise and
+// MORE privacy loss: ε decreases in the noise and
 // increases in the number of steps and the sampling rate.
 func TestAuditSGMAccountantMonotone(t *testing.T) {
 	eps := func(q, z float64, steps int) float64 {
@@ -616,7 +616,8 @@ func TestAuditCalibrationAdversarial(t *testing.T) {
 
 // TestAuditCalibratePoissonGaussianConservative guards DP-SGD calibration
 // (whose ε curve goes through the fractional series and the refinement) on
-// settings beyond the spec table: the returned z always meets the target
+// settings beyond ProGAP's node-level table (spec_progap_test.go): the
+// returned z always meets the target
 // with a fresh default accountant, and tightly.
 func TestAuditCalibratePoissonGaussianConservative(t *testing.T) {
 	for _, tc := range []struct {
@@ -798,7 +799,8 @@ func TestAuditValidation(t *testing.T) {
 
 // TestAuditDeltaAutoBoundaries guards the δ "auto" rule at every
 // power-of-ten boundary: δ = 10^−(number of digits) is always strictly below
-// 1/units (the specs' "smaller than the inverse number of private units").
+// 1/units (ProGAP §5.3 and CARIBOU §6: δ "smaller than the inverse number"
+// of private units).
 func TestAuditDeltaAutoBoundaries(t *testing.T) {
 	p := 1
 	for d := 1; d <= 15; d++ { // units exact in float64

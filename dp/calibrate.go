@@ -81,12 +81,13 @@ const CalibrationMargin = 1e-9
 // Noise returns a noise level n with ε(n) ≤ targetEps·(1 − CalibrationMargin)
 // at delta, where ε(n) is the ε a fresh accountant from newAccountant
 // reports after composing events(n). ε must be decreasing in the noise. The
-// search follows progap.md §4.6: widen [Lo, Hi] until ε(Hi) ≤ aim < ε(Lo),
-// aim = targetEps·(1 − CalibrationMargin), then bisect in log space until
-// Hi/Lo − 1 < RelTol, and return Hi — the conservative end, whose ε was
-// checked with a fresh accountant, so the returned noise never exceeds the
-// budget, with the margin to spare for a later recomputation. An ε that is
-// NaN is treated as over budget.
+// search is a conservative bisection (ProGAP's code instead minimises
+// |ε(z) − target| with Brent's method and may overshoot the target): widen
+// [Lo, Hi] until ε(Hi) ≤ aim < ε(Lo), aim = targetEps·(1 − CalibrationMargin),
+// then bisect in log space until Hi/Lo − 1 < RelTol, and return Hi — the
+// conservative end, whose ε was checked with a fresh accountant, so the
+// returned noise never exceeds the budget, with the margin to spare for a
+// later recomputation. An ε that is NaN is treated as over budget.
 //
 // targetEps = +Inf returns 0 (no noise), and so does an events function that
 // returns no events (e.g. edge-level ProGAP with K = 0). It fails for targetEps ≤ 0 or NaN,

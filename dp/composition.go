@@ -6,9 +6,9 @@ import (
 )
 
 // KairouzStepBudget returns the per-mechanism budget (stepEps, stepDelta)
-// that DPAR (Theorems 1 and 3, dpar.md §4.2) derives from the simplified
-// "optimal composition" of Kairouz, Oh & Viswanath (2017) for k mechanisms
-// to compose to (totalEps, totalDelta):
+// that DPAR (Zhang et al., WWW 2024; Theorems 1 and 3) derives from the
+// simplified "optimal composition" of Kairouz, Oh & Viswanath (2017) for k
+// mechanisms to compose to (totalEps, totalDelta):
 //
 //	stepEps   = h_k(totalEps) = totalEps / (2·sqrt(k·ln(e + totalEps/totalDelta)))
 //	stepDelta = totalDelta / (2k)

@@ -183,7 +183,7 @@ func (e ComposedEvent) String() string {
 // AmplifiedEpsilon returns the ε of an ε-DP mechanism run on a Poisson
 // subsample with rate q (add/remove neighbours): ln(1 + q·(e^ε − 1)), the
 // standard amplification-by-subsampling bound (Balle, Barthe & Gaboardi 2018).
-// It is ≥ q·ε (so DPAR's linear "q·ε" understates the loss; dpar.md §4.5).
+// It is ≥ q·ε (so the linear q'·ε of DPAR's Theorem 2 understates the loss).
 func AmplifiedEpsilon(eps, q float64) (float64, error) {
 	if err := checkPositiveFinite("epsilon", eps); err != nil {
 		return 0, err

@@ -7,11 +7,11 @@ import (
 	"gonum.org/v1/gonum/mathext"
 )
 
-// GammaNorm is the vector noise of objective perturbation (GCON, gcon.md
-// §3.4; Chaudhuri et al. 2011): a vector b ∈ R^Dim with density proportional
-// to exp(−Beta·‖b‖₂).
+// GammaNorm is the vector noise of objective perturbation (GCON, Wei et al.,
+// Eq. 14; Chaudhuri et al. 2011): a vector b ∈ R^Dim with density
+// proportional to exp(−Beta·‖b‖₂).
 //
-// Sampling follows gcon.md §3.4 exactly: the radius ‖b‖ is drawn from
+// Sampling follows GCON's Algorithm 2 exactly: the radius ‖b‖ is drawn from
 // Erlang/Gamma(shape Dim, RATE Beta) — density x^{Dim−1} e^{−Beta x}
 // Beta^Dim/(Dim−1)!, mean Dim/Beta, variance Dim/Beta² — and the direction is
 // uniform on the unit sphere (a normalised standard Gaussian vector).
@@ -63,7 +63,7 @@ func (g GammaNorm) Sample(src *Source) ([]float64, error) {
 // (1−p)-quantile of Gamma(shape Dim, rate Beta), computed from the
 // complementary regularised incomplete gamma function (accurate for tiny p)
 // and polished by bisection. With Beta = 1 and p = δ/c this is GCON's c_sf
-// (gcon.md §3.3 step 3).
+// (GCON Eq. 21).
 func (g GammaNorm) TailRadius(p float64) (float64, error) {
 	if err := g.Validate(); err != nil {
 		return 0, err

@@ -46,8 +46,10 @@ func TestGDPDelta(t *testing.T) {
 	}
 }
 
-// TestGDPEpsilonSpecVectors: progap.md §7.1 exact analytic Gaussian forward
-// values and caribou.md §4.8 μ_GDP values.
+// TestGDPEpsilonSpecVectors: forward values of the exact analytic Gaussian
+// (autodp's ExactGaussianMechanism composed K times, as in ProGAP's code),
+// computed in float64 and cross-checked with autodp, and μ-GDP calibration
+// values for CARIBOU's GDP route computed from the exact conversion.
 func TestGDPEpsilonSpecVectors(t *testing.T) {
 	for _, tc := range []struct {
 		k            int
@@ -67,7 +69,7 @@ func TestGDPEpsilonSpecVectors(t *testing.T) {
 		}
 		assertRel(t, "exact Gaussian ε", eps, tc.want, 1e-9)
 	}
-	// caribou.md §4.8: μ_GDP(ε, δ=1e-5) for ε = 1, 2, 4, 8, 16, and δ(ε; μ*) = δ.
+	// μ_GDP(ε, δ=1e-5) for ε = 1, 2, 4, 8, 16, and δ(ε; μ*) = δ.
 	for _, tc := range []struct{ eps, mu float64 }{
 		{1, 0.268051}, {2, 0.501552}, {4, 0.924931}, {8, 1.666031}, {16, 2.905478},
 	} {

@@ -45,7 +45,7 @@ func (g Gumbel) Sample(n int, src *Source) ([]float64, error) {
 }
 
 // GumbelTopK is the one-shot Gumbel top-K selection (Durfee & Rogers 2019;
-// DPAR's DP-APPR-EM, dpar.md §3.2): it adds independent Gumbel(scale) noise
+// DPAR's DP-APPR-EM, Algorithm 1): it adds independent Gumbel(scale) noise
 // to every score and returns the indices of the k largest noisy scores, in
 // decreasing order of noisy score. Every candidate gets noise, including
 // zero scores: restricting the candidates would break DP.
@@ -118,7 +118,7 @@ func (h *scoredHeap) Pop() any {
 
 // GumbelTopKEpsilon returns ε' such that one-shot Gumbel top-k with noise
 // scale `scale` on scores of sensitivity `sensitivity` is (ε', delta)-DP
-// (Durfee & Rogers 2019, Corollary; DPAR Theorem 1, dpar.md §4.1):
+// (Durfee & Rogers 2019, as DPAR's Corollary 1 states it; DPAR Theorem 1):
 //
 //	ε₀ = 2·sensitivity/scale     (per-round exponential-mechanism ε)
 //	ε' = min{ k·ε₀, k·ε₀·tanh(ε₀/2) + ε₀·sqrt(2k·ln(1/δ)) }

@@ -203,8 +203,9 @@ func TestGammaNormRadiusAndDirection(t *testing.T) {
 	}
 }
 
-// TestGammaNormTailRadius checks GCON's c_sf vectors (gcon.md §7 test 7 and
-// the calibration regression table).
+// TestGammaNormTailRadius checks GCON's c_sf (Eq. 21) against reference
+// values computed in float64, mostly for δ = 1/|E| with the |E| of GCON's
+// Table II and c its number of classes.
 func TestGammaNormTailRadius(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -246,9 +247,9 @@ func softmax(u []float64, scale float64) []float64 {
 	return p
 }
 
-// TestGumbelTopKIsExponentialMechanism is dpar.md §7 T4: one-shot Gumbel
-// top-K has the law of K rounds of the exponential mechanism without
-// replacement.
+// TestGumbelTopKIsExponentialMechanism: one-shot Gumbel top-K has the law
+// of K rounds of the exponential mechanism without replacement (Durfee &
+// Rogers 2019).
 func TestGumbelTopKIsExponentialMechanism(t *testing.T) {
 	u := []float64{0, 0.5, 1, 1.5, 0.2}
 	const scale = 0.8
@@ -345,8 +346,9 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// TestGumbelTopKCost is dpar.md §7 T5 (Corollary 1, δ = 1e-4) and the EM-I
-// rows of T8.
+// TestGumbelTopKCost checks DPAR's Corollary 1 (δ = 1e-4) in the code's and
+// the paper's forms, and the EM-I Gumbel scales of DPAR's calibration chain
+// (TestDPARCalibrationChain); reference values recomputed from the formulas.
 func TestGumbelTopKCost(t *testing.T) {
 	const delta = 1e-4
 	for _, tc := range []struct {
@@ -370,13 +372,14 @@ func TestGumbelTopKCost(t *testing.T) {
 		paper := 2 * math.Min(k*e, k*e*(math.Exp(2*e)-1)/(math.Exp(2*e)+1)+e*math.Sqrt(2*k*math.Log(1/delta)))
 		assertRel(t, "paper form", got, paper, 1e-12)
 	}
-	// T8: per-row ε_v and δ_v → EM-I Gumbel scale β (K = 2, C2 = 0.001).
+	// Calibration chain: per-row ε_v and δ_v → EM-I Gumbel scale β (K = 2,
+	// C2 = 0.001).
 	for _, tc := range []struct{ epsV, want float64 }{{0.133123, 3.004746e-2}, {0.922226, 4.337332e-3}} {
 		scale, err := GumbelTopKScale(tc.epsV, 7.936508e-5, 2, 0.001)
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertRel(t, "T8 Gumbel scale", scale, tc.want, 5e-6) // ε_v is given to 6 digits
+		assertRel(t, "EM-I Gumbel scale", scale, tc.want, 5e-6) // ε_v is given to 6 digits
 		c, _ := GumbelTopKEpsilon(scale, 0.001, 2, 7.936508e-5)
 		if c > tc.epsV || c < tc.epsV*(1-1e-9) {
 			t.Errorf("round trip: cost %v for target %v", c, tc.epsV)

@@ -14,7 +14,7 @@ const TagObjectivePerturbation = nn.DPTagPrefix + "objective-perturbation"
 
 // SampleObjectiveNoise draws GCON's noise matrix B ∈ R^{d×c} (row-major):
 // c independent columns b_j, each with density ∝ exp(−β‖b_j‖₂) (GammaNorm
-// with rate β and dimension d; gcon.md §3.4, Alg. 2). β = +Inf (no privacy
+// with rate β and dimension d; GCON Alg. 2, Eq. 14). β = +Inf (no privacy
 // needed, or edges unused) gives B = 0. Columns are drawn in order from
 // src.
 func SampleObjectiveNoise(d, c int, beta float64, src *Source) ([]float64, error) {

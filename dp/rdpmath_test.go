@@ -5,8 +5,10 @@ import (
 	"testing"
 )
 
-// TestSubsampledGaussianRDPSpecVectors: progap.md §7.1 (ε_SGM table) and
-// asgl.md §5.2 (SGM RDP, code parity).
+// TestSubsampledGaussianRDPSpecVectors: exact integer-order RDP of the
+// sampled Gaussian (Mironov et al. 2019; ProGAP's ε_SGM of Thm 4.2 with its
+// typos fixed; the TF-Privacy formula of ASGL's code), against reference
+// values computed in float64.
 func TestSubsampledGaussianRDPSpecVectors(t *testing.T) {
 	for _, tc := range []struct {
 		src         string
@@ -27,7 +29,7 @@ func TestSubsampledGaussianRDPSpecVectors(t *testing.T) {
 		// The fractional-order series must agree at integer orders.
 		assertRel(t, tc.src+" (fractional series)", logAFrac(tc.q, tc.z, tc.alpha)/(tc.alpha-1), tc.want, 1e-9)
 	}
-	// progap.md §7.1: α=2 closed form log(0.99·1.01 + 1e-4·e).
+	// At α = 2 the sum has the closed form log(0.99·1.01 + 1e-4·e).
 	assertRel(t, "alpha=2 closed form", SubsampledGaussianRDP(0.01, 1, 2), math.Log(0.99*1.01+1e-4*math.E), 1e-12)
 	// The Thm 4.2 typo (exp(1/(2z²)) for the l=2 term) would give 0.000493.
 	if v := SubsampledGaussianRDP(0.01, 1, 8); v < 8.9e-4 {

@@ -130,9 +130,9 @@ func TestRDPHighNoiseLargeOrders(t *testing.T) {
 }
 
 // TestRDPLowNoiseUnchanged: where the optimum order lies well inside the old
-// grid (ProGAP's node-level spec rows, common DP-SGD settings, a Gaussian
-// composition), ε and the order are those of the accountant before the grid
-// was extended (values recorded from it), to 1e-9.
+// grid (ProGAP's node-level rows of spec_progap_test.go, common DP-SGD
+// settings, a Gaussian composition), ε and the order are those of the
+// accountant before the grid was extended (values recorded from it), to 1e-9.
 func TestRDPLowNoiseUnchanged(t *testing.T) {
 	type row struct {
 		name          string

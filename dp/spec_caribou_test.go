@@ -5,16 +5,19 @@ import (
 	"testing"
 )
 
-// cniG is CARIBOU's convergence factor g(γ, K) (caribou.md §4.2), computed
+// cniG is CARIBOU's convergence factor g(γ, K) (Zheng et al. 2025, Thm 5,
+// after Bok et al. 2024), computed
 // here only to build the test events (the CNI accountant lives elsewhere).
 func cniG(gamma float64, k int) float64 {
 	gk := math.Pow(gamma, float64(k))
 	return (1 - gk) * (1 + gamma) / ((1 + gk) * (1 - gamma))
 }
 
-// TestCARIBOUCalibrationVectors reproduces caribou.md §4.8: PCMP is μ-GDP
-// with μ = sqrt(g)/σ_mult; GDP route (exact conversion), RDP route
-// (α μ²/2, standard conversion, continuous α) and linear composition (g=K).
+// TestCARIBOUCalibrationVectors: PCMP is μ-GDP with μ = sqrt(g)/σ_mult
+// (CARIBOU Thm 6); GDP route (exact conversion, the autodp accounting of
+// GAP's code that CARIBOU §6 reuses), RDP route (Thm 11: α μ²/2, standard
+// conversion, continuous α) and linear composition (g=K). Reference values
+// computed in float64 from these formulas.
 func TestCARIBOUCalibrationVectors(t *testing.T) {
 	gdp := func() (Accountant, error) { return NewGDP(), nil }
 	rdpStd := func() (Accountant, error) { return NewRDP(WithConversion(ConversionStandard)) }
@@ -33,8 +36,8 @@ func TestCARIBOUCalibrationVectors(t *testing.T) {
 		{4, 1e-6, 15, 0.8, 8.388207, 0.837859, 0.712651, 3.456716, 4.064038, 4.622478},
 		{8, 1e-7, 5, 0.3, 1.848139, 1.424272, 1.267536, 0.954497, 1.072524, 1.569973},
 		{1, 1e-5, 1, 0.9, 1, 0.268051, 0.204059, 3.730632, 4.900555, 3.730632},
-		// The spec prints μ_GDP = 4.800940, σ_mult(GDP) = 0.929953 and
-		// σ_mult(linear) = 0.931513 for this row. Those are wrong:
+		// The reference computation gave μ_GDP = 4.800940, σ_mult(GDP) =
+		// 0.929953 and σ_mult(linear) = 0.931513 for this row. Those are wrong:
 		// δ(32; 4.800940) = 5.118e-6, not 1e-5 (mpmath, 50 digits); the root
 		// of δ(32; μ) = 1e-5 is μ = 4.8795983443, hence the values below.
 		// The RDP-route entries of the row are right.
@@ -74,7 +77,7 @@ func TestCARIBOUCalibrationVectors(t *testing.T) {
 		assertAbs(t, "σ_mult (GDP)", sigGDP, tc.sigGDP, 1e-5)
 		assertAbs(t, "σ_mult (RDP)", sigRDP, tc.sigRDP, 1e-5)
 		assertAbs(t, "σ_mult (linear, GDP)", sigLin, tc.sigLinear, 1e-5)
-		// caribou.md §9 item 8: after calibration δ(ε; μ*) = δ to 1e-12.
+		// After calibration δ(ε; μ*) = δ to 1e-12.
 		if d := GDPDelta(muGDP, tc.eps); math.Abs(d-tc.delta) > 1e-12 || d > tc.delta {
 			t.Errorf("δ(ε; μ*) = %.15g, want %g", d, tc.delta)
 		}
@@ -89,16 +92,18 @@ func TestCARIBOUCalibrationVectors(t *testing.T) {
 	}
 }
 
-// TestCARIBOUSpecErratum pins the disagreement with caribou.md §4.8's last
-// row: the printed μ_GDP = 4.800940 meets δ = 1e-5 at ε = 32 only with a
-// δ of about 5.12e-6.
+// TestCARIBOUSpecErratum pins why the last calibration row above departs from
+// the reference computation: its μ_GDP = 4.800940 gives, at ε = 32, a δ of
+// about 5.12e-6 rather than the target 1e-5.
 func TestCARIBOUSpecErratum(t *testing.T) {
 	assertRel(t, "δ(32; 4.800940)", GDPDelta(4.800940, 32), 5.11778930712671e-6, 1e-9)
 	assertRel(t, "δ(32; 4.8795983443381540)", GDPDelta(4.8795983443381540, 32), 1e-5, 1e-9)
 }
 
-// TestCARIBOUForwardAndRDPClosedForm: caribou.md §4.8 forward check and §9
-// items 7–8.
+// TestCARIBOUForwardAndRDPClosedForm: a forward check (σ_mult = 5, K = 10,
+// C_L = 0.9, δ = 1e-5; reference values computed in float64), the closed
+// form of Thm 11's RDP route, ε = μ²/2 + μ·sqrt(2 ln(1/δ)) (a derivation),
+// and ε_GDP ≤ ε_RDP.
 func TestCARIBOUForwardAndRDPClosedForm(t *testing.T) {
 	mu := math.Sqrt(cniG(0.9, 10)) / 5
 	assertAbs(t, "μ", mu, 0.605829, 5e-7)

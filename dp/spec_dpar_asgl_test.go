@@ -20,7 +20,9 @@ func newTFPrivacyRDP() (Accountant, error) {
 	return NewRDP(WithOrders(dparOrders()...), WithConversion(ConversionStandard), WithoutRefinement())
 }
 
-// TestDPARRDPAccountant is dpar.md §7 T7.
+// TestDPARRDPAccountant checks the RDP accountant against TF-Privacy's
+// (vendored in DPAR's code): TF-Privacy orders, standard conversion;
+// reference values computed with that accountant.
 func TestDPARRDPAccountant(t *testing.T) {
 	for _, tc := range []struct {
 		q, z  float64
@@ -45,15 +47,17 @@ func TestDPARRDPAccountant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertRel(t, "T7 ε", eps, tc.eps, tc.tol)
+		assertRel(t, "TF-Privacy ε", eps, tc.eps, tc.tol)
 		if tc.order != 0 && order != tc.order {
-			t.Errorf("T7 best order = %v, want %v", order, tc.order)
+			t.Errorf("TF-Privacy best order = %v, want %v", order, tc.order)
 		}
 	}
 }
 
-// TestDPARComposition is dpar.md §7 T6 (h_M with M = 70, δ_g = 0.014), the
-// GM and EM code defaults, and T9 (amplification).
+// TestDPARComposition checks DPAR's composition h_M (Theorems 1 and 3) at
+// M = 70, δ_g = 0.014, the budgets implied by the GM and EM defaults of
+// DPAR's code, and exact amplification; reference values recomputed from the
+// paper's and the code's formulas.
 func TestDPARComposition(t *testing.T) {
 	const m, deltaG = 70, 0.014
 	for _, tc := range []struct{ epsG, h float64 }{
@@ -105,14 +109,14 @@ func TestDPARComposition(t *testing.T) {
 		assertAbs(t, tc.name+" ε_g", g, tc.epsG, 5e-5)
 		assertAbs(t, tc.name+" ε_g·q'", g*0.09, tc.amplified, 5e-5)
 	}
-	// T9: exact amplification.
-	// The inner budgets are 1/q' and 8/q' (printed as 11.1111 and 88.8889).
+	// Exact amplification of the inner budgets behind DPAR's Table 1 labels
+	// ε = 1 and 8 (linear amplification, q' = 0.09): 1/q' and 8/q'.
 	for _, tc := range []struct{ inner, want float64 }{{1 / 0.09, 8.703317}, {8 / 0.09, 86.480943}} {
 		got, err := AmplifiedEpsilon(tc.inner, 0.09)
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertAbs(t, "T9 amplification", got, tc.want, 5e-7)
+		assertAbs(t, "exact amplification", got, tc.want, 5e-7)
 		back, _ := InnerEpsilon(got, 0.09)
 		assertRel(t, "InnerEpsilon", back, tc.inner, 1e-12)
 		if got < 0.09*tc.inner {
@@ -146,9 +150,10 @@ func TestDPARComposition(t *testing.T) {
 	}
 }
 
-// TestDPARCalibrationChain is dpar.md §7 T8 (linear amplification, r = 0.5,
-// δ_total = 2e-3 split evenly, M = 70, K = 2, C2 = 0.001, N_train = 216,
-// B = 60, T = 800).
+// TestDPARCalibrationChain runs DPAR's budget-to-noise chain (linear
+// amplification as in Theorem 2, r = 0.5, δ_total = 2e-3 split evenly,
+// M = 70, K = 2, C2 = 0.001, N_train = 216, B = 60, T = 800) against
+// reference values recomputed from the paper's and the code's formulas.
 func TestDPARCalibrationChain(t *testing.T) {
 	const (
 		qNode  = 0.09
@@ -193,8 +198,8 @@ func TestDPARCalibrationChain(t *testing.T) {
 	}
 }
 
-// asglRDPCurve is ASGL's Theorem 2 per-iteration bound γ(α) for one
-// discriminator (asgl.md §1.2): a hypergeometric mixture of Gaussian RDPs,
+// asglGamma is ASGL's per-iteration bound γ(α) for one discriminator
+// (ASGL appendix, Thm 2): a hypergeometric mixture of Gaussian RDPs,
 // computed here only to test RDPEvent (the ASGL accountant lives elsewhere).
 func asglGamma(alpha, sigma float64, nTr, bd, r int) float64 {
 	lc := func(n, k int) float64 {
@@ -224,11 +229,14 @@ func asglR(n, l int) int {
 	return r
 }
 
-// TestASGLGeneralRDP checks asgl.md §5.2 values that need only generic RDP:
-// the γ table through an RDPEvent, the conversion example, and full batch.
+// TestASGLGeneralRDP checks values of ASGL's Theorem 2 (appendix) that need
+// only generic RDP: γ, its use through an RDPEvent with the standard
+// conversion, and full batch. Reference values were computed in float64
+// from the theorem's formula, and γ also with mpmath.
 func TestASGLGeneralRDP(t *testing.T) {
-	// want: the spec's γ table. It is accurate to ~5e-7 only (its last
-	// digits carry float64 cancellation error); exact: mpmath at 50 digits.
+	// want: the float64 reference γ values, accurate to ~5e-7 only (their
+	// last digits carry float64 cancellation error); exact: mpmath at 50
+	// digits.
 	for _, tc := range []struct {
 		alpha, sigma     float64
 		nTr, bd, n, l, r int
@@ -245,7 +253,7 @@ func TestASGLGeneralRDP(t *testing.T) {
 			t.Fatalf("R(%d,%d) = %d, want %d", tc.n, tc.l, got, tc.r)
 		}
 		got := asglGamma(tc.alpha, tc.sigma, tc.nTr, tc.bd, tc.r)
-		assertRel(t, "γ vs spec", got, tc.want, 5e-7)
+		assertRel(t, "γ vs float64 reference", got, tc.want, 5e-7)
 		assertRel(t, "γ vs mpmath", got, tc.exact, 1e-10)
 	}
 	assertRel(t, "γ hand check", asglGamma(2, 1, 10, 4, 3),
@@ -281,8 +289,9 @@ func TestASGLGeneralRDP(t *testing.T) {
 	}
 }
 
-// TestDeltaAuto checks the δ "auto" rule (progap.md §4.7 and §7.2 item 13,
-// caribou.md §4.8).
+// TestDeltaAuto checks the δ "auto" rule of GAP's and ProGAP's code,
+// delta = 1/10^len(str(units)), on unit counts of ProGAP's and CARIBOU's
+// datasets (e.g. Facebook's 2,117,924 edges, Cora's 10,556) and at boundaries.
 func TestDeltaAuto(t *testing.T) {
 	for _, tc := range []struct {
 		units int

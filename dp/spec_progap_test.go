@@ -7,8 +7,10 @@ import (
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
-// progap.md §7.1, "Edge-level σ for target ε": Thm 4.1 closed form (RDP,
-// standard conversion, continuous α) / exact analytic Gaussian.
+// progapEdgeSigma is the edge-level σ for a target ε: ProGAP (Sajadmanesh &
+// Gatica-Perez, WSDM 2024) Thm 4.1 in closed form (RDP, standard conversion,
+// continuous α) / the exact analytic Gaussian of ProGAP's code (autodp's
+// ExactGaussianMechanism); computed in float64, cross-checked with autodp.
 var progapEdgeSigma = []struct {
 	delta float64
 	k     int
@@ -75,9 +77,10 @@ func progapNodeEvents(z float64, k, steps int, q float64) []Event {
 	}
 }
 
-// TestProGAPNodeLevelEpsilon: progap.md §7.1 "Node-level total ε" (integer
-// α ∈ [2, 256]); the autodp column is checked against the default
-// accountant (improved conversion, fractional orders).
+// TestProGAPNodeLevelEpsilon: ProGAP's node-level total ε (Thm 4.2, typos
+// fixed; integer α ∈ [2, 256]), reference values computed in float64 and
+// with autodp; the autodp column is checked against the default accountant
+// (improved conversion, fractional orders).
 func TestProGAPNodeLevelEpsilon(t *testing.T) {
 	for _, tc := range []struct {
 		nTrain, batch, epochs int
@@ -133,8 +136,9 @@ func TestProGAPNodeLevelEpsilon(t *testing.T) {
 	}
 }
 
-// TestProGAPNodeLevelCalibration: progap.md §7.1 "Node-level calibrated z"
-// (N_train = 19,804, B = 256, δ = 1e-5); entries standard / BBGHS / autodp.
+// TestProGAPNodeLevelCalibration: calibrated node-level z in a Facebook-like
+// setting of ProGAP's experiments (N_train = 19,804, B = 256, δ = 1e-5);
+// entries standard / BBGHS / autodp, computed in float64 and with autodp.
 func TestProGAPNodeLevelCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("48 calibrations; skipped with -short")

@@ -5,16 +5,28 @@
 # implementation. Not run by CI; needs numpy and torch (Debian: apt-get
 # install python3-torch python3-numpy).
 #
-#   python3 gap_cora.py [--sigma S] [--hops K] [--cf FOLDS] [--dropout P] [--mode gap|mlp]
+#   python3 gap_cora.py [--data PATH] [--sigma S] [--hops K] [--cf FOLDS] [--dropout P] [--mode gap|mlp]
 #
+# --data is the cora.npz file (the npz layout dpgnn's loader reads). It
+# defaults to $DPGNN_DATA/cora.npz when DPGNN_DATA is set, else to
+# ../shared/datasets/cora.npz relative to the repository root (found from
+# this script's location, so the default works from any directory).
 # --sigma is the per-coordinate noise std of each hop (edge level, unit
 # sensitivity): 5.28 for K = 2 at eps = 1, delta = 1e-5; 0.849 for K = 2 at
 # eps = 8. --cf k uses k-fold cross-fitted class probabilities as X0
 # (dpgnn's --encoder-folds). The split differs from dpgnn's (numpy RNG), so
 # compare means, not single runs.
-import sys, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+import os, sys, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 import argparse
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if os.environ.get('DPGNN_DATA'):
+    DEFAULT_DATA = os.path.join(os.environ['DPGNN_DATA'], 'cora.npz')
+else:
+    DEFAULT_DATA = os.path.join(REPO, '..', 'shared', 'datasets', 'cora.npz')
 p = argparse.ArgumentParser()
+p.add_argument('--data', default=DEFAULT_DATA,
+               help='path to cora.npz (default: $DPGNN_DATA/cora.npz, else '
+                    '../shared/datasets/cora.npz relative to the repository root)')
 p.add_argument('--sigma', type=float, default=0.0)
 p.add_argument('--hops', type=int, default=2)
 p.add_argument('--hidden', type=int, default=16)
@@ -27,7 +39,7 @@ p.add_argument('--mode', default='gap')  # gap or mlp
 p.add_argument('--share', type=int, default=0)
 p.add_argument('--cf', type=int, default=0)
 a = p.parse_args()
-z = np.load('/work/shared/datasets/cora.npz', allow_pickle=False)
+z = np.load(a.data, allow_pickle=False)
 indptr, indices, data = z['adj_indptr'], z['adj_indices'], z['adj_data']
 n = int(z['adj_shape'][0])
 rows = np.repeat(np.arange(n), np.diff(indptr))
