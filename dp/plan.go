@@ -122,6 +122,16 @@ func (l *Ledger) Entries() []Entry {
 	return append([]Entry(nil), l.entries...)
 }
 
+// AsPlanned is a ledger holding exactly the plan's releases: what a run that
+// keeps to its plan records (calculators report on it).
+func (p *Plan) AsPlanned() *Ledger {
+	l := NewLedger()
+	for _, r := range p.Releases {
+		l.Record(r.Name, r.Event)
+	}
+	return l
+}
+
 // amount reduces an event to a kind (its parameters) and an amount of that
 // kind, so that releases recorded one at a time can be added up and compared
 // with the plan: Gaussian releases count, DP-SGD steps count, pure-DP runs

@@ -84,7 +84,9 @@ func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, cali
 		return nil, err
 	}
 	if opts.Multiplier > 0 {
-		calibrate = fixedMultiplier(opts.Multiplier, calibrate)
+		c := *ctx
+		c.Multiplier = opts.Multiplier
+		ctx = &c
 	}
 	cal, err := calibrate(ctx, setup)
 	if err != nil {
@@ -129,18 +131,6 @@ func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, cali
 		}, nil
 	}
 	return t, nil
-}
-
-// fixedMultiplier is a calibration that keeps the method's δ but uses the
-// multiplier z.
-func fixedMultiplier(z float64, calibrate func(*Context, *APSetup) (*Calibrated, error)) func(*Context, *APSetup) (*Calibrated, error) {
-	return func(ctx *Context, s *APSetup) (*Calibrated, error) {
-		c, err := calibrate(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		return &Calibrated{Multiplier: z, Plan: c.Plan}, nil
-	}
 }
 
 // auditEmbedding is the NAP input of an audit.

@@ -121,8 +121,13 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 	}
 	events := func(z float64) []dp.Event { return Events(releases(z)) }
 	newAcct := func() (dp.Accountant, error) { return dp.NewAccountant(accountant) }
-	z, err := dp.CalibrateNoise(ctx.Epsilon, delta, events, newAcct)
-	if err != nil {
+	z := ctx.Multiplier
+	if z > 0 {
+		// A fixed multiplier: the plan states the ε it gives.
+		if plan.Epsilon, err = dp.EpsilonOf(accountant, events(z), delta); err != nil {
+			return nil, err
+		}
+	} else if z, err = dp.CalibrateNoise(ctx.Epsilon, delta, events, newAcct); err != nil {
 		return nil, fmt.Errorf("calibrating the noise for ε=%g, δ=%g: %w", ctx.Epsilon, delta, err)
 	}
 	plan.Accountant, plan.Multiplier = accountant, z
@@ -133,19 +138,10 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 	plan.Noise["multiplier"] = z
 	// The report composes the same events again: fail now, before any
 	// release, if that would not meet the budget.
-	if _, err := plan.Report(plannedLedger(plan)); err != nil {
+	if _, err := plan.Report(plan.AsPlanned()); err != nil {
 		return nil, err
 	}
 	return &Calibrated{Multiplier: z, Plan: plan}, nil
-}
-
-// plannedLedger is a ledger holding exactly the plan's releases.
-func plannedLedger(p *dp.Plan) *dp.Ledger {
-	l := dp.NewLedger()
-	for _, r := range p.Releases {
-		l.Record(r.Name, r.Event)
-	}
-	return l
 }
 
 // Events returns the events of the releases, in order.

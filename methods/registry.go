@@ -52,6 +52,10 @@ type Context struct {
 	// Poisson sampling) from crypto/rand instead of a stream keyed by Seed,
 	// so nobody who learns the seed can regenerate and subtract the noise.
 	SecureNoise bool
+	// Multiplier, when positive, fixes the noise multiplier instead of
+	// calibrating it to Epsilon (`dpgnn account --noise`, `dpgnn audit
+	// --multiplier`): the plan then states the ε it gives.
+	Multiplier float64
 
 	ledger *dp.Ledger
 }
@@ -86,8 +90,11 @@ func (c *Context) NoiseSource(label string) (*dp.Source, error) {
 	return dp.NewSource(c.Seed).Split(label), nil
 }
 
-// Private reports whether the run must be differentially private.
-func (c *Context) Private() bool { return c.Level != None && !math.IsInf(c.Epsilon, 1) }
+// Private reports whether the run must be differentially private: a
+// private level with a finite ε or a fixed noise multiplier.
+func (c *Context) Private() bool {
+	return c.Level != None && (!math.IsInf(c.Epsilon, 1) || c.Multiplier > 0)
+}
 
 // Outcome is a method's result for one run.
 type Outcome struct {

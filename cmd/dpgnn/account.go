@@ -9,19 +9,17 @@ import (
 	"strings"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/cobra"
 )
 
-// accountSubcommands are the calculators under `dpgnn account`. Adding one
-// (`account progap`, `account gap`, ...) is one constructor appended here;
-// accountFlags, accountMode and writeAccount give it the shared --epsilon,
-// --delta and --json handling.
+// accountSubcommands are the mechanism calculators under `dpgnn account`;
+// every registered method that can plan from counts (methods.Accountable)
+// adds `account METHOD`. accountFlags, accountMode and writeAccount give them
+// the shared --epsilon, --delta and --json handling.
 var accountSubcommands = []func(stdout io.Writer) *cobra.Command{
 	newAccountGaussianCmd,
 	newAccountSGMCmd,
-	newAccountAPCmd("progap"),
-	newAccountAPCmd("gap"),
-	newAccountGCONCmd,
 }
 
 func newAccountCmd(stdout io.Writer) *cobra.Command {
@@ -76,7 +74,15 @@ Examples:
 			return cmd.Help()
 		},
 	}
-	for _, sub := range accountSubcommands {
+	subs := append([]func(io.Writer) *cobra.Command(nil), accountSubcommands...)
+	for _, name := range methods.Names() {
+		if m, _ := methods.New(name); m != nil {
+			if _, ok := m.(methods.Accountable); ok {
+				subs = append(subs, newAccountMethodCmd(name))
+			}
+		}
+	}
+	for _, sub := range subs {
 		account.AddCommand(sub(stdout))
 	}
 	return account

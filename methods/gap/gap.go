@@ -483,3 +483,15 @@ func (m *GAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*met
 }
 
 var _ methods.Auditor = (*GAP)(nil)
+
+// AccountPlan is the privacy plan of a GAP run with these counts (`dpgnn
+// account gap`).
+func (m *GAP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+	setup, err := m.SetupCounts(ctx.Level, c)
+	if err != nil {
+		return nil, err
+	}
+	return m.calibrate(ctx, setup)
+}
+
+var _ methods.Accountable = (*GAP)(nil)

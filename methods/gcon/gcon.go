@@ -639,3 +639,43 @@ func (m *GCON) AuditTarget(ctx *methods.Context, _ methods.AuditOptions) (*metho
 }
 
 var _ methods.Auditor = (*GCON)(nil)
+
+// AccountCounts: GCON's calibration needs the classes, the training rows n1
+// and the encoding dimension d.
+func (m *GCON) AccountCounts(methods.Level) []string {
+	return []string{methods.CountClasses, methods.CountN1, methods.CountDim}
+}
+
+// AccountPlan is GCON's privacy plan for these counts (`dpgnn account
+// gcon`): the calibration of its objective perturbation (Alg. 1's
+// CALIBRATE) for the method's α, steps, Λ and loss.
+func (m *GCON) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+	if ctx.Level != methods.Edge {
+		return nil, fmt.Errorf("gcon protects edges only (--level edge)")
+	}
+	if ctx.Multiplier > 0 {
+		return nil, fmt.Errorf("gcon's noise follows from its calibration: give --epsilon, not --noise")
+	}
+	if err := methods.CheckAll(m.Validate(), methods.CheckCounts(c, m.AccountCounts(ctx.Level))); err != nil {
+		return nil, err
+	}
+	l, err := m.lossFor(c.Classes)
+	if err != nil {
+		return nil, err
+	}
+	c1, c2, c3 := l.Constants()
+	delta, source, err := ctx.ResolveDelta(methods.DeltaUnits{Unit: "undirected edge"}) // no graph: δ must be given
+	if err != nil {
+		return nil, err
+	}
+	cal, err := Calibrate(CalibrationInput{Epsilon: ctx.Epsilon, Delta: delta, Omega: m.Omega, Xi: m.xi, XiAuto: m.xiAuto, Lambda: m.Lambda,
+		C1: c1, C2: c2, C3: c3, N1: c.N1, Classes: c.Classes, Dim: c.Dim, Alpha: m.Alpha, Steps: m.steps})
+	if err != nil {
+		return nil, err
+	}
+	p := Plan(ctx, cal, delta, source, c.N1, c.Dim)
+	p.Noise["lambda_min"], p.Noise["xi"] = cal.LambdaMin, cal.Xi
+	return &methods.Calibrated{Plan: p}, nil
+}
+
+var _ methods.Accountable = (*GCON)(nil)

@@ -249,3 +249,30 @@ func (m *MLP) AuditTarget(ctx *methods.Context, _ methods.AuditOptions) (*method
 }
 
 var _ methods.Auditor = (*MLP)(nil)
+
+// AccountCounts: DP-MLP's plan needs the training-node count (node level).
+func (m *MLP) AccountCounts(level methods.Level) []string {
+	if level == methods.Node {
+		return []string{methods.CountTrainNodes}
+	}
+	return nil
+}
+
+// AccountPlan is DP-MLP's privacy plan for these counts (`dpgnn account
+// mlp`): one DP-SGD run and its private selection, if any.
+func (m *MLP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+	if ctx.Level != methods.Node {
+		return nil, fmt.Errorf("mlp releases nothing private at %s level (it never reads edges)", ctx.Level)
+	}
+	if err := methods.CheckAll(m.Validate(), methods.CheckCounts(c, []string{methods.CountTrainNodes})); err != nil {
+		return nil, err
+	}
+	conv, err := dp.ParseConversion(m.Accountant)
+	if err != nil {
+		return nil, err
+	}
+	q := methods.NodeRate(m.BatchSize, c.TrainNodes)
+	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dp.Steps(m.Epochs_, q), m.Clip, conv)
+}
+
+var _ methods.Accountable = (*MLP)(nil)

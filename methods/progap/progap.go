@@ -296,3 +296,15 @@ func (m *ProGAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*
 }
 
 var _ methods.Auditor = (*ProGAP)(nil)
+
+// AccountPlan is the privacy plan of a ProGAP run with these counts (`dpgnn
+// account progap`).
+func (m *ProGAP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+	setup, err := m.SetupCounts(ctx.Level, c)
+	if err != nil {
+		return nil, err
+	}
+	return m.calibrate(ctx, setup)
+}
+
+var _ methods.Accountable = (*ProGAP)(nil)

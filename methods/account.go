@@ -1,0 +1,94 @@
+package methods
+
+import (
+	"fmt"
+	"math"
+)
+
+// Counts are the sizes a privacy plan depends on when it is computed
+// without a graph (`dpgnn account METHOD`): what a run would read from its
+// dataset and split.
+type Counts struct {
+	TrainNodes int // N_train: the Poisson-sampled training nodes (DP-SGD)
+	Classes    int // label classes
+	N1         int // training rows of an objective (GCON)
+	Dim        int // the dimension of a propagated encoding (GCON)
+}
+
+// Count flag names (`dpgnn account METHOD --train-nodes N ...`).
+const (
+	CountTrainNodes = "train-nodes"
+	CountClasses    = "classes"
+	CountN1         = "n1"
+	CountDim        = "dim"
+)
+
+// Get returns the count named by a count flag.
+func (c Counts) Get(name string) int {
+	switch name {
+	case CountTrainNodes:
+		return c.TrainNodes
+	case CountClasses:
+		return c.Classes
+	case CountN1:
+		return c.N1
+	case CountDim:
+		return c.Dim
+	}
+	return 0
+}
+
+// Accountable is a method whose privacy plan `dpgnn account` computes from
+// counts alone, the same plan a run on a graph with those counts makes.
+type Accountable interface {
+	Method
+	// AccountCounts names the counts its plan needs at a level.
+	AccountCounts(level Level) []string
+	// AccountPlan is the plan of a run with these counts: calibrated to
+	// ctx.Epsilon, or at the fixed ctx.Multiplier.
+	AccountPlan(ctx *Context, c Counts) (*Calibrated, error)
+}
+
+// CheckCounts checks that the counts a plan needs are positive.
+func CheckCounts(c Counts, names []string) error {
+	for _, n := range names {
+		if c.Get(n) <= 0 {
+			return fmt.Errorf("--%s is required and must be positive", n)
+		}
+	}
+	return nil
+}
+
+// AccountCounts: aggregation perturbation needs the training-node count at
+// node level (the DP-SGD rate), nothing at edge level.
+func (a *AggregationPerturbation) AccountCounts(level Level) []string {
+	if level == Node {
+		return []string{CountTrainNodes}
+	}
+	return nil
+}
+
+// SetupCounts is SetupAP without a graph: the sensitivity of a NAP call
+// and the DP-SGD rate for the counts (the degree bound is the public
+// --max-degree; δ must be given).
+func (a *AggregationPerturbation) SetupCounts(level Level, c Counts) (*APSetup, error) {
+	if err := a.ValidateAP(); err != nil {
+		return nil, err
+	}
+	s := &APSetup{Sensitivity: 1, Units: DeltaUnits{Unit: "directed edge"}}
+	if a.EdgeUnit == EdgeUndirected {
+		if level == Node {
+			return nil, fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
+		}
+		s.Sensitivity, s.Units.Unit = math.Sqrt2, "undirected edge"
+	}
+	if level == Node {
+		if err := CheckCounts(c, []string{CountTrainNodes}); err != nil {
+			return nil, err
+		}
+		s.Sensitivity = math.Sqrt(float64(a.MaxDegree))
+		s.Units.Unit = "node"
+		s.Rate = NodeRate(a.BatchSize, c.TrainNodes)
+	}
+	return s, nil
+}
