@@ -141,8 +141,8 @@ func (a *AggregationPerturbation) NormFor(level Level, auto layers.NormKind) (la
 
 // ValidateAP checks the shared hyperparameters.
 func (a *AggregationPerturbation) ValidateAP() error {
-	return CheckAll(Positive("hops", a.Hops), Positive("hidden", a.Hidden),
-		Positive("base-layers", a.BaseLayers), Positive("head-layers", a.HeadLayers), Positive("epochs", a.Epochs_),
+	return CheckAll(Depth("hops", a.Hops), Width("hidden", a.Hidden),
+		Depth("base-layers", a.BaseLayers), Depth("head-layers", a.HeadLayers), Epochs("epochs", a.Epochs_),
 		PositiveF("lr", a.LR), Prob("dropout", a.Dropout), Prob("input-dropout", a.InDropout), Positive("max-degree", a.MaxDegree),
 		Positive("batch-size", a.BatchSize), PositiveF("clip", a.Clip), a.validateEdgeUnit(), a.validateDegreeBound())
 }

@@ -57,3 +57,76 @@ func Prob(name string, v float64) error {
 	}
 	return nil
 }
+
+// Size limits checked before anything is allocated: a value beyond them is
+// a typo or an attack, not an experiment.
+const (
+	// MaxWidth bounds hidden sizes and embedding widths.
+	MaxWidth = 1 << 16
+	// MaxDepth bounds layer and hop counts.
+	MaxDepth = 64
+	// MaxEpochs bounds epoch counts.
+	MaxEpochs = 1 << 20
+	// DefaultMaxMemory is the memory estimate above which a run is refused
+	// (Context.MaxMemory overrides it).
+	DefaultMaxMemory = 16e9
+)
+
+// Width requires 0 < v ≤ MaxWidth.
+func Width(name string, v int) error {
+	if v <= 0 || v > MaxWidth {
+		return fmt.Errorf("--%s must be in [1, %d], got %d", name, MaxWidth, v)
+	}
+	return nil
+}
+
+// Depth requires 0 < v ≤ MaxDepth (hops: each one is an aggregation over
+// the graph, and at edge or node level each one costs privacy).
+func Depth(name string, v int) error {
+	if v <= 0 || v > MaxDepth {
+		return fmt.Errorf("--%s must be in [1, %d], got %d", name, MaxDepth, v)
+	}
+	return nil
+}
+
+// Epochs requires 0 < v ≤ MaxEpochs.
+func Epochs(name string, v int) error {
+	if v <= 0 || v > MaxEpochs {
+		return fmt.Errorf("--%s must be in [1, %d], got %d", name, MaxEpochs, v)
+	}
+	return nil
+}
+
+// CheckMemory refuses a run whose memory estimate (bytes, for what)
+// exceeds ctx.MaxMemory (DefaultMaxMemory when 0), before it allocates.
+func CheckMemory(ctx *Context, what string, bytes float64) error {
+	limit := float64(ctx.MaxMemory)
+	if limit <= 0 {
+		limit = DefaultMaxMemory
+	}
+	if bytes > limit {
+		return fmt.Errorf("%s needs about %.3g GB, above the limit of %.3g GB (--max-memory); reduce the sizes", what, bytes/1e9, limit/1e9)
+	}
+	return nil
+}
+
+// DenseBytes estimates the memory of `copies` float64 matrices of rows×cols
+// (activations, gradients, optimiser state, masks).
+func DenseBytes(rows, cols int, copies float64) float64 {
+	return 8 * float64(rows) * float64(cols) * copies
+}
+
+// CheckModelMemory estimates a node model of `layers` hidden layers of
+// width `hidden` on ctx's graph — every node's activations, gradients,
+// optimiser state and masks (a dozen N×hidden matrices per layer), the
+// first layer's weights (F×hidden, four copies) and the logits (N×C) — and
+// refuses it above the memory limit before anything is allocated.
+func CheckModelMemory(ctx *Context, method string, hidden, layers int) error {
+	g := ctx.Graph
+	f := 0
+	if g.X != nil {
+		f = g.X.F
+	}
+	b := DenseBytes(g.N, hidden, 12*float64(layers)) + DenseBytes(f, hidden, 4) + DenseBytes(g.N, g.NumClasses, 8)
+	return CheckMemory(ctx, fmt.Sprintf("%s on %d nodes (hidden %d, %d layers)", method, g.N, hidden, layers), b)
+}

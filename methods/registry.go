@@ -56,6 +56,9 @@ type Context struct {
 	// calibrating it to Epsilon (`dpgnn account --noise`, `dpgnn audit
 	// --multiplier`): the plan then states the ε it gives.
 	Multiplier float64
+	// MaxMemory is the memory estimate (bytes) above which a run is refused
+	// before it allocates (0: DefaultMaxMemory).
+	MaxMemory int64
 
 	ledger *dp.Ledger
 }

@@ -1,7 +1,11 @@
 package methods
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"math"
 	"time"
 
@@ -30,6 +34,9 @@ type TrainOptions struct {
 	// SelectionEpsilon the ε of one private selection.
 	Selection        string
 	SelectionEpsilon float64
+	// MaxMemory is the memory estimate (bytes) above which a run is refused
+	// before it allocates (0: DefaultMaxMemory).
+	MaxMemory int64
 	Runs             int
 	Seed             uint64
 	// SecureNoise keys the privacy mechanisms from crypto/rand (see
@@ -40,7 +47,15 @@ type TrainOptions struct {
 	// Flags is the method's flag set after parsing; its values are recorded
 	// as the hyperparameters.
 	Flags *pflag.FlagSet
+	// Command is the command line that asked for the run, recorded as is
+	// (the CLI passes its own; "" falls back to CommandLine).
+	Command string
 }
+
+// CommandLine is the command line recorded by runs whose
+// TrainOptions.Command is empty. The CLI sets it once per command, before
+// it runs; library callers pass TrainOptions.Command instead.
+var CommandLine string
 
 // DefaultDataset is the embedded synthetic graph used when no dataset is
 // given.
@@ -49,12 +64,16 @@ const DefaultDataset = "csbm"
 // Train runs a method opts.Runs times with seeds Seed, Seed+1, … and
 // summarises the results. Random splits are redrawn for every run from the
 // run's seed; published mask splits stay fixed.
+//
+// The record carries its provenance: the binary's version and commit, the
+// start time, the command line, the seeds of the runs and the fingerprint
+// of the dataset as loaded (DatasetFingerprint).
 func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	start := time.Now()
 	if opts.Runs <= 0 {
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
 	}
-	g, spec, err := prepare(m, &opts)
+	g, spec, fingerprint, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -101,14 +120,31 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 			}
 		}
 	}
+	version, commit := trainers.BuildInfo()
+	command := opts.Command
+	if command == "" {
+		command = CommandLine
+	}
+	seeds := make([]uint64, opts.Runs)
+	for r := range seeds {
+		seeds[r] = opts.Seed + uint64(r)
+	}
 	recd := &trainers.Record{
 		Method: m.Name(), Dataset: g.Name, Split: spec.String(), Privacy: string(opts.Level),
-		Epsilon: trainers.Eps(opts.Epsilon), Delta: opts.Delta, Runs: opts.Runs, Seed: opts.Seed,
+		Epsilon: trainers.Eps(opts.Epsilon), Runs: opts.Runs, Seed: opts.Seed, Seeds: seeds,
 		Hyperparameters: Hyperparameters(opts.Flags), Metrics: map[string]trainers.Summary{},
 		PrivacyReport: report, SecureNoise: opts.SecureNoise,
+		Version: version, Commit: commit, Timestamp: start.UTC().Format(time.RFC3339),
+		Command: command, DatasetFingerprint: fingerprint,
 	}
-	if report != nil {
-		recd.Delta = report.Delta
+	// δ only means something when a finite ε is claimed: a run without
+	// privacy (level none, or ε = ∞) records null, not a δ nobody spent.
+	if opts.Level != None && !math.IsInf(opts.Epsilon, 1) {
+		d := opts.Delta
+		if report != nil {
+			d = report.Delta
+		}
+		recd.Delta = &d
 	}
 	for k, v := range metrics {
 		recd.Metrics[k] = trainers.Summarize(v, opts.Seed)
@@ -119,9 +155,33 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 
 // prepare fills in opts' defaults, checks them and the method's
 // hyperparameters, loads the dataset and parses the split (the method's
-// default for the dataset when none is given).
-func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, error) {
+// default for the dataset when none is given). It returns the graph with
+// its features preprocessed, the split and the fingerprint of the dataset
+// as loaded (before --features).
+func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, string, error) {
 	var none graphs.SplitSpec
+	if err := checkOptions(m, opts); err != nil {
+		return nil, none, "", err
+	}
+	g, err := LoadDataset(*opts)
+	if err != nil {
+		return nil, none, "", err
+	}
+	fingerprint := DatasetFingerprint(g)
+	if opts.Features == "l1" && g.X != nil {
+		g.X = graphs.L1NormalizeFeatures(g.X)
+	}
+	spec, err := checkData(m, *opts, g)
+	if err != nil {
+		return nil, none, "", err
+	}
+	return g, spec, fingerprint, nil
+}
+
+// checkOptions fills in opts' defaults and checks everything that needs no
+// data: the privacy level against the method's, ε, δ, the selection rule,
+// --features and the method's hyperparameters.
+func checkOptions(m Method, opts *TrainOptions) error {
 	if opts.Dataset == "" {
 		opts.Dataset = DefaultDataset
 	}
@@ -129,15 +189,15 @@ func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, err
 		opts.Level = None
 	}
 	if !Supports(m, opts.Level) {
-		return nil, none, fmt.Errorf("method %s does not support --privacy %s (supported: %v)", m.Name(), opts.Level, m.Levels())
+		return fmt.Errorf("method %s does not support --privacy %s (supported: %v)", m.Name(), opts.Level, m.Levels())
 	}
 	if opts.Level == None {
 		opts.Epsilon = math.Inf(1)
 	} else if !(opts.Epsilon > 0) {
-		return nil, none, fmt.Errorf("--epsilon must be positive (or inf), got %v", opts.Epsilon)
+		return fmt.Errorf("--epsilon must be positive (or inf), got %v", opts.Epsilon)
 	}
 	if opts.Delta < 0 || opts.Delta >= 1 || math.IsNaN(opts.Delta) {
-		return nil, none, fmt.Errorf("--delta must be in (0, 1), auto or paper, got %v", opts.Delta)
+		return fmt.Errorf("--delta must be in (0, 1), auto or paper, got %v", opts.Delta)
 	}
 	switch opts.DeltaRule {
 	case "":
@@ -147,41 +207,80 @@ func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, err
 		}
 	case DeltaGiven, DeltaAuto, DeltaPaper:
 	default:
-		return nil, none, fmt.Errorf("unknown δ rule %q", opts.DeltaRule)
+		return fmt.Errorf("unknown δ rule %q", opts.DeltaRule)
 	}
 	sel, err := resolveSelection(opts.Level, opts.Level != None && !math.IsInf(opts.Epsilon, 1), opts.Selection, opts.SelectionEpsilon)
 	if err != nil {
-		return nil, none, err
+		return err
 	}
 	opts.Selection = sel
-	if err := m.Validate(); err != nil {
-		return nil, none, err
-	}
-	g, err := graphs.Load(opts.Dataset, opts.DataDir, opts.Seed)
-	if err != nil {
-		return nil, none, err
-	}
 	switch opts.Features {
-	case "", "raw":
-	case "l1":
-		if g.X != nil {
-			g.X = graphs.L1NormalizeFeatures(g.X)
-		}
+	case "", "raw", "l1":
 	default:
-		return nil, none, fmt.Errorf("--features must be raw or l1, got %q", opts.Features)
+		return fmt.Errorf("--features must be raw or l1, got %q", opts.Features)
 	}
+	return m.Validate()
+}
+
+// checkData checks that the dataset g suits the method (node labels) and
+// returns the split spec: opts.Split, or the method's default for the
+// dataset, parsed.
+func checkData(m Method, opts TrainOptions, g *graphs.Graph) (graphs.SplitSpec, error) {
 	if g.Labels == nil || g.NumClasses < 2 {
-		return nil, none, fmt.Errorf("dataset %s has no node labels: %s is a node-classification method", opts.Dataset, m.Name())
+		return graphs.SplitSpec{}, fmt.Errorf("dataset %s has no node labels: %s is a node-classification method", opts.Dataset, m.Name())
 	}
 	splitText := opts.Split
 	if splitText == "" {
 		splitText = m.DefaultSplit(g.Name)
 	}
-	spec, err := graphs.ParseSplit(splitText)
-	if err != nil {
-		return nil, none, err
+	return graphs.ParseSplit(splitText)
+}
+
+// LoadDataset loads the dataset opts names (DefaultDataset when none), as
+// Train does.
+func LoadDataset(opts TrainOptions) (*graphs.Graph, error) {
+	name := opts.Dataset
+	if name == "" {
+		name = DefaultDataset
 	}
-	return g, spec, nil
+	return graphs.Load(name, opts.DataDir, opts.Seed)
+}
+
+// Check makes every check Train makes before it trains, without training:
+// the options (level, ε, δ, selection, --runs, --features), the method's
+// hyperparameters (its flags already parsed), the dataset g (as returned by
+// LoadDataset for the same options; not modified) and the split, parsed
+// and drawn for every run. It returns the split Train would record. A
+// sweep calls it for every cell of its grid before it trains any.
+func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
+	if opts.Runs <= 0 {
+		return "", fmt.Errorf("--runs must be positive, got %d", opts.Runs)
+	}
+	if err := checkOptions(m, &opts); err != nil {
+		return "", err
+	}
+	// ResolveDelta's rule, checked before a run gets that far: at node
+	// level no count of units is public, so auto has nothing to go on.
+	if opts.Level == Node && !math.IsInf(opts.Epsilon, 1) && opts.DeltaRule == DeltaAuto {
+		return "", fmt.Errorf("--delta auto: at node level no count of privacy units is public (the number of nodes is private); " +
+			"pass --delta (e.g. 1e-5) or --delta paper (the paper's rule on the private count)")
+	}
+	spec, err := checkData(m, opts, g)
+	if err != nil {
+		return "", err
+	}
+	checked := map[string]bool{}
+	for r := 0; r < opts.Runs; r++ {
+		s := spec.ForRun(r, len(g.MaskSplits))
+		if checked[s.String()] {
+			continue // a random split's draw only fails on counts, the same for every seed
+		}
+		checked[s.String()] = true
+		if _, err := graphs.ApplySplit(g, s, opts.Seed+uint64(r)); err != nil {
+			return "", err
+		}
+	}
+	return spec.String(), nil
 }
 
 // NewContext checks opts as Train does, loads the dataset and returns the
@@ -189,7 +288,7 @@ func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, err
 // building a method's model without training it (`dpgnn inspect`).
 // opts.Runs and opts.Recorder are ignored.
 func NewContext(m Method, opts TrainOptions) (*Context, error) {
-	g, spec, err := prepare(m, &opts)
+	g, spec, _, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +305,7 @@ func NewContext(m Method, opts TrainOptions) (*Context, error) {
 func (opts *TrainOptions) context(gs *graphs.Graph, dataset string, seed uint64) *Context {
 	return &Context{Graph: gs, Dataset: dataset, Level: opts.Level, Epsilon: opts.Epsilon,
 		Delta: opts.Delta, DeltaRule: opts.DeltaRule, Selection: opts.Selection, SelectionEpsilon: opts.SelectionEpsilon,
-		Seed: seed, SecureNoise: opts.SecureNoise}
+		Seed: seed, SecureNoise: opts.SecureNoise, MaxMemory: opts.MaxMemory}
 }
 
 func epsOf(p *dp.Report) float64 {
@@ -240,4 +339,120 @@ func Hyperparameters(fs *pflag.FlagSet) map[string]any {
 		}
 	})
 	return out
+}
+
+// DatasetFingerprint is the SHA-256 (hex) of a graph's data: its size, class
+// count and direction, the adjacency (indptr, indices, data), the negative
+// adjacency of a signed graph, the features (dense or sparse), the labels,
+// the splits that come with the dataset (a loader's split, published
+// masks) and a signed graph's published edge split. Every array is written
+// with its length, integers as int64 and floats as IEEE-754 bits, all
+// little-endian, so the same data always gives the same fingerprint, on any
+// machine, and changing any entry changes it. The name is not hashed: the
+// same file loaded by name or by path has one fingerprint.
+func DatasetFingerprint(g *graphs.Graph) string {
+	h := &fingerprinter{h: sha256.New()}
+	h.str("dpgnn dataset v1")
+	h.int(g.N)
+	h.int(g.NumClasses)
+	h.bool(g.Directed)
+	h.str("adj")
+	h.csr(g.Adj)
+	h.str("neg")
+	h.csr(g.Neg)
+	h.str("features")
+	h.bool(g.X != nil)
+	if g.X != nil {
+		h.int(g.X.N)
+		h.int(g.X.F)
+		h.bool(g.X.Dense != nil)
+		h.floats(g.X.Dense)
+		h.csr(g.X.Sparse)
+	}
+	h.str("labels")
+	h.ints(g.Labels)
+	h.str("split")
+	h.split(g.Split)
+	h.int(len(g.MaskSplits))
+	for _, s := range g.MaskSplits {
+		h.split(s)
+	}
+	h.str("edge split")
+	h.csr(g.EdgeTrain)
+	h.csr(g.EdgeTest)
+	return hex.EncodeToString(h.sum())
+}
+
+// fingerprinter writes values to a hash in a fixed little-endian layout,
+// through a buffer (the hash sees large writes, not 8-byte ones).
+type fingerprinter struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func (f *fingerprinter) flush() {
+	f.h.Write(f.buf)
+	f.buf = f.buf[:0]
+}
+
+func (f *fingerprinter) u64(v uint64) {
+	if len(f.buf) >= 1<<15 {
+		f.flush()
+	}
+	f.buf = binary.LittleEndian.AppendUint64(f.buf, v)
+}
+
+func (f *fingerprinter) int(v int) { f.u64(uint64(int64(v))) }
+
+func (f *fingerprinter) bool(v bool) {
+	if v {
+		f.u64(1)
+	} else {
+		f.u64(0)
+	}
+}
+
+func (f *fingerprinter) str(s string) {
+	f.int(len(s))
+	f.flush()
+	f.h.Write([]byte(s))
+}
+
+func (f *fingerprinter) ints(xs []int) {
+	f.int(len(xs))
+	for _, x := range xs {
+		f.int(x)
+	}
+}
+
+func (f *fingerprinter) floats(xs []float64) {
+	f.int(len(xs))
+	for _, x := range xs {
+		f.u64(math.Float64bits(x))
+	}
+}
+
+// csr writes a sparse matrix, or a marker for none.
+func (f *fingerprinter) csr(m *graphs.CSR) {
+	f.bool(m != nil)
+	if m == nil {
+		return
+	}
+	f.int(m.Rows)
+	f.int(m.Cols)
+	f.ints(m.Indptr)
+	f.ints(m.Indices)
+	f.bool(m.Data != nil) // nil: every entry is 1
+	f.floats(m.Data)
+}
+
+func (f *fingerprinter) split(s graphs.Split) {
+	f.ints(s.Train)
+	f.ints(s.Val)
+	f.ints(s.Test)
+}
+
+func (f *fingerprinter) sum() []byte {
+	f.flush()
+	return f.h.Sum(nil)
 }

@@ -105,7 +105,7 @@ func (m *Model) View() *GraphView {
 	for _, n := range all {
 		vn := ViewNode{ID: n.ID(), Shape: n.Shape(), Tags: slices.Clone(m.tags[n]), Section: m.section[n]}
 		if op := n.Op(); op != nil {
-			vn.Op = op.String()
+			vn.Op = opLabel(op.String())
 		}
 		for it := sub.From(n.ID()); it != nil && it.Next(); {
 			vn.Inputs = append(vn.Inputs, it.Node().ID())
@@ -362,4 +362,16 @@ func (v *GraphView) WriteDOT(w io.Writer, title string) error {
 	b.WriteString("}\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// opLabel is an op's name for people: gorgonia prints elementwise binary
+// ops with a "retSame" flag ("⊙ false", ">= true"), which means nothing to a
+// reader of the graph.
+func opLabel(s string) string {
+	for _, suffix := range []string{" false", " true"} {
+		if t, ok := strings.CutSuffix(s, suffix); ok && !strings.ContainsAny(t, "( ") {
+			return t
+		}
+	}
+	return s
 }

@@ -3,28 +3,91 @@ package trainers
 import (
 	"encoding/json"
 	"math"
+	"runtime/debug"
 
 	"github.com/dpgnn/dpgnn/dp"
 )
 
 // Record is the JSON result of `dpgnn train --json` (DESIGN.md's contract).
-// Epsilon is null for ε = ∞ (JSON has no infinity).
+// Epsilon is null for ε = ∞ (JSON has no infinity); Delta and
+// PrivacyReport are null when the run claims no privacy (privacy "none", or
+// ε = ∞). The provenance fields (Seeds, Version, Commit, Timestamp, Command,
+// DatasetFingerprint) say which code ran which data and how.
 type Record struct {
-	Method          string             `json:"method"`
-	Dataset         string             `json:"dataset"`
-	Split           string             `json:"split"`
-	Privacy         string             `json:"privacy"`
-	Epsilon         *float64           `json:"epsilon"`
-	Delta           float64            `json:"delta"`
-	Runs            int                `json:"runs"`
-	Seed            uint64             `json:"seed"`
+	Method  string `json:"method"`
+	Dataset string `json:"dataset"`
+	Split   string `json:"split"`
+	// Privacy is the level: "none", "edge" or "node".
+	Privacy string   `json:"privacy"`
+	Epsilon *float64 `json:"epsilon"`
+	Delta   *float64 `json:"delta"`
+	Runs    int      `json:"runs"`
+	Seed    uint64   `json:"seed"`
+	// Seeds are the seeds of the runs, in order: Seed, Seed+1, ….
+	Seeds           []uint64           `json:"seeds"`
 	Hyperparameters map[string]any     `json:"hyperparameters"`
 	Metrics         map[string]Summary `json:"metrics"`
-	PrivacyReport   *dp.Report         `json:"privacy_report,omitempty"`
+	PrivacyReport   *dp.Report         `json:"privacy_report"`
 	Seconds         float64            `json:"seconds"`
 	// SecureNoise is true when the mechanisms' randomness came from
 	// crypto/rand rather than from Seed.
 	SecureNoise bool `json:"secure_noise,omitempty"`
+	// Version is the dpgnn module version of the binary ("(devel)" when
+	// it carries none) and Commit its VCS revision, with "+dirty" for a
+	// modified checkout ("" when unknown, e.g. under go test); see
+	// BuildInfo.
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	// Timestamp is when the runs started (RFC 3339, UTC).
+	Timestamp string `json:"timestamp"`
+	// Command is the command line that produced the record.
+	Command string `json:"command"`
+	// DatasetFingerprint is the SHA-256 (hex) of the dataset's arrays as
+	// loaded (methods.DatasetFingerprint).
+	DatasetFingerprint string `json:"dataset_fingerprint"`
+}
+
+// ModulePath is dpgnn's module path, looked up in the build information.
+const ModulePath = "github.com/dpgnn/dpgnn"
+
+// BuildInfo returns the version of the dpgnn module in the running binary
+// (from runtime/debug.ReadBuildInfo; "(devel)" when it has none, as in a
+// build without version control information) and the commit it was built
+// from: the vcs.revision setting, with "+dirty" when vcs.modified is true,
+// or "" when unknown (go test, -buildvcs=false, or dpgnn used as a library
+// of another main module).
+func BuildInfo() (version, commit string) {
+	version = "(devel)"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version, ""
+	}
+	main := info.Main.Path == ModulePath
+	if main {
+		if info.Main.Version != "" {
+			version = info.Main.Version
+		}
+	} else {
+		for _, d := range info.Deps {
+			if d.Path == ModulePath && d.Version != "" {
+				version = d.Version
+			}
+		}
+		return version, "" // vcs.* describe the main module, not dpgnn
+	}
+	var dirty bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if commit != "" && dirty {
+		commit += "+dirty"
+	}
+	return version, commit
 }
 
 // Eps converts ε to its JSON form (nil for +Inf or NaN).

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -83,14 +84,67 @@ type Bar struct {
 	w   io.Writer
 }
 
-// NewBar returns a progress bar on w, or a Nop when w is not a terminal
-// (progress is only for people watching).
+// NewBar returns a progress bar on w when it is a terminal, and plain
+// progress lines every 10 seconds otherwise (a log file, a batch job).
 func NewBar(w *os.File) Recorder {
 	if !term.IsTerminal(int(w.Fd())) {
-		return Nop{}
+		return NewLines(w, 10*time.Second)
 	}
 	return &Bar{w: w}
 }
+
+// Lines writes a plain progress line to w at most once per Interval:
+// "progress: 120/300 epochs (40%), 12s elapsed, about 18s left".
+type Lines struct {
+	mu          sync.Mutex
+	w           io.Writer
+	Interval    time.Duration
+	total, done int
+	start, last time.Time
+	now         func() time.Time
+}
+
+// NewLines returns a Lines recorder on w.
+func NewLines(w io.Writer, interval time.Duration) *Lines {
+	return &Lines{w: w, Interval: interval, now: time.Now}
+}
+
+func (l *Lines) Plan(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.total == 0 {
+		l.start = l.now()
+		l.last = l.start
+	}
+	l.total += n
+}
+
+func (l *Lines) Epoch(EpochStats) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done++
+	if t := l.now(); t.Sub(l.last) >= l.Interval {
+		l.last = t
+		l.print(t)
+	}
+}
+
+func (l *Lines) print(t time.Time) {
+	el := t.Sub(l.start)
+	line := fmt.Sprintf("progress: %d/%d epochs", l.done, l.total)
+	if l.total > 0 {
+		line += fmt.Sprintf(" (%.0f%%)", 100*float64(l.done)/float64(l.total))
+	}
+	line += fmt.Sprintf(", %s elapsed", el.Round(time.Second))
+	if l.done > 0 && l.total > l.done {
+		left := time.Duration(float64(el) * float64(l.total-l.done) / float64(l.done))
+		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
+	}
+	fmt.Fprintln(l.w, line)
+}
+
+func (l *Lines) Step(EpochStats) {}
+func (l *Lines) Done()           {}
 
 func (b *Bar) Plan(n int) {
 	b.mu.Lock()

@@ -133,8 +133,16 @@ func (a *accountFlags) accountMode(cmd *cobra.Command, noiseFlag string, noise f
 	if err := dp.CheckMultiplier(noise); err != nil {
 		return false, flagError(noiseFlag, err)
 	}
+	if noise < minMultiplier {
+		return false, fmt.Errorf("--%s %g: below %g the noise protects nothing (ε is effectively ∞); use a larger multiplier", noiseFlag, noise, minMultiplier)
+	}
 	return false, nil
 }
+
+// minMultiplier is the smallest noise multiplier the calculators account
+// for: below it ε is astronomically large at any δ of interest, and the
+// accountants' sums stop being informative.
+const minMultiplier = 1e-3
 
 // requiredCount checks a required count flag (a number of releases or steps).
 func requiredCount(cmd *cobra.Command, name string, n int) error {

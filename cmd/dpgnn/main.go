@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/pprof"
 
+	"github.com/dpgnn/dpgnn/methods"
 	_ "github.com/dpgnn/dpgnn/methods/all" // register every method
 	"github.com/spf13/cobra"
 )
@@ -29,7 +30,10 @@ func main() {
 	}
 }
 
-func run() error { return newRoot(os.Stdout, os.Stderr).Execute() }
+func run() error {
+	argv = os.Args
+	return newRoot(os.Stdout, os.Stderr).Execute()
+}
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
@@ -46,7 +50,14 @@ contextual stochastic block model), so no files are needed to try it:
   dpgnn data info cora --data-dir ../shared/datasets`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints the module version and the commit.
+		Version: versionString(),
+		// Every record names the command line that produced it.
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			methods.CommandLine = commandLine(cmd, args)
+		},
 	}
+	root.SetVersionTemplate("dpgnn version {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newTrainCmd(stdout, stderr), newDataCmd(stdout), newAccountCmd(stdout), newInspectCmd(stdout), newSweepCmd(stdout, stderr), newAuditCmd(stdout, stderr))

@@ -23,7 +23,7 @@ import (
 type dataFlags struct {
 	dataset, dataDir, split, features, privacy, epsilon, delta string
 	selection                                                  string
-	selectionEpsilon                                           float64
+	selectionEpsilon, maxMemoryGB                              float64
 	seed                                                       uint64
 }
 
@@ -37,6 +37,7 @@ func (c *dataFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.delta, "delta", "auto", "privacy parameter δ in (0,1); auto: from public quantities only (edge level: below one over the\nnumber of possible edges among the N nodes; refused at node level, where no count is public); paper: the\nmethod's paper convention on the private unit count (reported as not covered)")
 	f.StringVar(&c.selection, "selection", "auto", "which epoch a training loop keeps: best (validation accuracy; free when labels are public), last (reads\nno label), private (exponential mechanism, --selection-epsilon per trained module, accounted); auto: best,\nor last at node level")
 	f.Float64Var(&c.selectionEpsilon, "selection-epsilon", 0, "ε of each private model selection (--selection private)")
+	f.Float64Var(&c.maxMemoryGB, "max-memory", methods.DefaultMaxMemory/1e9, "refuse a run whose memory estimate exceeds this many GB, before it allocates")
 	f.Uint64Var(&c.seed, "seed", 1, "random seed")
 }
 
@@ -51,12 +52,19 @@ func (c *dataFlags) options() (methods.TrainOptions, error) {
 	if err != nil {
 		return methods.TrainOptions{}, err
 	}
+	if level == methods.None && !math.IsInf(eps, 1) {
+		return methods.TrainOptions{}, fmt.Errorf("--epsilon %s with --privacy none: a budget needs --privacy edge or node", c.epsilon)
+	}
 	delta, rule, err := parseDelta(c.delta)
 	if err != nil {
 		return methods.TrainOptions{}, err
 	}
+	if !(c.maxMemoryGB > 0) || c.maxMemoryGB > 1e6 {
+		return methods.TrainOptions{}, fmt.Errorf("--max-memory must be a positive number of GB, got %g", c.maxMemoryGB)
+	}
 	return methods.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Features: c.features, Level: level,
-		Epsilon: eps, Delta: delta, DeltaRule: rule, Selection: c.selection, SelectionEpsilon: c.selectionEpsilon, Seed: c.seed}, nil
+		Epsilon: eps, Delta: delta, DeltaRule: rule, Selection: c.selection, SelectionEpsilon: c.selectionEpsilon, Seed: c.seed,
+		MaxMemory: int64(c.maxMemoryGB * 1e9)}, nil
 }
 
 // commonFlags are the options every `train METHOD` accepts (DESIGN.md).
@@ -65,6 +73,7 @@ type commonFlags struct {
 	trace       string
 	runs        int
 	json        bool
+	quiet       bool
 	secureNoise bool
 }
 
@@ -73,6 +82,7 @@ func (c *commonFlags) bind(cmd *cobra.Command) {
 	c.dataFlags.bind(f)
 	f.IntVar(&c.runs, "runs", 1, "number of runs with seeds seed, seed+1, ...")
 	f.BoolVar(&c.json, "json", false, "print one JSON object on stdout and nothing else")
+	f.BoolVar(&c.quiet, "quiet", false, "no progress on stderr (a bar on a terminal, a line every 10 s otherwise)")
 	f.BoolVar(&c.secureNoise, "secure-noise", false, "draw the noise and Poisson sampling from crypto/rand, not from --seed (for real releases: a known seed lets anyone regenerate the noise; runs no longer repeat)")
 	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE")
 }
@@ -147,7 +157,7 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			var rec trainers.Multi
-			if !c.json {
+			if !c.quiet {
 				if f, ok := stderr.(*os.File); ok {
 					rec = append(rec, trainers.NewBar(f))
 				}
@@ -163,6 +173,7 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 				rec = append(rec, trace)
 			}
 			opts.Runs, opts.Recorder, opts.Flags, opts.SecureNoise = c.runs, rec, methodFlags(cmd), c.secureNoise
+			opts.Command = commandLine(cmd, args)
 			r, err := methods.Train(m, opts)
 			if err != nil {
 				return err
@@ -180,12 +191,19 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 	}
 	c.bind(cmd)
 	m.BindFlags(cmd.Flags())
+	if !methods.Supports(m, methods.Edge) && !methods.Supports(m, methods.Node) {
+		// A non-private method: its --help does not offer privacy flags it
+		// would refuse (they still parse, so --privacy none works).
+		for _, f := range []string{"privacy", "epsilon", "delta", "selection", "selection-epsilon", "secure-noise"} {
+			_ = cmd.Flags().MarkHidden(f)
+		}
+	}
 	return cmd
 }
 
 // commonNames are the flags that are not method hyperparameters.
 var commonNames = map[string]bool{"dataset": true, "data-dir": true, "split": true, "privacy": true,
-	"epsilon": true, "delta": true, "selection": true, "selection-epsilon": true, "runs": true, "seed": true, "json": true, "trace": true, "secure-noise": true, "help": true}
+	"epsilon": true, "delta": true, "selection": true, "selection-epsilon": true, "max-memory": true, "runs": true, "seed": true, "json": true, "quiet": true, "trace": true, "secure-noise": true, "help": true}
 
 func methodFlags(cmd *cobra.Command) *pflagSet {
 	fs := newPflagSet()
@@ -208,21 +226,40 @@ func printSummary(w io.Writer, r *trainers.Record) {
 	fmt.Fprintf(w, "%s on %s (split %s, privacy %s, ε=%s), %d run(s), %.1fs\n",
 		r.Method, r.Dataset, r.Split, r.Privacy, fmtEps(r.Epsilon), r.Runs, r.Seconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "metric\tmean\tstd\t95% CI\t")
-	keys := make([]string, 0, len(r.Metrics))
+	if r.Runs > 1 {
+		fmt.Fprintln(tw, "metric\tmean\tstd\t95% CI\t")
+	} else {
+		fmt.Fprintln(tw, "metric\tvalue\t")
+	}
+	var keys, diag []string
 	for k := range r.Metrics {
-		keys = append(keys, k)
+		if isQuality(k) {
+			keys = append(keys, k)
+		} else {
+			diag = append(diag, k)
+		}
 	}
 	sort.Strings(keys)
+	sort.Strings(diag)
 	for _, k := range keys {
 		s := r.Metrics[k]
-		if math.IsNaN(s.Mean) {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t\n", k)
-			continue
+		switch {
+		case math.IsNaN(s.Mean):
+			fmt.Fprintf(tw, "%s\t-\t\n", k)
+		case r.Runs > 1:
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t±%.4f\t\n", k, s.Mean, s.Std, s.CI95)
+		default:
+			fmt.Fprintf(tw, "%s\t%.4f\t\n", k, s.Mean)
 		}
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t±%.4f\t\n", k, s.Mean, s.Std, s.CI95)
 	}
 	tw.Flush()
+	if len(diag) > 0 {
+		var parts []string
+		for _, k := range diag {
+			parts = append(parts, fmt.Sprintf("%s %.4g", k, r.Metrics[k].Mean))
+		}
+		fmt.Fprintf(w, "diagnostics (mean over runs): %s\n", strings.Join(parts, ", "))
+	}
 	if p := r.PrivacyReport; p != nil {
 		fmt.Fprintf(w, "privacy: %s-level, accountant %s, ε=%s at δ=%.3g", p.Level, p.Accountant, fmtEps(p.Epsilon), p.Delta)
 		if len(p.Noise) > 0 {
@@ -253,4 +290,15 @@ func printSummary(w io.Writer, r *trainers.Record) {
 			fmt.Fprintln(w, "note:", p.Notes)
 		}
 	}
+}
+
+// isQuality reports whether a metric measures prediction quality (shown
+// with its interval) rather than being a solver diagnostic.
+func isQuality(name string) bool {
+	for _, q := range []string{"acc", "f1", "auc", "ssi"} {
+		if strings.Contains(name, q) {
+			return true
+		}
+	}
+	return false
 }

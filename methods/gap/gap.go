@@ -52,7 +52,14 @@ func (m *GAP) BindFlags(fs *pflag.FlagSet) {
 }
 
 func (m *GAP) Validate() error {
-	return methods.CheckAll(m.ValidateAP(), methods.Positive("encoder-epochs", m.EncoderEpochs), m.validateFolds())
+	return methods.CheckAll(m.ValidateAP(), methods.Epochs("encoder-epochs", m.EncoderEpochs), m.validateEncoderLayers(), m.validateFolds())
+}
+
+func (m *GAP) validateEncoderLayers() error {
+	if m.EncoderLayers < 0 || m.EncoderLayers > methods.MaxDepth {
+		return fmt.Errorf("--encoder-layers must be in [0, %d], got %d", methods.MaxDepth, m.EncoderLayers)
+	}
+	return nil
 }
 
 func (m *GAP) validateFolds() error {
@@ -156,6 +163,9 @@ func (m *GAP) prepare(ctx *methods.Context) (*methods.APSetup, *methods.Calibrat
 func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	ctx.Ledger()
 	g := ctx.Graph
+	if err := methods.CheckModelMemory(ctx, "gap", m.Hidden, m.Hops+2*max(1, m.BaseLayers)+m.EncoderLayers); err != nil {
+		return nil, err
+	}
 	setup, priv, norm, err := m.prepare(ctx)
 	if err != nil {
 		return nil, err

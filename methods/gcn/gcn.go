@@ -47,7 +47,7 @@ func (m *GCN) BindFlags(fs *pflag.FlagSet) {
 }
 
 func (m *GCN) Validate() error {
-	return methods.CheckAll(methods.Positive("hidden", m.Hidden), methods.Positive("epochs", m.Epochs_),
+	return methods.CheckAll(methods.Width("hidden", m.Hidden), methods.Epochs("epochs", m.Epochs_),
 		methods.PositiveF("lr", m.LR), methods.Prob("dropout", m.Dropout), methods.NonNegF("weight-decay", m.WeightDecay))
 }
 
@@ -110,6 +110,9 @@ func (m *GCN) build(ctx *methods.Context) (*nn.Model, *G.Node, error) {
 // Run trains once on the context's split.
 func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
+	if err := methods.CheckModelMemory(ctx, "gcn", m.Hidden, 2); err != nil {
+		return nil, err
+	}
 	model, logits, err := m.build(ctx)
 	if err != nil {
 		return nil, err

@@ -151,7 +151,7 @@ func (m *GCON) Validate() error {
 		methods.PositiveF("adam-lr", m.AdamLR), methods.Positive("adam-epochs", m.AdamEpochs), methods.NonNegF("adam-weight-decay", m.AdamWeightDecay),
 		methods.NonNegF("lambda", m.Lambda), methods.PositiveF("huber-delta", m.HuberDelta),
 		xiErr, methods.PositiveF("tol", m.Tol),
-		methods.Positive("encoder-hidden", m.EncoderHidden), methods.Positive("encoder-epochs", m.EncoderEpochs),
+		methods.Width("encoder-hidden", m.EncoderHidden), methods.Epochs("encoder-epochs", m.EncoderEpochs),
 		methods.PositiveF("encoder-lr", m.EncoderLR), methods.NonNegF("encoder-weight-decay", m.EncoderWeightDecay),
 		methods.Prob("encoder-dropout", m.EncoderDropout))
 }
@@ -549,6 +549,9 @@ func (m *GCON) encodeRows(ctx *methods.Context) (*encoded, []int, []int, error) 
 func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Node {
 		return nil, fmt.Errorf("gcon protects edges only (--privacy edge or none)")
+	}
+	if err := methods.CheckModelMemory(ctx, "gcon", m.EncoderHidden, 2+2*len(m.StepsSpec)); err != nil {
+		return nil, err
 	}
 	ctx.Ledger() // shared with the training context below
 	g := ctx.Graph

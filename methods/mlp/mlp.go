@@ -61,8 +61,8 @@ func (m *MLP) BindFlags(fs *pflag.FlagSet) {
 
 func (m *MLP) Validate() error {
 	return methods.CheckAll(
-		methods.Positive("hidden", m.Hidden), methods.Positive("layers", m.Layers),
-		methods.Positive("epochs", m.Epochs_), methods.PositiveF("lr", m.LR),
+		methods.Width("hidden", m.Hidden), methods.Depth("layers", m.Layers),
+		methods.Epochs("epochs", m.Epochs_), methods.PositiveF("lr", m.LR),
 		methods.Prob("dropout", m.Dropout), m.validateInDropout(), methods.NonNegF("weight-decay", m.WeightDecay),
 		methods.Positive("batch-size", m.BatchSize), methods.PositiveF("clip", m.Clip))
 }
@@ -205,6 +205,9 @@ func (m *MLP) dpTask(ctx *methods.Context) (*methods.Module, methods.ModuleTrain
 // Run trains the MLP once. Edge-level privacy is free: the model never
 // reads edges, so its ε is 0 for any edge-level budget.
 func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	if err := methods.CheckModelMemory(ctx, "mlp", m.Hidden, m.Layers); err != nil {
+		return nil, err
+	}
 	if ctx.Level == methods.Node {
 		ctx.Ledger()
 		mod, tr, priv, src, err := m.dpTask(ctx)

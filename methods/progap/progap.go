@@ -175,6 +175,9 @@ func (m *ProGAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stage, error) {
 	ctx.Ledger()
 	g := ctx.Graph
+	if err := methods.CheckModelMemory(ctx, "progap", m.Hidden, (m.Hops+1)*(m.BaseLayers+m.HeadLayers)); err != nil {
+		return nil, nil, nil, err
+	}
 	setup, err := m.SetupAP(ctx)
 	if err != nil {
 		return nil, nil, nil, err

@@ -1,0 +1,61 @@
+package trainers
+
+import (
+	"encoding/json"
+	"regexp"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+)
+
+// TestRecordJSONFields: a record has every field of DESIGN.md's contract and
+// the provenance fields; δ and the privacy report of a run without privacy
+// are null, not absent and not 0.
+func TestRecordJSONFields(t *testing.T) {
+	d := 1e-5
+	for _, tc := range []struct {
+		name      string
+		rec       Record
+		nullDelta bool
+	}{
+		{"none", Record{Method: "gcn", Privacy: "none", Runs: 2, Seed: 3, Seeds: []uint64{3, 4}}, true},
+		{"edge", Record{Method: "gap", Privacy: "edge", Epsilon: Eps(1), Delta: &d, Runs: 1, Seed: 1, Seeds: []uint64{1},
+			PrivacyReport: &dp.Report{Level: "edge", Accountant: "gdp", Delta: d}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"method", "dataset", "split", "privacy", "epsilon", "delta", "runs", "seed", "seeds",
+				"hyperparameters", "metrics", "privacy_report", "seconds",
+				"version", "commit", "timestamp", "command", "dataset_fingerprint"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("record lacks %q: %s", k, b)
+				}
+			}
+			if got := m["delta"] == nil; got != tc.nullDelta {
+				t.Errorf("delta = %v, want null: %v", m["delta"], tc.nullDelta)
+			}
+			if tc.nullDelta && m["privacy_report"] != nil {
+				t.Errorf("privacy_report = %v, want null", m["privacy_report"])
+			}
+		})
+	}
+}
+
+// TestBuildInfo: a version is always reported ("(devel)" without one); the
+// commit is empty or a revision, "+dirty" when the tree was modified.
+func TestBuildInfo(t *testing.T) {
+	version, commit := BuildInfo()
+	if version == "" {
+		t.Error("empty version, want the module version or (devel)")
+	}
+	if commit != "" && !regexp.MustCompile(`^[0-9a-f]{7,64}(\+dirty)?$`).MatchString(commit) {
+		t.Errorf("commit %q is not a revision", commit)
+	}
+}
