@@ -1,9 +1,6 @@
 package methods
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // Counts are the sizes a privacy plan depends on when it is computed
 // without a graph (`dpgnn account METHOD`): what a run would read from its
@@ -57,38 +54,4 @@ func CheckCounts(c Counts, names []string) error {
 		}
 	}
 	return nil
-}
-
-// AccountCounts: aggregation perturbation needs the training-node count at
-// node level (the DP-SGD rate), nothing at edge level.
-func (a *AggregationPerturbation) AccountCounts(level Level) []string {
-	if level == Node {
-		return []string{CountTrainNodes}
-	}
-	return nil
-}
-
-// SetupCounts is SetupAP without a graph: the sensitivity of a NAP call
-// and the DP-SGD rate for the counts (the degree bound is the public
-// --max-degree; δ must be given).
-func (a *AggregationPerturbation) SetupCounts(level Level, c Counts) (*APSetup, error) {
-	if err := a.ValidateAP(); err != nil {
-		return nil, err
-	}
-	s := &APSetup{Sensitivity: 1, Units: DeltaUnits{Unit: "directed edge"}}
-	if a.EdgeUnit == EdgeUndirected {
-		if level == Node {
-			return nil, fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
-		}
-		s.Sensitivity, s.Units.Unit = math.Sqrt2, "undirected edge"
-	}
-	if level == Node {
-		if err := CheckCounts(c, []string{CountTrainNodes}); err != nil {
-			return nil, err
-		}
-		s.Sensitivity = math.Sqrt(float64(a.MaxDegree))
-		s.Units.Unit = "node"
-		s.Rate = NodeRate(a.BatchSize, c.TrainNodes)
-	}
-	return s, nil
 }

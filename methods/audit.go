@@ -5,10 +5,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/layers"
-	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
-	G "gorgonia.org/gorgonia"
 )
 
 // AuditTarget is one private release of a method, replayable on any raw
@@ -52,6 +49,13 @@ type AuditOptions struct {
 	Multiplier float64
 }
 
+// Edge-level privacy units: one directed adjacency entry j→i, or one
+// undirected edge {i, j} with both its entries.
+const (
+	EdgeDirected   = "directed"
+	EdgeUndirected = "undirected"
+)
+
 // Release1 performs one release with randomness from src.
 type Release1 func(src *dp.Source) ([]float64, error)
 
@@ -69,112 +73,15 @@ func ClaimedEpsilon(e dp.Event, delta float64) (float64, error) {
 	return dp.EpsilonOf("rdp", []dp.Event{e}, delta)
 }
 
-// NAPAudit is the audit target of aggregation perturbation: one NAP call
-// (normalise, sum over in-neighbours, Gaussian noise) over the embedding,
-// with the noise std the method's calibration gives for the graph. The
-// degree bound is part of the release: on each graph the public bound is
-// checked, and with --degree-bound sample every release draws its own key
-// from the mechanism source. calibrate is the method's calibration.
-func (a *AggregationPerturbation) NAPAudit(ctx *Context, opts AuditOptions, calibrate func(*Context, *APSetup) (*Calibrated, error)) (*AuditTarget, error) {
-	if !ctx.Private() {
-		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
-	}
-	setup, err := a.SetupAP(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Multiplier > 0 {
-		c := *ctx
-		c.Multiplier = opts.Multiplier
-		ctx = &c
-	}
-	cal, err := calibrate(ctx, setup)
-	if err != nil {
-		return nil, err
-	}
-	claimed, err := ClaimedEpsilon(dp.GaussianEvent{Multiplier: cal.Multiplier, Count: 1}, cal.Plan.Delta)
-	if err != nil {
-		return nil, err
-	}
-	width := opts.Width
-	if width <= 0 {
-		width = a.Hidden
-	}
-	if opts.Embedding == "features" {
-		width = ctx.Graph.X.F
-	}
-	t := &AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: a.EdgeUnit, Gaussian: true,
-		What: fmt.Sprintf("one NAP release (%s level, %s embedding of width %d): noise std %.4g, sensitivity %.4g", ctx.Level, opts.Embedding, width,
-			cal.Multiplier*setup.Sensitivity, setup.Sensitivity)}
-	t.Prepare = func(g *graphs.Graph) (Release1, error) {
-		gc := *ctx
-		gc.Graph = g
-		s, err := a.SetupAP(&gc)
-		if err != nil {
-			return nil, err
-		}
-		c, err := calibrate(&gc, s)
-		if err != nil {
-			return nil, err
-		}
-		x, err := auditEmbedding(g, opts.Embedding, width)
-		if err != nil {
-			return nil, err
-		}
-		std := c.Multiplier * s.Sensitivity
-		return func(src *dp.Source) ([]float64, error) {
-			adj := s.Adj
-			if ctx.Level == Node && a.DegreeBound == DegreeSample {
-				adj = graphs.SampleOutDegree(g.Adj, a.MaxDegree, PairKeyFrom(src))
-			}
-			return napOnce(adj, x, g.N, width, std, src)
-		}, nil
-	}
-	return t, nil
-}
-
-// auditEmbedding is the NAP input of an audit.
-func auditEmbedding(g *graphs.Graph, kind string, width int) ([]float64, error) {
-	switch kind {
-	case "", "aligned":
-		x := make([]float64, g.N*width)
-		for i := 0; i < g.N; i++ {
-			x[i*width] = 1
-		}
-		return x, nil
-	case "features":
-		return g.X.ToDense(), nil
-	}
-	return nil, fmt.Errorf("--embedding %q: want aligned or features", kind)
-}
-
-// napOnce runs one NAP call over adj.
-func napOnce(adj *graphs.CSR, x []float64, n, width int, std float64, src *dp.Source) ([]float64, error) {
-	mm := nn.NewModel(0)
-	nap := layers.NewNAP("audit.nap", adj, std, src)
-	var out *G.Node
-	if err := nn.Build(func() error {
-		out = nap.Forward(mm.Input("X", x, n, width))
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	r, err := mm.NewRunner(out)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Run(); err != nil {
-		return nil, err
-	}
-	return append([]float64(nil), nn.Values(out)...), nil
-}
-
 // SGDAudit is the audit target of one DP-SGD step of a module: from the
 // module's initial parameters, one Poisson-sampled step on the graph's
 // training nodes, releasing the privatised gradient of every parameter
 // (what the optimiser receives). build returns the module, its training
 // configuration (calibrated for the graph) and the calibration.
-func SGDAudit(ctx *Context, build func(*Context) (*Module, ModuleTraining, *Calibrated, error)) (*AuditTarget, error) {
+func SGDAudit(ctx *Context, opts AuditOptions, build func(*Context) (*Module, ModuleTraining, *Calibrated, error)) (*AuditTarget, error) {
+	if opts.Multiplier > 0 {
+		return nil, fmt.Errorf("--multiplier is for aggregation releases (gap, progap)")
+	}
 	if !ctx.Private() || ctx.Level != Node {
 		return nil, fmt.Errorf("a DP-SGD step is audited at node level with a finite --epsilon")
 	}

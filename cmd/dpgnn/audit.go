@@ -190,11 +190,6 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, ap := m.(interface {
-				SetupAP(*methods.Context) (*methods.APSetup, error)
-			}); a.multiplier > 0 && !ap {
-				return fmt.Errorf("--multiplier is for aggregation releases (gap, progap)")
-			}
 			target, err := m.(methods.Auditor).AuditTarget(ctx, methods.AuditOptions{Embedding: a.embedding, Width: a.width, Multiplier: a.multiplier})
 			if err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/internal/ap"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
@@ -23,7 +24,7 @@ func init() { methods.Register(func() methods.Method { return &GAP{} }) }
 
 // GAP holds the hyperparameters (GAP's defaults).
 type GAP struct {
-	methods.AggregationPerturbation
+	ap.AggregationPerturbation
 	EncoderLayers int
 	EncoderEpochs int
 	EncoderFolds  int
@@ -73,7 +74,7 @@ func (m *GAP) validateFolds() error {
 }
 
 // training is how a module trains; ledger names its DP-SGD release.
-func (m *GAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, epochs int, ledger string) methods.ModuleTraining {
+func (m *GAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, epochs int, ledger string) methods.ModuleTraining {
 	return methods.ModuleTraining{Epochs: epochs, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
 		Multiplier: z, Clip: m.Clip, Rate: setup.Rate, Ledger: ledger}
 }
@@ -89,7 +90,7 @@ const (
 // sensitivity 1; at node level one z shared by the encoder's DP-SGD, the K
 // NAP calls (std z·√D) and the classifier's DP-SGD (and private model
 // selections), composed in RDP.
-func (m *GAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.Calibrated, error) {
+func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calibrated, error) {
 	tEnc, tCls := 0, 0
 	modules := 1 // the classifier, plus each encoder
 	if m.EncoderLayers > 0 {
@@ -134,7 +135,7 @@ func Events(level methods.Level, hops int, z, q float64, encoderSteps, classifie
 // prepare bounds degrees (node level), calibrates the noise and picks the
 // norm layer: BatchNorm at edge level and without privacy, none at node
 // level (GAP's node level runs without BatchNorm), unless --norm says.
-func (m *GAP) prepare(ctx *methods.Context) (*methods.APSetup, *methods.Calibrated, layers.NormKind, error) {
+func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *methods.Calibrated, layers.NormKind, error) {
 	if m.EncoderFolds >= 2 {
 		if ctx.Level == methods.Node {
 			return nil, nil, 0, fmt.Errorf("--encoder-folds is for edge level and non-private runs: at node level each fold's DP-SGD run would need its own accounting")
@@ -264,7 +265,7 @@ func repeat(in, hidden, layers int, out ...int) []int {
 // encode trains the encoder (when EncoderLayers > 0) and returns X0 and its
 // width: GAP's row-normalised encoder embedding for all nodes or, with
 // EncoderFolds ≥ 2, cross-fitted class probabilities (encodeCrossFit).
-func (m *GAP) encode(ctx *methods.Context, setup *methods.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
+func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
 	g := ctx.Graph
 	if m.EncoderLayers == 0 {
 		return g.X, g.X.F, nil
@@ -283,7 +284,7 @@ func (m *GAP) encode(ctx *methods.Context, setup *methods.APSetup, z float64, no
 // trainEncoder builds and trains GAP's encoder module on ctx's training
 // nodes: MLP → row normalisation (the embedding, Outputs[0]) → norm →
 // dropout → SELU → Linear head.
-func (m *GAP) trainEncoder(ctx *methods.Context, setup *methods.APSetup, z float64, norm layers.NormKind, src *dp.Source, seed uint64) (*methods.Module, error) {
+func (m *GAP) trainEncoder(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source, seed uint64) (*methods.Module, error) {
 	g := ctx.Graph
 	tr := m.training(ctx, setup, z, m.EncoderEpochs, ledgerEncoder)
 	var enc *layers.MLP
@@ -324,7 +325,7 @@ func (m *GAP) trainEncoder(ctx *methods.Context, setup *methods.APSetup, z float
 // encodings are as noisy on training nodes as elsewhere. Probabilities,
 // unlike hidden embeddings, share one coordinate system across the k
 // encoders. No edge is read.
-func (m *GAP) encodeCrossFit(ctx *methods.Context, setup *methods.APSetup, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
+func (m *GAP) encodeCrossFit(ctx *methods.Context, setup *ap.APSetup, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
 	x0, err := crossFit(ctx, m.EncoderFolds, func(f int, cf *methods.Context) ([]float64, error) {
 		mod, err := m.trainEncoder(cf, setup, 0, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919)
 		if err != nil {
@@ -401,14 +402,14 @@ func addSoftmax(dst, z []float64, w float64) {
 
 // aggregate computes the K cached hops [X0, X1, …, XK] with
 // X_k = rownorm(NAP(X_{k−1})): exactly K NAP calls.
-func (m *GAP) aggregate(ctx *methods.Context, setup *methods.APSetup, z float64, x0 *graphs.Features, width int, src *dp.Source) ([]*graphs.Features, error) {
+func (m *GAP) aggregate(ctx *methods.Context, setup *ap.APSetup, z float64, x0 *graphs.Features, width int, src *dp.Source) ([]*graphs.Features, error) {
 	g := ctx.Graph
 	if x0.Sparse != nil {
 		x0 = layers.DenseFeatures(x0.ToDense(), x0.N, x0.F)
 	}
 	mm := nn.NewModel(ctx.Seed)
 	nap := layers.NewNAP("gap.nap", setup.Adj, z*setup.Sensitivity, src)
-	methods.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
+	ap.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
 	var outs []*G.Node
 	err := nn.Build(func() error {
 		x := G.Must(nn.RowNormalize(mm.Input("X0", x0.Dense, g.N, width)))

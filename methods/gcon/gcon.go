@@ -596,7 +596,10 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // audit` (edge level, exact solver). The encoder reads no edge and is
 // trained once; on each graph the propagation over its edges and the
 // calibration are redone, and every release draws a fresh B and solves.
-func (m *GCON) AuditTarget(ctx *methods.Context, _ methods.AuditOptions) (*methods.AuditTarget, error) {
+func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+	if opts.Multiplier > 0 {
+		return nil, fmt.Errorf("--multiplier is for aggregation releases (gap, progap): GCON's noise follows from its calibration")
+	}
 	if ctx.Level != methods.Edge || !ctx.Private() {
 		return nil, fmt.Errorf("gcon is audited at edge level with a finite --epsilon")
 	}

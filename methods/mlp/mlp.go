@@ -247,8 +247,8 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 var _ methods.Builder = (*MLP)(nil)
 
 // AuditTarget is one DP-SGD step of DP-MLP, for `dpgnn audit`.
-func (m *MLP) AuditTarget(ctx *methods.Context, _ methods.AuditOptions) (*methods.AuditTarget, error) {
-	return methods.SGDAudit(ctx, m.dpModule)
+func (m *MLP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+	return methods.SGDAudit(ctx, opts, m.dpModule)
 }
 
 var _ methods.Auditor = (*MLP)(nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/internal/ap"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
@@ -23,7 +24,7 @@ func init() { methods.Register(func() methods.Method { return &ProGAP{} }) }
 // ProGAP holds the hyperparameters (the spec's fixed settings; lr from the
 // paper's grid {0.01, 0.05}).
 type ProGAP struct {
-	methods.AggregationPerturbation
+	ap.AggregationPerturbation
 }
 
 func (*ProGAP) Name() string { return "progap" }
@@ -40,7 +41,7 @@ func (m *ProGAP) Validate() error {
 	return m.ValidateAP()
 }
 
-func (m *ProGAP) training(ctx *methods.Context, setup *methods.APSetup, z float64, stage int) methods.ModuleTraining {
+func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) methods.ModuleTraining {
 	return methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
 		Multiplier: z, Clip: m.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD}
 }
@@ -55,7 +56,7 @@ const (
 // composition by default); node level, one multiplier z for K NAP calls
 // (std z·√D), K+1 DP-SGD runs of T steps each and the private model
 // selections, composed in RDP (Theorem 4.2 with its typos fixed).
-func (m *ProGAP) calibrate(ctx *methods.Context, setup *methods.APSetup) (*methods.Calibrated, error) {
+func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calibrated, error) {
 	t := 0
 	if ctx.Level == methods.Node {
 		t = m.training(ctx, setup, 0, 0).SGDSteps()
@@ -192,7 +193,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 		return nil, nil, nil, err
 	}
 	nap := layers.NewNAP("progap.nap", setup.Adj, z*setup.Sensitivity, src.Split("progap.nap"))
-	methods.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
+	ap.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
 	inputs := []*graphs.Features{g.X}
 	var prev *stage
 	var res *methods.Outcome

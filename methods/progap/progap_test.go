@@ -8,6 +8,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/internal/ap"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/pflag"
 )
@@ -96,7 +97,7 @@ func TestProGAPStageStructure(t *testing.T) {
 		t.Fatalf("logits shape %v", w)
 	}
 	// A fresh stage built from the final one copies its bases exactly.
-	st, err := m.buildStage(ctx, 2, []*graphs.Features{g.X, g.X, g.X}[:1], nil, m.training(ctx, &methods.APSetup{}, 0, 2))
+	st, err := m.buildStage(ctx, 2, []*graphs.Features{g.X, g.X, g.X}[:1], nil, m.training(ctx, &ap.APSetup{}, 0, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 func TestProGAPNodeLevelCalibration(t *testing.T) {
 	m := newProGAP(t, "--hops", "2", "--epochs", "10", "--batch-size", "256")
 	ctx := &methods.Context{Level: methods.Node, Epsilon: 8, Delta: 1e-5}
-	setup := &methods.APSetup{Units: methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(19804, "training nodes")}, Rate: 256.0 / 19804, Sensitivity: 10}
+	setup := &ap.APSetup{Units: methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(19804, "training nodes")}, Rate: 256.0 / 19804, Sensitivity: 10}
 	c, err := m.calibrate(ctx, setup)
 	if err != nil {
 		t.Fatal(err)

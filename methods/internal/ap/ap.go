@@ -1,4 +1,9 @@
-package methods
+// Package ap holds what GAP and ProGAP share: aggregation perturbation's
+// hyperparameters and flags, its privacy set-up (which adjacency NAP reads,
+// the degree bound at node level, the sensitivity, δ's units, the DP-SGD
+// rate), its calibration, the ledger hook of its NAP layers, its audit target
+// (one NAP release) and its plan from counts for `dpgnn account`.
+package ap
 
 import (
 	"encoding/binary"
@@ -8,7 +13,10 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/nn"
 	"github.com/spf13/pflag"
+	G "gorgonia.org/gorgonia"
 )
 
 // AggregationPerturbation holds the hyperparameters GAP and ProGAP share
@@ -50,16 +58,20 @@ func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs in
 	fs.Float64Var(&a.Clip, "clip", 1, "node level: per-sample gradient clipping bound C")
 	fs.StringVar(&a.Norm, "norm", "auto", "norm layer: auto (batchnorm at edge level and without privacy, the methods' default at node level), none, batchnorm or groupnorm")
 	fs.Float64Var(&a.WeightDecay, "weight-decay", 0, "Adam L2 weight decay")
-	fs.StringVar(&a.EdgeUnit, "edge-unit", EdgeDirected, "edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)")
+	fs.StringVar(&a.EdgeUnit, "edge-unit", methods.EdgeDirected, "edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)")
 	fs.StringVar(&a.Accountant, "accountant", "gdp", "edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given")
 }
 
 // Levels: aggregation perturbation runs without privacy, at edge level and
 // at node level.
-func (*AggregationPerturbation) Levels() []Level { return []Level{None, Edge, Node} }
+func (*AggregationPerturbation) Levels() []methods.Level {
+	return []methods.Level{methods.None, methods.Edge, methods.Node}
+}
 
 // DefaultSplit is the default protocol for a dataset.
-func (*AggregationPerturbation) DefaultSplit(dataset string) string { return DefaultSplitFor(dataset) }
+func (*AggregationPerturbation) DefaultSplit(dataset string) string {
+	return methods.DefaultSplitFor(dataset)
+}
 
 // Degree-bound modes at node level (graphs/degreebound.go).
 const (
@@ -77,7 +89,7 @@ const (
 // also states the ε of an undirected edge (two directed entries,
 // sensitivity √2, so the same events at multiplier z/√2) — what a reader of
 // an undirected graph would otherwise under-estimate.
-func (a *AggregationPerturbation) CalibrateAP(ctx *Context, setup *APSetup, releases func(z float64) []Release, nodeNoise func(z float64, rec map[string]float64), modules int) (*Calibrated, error) {
+func (a *AggregationPerturbation) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []methods.Release, nodeNoise func(z float64, rec map[string]float64), modules int) (*methods.Calibrated, error) {
 	c, err := a.calibrateAP(ctx, setup, releases, nodeNoise)
 	if err != nil {
 		return nil, err
@@ -92,29 +104,29 @@ func (a *AggregationPerturbation) CalibrateAP(ctx *Context, setup *APSetup, rele
 	return c, nil
 }
 
-func (a *AggregationPerturbation) calibrateAP(ctx *Context, setup *APSetup, releases func(z float64) []Release, nodeNoise func(z float64, rec map[string]float64)) (*Calibrated, error) {
+func (a *AggregationPerturbation) calibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []methods.Release, nodeNoise func(z float64, rec map[string]float64)) (*methods.Calibrated, error) {
 	acct := a.NodeAccountant()
-	if ctx.Level != Node {
+	if ctx.Level != methods.Node {
 		var err error
 		if acct, err = a.EdgeAccountant(); err != nil {
 			return nil, err
 		}
 	}
-	c, err := Calibrate(ctx, setup.Units, acct, releases, func(z float64) map[string]float64 {
+	c, err := methods.Calibrate(ctx, setup.Units, acct, releases, func(z float64) map[string]float64 {
 		rec := map[string]float64{"nap_std": z * setup.Sensitivity, "hops": float64(a.Hops)}
-		if ctx.Level == Node && nodeNoise != nil {
+		if ctx.Level == methods.Node && nodeNoise != nil {
 			nodeNoise(z, rec)
 		}
 		return rec
 	})
-	if err != nil || ctx.Level != Edge || !ctx.Private() {
+	if err != nil || ctx.Level != methods.Edge || !ctx.Private() {
 		return c, err
 	}
-	if a.EdgeUnit == EdgeUndirected {
+	if a.EdgeUnit == methods.EdgeUndirected {
 		c.Plan.Notes = append(c.Plan.Notes, fmt.Sprintf("privacy unit: one undirected edge {i,j} with both its adjacency entries (NAP sensitivity √2, std %.6g)", c.Multiplier*setup.Sensitivity))
 		return c, nil
 	}
-	epsU, err := dp.EpsilonOf(acct, Events(releases(c.Multiplier/math.Sqrt2)), c.Plan.Delta)
+	epsU, err := dp.EpsilonOf(acct, methods.Events(releases(c.Multiplier/math.Sqrt2)), c.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +137,7 @@ func (a *AggregationPerturbation) calibrateAP(ctx *Context, setup *APSetup, rele
 
 // NormFor returns the norm layer for a level: --norm, or with "auto" the
 // given default.
-func (a *AggregationPerturbation) NormFor(level Level, auto layers.NormKind) (layers.NormKind, error) {
+func (a *AggregationPerturbation) NormFor(level methods.Level, auto layers.NormKind) (layers.NormKind, error) {
 	if a.Norm == "auto" || a.Norm == "" {
 		return auto, nil
 	}
@@ -133,7 +145,7 @@ func (a *AggregationPerturbation) NormFor(level Level, auto layers.NormKind) (la
 	if err != nil {
 		return k, err
 	}
-	if level == Node && k == layers.NormBatch {
+	if level == methods.Node && k == layers.NormBatch {
 		return k, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use groupnorm or none")
 	}
 	return k, nil
@@ -141,10 +153,10 @@ func (a *AggregationPerturbation) NormFor(level Level, auto layers.NormKind) (la
 
 // ValidateAP checks the shared hyperparameters.
 func (a *AggregationPerturbation) ValidateAP() error {
-	return CheckAll(Depth("hops", a.Hops), Width("hidden", a.Hidden),
-		Depth("base-layers", a.BaseLayers), Depth("head-layers", a.HeadLayers), Epochs("epochs", a.Epochs_),
-		PositiveF("lr", a.LR), Prob("dropout", a.Dropout), Prob("input-dropout", a.InDropout), Positive("max-degree", a.MaxDegree),
-		Positive("batch-size", a.BatchSize), PositiveF("clip", a.Clip), a.validateEdgeUnit(), a.validateDegreeBound())
+	return methods.CheckAll(methods.Depth("hops", a.Hops), methods.Width("hidden", a.Hidden),
+		methods.Depth("base-layers", a.BaseLayers), methods.Depth("head-layers", a.HeadLayers), methods.Epochs("epochs", a.Epochs_),
+		methods.PositiveF("lr", a.LR), methods.Prob("dropout", a.Dropout), methods.Prob("input-dropout", a.InDropout), methods.Positive("max-degree", a.MaxDegree),
+		methods.Positive("batch-size", a.BatchSize), methods.PositiveF("clip", a.Clip), a.validateEdgeUnit(), a.validateDegreeBound())
 }
 
 func (a *AggregationPerturbation) validateDegreeBound() error {
@@ -154,14 +166,8 @@ func (a *AggregationPerturbation) validateDegreeBound() error {
 	return nil
 }
 
-// Edge-level privacy units of aggregation perturbation.
-const (
-	EdgeDirected   = "directed"
-	EdgeUndirected = "undirected"
-)
-
 func (a *AggregationPerturbation) validateEdgeUnit() error {
-	if a.EdgeUnit != EdgeDirected && a.EdgeUnit != EdgeUndirected {
+	if a.EdgeUnit != methods.EdgeDirected && a.EdgeUnit != methods.EdgeUndirected {
 		return fmt.Errorf("--edge-unit %q: want directed or undirected", a.EdgeUnit)
 	}
 	return nil
@@ -177,7 +183,7 @@ type APSetup struct {
 	// vector each), √D at node level (D the public out-degree bound).
 	Sensitivity float64
 	// Units are the privacy units for δ.
-	Units DeltaUnits
+	Units methods.DeltaUnits
 	// Rate is the DP-SGD Poisson rate at node level.
 	Rate float64
 	// Bound describes the degree bound for the report (node level), and
@@ -200,20 +206,20 @@ type APSetup struct {
 //     identity); above it, removing v also changes the samples of the nodes
 //     that kept an edge to v, which nothing bounds — the papers' assumption,
 //     and the report says so.
-func (a *AggregationPerturbation) SetupAP(ctx *Context) (*APSetup, error) {
+func (a *AggregationPerturbation) SetupAP(ctx *methods.Context) (*APSetup, error) {
 	g := ctx.Graph
-	undirected := a.EdgeUnit == EdgeUndirected
-	if ctx.Level == Node && undirected {
+	undirected := a.EdgeUnit == methods.EdgeUndirected
+	if ctx.Level == methods.Node && undirected {
 		return nil, fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
 	}
 	s := &APSetup{Adj: g.Adj, Sensitivity: 1}
-	paper := PaperDigits(g.Adj.NNZ(), "directed edges")
+	paper := methods.PaperDigits(g.Adj.NNZ(), "directed edges")
 	if undirected {
 		s.Sensitivity = math.Sqrt2
-		paper = PaperDigits(g.Adj.UndirectedEdges(), "undirected edges")
+		paper = methods.PaperDigits(g.Adj.UndirectedEdges(), "undirected edges")
 	}
-	s.Units = EdgeUnits(g.N, undirected, paper)
-	if ctx.Level != Node {
+	s.Units = methods.EdgeUnits(g.N, undirected, paper)
+	if ctx.Level != methods.Node {
 		return s, nil
 	}
 	n := len(g.Split.Train)
@@ -222,8 +228,8 @@ func (a *AggregationPerturbation) SetupAP(ctx *Context) (*APSetup, error) {
 	}
 	d := a.MaxDegree
 	s.Sensitivity = math.Sqrt(float64(d))
-	s.Units = DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}
-	s.Rate = NodeRate(a.BatchSize, n)
+	s.Units = methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(n, "training nodes")}
+	s.Rate = methods.NodeRate(a.BatchSize, n)
 	switch a.DegreeBound {
 	case DegreeSample:
 		src, err := ctx.NoiseSource("degree-bound")
@@ -294,4 +300,138 @@ func RecordNAP(nap *layers.NAP, l *dp.Ledger, name string, z, sensitivity float6
 		}
 		l.Record(name, dp.GaussianEvent{Multiplier: m, Count: 1})
 	}
+}
+
+// NAPAudit is the audit target of aggregation perturbation: one NAP call
+// (normalise, sum over in-neighbours, Gaussian noise) over the embedding,
+// with the noise std the method's calibration gives for the graph. The
+// degree bound is part of the release: on each graph the public bound is
+// checked, and with --degree-bound sample every release draws its own key
+// from the mechanism source. calibrate is the method's calibration.
+func (a *AggregationPerturbation) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calibrate func(*methods.Context, *APSetup) (*methods.Calibrated, error)) (*methods.AuditTarget, error) {
+	if !ctx.Private() {
+		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
+	}
+	setup, err := a.SetupAP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Multiplier > 0 {
+		c := *ctx
+		c.Multiplier = opts.Multiplier
+		ctx = &c
+	}
+	cal, err := calibrate(ctx, setup)
+	if err != nil {
+		return nil, err
+	}
+	claimed, err := methods.ClaimedEpsilon(dp.GaussianEvent{Multiplier: cal.Multiplier, Count: 1}, cal.Plan.Delta)
+	if err != nil {
+		return nil, err
+	}
+	width := opts.Width
+	if width <= 0 {
+		width = a.Hidden
+	}
+	if opts.Embedding == "features" {
+		width = ctx.Graph.X.F
+	}
+	t := &methods.AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: a.EdgeUnit, Gaussian: true,
+		What: fmt.Sprintf("one NAP release (%s level, %s embedding of width %d): noise std %.4g, sensitivity %.4g", ctx.Level, opts.Embedding, width,
+			cal.Multiplier*setup.Sensitivity, setup.Sensitivity)}
+	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+		gc := *ctx
+		gc.Graph = g
+		s, err := a.SetupAP(&gc)
+		if err != nil {
+			return nil, err
+		}
+		c, err := calibrate(&gc, s)
+		if err != nil {
+			return nil, err
+		}
+		x, err := auditEmbedding(g, opts.Embedding, width)
+		if err != nil {
+			return nil, err
+		}
+		std := c.Multiplier * s.Sensitivity
+		return func(src *dp.Source) ([]float64, error) {
+			adj := s.Adj
+			if ctx.Level == methods.Node && a.DegreeBound == DegreeSample {
+				adj = graphs.SampleOutDegree(g.Adj, a.MaxDegree, PairKeyFrom(src))
+			}
+			return napOnce(adj, x, g.N, width, std, src)
+		}, nil
+	}
+	return t, nil
+}
+
+// auditEmbedding is the NAP input of an audit.
+func auditEmbedding(g *graphs.Graph, kind string, width int) ([]float64, error) {
+	switch kind {
+	case "", "aligned":
+		x := make([]float64, g.N*width)
+		for i := 0; i < g.N; i++ {
+			x[i*width] = 1
+		}
+		return x, nil
+	case "features":
+		return g.X.ToDense(), nil
+	}
+	return nil, fmt.Errorf("--embedding %q: want aligned or features", kind)
+}
+
+// napOnce runs one NAP call over adj.
+func napOnce(adj *graphs.CSR, x []float64, n, width int, std float64, src *dp.Source) ([]float64, error) {
+	mm := nn.NewModel(0)
+	nap := layers.NewNAP("audit.nap", adj, std, src)
+	var out *G.Node
+	if err := nn.Build(func() error {
+		out = nap.Forward(mm.Input("X", x, n, width))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	r, err := mm.NewRunner(out)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Run(); err != nil {
+		return nil, err
+	}
+	return append([]float64(nil), nn.Values(out)...), nil
+}
+
+// AccountCounts: aggregation perturbation needs the training-node count at
+// node level (the DP-SGD rate), nothing at edge level.
+func (a *AggregationPerturbation) AccountCounts(level methods.Level) []string {
+	if level == methods.Node {
+		return []string{methods.CountTrainNodes}
+	}
+	return nil
+}
+
+// SetupCounts is SetupAP without a graph: the sensitivity of a NAP call
+// and the DP-SGD rate for the counts (the degree bound is the public
+// --max-degree; δ must be given).
+func (a *AggregationPerturbation) SetupCounts(level methods.Level, c methods.Counts) (*APSetup, error) {
+	if err := a.ValidateAP(); err != nil {
+		return nil, err
+	}
+	s := &APSetup{Sensitivity: 1, Units: methods.DeltaUnits{Unit: "directed edge"}}
+	if a.EdgeUnit == methods.EdgeUndirected {
+		if level == methods.Node {
+			return nil, fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
+		}
+		s.Sensitivity, s.Units.Unit = math.Sqrt2, "undirected edge"
+	}
+	if level == methods.Node {
+		if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
+			return nil, err
+		}
+		s.Sensitivity = math.Sqrt(float64(a.MaxDegree))
+		s.Units.Unit = "node"
+		s.Rate = methods.NodeRate(a.BatchSize, c.TrainNodes)
+	}
+	return s, nil
 }

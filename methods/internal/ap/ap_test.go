@@ -1,4 +1,4 @@
-package methods
+package ap
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/pflag"
 )
 
@@ -32,14 +33,14 @@ func apWithUnit(t *testing.T, unit string) *AggregationPerturbation {
 // budget.
 func TestEdgeUnit(t *testing.T) {
 	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 200, Classes: 2, Features: 4, AvgDegree: 6, Homophily: 0.8, Signal: 1}, 3)
-	ctx := &Context{Graph: g, Level: Edge, Epsilon: 1, Delta: 1e-5, Seed: 1}
+	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 1, Delta: 1e-5, Seed: 1}
 	events := func(k int) func(z float64) []dp.Event {
 		return func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k}} }
 	}
-	releases := func(k int) func(z float64) []Release {
-		return func(z float64) []Release { return []Release{{What: "NAP", Event: events(k)(z)[0]}} }
+	releases := func(k int) func(z float64) []methods.Release {
+		return func(z float64) []methods.Release { return []methods.Release{{What: "NAP", Event: events(k)(z)[0]}} }
 	}
-	run := func(unit string) (*APSetup, *Calibrated) {
+	run := func(unit string) (*APSetup, *methods.Calibrated) {
 		a := apWithUnit(t, unit)
 		s, err := a.SetupAP(ctx)
 		if err != nil {
@@ -51,8 +52,8 @@ func TestEdgeUnit(t *testing.T) {
 		}
 		return s, c
 	}
-	sd, cd := run(EdgeDirected)
-	su, cu := run(EdgeUndirected)
+	sd, cd := run(methods.EdgeDirected)
+	su, cu := run(methods.EdgeUndirected)
 
 	n := float64(g.N)
 	if sd.Sensitivity != 1 || sd.Units.Possible != n*(n-1) || sd.Units.Unit != "directed edge" {
@@ -92,8 +93,8 @@ func TestEdgeUnit(t *testing.T) {
 	}
 
 	node := *ctx
-	node.Level = Node
-	if _, err := apWithUnit(t, EdgeUndirected).SetupAP(&node); err == nil || !strings.Contains(err.Error(), "--edge-unit") {
+	node.Level = methods.Node
+	if _, err := apWithUnit(t, methods.EdgeUndirected).SetupAP(&node); err == nil || !strings.Contains(err.Error(), "--edge-unit") {
 		t.Errorf("node level with --edge-unit undirected: err = %v, want a refusal naming the flag", err)
 	}
 	a := &AggregationPerturbation{}

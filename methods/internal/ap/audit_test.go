@@ -1,4 +1,4 @@
-package methods
+package ap
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/pflag"
 )
 
@@ -59,17 +60,17 @@ func apFor(t *testing.T, args ...string) *AggregationPerturbation {
 
 // napOnlyCalibration calibrates one NAP call (what the audit needs: δ and a
 // report; the multiplier is fixed by AuditOptions).
-func napOnlyCalibration(a *AggregationPerturbation) func(*Context, *APSetup) (*Calibrated, error) {
-	return func(ctx *Context, s *APSetup) (*Calibrated, error) {
-		return a.CalibrateAP(ctx, s, func(z float64) []Release {
-			return []Release{{What: "NAP", Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}
+func napOnlyCalibration(a *AggregationPerturbation) func(*methods.Context, *APSetup) (*methods.Calibrated, error) {
+	return func(ctx *methods.Context, s *APSetup) (*methods.Calibrated, error) {
+		return a.CalibrateAP(ctx, s, func(z float64) []methods.Release {
+			return []methods.Release{{What: "NAP", Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}
 		}, nil, 0)
 	}
 }
 
 // auditNodeRemoval runs the streaming audit of rel on g and on g without
 // node v (its row dropped from both outputs), width columns per node.
-func auditNodeRemoval(t *testing.T, g *graphs.Graph, v, width, trials int, rel func(*graphs.Graph) (Release1, error), delta float64) dp.AuditResult {
+func auditNodeRemoval(t *testing.T, g *graphs.Graph, v, width, trials int, rel func(*graphs.Graph) (methods.Release1, error), delta float64) dp.AuditResult {
 	t.Helper()
 	gp := g.WithAdj(graphs.RemoveNode(g.Adj, v))
 	drop := func(ids []int) []int { return slices.DeleteFunc(slices.Clone(ids), func(i int) bool { return i == v }) }
@@ -115,14 +116,14 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 	const z, width, trials, delta = 2.0, 1, 300, 1e-5
 	spread := splitAll(t, graphs.SpreadGraph(400, 20, 1))
 	star := splitAll(t, graphs.Star(1))
-	claim, err := ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
+	claim, err := methods.ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaMethod := func(g *graphs.Graph, args ...string) func(*graphs.Graph) (Release1, error) {
+	viaMethod := func(g *graphs.Graph, args ...string) func(*graphs.Graph) (methods.Release1, error) {
 		a := apFor(t, args...)
-		ctx := &Context{Graph: g, Dataset: g.Name, Level: Node, Epsilon: 8, Delta: delta, Seed: 3}
-		target, err := a.NAPAudit(ctx, AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
+		ctx := &methods.Context{Graph: g, Dataset: g.Name, Level: methods.Node, Epsilon: 8, Delta: delta, Seed: 3}
+		target, err := a.NAPAudit(ctx, methods.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 		}
 		return target.Prepare
 	}
-	old := func(h *graphs.Graph) (Release1, error) {
+	old := func(h *graphs.Graph) (methods.Release1, error) {
 		adj := oldBoundOutDegree(h.Adj, 20, 3)
 		x, _ := auditEmbedding(h, "aligned", width)
 		return func(src *dp.Source) ([]float64, error) { return napOnce(adj, x, h.N, width, z*4.47213595499958, src) }, nil
@@ -139,7 +140,7 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		g       *graphs.Graph
-		rel     func(*graphs.Graph) (Release1, error)
+		rel     func(*graphs.Graph) (methods.Release1, error)
 		exceeds bool
 	}{
 		{"old sequential-stream bounding, D=20", spread, old, true},
@@ -158,8 +159,8 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 	}
 	// The public bound refuses a graph above it before releasing anything.
 	a := apFor(t, "--max-degree", "20")
-	ctx := &Context{Graph: spread, Dataset: "spread", Level: Node, Epsilon: 8, Delta: delta, Seed: 3}
-	if _, err := a.NAPAudit(ctx, AuditOptions{Embedding: "aligned", Multiplier: z}, napOnlyCalibration(a)); err == nil {
+	ctx := &methods.Context{Graph: spread, Dataset: "spread", Level: methods.Node, Epsilon: 8, Delta: delta, Seed: 3}
+	if _, err := a.NAPAudit(ctx, methods.AuditOptions{Embedding: "aligned", Multiplier: z}, napOnlyCalibration(a)); err == nil {
 		t.Error("the public bound D=20 accepted a graph with degree 400")
 	}
 }
@@ -171,7 +172,7 @@ func TestDegreeSamplingKeyedByMechanismSource(t *testing.T) {
 	g := splitAll(t, graphs.SpreadGraph(50, 10, 1))
 	a := apFor(t, "--max-degree", "5", "--degree-bound", "sample")
 	setup := func(secure bool) *graphs.CSR {
-		s, err := a.SetupAP(&Context{Graph: g, Level: Node, Epsilon: 8, Delta: 1e-5, Seed: 9, SecureNoise: secure})
+		s, err := a.SetupAP(&methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Delta: 1e-5, Seed: 9, SecureNoise: secure})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,11 +199,11 @@ func TestDegreeSamplingKeyedByMechanismSource(t *testing.T) {
 func TestIssueCounterexampleAudit(t *testing.T) {
 	const z, width, trials, delta = 1.0424, 1, 2000, 1e-5
 	g := splitAll(t, graphs.Spread(1))
-	claim, err := ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
+	claim, err := methods.ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := func(h *graphs.Graph) (Release1, error) {
+	old := func(h *graphs.Graph) (methods.Release1, error) {
 		adj := oldBoundOutDegree(h.Adj, 100, 3)
 		x, _ := auditEmbedding(h, "aligned", width)
 		return func(src *dp.Source) ([]float64, error) { return napOnce(adj, x, h.N, width, z*10, src) }, nil
@@ -213,8 +214,8 @@ func TestIssueCounterexampleAudit(t *testing.T) {
 		t.Errorf("old bounding not caught: GDP ε_lb %.3f ≤ claimed %.3f", res.EpsilonLBGDP, claim)
 	}
 	a := apFor(t, "--max-degree", "200")
-	ctx := &Context{Graph: g, Dataset: g.Name, Level: Node, Epsilon: 8, Delta: delta, Seed: 3}
-	target, err := a.NAPAudit(ctx, AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
+	ctx := &methods.Context{Graph: g, Dataset: g.Name, Level: methods.Node, Epsilon: 8, Delta: delta, Seed: 3}
+	target, err := a.NAPAudit(ctx, methods.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
 	if err != nil {
 		t.Fatal(err)
 	}
