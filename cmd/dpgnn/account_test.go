@@ -336,7 +336,7 @@ func TestAccountErrors(t *testing.T) {
 }
 
 // TestAccountGCON: the calculator reproduces the spec's first and fourth
-// calibration rows (gcon.md §7, ξ = 1e-6) and ξ = auto gives Λ = 2Λ_min.
+// calibration vectors computed from GCON's Theorem 1 in float64 (ξ = 1e-6) and ξ = auto gives Λ = 2Λ_min.
 func TestAccountGCON(t *testing.T) {
 	get := func(args ...string) map[string]float64 {
 		t.Helper()

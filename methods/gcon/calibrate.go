@@ -55,14 +55,14 @@ func Psi(alpha float64, steps []int) float64 {
 	return s / float64(len(steps))
 }
 
-// CalibrationInput holds what CALIBRATE (gcon.md §3.3) reads. Every field is
+// CalibrationInput holds what CALIBRATE (GCON Theorem 1, Eqs. 17–24) reads. Every field is
 // public: hyperparameters, ε, δ, n1, c and d; no graph statistic.
 type CalibrationInput struct {
 	Epsilon float64 // ε > 0 (+Inf: no privacy)
 	Delta   float64 // δ ∈ (0, 1), split over the c columns
 	Omega   float64 // ω ∈ (0, 1)
 	Xi      float64 // ξ > 0 of Eq. 22 (ignored with XiAuto)
-	// XiAuto sets ξ = Λ_min, so Λ ≥ 2Λ_min (gcon.md pitfall P2: with a tiny
+	// XiAuto sets ξ = Λ_min, so Λ ≥ 2Λ_min (with a tiny
 	// ξ and Λ below Λ_min, c_θ, Λ' and the noise explode). Λ_min depends on
 	// public quantities only.
 	XiAuto  bool
@@ -136,7 +136,7 @@ func (in CalibrationInput) validate() error {
 	return nil
 }
 
-// Calibrate is CALIBRATE of gcon.md §3.3 (Theorem 1, Eqs. 17–24), in the
+// Calibrate is GCON's CALIBRATE (Theorem 1, Eqs. 17–24), in the
 // spec's order: Λ is overwritten by Eq. 22 before c_θ, ε_Λ, Λ' and β use
 // it. Degenerate cases: Ψ = 0 (all m_i = 0, or α = 1: edges unused) or
 // ε = ∞ give β = +Inf (B = 0), Λ' = 0 and Λ unchanged.

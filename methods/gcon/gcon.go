@@ -1,5 +1,5 @@
 // Package gcon is GCON (Wei et al., "GCON: Differentially Private Graph
-// Convolutional Network via Objective Perturbation"; gcon.md): an edge-free
+// Convolutional Network via Objective Perturbation"): an edge-free
 // MLP encoder, row normalisation, (approximate) personalised-PageRank
 // propagation with the row-normalised Ã = D^{-1}(A+I), and one linear layer
 // Θ ∈ R^{d×c} obtained as the exact minimiser of a strongly convex
@@ -253,8 +253,8 @@ func (m *GCON) trainingRows(g *graphs.Graph, pred []int) ([]int, []int) {
 // Delta resolves δ and says where it came from: --delta when given; auto
 // (the default) from the public node count, for the undirected edge that is
 // GCON's unit; --delta paper is the paper's 1/|E| with |E| the number of
-// directed adjacency entries of the simple symmetric graph (gcon.md §5.2,
-// pitfall P16), which reads the private edge count.
+// directed adjacency entries of the simple symmetric graph (GCON §VI-A),
+// which reads the private edge count.
 func Delta(ctx *methods.Context) (float64, string, error) {
 	return ctx.ResolveDelta(methods.EdgeUnits(ctx.Graph.N, true, func() (float64, string, error) {
 		e := Hygiene(ctx.Graph.Adj).NNZ()
@@ -438,7 +438,7 @@ func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, label
 // solveAdam is the paper's optimiser (App. Q): full-batch Adam over the
 // gorgonia objective of Eq. 13 for --adam-epochs steps, with weight decay
 // w, which adds (w/2)‖Θ‖² and so acts as a larger Λ' (still private,
-// gcon.md §3.5). The returned gradient norms are those of that objective
+// GCON App. Q). The returned gradient norms are those of that objective
 // (μ = Λ+Λ'+w) at the final Θ: the guarantee is for its exact minimiser,
 // which Adam only approaches (pitfall P1).
 func (m *GCON) solveAdam(seed uint64, p *Problem, z []float64, n int, cal Calibration) (SolveResult, error) {

@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// LossKind selects GCON's per-class convex base loss ℓ(x; y) (gcon.md §4).
+// LossKind selects GCON's per-class convex base loss ℓ(x; y) (GCON App. F).
 type LossKind int
 
 const (

@@ -11,7 +11,7 @@ import (
 const InfTol = 1e-12
 
 // maxInfIter caps the m = ∞ iteration. Stopping at any finite M computes
-// exactly R_M X, whose sensitivity is below Ψ_∞ (gcon.md §3.2), so the cap
+// exactly R_M X, whose sensitivity is below Ψ_∞ (GCON Lemma 2), so the cap
 // never breaks privacy.
 const maxInfIter = 100000
 

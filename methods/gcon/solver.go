@@ -8,7 +8,7 @@ import (
 )
 
 // Problem is GCON's perturbed objective (Eq. 13), which separates into c
-// strongly convex problems, one per class column θ_j ∈ R^d (gcon.md §3.5):
+// strongly convex problems, one per class column θ_j ∈ R^d (GCON, proof of Lemma 7):
 //
 //	f_j(θ) = (1/n1) Σ_i ℓ(z_iᵀθ; y_ij) + (μ/2)‖θ‖² + (1/n1) b_jᵀθ,  μ = Λ + Λ'.
 //
