@@ -37,8 +37,8 @@ type TrainOptions struct {
 	// MaxMemory is the memory estimate (bytes) above which a run is refused
 	// before it allocates (0: DefaultMaxMemory).
 	MaxMemory int64
-	Runs             int
-	Seed             uint64
+	Runs      int
+	Seed      uint64
 	// SecureNoise keys the privacy mechanisms from crypto/rand (see
 	// Context.SecureNoise); Seed then only drives splits, initialisation
 	// and dropout.
