@@ -8,4 +8,10 @@
 // Everything here is pure data and algebra: transforms return new values and
 // never mutate their inputs, loaders validate and return errors that name the
 // file, the array or line, and the problem. Nothing panics on bad input.
+// Inputs that cannot be a usable dataset are refused before they allocate:
+// empty graphs, feature or class ids far beyond what the file plausibly
+// holds, and sizes whose estimated memory exceeds MemoryLimit (4 GB, or
+// $DPGNN_MAX_MEMORY). Splits that leave no training or no test node are
+// errors; legal but doubtful input (a class without training nodes) is
+// reported on Warnings. Files are written atomically (WriteFileAtomic).
 package graphs

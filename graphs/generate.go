@@ -61,6 +61,11 @@ func DefaultCSBM() CSBMConfig {
 	return CSBMConfig{Nodes: 2000, Classes: 5, Features: 32, AvgDegree: 8, Homophily: 0.8, Signal: 1.5}
 }
 
+// maxGeneratedEdges bounds the edge count a generator config may ask for,
+// so that edge counts never overflow an int (memory runs out far sooner:
+// see CSBMConfig.CheckMemory).
+const maxGeneratedEdges = 1 << 50
+
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // csbmEdgeCounts returns the number of intra- and inter-class undirected
@@ -88,20 +93,49 @@ func (c CSBMConfig) Validate() error {
 		return fmt.Errorf("csbm: homophily = %v, need a value in [0, 1]", c.Homophily)
 	case !finite(c.Signal) || c.Signal < 0:
 		return fmt.Errorf("csbm: signal = %v, need a finite value ≥ 0", c.Signal)
+	case float64(c.Nodes)*c.AvgDegree/2 > maxGeneratedEdges:
+		return fmt.Errorf("csbm: %d nodes with average degree %v is %.3g edges, more than %.3g", c.Nodes, c.AvgDegree, float64(c.Nodes)*c.AvgDegree/2, float64(maxGeneratedEdges))
 	}
 	intra, inter := c.csbmEdgeCounts()
-	var intraCap, interCap float64
+	// Pairs inside classes: n mod c classes of size q+1, the rest of size q
+	// (closed form: the class count may be huge).
 	n := float64(c.Nodes)
-	for k := 0; k < c.Classes; k++ {
-		s := float64(balancedSize(c.Nodes, c.Classes, k))
-		intraCap += s * (s - 1) / 2
-	}
-	interCap = n*(n-1)/2 - intraCap
+	q, r := float64(c.Nodes/c.Classes), float64(c.Nodes%c.Classes)
+	intraCap := (float64(c.Classes)-r)*q*(q-1)/2 + r*(q+1)*q/2
+	interCap := n*(n-1)/2 - intraCap
 	if float64(intra) > intraCap/2 {
 		return fmt.Errorf("csbm: %d intra-class edges requested but only %.0f intra-class pairs exist (at most half may be used); lower avg degree or homophily", intra, intraCap)
 	}
 	if float64(inter) > interCap/2 {
 		return fmt.Errorf("csbm: %d inter-class edges requested but only %.0f inter-class pairs exist (at most half may be used); lower avg degree or raise homophily", inter, interCap)
+	}
+	return nil
+}
+
+// EstimateBytes estimates the peak memory, in bytes, of generating the
+// graph with CSBM and writing it with SaveNPZ: 8·N·F for the dense
+// features, 100 per undirected edge (the rejection sampler's pair set, the
+// CSR with both directions, the arrays written) and 64 per node (labels,
+// class lists, row pointers). Measured peaks (resident set of `dpgnn data
+// generate`) are within 15 % of it. It is computed in float64 and does not
+// overflow for any config.
+func (c CSBMConfig) EstimateBytes() float64 {
+	n, f := float64(max(c.Nodes, 0)), float64(max(c.Features, 0))
+	m := 0.0
+	if finite(c.AvgDegree) && c.AvgDegree > 0 {
+		m = n * c.AvgDegree / 2
+	}
+	return 8*n*f + 100*m + 64*n + 8*float64(max(c.Classes, 0))*f
+}
+
+// CheckMemory returns an error when EstimateBytes exceeds MemoryLimit
+// ($DPGNN_MAX_MEMORY, default 4 GB), naming the sizes and the estimate.
+// Callers holding user-supplied configs call it (after Validate) before
+// CSBM, which allocates without asking.
+func (c CSBMConfig) CheckMemory() error {
+	err := checkMemory(fmt.Sprintf("%d nodes × %d features with average degree %v", c.Nodes, c.Features, c.AvgDegree), c.EstimateBytes())
+	if err != nil {
+		return fmt.Errorf("csbm: %w", err)
 	}
 	return nil
 }
@@ -379,6 +413,8 @@ func (c SignedSBMConfig) Validate() error {
 		return fmt.Errorf("signed sbm: neg-within = %v, need a probability in [0, 1]", c.NegWithin)
 	case !(c.PosAcross >= 0 && c.PosAcross <= 1):
 		return fmt.Errorf("signed sbm: pos-across = %v, need a probability in [0, 1]", c.PosAcross)
+	case float64(c.Nodes)*c.AvgDegree/2 > maxGeneratedEdges:
+		return fmt.Errorf("signed sbm: %d nodes with average degree %v is %.3g edges, more than %.3g", c.Nodes, c.AvgDegree, float64(c.Nodes)*c.AvgDegree/2, float64(maxGeneratedEdges))
 	}
 	m := math.Round(float64(c.Nodes) * c.AvgDegree / 2)
 	n := float64(c.Nodes)

@@ -66,6 +66,50 @@ func DatasetPath(name, dataDir string) (string, bool) {
 	return "", false
 }
 
+// datasetFiles describes the files of the file-backed datasets and where
+// they are published.
+var datasetFiles = map[datasetKind]string{
+	kindNPZ:     "the sparsegraph npz file",
+	kindGeomGCN: "the geom-gcn files " + geomEdgesFile + ", " + geomNodesFile + " and film_split_0.6_0.2_0.npz ... _9.npz",
+	kindSigned:  "the signed edge lists " + signedWholeFile + ", NAME.train and NAME.test",
+}
+
+var datasetSources = map[string]string{
+	"cora":          "github.com/shchur/gnn-benchmark data/npz/cora.npz",
+	"cora_ml":       "github.com/klicperajo/ppnp ppnp/data/cora_ml.npz",
+	"citeseer":      "github.com/klicperajo/ppnp ppnp/data/citeseer.npz",
+	"actor":         "github.com/bingzhewei/geom-gcn new_data/film/ and splits/",
+	"bitcoin_alpha": "github.com/KHBDL/ASGL-KDD26 data/",
+	"bitcoin_otc":   "github.com/KHBDL/ASGL-KDD26 data/",
+	"slashdot":      "github.com/KHBDL/ASGL-KDD26 data/",
+	"wikirfa":       "github.com/KHBDL/ASGL-KDD26 data/",
+}
+
+// DatasetHelp says where the files of a file-backed dataset go under
+// dataDir and where they are published, as one clause for a message:
+// "put the sparsegraph npz file at data/cora.npz (published at
+// github.com/shchur/gnn-benchmark data/npz/cora.npz)". The layout is
+// dataDir/NAME.npz for cora, cora_ml and citeseer, the directory
+// dataDir/actor for the geom-gcn files and dataDir/signed/NAME for the
+// signed edge lists. It returns false for generated or unknown names.
+func DatasetHelp(name, dataDir string) (string, bool) {
+	if dataDir == "" {
+		dataDir = DefaultDataDir()
+	}
+	key := strings.ToLower(name)
+	path, ok := DatasetPath(key, dataDir)
+	if !ok {
+		return "", false
+	}
+	kind := datasetKinds[key]
+	what := strings.ReplaceAll(datasetFiles[kind], "NAME", key)
+	where := "at " + path
+	if kind != kindNPZ {
+		where = "in the directory " + path + string(os.PathSeparator)
+	}
+	return fmt.Sprintf("put %s %s (published at %s)", what, where, datasetSources[key]), true
+}
+
 // Load returns the dataset called name.
 //
 // Known names (case-insensitive) resolve as in DESIGN.md: cora, cora_ml,
@@ -145,8 +189,9 @@ func loadKnown(name string, kind datasetKind, dataDir string, seed uint64) (*Gra
 	if _, err := os.Stat(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("dataset %s: %w", name, err)
 	} else if err != nil {
-		return nil, fmt.Errorf("dataset %s: %s not found (point --data-dir or $DPGNN_DATA at the directory holding the datasets, or run `dpgnn data fetch %s`)",
-			name, path, name)
+		help, _ := DatasetHelp(name, dataDir)
+		return nil, fmt.Errorf("dataset %s not found: dpgnn cannot download datasets; %s, or point --data-dir or $DPGNN_DATA at the directory that holds it",
+			name, help)
 	}
 	switch kind {
 	case kindNPZ:

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -28,12 +29,28 @@ const (
 //     test_mask (uint8 or bool, one entry per node).
 //
 // The first line of each text file is skipped when it is not numeric (the
-// header). Node ids must be exactly 0..N-1, where N is the number of node
-// rows (each once). Blank lines are ignored. The returned adjacency is
-// undirected (edges symmetrised), unweighted and without self-loops.
-// Features are binary and sparse (Data nil) with F = largest feature id + 1;
-// a node may have no active feature. Labels must be ≥ -1 (-1 unlabelled);
-// NumClasses = largest label + 1.
+// header). Node ids must be exactly 0..N-1, where N ≥ 1 is the number of
+// node rows (each once). Blank lines are ignored. The returned adjacency is
+// undirected (edges symmetrised), unweighted and without self-loops; a file
+// with no edge (besides self-loops) is an error. Features are binary and
+// sparse (Data nil) with F = largest feature id + 1; a node may have no
+// active feature. Labels must be ≥ -1 (-1 unlabelled); NumClasses = largest
+// label + 1.
+//
+// Because F is implied by the largest id, one stray id (999999 in a file
+// of 932 features) would make a million features, and training, which
+// builds the dense N×F matrix, would allocate gigabytes. So feature ids are
+// checked against what the file plausibly holds:
+//
+//   - when the header declares "feature_amount:K" (as the published files
+//     do), every id must be ≤ K (the Actor header says 931 for ids 0..931);
+//   - without such a header, F may be at most 10·D + 1000, D being the
+//     number of distinct ids the file uses (a file using few ids of a large
+//     vocabulary still loads; a lone huge id does not);
+//   - in both cases the dense features N·F·8 bytes must fit MemoryLimit.
+//
+// Likewise a class id ≥ N (more classes than nodes) is an error, as is an
+// N×C float64 logit matrix above MemoryLimit.
 //
 // Mask files are read for K = 0, 1, 2, ... until the first missing one, into
 // MaskSplits[K] (none present: MaskSplits is nil, not an error). A mask file
@@ -42,13 +59,25 @@ const (
 // empty. Errors name the file and, for text files, the line.
 func LoadGeomGCN(dir string) (*Graph, error) {
 	nodesPath := filepath.Join(dir, geomNodesFile)
-	x, labels, numClasses, err := readGeomNodes(nodesPath)
+	edgesPath := filepath.Join(dir, geomEdgesFile)
+	var x *Features
+	var labels []int
+	var numClasses int
+	err := readTextFile(nodesPath, func(r io.Reader) error {
+		var err error
+		x, labels, numClasses, err = readGeomNodes(r, nodesPath)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	n := len(labels)
-	edgesPath := filepath.Join(dir, geomEdgesFile)
-	adj, err := readGeomEdges(edgesPath, n)
+	var adj *CSR
+	err = readTextFile(edgesPath, func(r io.Reader) error {
+		var err error
+		adj, err = readGeomEdges(r, edgesPath, n)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +94,17 @@ func LoadGeomGCN(dir string) (*Graph, error) {
 		g.MaskSplits = append(g.MaskSplits, s)
 	}
 	return g, nil
+}
+
+// readTextFile opens path and passes it to read; an open error is
+// reported as "load PATH: ...".
+func readTextFile(path string, read func(io.Reader) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", path, err)
+	}
+	defer f.Close()
+	return read(f)
 }
 
 // lineReader yields the lines of a text file with their 1-based numbers,
@@ -112,13 +152,19 @@ func geomIsHeader(line string) bool {
 	return err != nil
 }
 
-func readGeomNodes(path string) (*Features, []int, int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("load %s: %w", path, err)
-	}
-	defer f.Close()
-	lr := newLineReader(f, "load ", path)
+// geomFeatureAmountRe finds the feature count a geom-gcn header declares.
+var geomFeatureAmountRe = regexp.MustCompile(`feature_amount\s*:\s*(\d+)`)
+
+// Plausibility rule for headerless geom-gcn node files: F ≤
+// geomFeatureFactor·D + geomFeatureSlack for D distinct feature ids.
+const (
+	geomFeatureFactor = 10
+	geomFeatureSlack  = 1000
+)
+
+// readGeomNodes reads a geom-gcn node file (named path in errors).
+func readGeomNodes(r io.Reader, path string) (*Features, []int, int, error) {
+	lr := newLineReader(r, "load ", path)
 
 	type nodeRow struct {
 		feats []int
@@ -128,12 +174,20 @@ func readGeomNodes(path string) (*Features, []int, int, error) {
 	var rows []nodeRow
 	ids := []int{}
 	maxFeat, maxLabel := -1, -1
+	maxFeatLine, maxLabelRow := 0, -1
+	declared := -1 // feature_amount of the header, or -1
+	distinct := map[int]struct{}{}
 	for {
 		line, ok := lr.next()
 		if !ok {
 			break
 		}
 		if lr.line == 1 && geomIsHeader(line) {
+			if m := geomFeatureAmountRe.FindStringSubmatch(line); m != nil {
+				if k, err := strconv.Atoi(m[1]); err == nil && k < maxLoadDim {
+					declared = k
+				}
+			}
 			continue
 		}
 		if strings.TrimSpace(line) == "" {
@@ -170,11 +224,19 @@ func readGeomNodes(path string) (*Features, []int, int, error) {
 				if j < 0 || j >= maxLoadDim {
 					return nil, nil, 0, lr.errf("feature id %d out of range", j)
 				}
+				if declared >= 0 && j > declared {
+					return nil, nil, 0, lr.errf("feature id %d is beyond the header's feature_amount:%d", j, declared)
+				}
 				feats = append(feats, j)
-				maxFeat = max(maxFeat, j)
+				distinct[j] = struct{}{}
+				if j > maxFeat {
+					maxFeat, maxFeatLine = j, lr.line
+				}
 			}
 		}
-		maxLabel = max(maxLabel, lab)
+		if lab > maxLabel {
+			maxLabel, maxLabelRow = lab, len(rows)
+		}
 		rows = append(rows, nodeRow{feats: feats, label: lab, line: lr.line})
 		ids = append(ids, id)
 	}
@@ -182,6 +244,9 @@ func readGeomNodes(path string) (*Features, []int, int, error) {
 		return nil, nil, 0, err
 	}
 	n := len(rows)
+	if n == 0 {
+		return nil, nil, 0, fmt.Errorf("load %s: no node rows (want a header line, then node_id<TAB>features<TAB>label per node)", path)
+	}
 	// Node ids must be a permutation of 0..n-1.
 	where := make([]int, n) // row index + 1 for each id
 	for r, id := range ids {
@@ -193,6 +258,20 @@ func readGeomNodes(path string) (*Features, []int, int, error) {
 		}
 		where[id] = r + 1
 	}
+	nf := maxFeat + 1
+	if d := len(distinct); declared < 0 && nf > geomFeatureFactor*d+geomFeatureSlack {
+		return nil, nil, 0, fmt.Errorf("load %s:%d: feature id %d implies %d features but the file uses only %d distinct feature ids (without a feature_amount header at most %d·%d + %d = %d features are accepted)",
+			path, maxFeatLine, maxFeat, nf, d, geomFeatureFactor, d, geomFeatureSlack, geomFeatureFactor*d+geomFeatureSlack)
+	}
+	if err := checkDenseFeatures(n, nf); err != nil {
+		return nil, nil, 0, fmt.Errorf("load %s:%d: feature id %d: %w", path, maxFeatLine, maxFeat, err)
+	}
+	if maxLabelRow >= 0 {
+		row := rows[maxLabelRow]
+		if err := checkClassCount(maxLabel+1, n, fmt.Sprintf("node %d", ids[maxLabelRow])); err != nil {
+			return nil, nil, 0, fmt.Errorf("load %s:%d: %w", path, row.line, err)
+		}
+	}
 	labels := make([]int, n)
 	var src, dst []int
 	for id := 0; id < n; id++ {
@@ -203,17 +282,14 @@ func readGeomNodes(path string) (*Features, []int, int, error) {
 			dst = append(dst, j)
 		}
 	}
-	x := &Features{N: n, F: maxFeat + 1, Sparse: FromCOO(n, maxFeat+1, src, dst, nil)}
+	x := &Features{N: n, F: nf, Sparse: FromCOO(n, nf, src, dst, nil)}
 	return x, labels, maxLabel + 1, nil
 }
 
-func readGeomEdges(path string, n int) (*CSR, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	defer f.Close()
-	lr := newLineReader(f, "load ", path)
+// readGeomEdges reads a geom-gcn edge file (named path in errors) of a
+// graph with n nodes.
+func readGeomEdges(r io.Reader, path string, n int) (*CSR, error) {
+	lr := newLineReader(r, "load ", path)
 	var src, dst []int
 	for {
 		line, ok := lr.next()
@@ -247,7 +323,14 @@ func readGeomEdges(path string, n int) (*CSR, error) {
 	if err := lr.err(); err != nil {
 		return nil, err
 	}
-	return undirectedFromPairs(n, src, dst), nil
+	if len(src) == 0 {
+		return nil, fmt.Errorf("load %s: no edges (want a header line, then src<TAB>dst per line)", path)
+	}
+	adj := undirectedFromPairs(n, src, dst)
+	if adj.NNZ() == 0 {
+		return nil, fmt.Errorf("load %s: no edges besides self-loops (%d edge lines, each joining a node to itself)", path, len(src))
+	}
+	return adj, nil
 }
 
 // readGeomMasks reads one geom-gcn split file. A missing file gives an
@@ -265,7 +348,13 @@ func readGeomMasks(path string, n int) (Split, error) {
 	if err != nil {
 		return Split{}, fmt.Errorf("load %s: %w", path, err)
 	}
-	a, err := openNPZArchive(f, st.Size(), path)
+	return readGeomMasksFrom(f, st.Size(), path, n)
+}
+
+// readGeomMasksFrom reads a geom-gcn split archive of size bytes from r
+// (named path in errors) for a graph of n nodes.
+func readGeomMasksFrom(r io.ReaderAt, size int64, path string, n int) (Split, error) {
+	a, err := openNPZArchive(r, size, path)
 	if err != nil {
 		return Split{}, err
 	}

@@ -45,7 +45,12 @@ const maxLoadDim = 1<<31 - 1
 //
 // Every array is validated; errors name the file, the array and the problem
 // (truncated or corrupt archive, missing array, ragged or out-of-range CSR,
-// non-finite feature, label count or shape mismatch, ...).
+// non-finite feature, label count or shape mismatch, ...). Inputs that
+// cannot be a usable dataset are refused too: a graph with no nodes or no
+// edges (after dropping self-loops and zeros); features whose dense float64
+// form N·F·8 bytes exceeds MemoryLimit (4 GB by default); a class id ≥ N
+// (more classes than nodes) or an N×C float64 logit matrix above the limit;
+// an array entry that decompresses to more than the limit.
 func LoadNPZ(path string) (*Graph, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -77,7 +82,13 @@ func readSparseGraphNPZ(r io.ReaderAt, size int64, name string) (*Graph, error) 
 		return nil, a.errf(adjM.what, "adjacency is not square: shape (%d, %d)", adjM.rows, adjM.cols)
 	}
 	n := adjM.rows
+	if n == 0 {
+		return nil, a.errf(adjM.what, "adjacency has shape (0, 0): the graph has no nodes")
+	}
 	adj := adjM.undirectedPattern()
+	if adj.NNZ() == 0 {
+		return nil, a.errf(adjM.what, "the graph has %d nodes but no edges (%d stored entries, all zeros or self-loops)", n, adjM.nnz())
+	}
 
 	attrM, err := a.readMatrix("attr")
 	if err != nil {
@@ -85,6 +96,9 @@ func readSparseGraphNPZ(r io.ReaderAt, size int64, name string) (*Graph, error) 
 	}
 	if attrM.rows != n {
 		return nil, a.errf(attrM.what, "features have %d rows but the adjacency (%s) has %d nodes", attrM.rows, adjM.what, n)
+	}
+	if err := checkDenseFeatures(n, attrM.cols); err != nil {
+		return nil, a.errf(attrM.what, "%v", err)
 	}
 	x := attrM.features()
 
@@ -188,9 +202,17 @@ func (a *npzArchive) read(key string) (*npyArray, error) {
 	if hint > 1<<22 {
 		hint = 1 << 22
 	}
+	limit, err := MemoryLimit()
+	if err != nil {
+		return nil, err
+	}
 	buf := bytes.NewBuffer(make([]byte, 0, int(hint)))
-	if _, err := io.Copy(buf, rc); err != nil {
+	if _, err := io.Copy(buf, io.LimitReader(rc, limit+1)); err != nil {
 		return nil, a.errf(strconv.Quote(key), "truncated or corrupt zip entry: %v", err)
+	}
+	if int64(buf.Len()) > limit {
+		return nil, a.errf(strconv.Quote(key), "decompresses to more than %s (limit %s; set $%s to raise it)",
+			FormatBytes(float64(limit)), FormatBytes(float64(limit)), MemoryLimitEnv)
 	}
 	arr, err := parseNPY(buf.Bytes())
 	if err != nil {
@@ -539,6 +561,20 @@ func (a *npzArchive) readDense(key string) (*npzMatrix, error) {
 	return &npzMatrix{what: strconv.Quote(key), rows: rows, cols: cols, dense: v}, nil
 }
 
+// nnz is the number of stored entries (CSR) or of non-zero entries (dense).
+func (m *npzMatrix) nnz() int {
+	if m.csr != nil {
+		return m.csr.NNZ()
+	}
+	k := 0
+	for _, v := range m.dense {
+		if v != 0 {
+			k++
+		}
+	}
+	return k
+}
+
 // undirectedPattern returns the symmetrised 0/1 pattern of m without the
 // diagonal and without explicit zeros.
 func (m *npzMatrix) undirectedPattern() *CSR {
@@ -603,7 +639,8 @@ func csrRowsCanonical(m *CSR) bool {
 }
 
 // readLabels reads a 1-D integer label array of length n; values must be
-// ≥ -1 (-1 = unlabelled). It returns the labels and max+1.
+// ≥ -1 (-1 = unlabelled). It returns the labels and max+1, which must pass
+// checkClassCount (at most n classes, logits within the memory limit).
 func (a *npzArchive) readLabels(key string, n int) ([]int, int, error) {
 	if !a.has(key) {
 		return nil, 0, a.missing(strconv.Quote(key))
@@ -624,13 +661,18 @@ func (a *npzArchive) readLabels(key string, n int) ([]int, int, error) {
 		return nil, 0, a.errf(q, "has %d labels but the graph has %d nodes", len(v), n)
 	}
 	labels := make([]int, n)
-	maxL := int64(-1)
+	maxL, at := int64(-1), -1
 	for i, l := range v {
 		if l < -1 || l >= maxLoadDim {
 			return nil, 0, a.errf(q, "label of node %d is %d; want a class id ≥ 0 or -1 (unlabelled)", i, l)
 		}
 		labels[i] = int(l)
-		maxL = max(maxL, l)
+		if l > maxL {
+			maxL, at = l, i
+		}
+	}
+	if err := checkClassCount(int(maxL+1), n, fmt.Sprintf("node %d", at)); err != nil {
+		return nil, 0, a.errf(q, "%v", err)
 	}
 	return labels, int(maxL + 1), nil
 }

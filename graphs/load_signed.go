@@ -25,6 +25,13 @@ const signedWholeFile = "whole_edge.txt"
 // form "name:LINE: problem". The three slices have one entry per edge, in
 // file order; duplicates and self-loops are kept (LoadSigned drops them).
 func ParseSignedEdges(r io.Reader, name string) (src, dst []int64, sign []int8, err error) {
+	src, dst, sign, _, err = parseSignedEdges(r, name)
+	return src, dst, sign, err
+}
+
+// parseSignedEdges is ParseSignedEdges that also returns the 1-based line
+// number of every edge.
+func parseSignedEdges(r io.Reader, name string) (src, dst []int64, sign []int8, lines []int, err error) {
 	lr := newLineReader(r, "", name)
 	var f [4][]byte
 	for lr.sc.Scan() {
@@ -38,15 +45,15 @@ func ParseSignedEdges(r io.Reader, name string) (src, dst []int64, sign []int8, 
 			if k > 3 {
 				more = " or more"
 			}
-			return nil, nil, nil, lr.errf("want 3 fields (src dst sign), got %d%s", k, more)
+			return nil, nil, nil, nil, lr.errf("want 3 fields (src dst sign), got %d%s", k, more)
 		}
 		u, ok := parseInt64Bytes(f[0])
 		if !ok {
-			return nil, nil, nil, lr.errf("non-numeric source node id %q", f[0])
+			return nil, nil, nil, nil, lr.errf("non-numeric source node id %q", f[0])
 		}
 		v, ok := parseInt64Bytes(f[1])
 		if !ok {
-			return nil, nil, nil, lr.errf("non-numeric target node id %q", f[1])
+			return nil, nil, nil, nil, lr.errf("non-numeric target node id %q", f[1])
 		}
 		var s int8
 		switch string(f[2]) {
@@ -55,16 +62,17 @@ func ParseSignedEdges(r io.Reader, name string) (src, dst []int64, sign []int8, 
 		case "-1":
 			s = -1
 		default:
-			return nil, nil, nil, lr.errf("sign %q is not 1 or -1", f[2])
+			return nil, nil, nil, nil, lr.errf("sign %q is not 1 or -1", f[2])
 		}
 		src = append(src, u)
 		dst = append(dst, v)
 		sign = append(sign, s)
+		lines = append(lines, lr.line)
 	}
 	if err := lr.err(); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return src, dst, sign, nil
+	return src, dst, sign, lines, nil
 }
 
 // splitSignedFields splits line at runs of tabs, spaces, commas and "\r"
@@ -131,14 +139,18 @@ type signedList struct {
 	path     string
 	src, dst []int64
 	sign     []int8
+	lines    []int // line number of each edge
 }
 
 // LoadSigned reads a signed-graph dataset directory (the ASGL layout):
 // whole_edge.txt (required) and, when present, NAME.train and NAME.test,
 // where NAME is the base name of dir. Lines are parsed by ParseSignedEdges.
 //
-// Node ids of the three files are remapped together to 0..N-1 in ascending
-// order of the original ids (N = number of distinct ids in all three files).
+// The node ids of whole_edge.txt are remapped to 0..N-1 in ascending order
+// of the original ids (N = number of distinct ids in whole_edge.txt). The
+// train and test edges must join nodes that occur in whole_edge.txt (it is
+// the whole graph, train and test edges included): an id that does not is
+// an error naming the file and the line.
 //
 // Adj holds the positive and Neg the negative edges of whole_edge.txt, both
 // undirected (symmetrised), unweighted (Data nil) and without self-loops.
@@ -152,13 +164,15 @@ type signedList struct {
 // self-loops are dropped and a directed pair listed more than once keeps its
 // last sign. X is nil (these datasets have no node features), Labels is nil
 // and NumClasses is 0.
+//
+// A file that is present but holds no edge (only blank or comment lines),
+// and a whole_edge.txt whose every edge is a self-loop, are errors.
 func LoadSigned(dir string) (*Graph, error) {
 	base := filepath.Base(filepath.Clean(dir))
 	whole, err := readSignedList(filepath.Join(dir, signedWholeFile))
 	if err != nil {
 		return nil, err
 	}
-	lists := []*signedList{whole}
 	var train, test *signedList
 	for _, p := range []struct {
 		ext string
@@ -172,34 +186,69 @@ func LoadSigned(dir string) (*Graph, error) {
 			return nil, err
 		}
 		*p.dst = l
-		lists = append(lists, l)
 	}
+	return buildSigned(dir, whole, train, test)
+}
 
-	// Remap ids: sorted distinct ids of all files → 0..N-1.
-	total := 0
-	for _, l := range lists {
-		total += 2 * len(l.src)
+// buildSigned is LoadSigned on parsed lists (train and test may be nil).
+func buildSigned(dir string, whole, train, test *signedList) (*Graph, error) {
+	for _, l := range []*signedList{whole, train, test} {
+		if l != nil && len(l.src) == 0 {
+			return nil, fmt.Errorf("load %s: no edges (want one \"src dst sign\" line per edge)", l.path)
+		}
 	}
-	ids := make([]int64, 0, total)
-	for _, l := range lists {
-		ids = append(ids, l.src...)
-		ids = append(ids, l.dst...)
-	}
+	ids := make([]int64, 0, 2*len(whole.src))
+	ids = append(ids, whole.src...)
+	ids = append(ids, whole.dst...)
 	ids = distinctSortedIDs(ids)
 	n := len(ids)
 	if n > maxLoadDim {
 		return nil, fmt.Errorf("load %s: %d distinct node ids is too many", dir, n)
 	}
-	remap := signedRemapper(ids)
+	index := signedIndex(ids)
 	g := &Graph{N: n}
-	g.Adj, g.Neg = signedUndirected(n, remap(whole.src), remap(whole.dst), whole.sign)
-	if train != nil {
-		g.EdgeTrain = signedDirected(n, remap(train.src), remap(train.dst), train.sign)
+	src, dst, err := remapSigned(whole, index, whole.path)
+	if err != nil {
+		return nil, err
 	}
-	if test != nil {
-		g.EdgeTest = signedDirected(n, remap(test.src), remap(test.dst), test.sign)
+	g.Adj, g.Neg = signedUndirected(n, src, dst, whole.sign)
+	if g.Adj.NNZ()+g.Neg.NNZ() == 0 {
+		return nil, fmt.Errorf("load %s: no edges besides self-loops (%d edge lines, each joining a node to itself)", whole.path, len(whole.src))
+	}
+	for _, p := range []struct {
+		l   *signedList
+		out **CSR
+	}{{train, &g.EdgeTrain}, {test, &g.EdgeTest}} {
+		if p.l == nil {
+			continue
+		}
+		src, dst, err := remapSigned(p.l, index, whole.path)
+		if err != nil {
+			return nil, err
+		}
+		*p.out = signedDirected(n, src, dst, p.l.sign)
 	}
 	return g, nil
+}
+
+// remapSigned maps the edges of l to node indices; an id index does not
+// know is an error naming l's file and line and the whole edge list.
+func remapSigned(l *signedList, index func(int64) (int, bool), wholePath string) (src, dst []int, err error) {
+	src, dst = make([]int, len(l.src)), make([]int, len(l.dst))
+	for k := range l.src {
+		for _, e := range [2]struct {
+			id  int64
+			out *int
+		}{{l.src[k], &src[k]}, {l.dst[k], &dst[k]}} {
+			i, ok := index(e.id)
+			if !ok {
+				return nil, nil, fmt.Errorf("load %s:%d: node %d does not occur in %s (train and test edges must join nodes of the whole edge list)",
+					l.path, l.lines[k], e.id, wholePath)
+			}
+			*e.out = i
+		}
+	}
+	return src, dst, nil
 }
 
 func readSignedList(path string) (*signedList, error) {
@@ -208,11 +257,16 @@ func readSignedList(path string) (*signedList, error) {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	defer f.Close()
-	src, dst, sign, err := ParseSignedEdges(f, path)
+	return parseSignedList(f, path)
+}
+
+// parseSignedList parses an edge list read from r (named path).
+func parseSignedList(r io.Reader, path string) (*signedList, error) {
+	src, dst, sign, lines, err := parseSignedEdges(r, path)
 	if err != nil {
 		return nil, fmt.Errorf("load %w", err)
 	}
-	return &signedList{path: path, src: src, dst: dst, sign: sign}, nil
+	return &signedList{path: path, src: src, dst: dst, sign: sign, lines: lines}, nil
 }
 
 // distinctSortedIDs returns the distinct values of ids in ascending order,
@@ -240,30 +294,29 @@ func distinctSortedIDs(ids []int64) []int64 {
 	return slices.Compact(ids)
 }
 
-// signedRemapper returns a function mapping each original id to its index
-// in the sorted distinct ids (a dense table when the id range is small).
-func signedRemapper(ids []int64) func([]int64) []int {
+// signedIndex returns a lookup from an original id to its index in the
+// sorted distinct ids (false for an id not among them), through a dense
+// table when the id range is small, else by binary search.
+func signedIndex(ids []int64) func(int64) (int, bool) {
 	n := len(ids)
 	if n > 0 && uint64(ids[n-1]-ids[0]) < uint64(4*n+1<<16) {
-		lo := ids[0]
-		table := make([]int32, ids[n-1]-lo+1)
+		lo, hi := ids[0], ids[n-1]
+		table := make([]int32, hi-lo+1)
+		for i := range table {
+			table[i] = -1
+		}
 		for i, x := range ids {
 			table[x-lo] = int32(i)
 		}
-		return func(v []int64) []int {
-			out := make([]int, len(v))
-			for i, x := range v {
-				out[i] = int(table[x-lo])
+		return func(x int64) (int, bool) {
+			if x < lo || x > hi || table[x-lo] < 0 {
+				return 0, false
 			}
-			return out
+			return int(table[x-lo]), true
 		}
 	}
-	return func(v []int64) []int {
-		out := make([]int, len(v))
-		for i, x := range v {
-			out[i], _ = slices.BinarySearch(ids, x)
-		}
-		return out
+	return func(x int64) (int, bool) {
+		return slices.BinarySearch(ids, x)
 	}
 }
 

@@ -3,8 +3,7 @@ package graphs
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"github.com/sbinet/npyio/npz"
 	"gonum.org/v1/gonum/mat"
@@ -25,33 +24,24 @@ import (
 // splits and the edge splits are not stored. Note that LoadNPZ returns the
 // adjacency symmetrised, binarised and without self-loops, so a directed,
 // weighted or self-looped Adj does not survive a round trip unchanged.
-// The archive is written to a temporary file in the same directory and
-// renamed over path, so a failed save leaves no partial file behind.
+// The archive is written atomically (WriteFileAtomic): to a temporary file
+// beside the target, renamed over it only when every write succeeded, so a
+// failed save leaves no partial file behind and the old file, if any,
+// unchanged. A symlink is written through to its target; a directory,
+// device or other non-regular file is refused.
 func SaveNPZ(path string, g *Graph) error {
 	if err := checkSaveNPZ(g); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	err := WriteFileAtomic(path, func(out io.Writer) error {
+		w := npz.NewWriter(out)
+		err := writeSparseGraph(w, g)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	tmp := f.Name()
-	w := npz.NewWriter(f)
-	err = f.Chmod(0o644) // CreateTemp makes 0600 files; a dataset is not secret
-	if err == nil {
-		err = writeSparseGraph(w, g)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	return nil

@@ -2,11 +2,14 @@ package graphs
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SplitKind names a split protocol.
@@ -78,6 +81,9 @@ func (s SplitSpec) validate() error {
 		if s.NumVal < 0 || s.NumTest < 0 {
 			return fmt.Errorf("val and test counts must be ≥ 0, got %d and %d", s.NumVal, s.NumTest)
 		}
+		if s.NumTest < 1 {
+			return fmt.Errorf("test count must be at least 1, got %d (a split without test nodes measures nothing)", s.NumTest)
+		}
 	case SplitRatio:
 		if !(s.TrainFrac > 0 && s.TrainFrac < 1) {
 			return fmt.Errorf("train fraction %v is not in (0, 1)", s.TrainFrac)
@@ -107,6 +113,7 @@ func (s SplitSpec) validate() error {
 //
 //	per-class:T:V:E  T training nodes per class, then V validation and E test
 //	                 nodes drawn at random from the remaining labelled nodes
+//	                 (T, E ≥ 1, V ≥ 0)
 //	ratio:a:b        stratified by class: fraction a train, b test, the rest
 //	                 validation (0 < a, b and a + b < 1)
 //	masks:K          the graph's published split MaskSplits[K]
@@ -279,19 +286,29 @@ func shuffled(ids []int, r *rand.Rand) []int {
 //
 //   - per-class:T:V:E — for each class, T nodes drawn uniformly from its
 //     labelled nodes; then V validation and E test nodes drawn uniformly from
-//     all remaining labelled nodes. Fails if a class has fewer than T
-//     labelled nodes or fewer than V+E remain.
+//     all remaining labelled nodes. Fails if a class (any id below
+//     NumClasses) has fewer than T labelled nodes or fewer than V+E remain:
+//     taking fewer than T from a small class would silently change the
+//     protocol, so this is an error, not a warning.
 //   - ratio:a:b — within each class, a shuffled list of its nodes is cut
 //     into train, test and validation; the per-class counts are
 //     proportional to the class sizes and rounded (largest remainder) so the
-//     totals are round(a·L) and round(b·L) for L labelled nodes.
+//     totals are round(a·L) and round(b·L) for L labelled nodes. A class
+//     that gets no training node is legal but probably not meant: it is
+//     reported on Warnings.
 //   - masks:K — g.MaskSplits[K], minus unlabelled nodes. Fails if K is out of
 //     range or the mask names a node outside the graph.
 //   - inductive:a — every node (unlabelled ones too, which form their own
 //     stratum) goes to the training side or the test side, stratified by
 //     class as for ratio; Train/Test list the labelled nodes of each side,
 //     Val is empty, and every edge between the two sides is removed, so the
-//     training graph and the test graph are disconnected.
+//     training graph and the test graph are disconnected. As for ratio, a
+//     class with no node on the training side is reported on Warnings.
+//
+// Every kind fails when the split leaves no training node or no test node
+// (a fraction that rounds to zero, a mask with no labelled training node,
+// ...), naming the spec, the graph and the counts; an empty validation set
+// is allowed (training then keeps the last epoch).
 func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 	fail := func(format string, args ...any) (*Graph, error) {
 		return nil, fmt.Errorf("split %s on %s: %s", spec, graphName(g), fmt.Sprintf(format, args...))
@@ -303,8 +320,17 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 		return fail("graph has no node labels")
 	}
 	if spec.Kind == SplitFixed {
-		if len(g.Split.Train) == 0 {
+		if len(g.Split.Train) == 0 && len(g.Split.Val) == 0 && len(g.Split.Test) == 0 {
 			return fail("the graph comes without a split; choose per-class, ratio, masks or inductive")
+		}
+		labelled := 0
+		for _, y := range g.Labels {
+			if y >= 0 {
+				labelled++
+			}
+		}
+		if err := checkSplitSizes(g.Split, "its split", labelled); err != nil {
+			return fail("%v", err)
 		}
 		out := *g
 		return &out, nil
@@ -328,14 +354,14 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 		var rest []int
 		for c := 0; c < nc; c++ {
 			if len(groups[c]) < spec.TrainPerClass {
-				return fail("class %d has %d labelled nodes, need at least %d for training", c, len(groups[c]), spec.TrainPerClass)
+				return fail("class %d has %d labelled nodes, need at least %d for training (choose a smaller per-class count or a ratio split)", c, len(groups[c]), spec.TrainPerClass)
 			}
 			m := shuffled(groups[c], r)
 			sp.Train = append(sp.Train, m[:spec.TrainPerClass]...)
 			rest = append(rest, m[spec.TrainPerClass:]...)
 		}
-		if need := spec.NumVal + spec.NumTest; len(rest) < need {
-			return fail("%d labelled nodes remain after taking %d per class for training, need %d for validation + test", len(rest), spec.TrainPerClass, need)
+		if spec.NumVal > len(rest) || spec.NumTest > len(rest)-spec.NumVal { // V+E may overflow an int
+			return fail("%d labelled nodes remain after taking %d per class for training, need %d for validation + %d for test", len(rest), spec.TrainPerClass, spec.NumVal, spec.NumTest)
 		}
 		slices.Sort(rest)
 		rest = shuffled(rest, r)
@@ -352,6 +378,7 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 			left[c] = sizes[c] - nTrain[c]
 		}
 		nTest := allocate(sizes, left, spec.TestFrac)
+		warnUntrained(spec, g, sizes, nTrain)
 		for c := 0; c < nc; c++ {
 			m := shuffled(groups[c], r)
 			sp.Train = append(sp.Train, m[:nTrain[c]]...)
@@ -393,6 +420,7 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 			sizes[k] = len(strata[k])
 		}
 		nTrain := allocate(sizes, sizes, spec.TrainFrac)
+		warnUntrained(spec, g, sizes[:nc], nTrain[:nc])
 		var trainSide, testSide []int
 		for k, m := range strata {
 			m = shuffled(m, r)
@@ -416,8 +444,113 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 			out.Neg = RemoveEdgesBetween(g.Neg, trainSide, testSide)
 		}
 	}
+	what := "it"
+	if spec.Kind == SplitMasks {
+		what = fmt.Sprintf("mask %d (after dropping unlabelled nodes)", spec.Mask)
+	}
+	if err := checkSplitSizes(sp, what, labelled); err != nil {
+		if hint := splitHint(spec, sp, labelled); hint != "" {
+			return fail("%v; %s", err, hint)
+		}
+		return fail("%v", err)
+	}
 	out.Split = Split{Train: sortedCopy(sp.Train), Val: sortedCopy(sp.Val), Test: sortedCopy(sp.Test)}
 	return &out, nil
+}
+
+// checkSplitSizes fails when sp has no training or no test node; what
+// names the split in the message ("it", "mask 3", ...), labelled the nodes
+// it was drawn from.
+func checkSplitSizes(sp Split, what string, labelled int) error {
+	var missing string
+	switch {
+	case len(sp.Train) == 0:
+		missing = "training"
+	case len(sp.Test) == 0:
+		missing = "test"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s leaves no %s node (%d train, %d validation, %d test of %d labelled nodes)",
+		what, missing, len(sp.Train), len(sp.Val), len(sp.Test), labelled)
+}
+
+// splitHint suggests the smallest fraction that yields a node, for ratio
+// and inductive splits whose fractions round to zero.
+func splitHint(spec SplitSpec, sp Split, labelled int) string {
+	if labelled == 0 || (spec.Kind != SplitRatio && spec.Kind != SplitInductive) {
+		return ""
+	}
+	least := ceilSignificant(0.5/float64(labelled), 3)
+	switch {
+	case len(sp.Train) == 0:
+		return fmt.Sprintf("the train fraction %v of %d labelled nodes rounds to zero: use at least %v", spec.TrainFrac, labelled, least)
+	case spec.Kind == SplitRatio && len(sp.Test) == 0:
+		return fmt.Sprintf("the test fraction %v of %d labelled nodes rounds to zero: use at least %v", spec.TestFrac, labelled, least)
+	case spec.Kind == SplitInductive:
+		return fmt.Sprintf("the train fraction %v leaves no labelled node on the test side: use a smaller one", spec.TrainFrac)
+	}
+	return ""
+}
+
+// ceilSignificant rounds x > 0 up to d significant digits.
+func ceilSignificant(x float64, d int) float64 {
+	p := math.Pow(10, float64(d)-math.Ceil(math.Log10(x)))
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(math.Ceil(x*p)/p, 'g', d, 64), 64)
+	if v < x { // formatting rounded down
+		v = math.Nextafter(v, math.Inf(1))
+	}
+	return v
+}
+
+// warnUntrained reports on Warnings the classes with labelled nodes but no
+// training node (sizes[c] labelled nodes, train[c] of them for training).
+func warnUntrained(spec SplitSpec, g *Graph, sizes, train []int) {
+	var missed []string
+	nonEmpty := 0
+	for c := range sizes {
+		if sizes[c] > 0 {
+			nonEmpty++
+			if train[c] == 0 {
+				missed = append(missed, fmt.Sprintf("%d (%d labelled nodes)", c, sizes[c]))
+			}
+		}
+	}
+	switch {
+	case len(missed) == 0 || len(missed) == nonEmpty: // none, or no training node at all (an error)
+	case len(missed) == 1:
+		warnf("split %s on %s: class %s gets no training node, so the model cannot learn it", spec, graphName(g), missed[0])
+	default:
+		warnf("split %s on %s: classes %s get no training node, so the model cannot learn them", spec, graphName(g), strings.Join(missed, ", "))
+	}
+}
+
+// Warnings receives the warnings of this package: input that is legal but
+// probably not what was meant (a split that leaves a class without
+// training nodes), one line each, prefixed "warning: ". It is os.Stderr by
+// default (stdout stays clean for --json); set it to io.Discard to silence
+// them. Each distinct warning is written once per process (a split redrawn
+// for every run would otherwise repeat it).
+var Warnings io.Writer = os.Stderr
+
+var (
+	warnMu sync.Mutex
+	warned = map[string]bool{} // at most maxWarnings messages remembered
+)
+
+const maxWarnings = 1000
+
+func warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	warnMu.Lock()
+	defer warnMu.Unlock()
+	if warned[msg] {
+		return
+	}
+	if len(warned) < maxWarnings {
+		warned[msg] = true
+	}
+	fmt.Fprintln(Warnings, "warning: "+msg)
 }
 
 func graphName(g *Graph) string {

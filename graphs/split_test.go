@@ -31,7 +31,7 @@ func TestParseSplit(t *testing.T) {
 		want      SplitSpec
 	}{
 		{"per-class:20:500:1000", "per-class:20:500:1000", SplitSpec{Kind: SplitPerClass, TrainPerClass: 20, NumVal: 500, NumTest: 1000}},
-		{" Per-Class:1:0:0 ", "per-class:1:0:0", SplitSpec{Kind: SplitPerClass, TrainPerClass: 1}},
+		{" Per-Class:1:0:2 ", "per-class:1:0:2", SplitSpec{Kind: SplitPerClass, TrainPerClass: 1, NumTest: 2}},
 		{"ratio:0.1:0.2", "ratio:0.1:0.2", SplitSpec{Kind: SplitRatio, TrainFrac: 0.1, TestFrac: 0.2}},
 		{"ratio:.75:0.150", "ratio:0.75:0.15", SplitSpec{Kind: SplitRatio, TrainFrac: 0.75, TestFrac: 0.15}},
 		{"masks:0", "masks:0", SplitSpec{Kind: SplitMasks}},
@@ -65,6 +65,7 @@ func TestParseSplit(t *testing.T) {
 		{"per-class:x:500:1000", "train count \"x\" is not an integer"},
 		{"per-class:20:-1:1000", "val count -1 is negative"},
 		{"per-class:0:500:1000", "at least 1"},
+		{"per-class:20:500:0", "test count must be at least 1, got 0"},
 		{"per-class:2.5:1:1", "not an integer"},
 		{"ratio:0.1", "2 numbers"},
 		{"ratio:abc:0.2", "not a number"},
@@ -152,10 +153,10 @@ func TestApplySplitPerClass(t *testing.T) {
 
 	// Errors: too few nodes in a class, too few left for val+test.
 	small := &Graph{Name: "tiny", N: 6, Labels: []int{0, 0, 0, 1, 1, -1}, NumClasses: 2}
-	_, err = ApplySplit(small, SplitSpec{Kind: SplitPerClass, TrainPerClass: 3}, 1)
-	tcWantErr(t, err, "per-class:3:0:0", "tiny", "class 1 has 2 labelled nodes", "at least 3")
+	_, err = ApplySplit(small, SplitSpec{Kind: SplitPerClass, TrainPerClass: 3, NumTest: 1}, 1)
+	tcWantErr(t, err, "per-class:3:0:1", "tiny", "class 1 has 2 labelled nodes", "at least 3")
 	_, err = ApplySplit(small, SplitSpec{Kind: SplitPerClass, TrainPerClass: 1, NumVal: 2, NumTest: 2}, 1)
-	tcWantErr(t, err, "3 labelled nodes remain", "need 4")
+	tcWantErr(t, err, "3 labelled nodes remain", "need 2 for validation + 2 for test")
 	_, err = ApplySplit(&Graph{N: 2, Labels: []int{-1, -1}}, spec, 1)
 	tcWantErr(t, err, "no labelled nodes")
 	_, err = ApplySplit(&Graph{N: 2, Labels: []int{0}}, spec, 1)

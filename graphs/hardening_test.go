@@ -1,0 +1,636 @@
+package graphs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Tests for inputs a new user may get wrong: absurd sizes, implausible
+// feature and class ids, empty graphs, splits that leave nothing to train
+// or test on, outputs that are not regular files, missing datasets.
+
+// ---------------------------------------------------------------------------
+// memory limit
+
+func TestParseBytes(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"4GB", 4e9, ""},
+		{"16 gb", 16e9, ""},
+		{"512MiB", 512 << 20, ""},
+		{"2e10", 2e10, ""},
+		{"1.5G", 1.5e9, ""},
+		{"100", 100, ""},
+		{"3kB", 3000, ""},
+		{"1TiB", 1 << 40, ""},
+		{"", 0, "not a number"},
+		{"lots", 0, "unknown unit"},
+		{"5 parsecs", 0, "unknown unit"},
+		{"-1GB", 0, "out of range"},
+		{"0", 0, "out of range"},
+		{"1e30TB", 0, "out of range"},
+		{"NaN", 0, "unknown unit"},
+		{"GB", 0, "not a number"},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got, err := ParseBytes(c.in)
+			if c.err != "" {
+				wantErr(t, err, c.err)
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("ParseBytes(%q) = %d, %v; want %d", c.in, got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		b    float64
+		want string
+	}{
+		{0, "0 B"}, {999, "999 B"}, {1000, "1 kB"}, {31_000_000, "31 MB"},
+		{21_664_021_664, "21.7 GB"}, {4e9, "4 GB"}, {7.2e13, "72 TB"}, {150e3, "150 kB"}, {999.96e6, "1 GB"},
+	} {
+		if got := FormatBytes(c.b); got != c.want {
+			t.Errorf("FormatBytes(%v) = %q, want %q", c.b, got, c.want)
+		}
+	}
+}
+
+func TestMemoryLimitEnv(t *testing.T) {
+	t.Setenv(MemoryLimitEnv, "")
+	if l, err := MemoryLimit(); err != nil || l != DefaultMemoryLimit {
+		t.Fatalf("unset: %d, %v", l, err)
+	}
+	t.Setenv(MemoryLimitEnv, "16GB")
+	if l, err := MemoryLimit(); err != nil || l != 16e9 {
+		t.Fatalf("16GB: %d, %v", l, err)
+	}
+	t.Setenv(MemoryLimitEnv, "plenty")
+	_, err := MemoryLimit()
+	wantErr(t, err, "$DPGNN_MAX_MEMORY", `"plenty"`)
+}
+
+// ---------------------------------------------------------------------------
+// 1. generator sizes
+
+func TestCSBMCheckMemory(t *testing.T) {
+	def := DefaultCSBM()
+	with := func(f func(*CSBMConfig)) CSBMConfig { c := def; f(&c); return c }
+	cases := []struct {
+		name  string
+		cfg   CSBMConfig
+		limit string
+		want  []string // nil: accepted
+	}{
+		{"default", def, "", nil},
+		{"1e11 nodes", with(func(c *CSBMConfig) { c.Nodes = 1e11 }), "",
+			[]string{"csbm: 100000000000 nodes × 32 features with average degree 8 would take 72 TB", "limit 4 GB", "$DPGNN_MAX_MEMORY"}},
+		{"many features", with(func(c *CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "",
+			[]string{"1000000 nodes × 10000 features", "would take 80.5 GB"}},
+		{"dense degree", with(func(c *CSBMConfig) { c.Nodes = 1e6; c.AvgDegree = 1000 }), "",
+			[]string{"average degree 1000", "would take 50.3 GB"}},
+		{"raised limit", with(func(c *CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "100GB", nil},
+		{"lowered limit", def, "1MB", []string{"2000 nodes × 32 features", "would take 1.4 MB (limit 1 MB"}},
+		{"bad limit", def, "much", []string{"$DPGNN_MAX_MEMORY", `"much"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(MemoryLimitEnv, c.limit)
+			if err := c.cfg.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			err := c.cfg.CheckMemory()
+			if c.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantErr(t, err, c.want...)
+		})
+	}
+}
+
+// Validate must stay fast for absurd class counts (it used to loop over
+// the classes) and refuse edge counts that overflow an int.
+func TestCSBMValidateHugeConfigs(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  CSBMConfig
+		want string
+	}{
+		{"1e12 classes", CSBMConfig{Nodes: 1e12, Classes: 1e12, Features: 1, AvgDegree: 8, Homophily: 0.8}, "intra-class pairs"},
+		{"overflowing edges", CSBMConfig{Nodes: 1e18, Classes: 2, Features: 1, AvgDegree: 8, Homophily: 0.5}, "edges, more than"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			wantErr(t, c.cfg.Validate(), c.want)
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("Validate took %v", d)
+			}
+		})
+	}
+	wantErr(t, SignedSBMConfig{Nodes: 1e18, Communities: 2, AvgDegree: 8}.Validate(), "edges, more than")
+	// The estimate agrees with what CSBM allocates, within a factor 3.
+	cfg := CSBMConfig{Nodes: 20000, Classes: 4, Features: 16, AvgDegree: 10, Homophily: 0.8, Signal: 1}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	g := CSBM(cfg, 1)
+	runtime.ReadMemStats(&after)
+	alloc := float64(after.TotalAlloc - before.TotalAlloc)
+	if est := cfg.EstimateBytes(); alloc > 3*est || est > 3*alloc {
+		t.Errorf("estimate %s, CSBM allocated %s", FormatBytes(est), FormatBytes(alloc))
+	}
+	_ = g
+}
+
+// ---------------------------------------------------------------------------
+// 2. implausible feature ids (geom-gcn)
+
+func TestGeomGCNFeatureRules(t *testing.T) {
+	edges := "h\n0\t1\n1\t2\n"
+	nodes := func(header string, feats ...string) string {
+		var b strings.Builder
+		b.WriteString(header + "\n")
+		for i, f := range feats {
+			fmt.Fprintf(&b, "%d\t%s\t%d\n", i, f, i%2)
+		}
+		return b.String()
+	}
+	cases := []struct {
+		name, nodes, limit string
+		wantF              int
+		want               []string // nil: loads with wantF features
+	}{
+		{"header bound ok", nodes("node_id\tfeature(feature_amount:5)\tlabel", "0,5", "1", "2"), "", 6, nil},
+		{"beyond header", nodes("node_id\tfeature(feature_amount:931)\tlabel", "0,5", "999999", "2"), "",
+			0, []string{geomNodesFile + ":3: feature id 999999 is beyond the header's feature_amount:931"}},
+		{"header allows many", nodes("node_id\tfeature(feature_amount:5000)\tlabel", "0", "4999", "2"), "", 5000, nil},
+		{"headerless plausible", nodes("node_id\tfeatures\tlabel", "0", "900", "2"), "", 901, nil},
+		{"headerless stray id", nodes("node_id\tfeatures\tlabel", "0,1", "999999", "2"), "",
+			0, []string{geomNodesFile + ":3: feature id 999999 implies 1000000 features but the file uses only 4 distinct feature ids",
+				"at most 10·4 + 1000 = 1040"}},
+		{"no header line", "0\t1\t0\n1\t3000\t1\n2\t2\t0\n", "",
+			0, []string{geomNodesFile + ":2: feature id 3000 implies 3001 features", "only 3 distinct"}},
+		{"dense too large", nodes("node_id\tfeature(feature_amount:931)\tlabel", "0", "931", "2"), "10kB",
+			0, []string{geomNodesFile + ":3: feature id 931: 3 nodes × 932 features as a dense float64 matrix would take 22.4 kB (limit 10 kB"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(MemoryLimitEnv, c.limit)
+			g, err := LoadGeomGCN(geomFixture{edges: edges, nodes: c.nodes}.write(t))
+			if c.want != nil {
+				wantErr(t, err, c.want...)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.X.F != c.wantF {
+				t.Errorf("F = %d, want %d", g.X.F, c.wantF)
+			}
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// 3. implausible class ids (npz, geom-gcn)
+
+func TestLabelRules(t *testing.T) {
+	dir := t.TempDir()
+	npzCases := []struct {
+		name   string
+		labels []byte
+		limit  string
+		want   []string
+	}{
+		{"npz class id 1000000", i64Arr(0, 1, 1000000, -1), "",
+			[]string{`array "labels": class id 1000000 (node 2) but only 4 nodes`, "at most as many classes as nodes"}},
+		{"npz class id = N", i8Arr(0, 4, 1, 1), "", []string{"class id 4 (node 1) but only 4 nodes"}},
+		{"npz class id N-1", i8Arr(0, 3, 1, 1), "", nil},
+	}
+	for _, c := range npzCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(MemoryLimitEnv, c.limit)
+			p := filepath.Join(dir, fileSafe(c.name)+".npz")
+			writeNPZ(t, p, toyEntries().with("labels", c.labels))
+			g, err := LoadNPZ(p)
+			if c.want == nil {
+				if err != nil || g.NumClasses != 4 {
+					t.Fatalf("NumClasses %v, err %v", g, err)
+				}
+				return
+			}
+			wantErr(t, err, append([]string{p}, c.want...)...)
+		})
+	}
+	geomCases := []struct {
+		name, nodes, limit string
+		want               []string
+	}{
+		{"geom class id 1000000", "h\n0\t0\t0\n1\t0\t1000000\n2\t0\t1\n", "",
+			[]string{geomNodesFile + ":3: class id 1000000 (node 1) but only 3 nodes"}},
+		{"geom logits over limit", "h\n0\t0\t0\n1\t0\t4\n2\t0\t1\n3\t0\t1\n4\t0\t1\n", "100B",
+			[]string{geomNodesFile + ":3: 5 classes (largest class id 4, node 1): one 5×5 float64 matrix of logits would take 200 B (limit 100 B"}},
+		{"geom unlabelled only", "h\n0\t0\t-1\n1\t0\t-1\n2\t0\t-1\n", "", nil},
+	}
+	for _, c := range geomCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(MemoryLimitEnv, c.limit)
+			g, err := LoadGeomGCN(geomFixture{edges: "h\n0\t1\n1\t2\n", nodes: c.nodes}.write(t))
+			if c.want == nil {
+				if err != nil || g.NumClasses != 0 {
+					t.Fatalf("got %v, %v", g, err)
+				}
+				return
+			}
+			wantErr(t, err, c.want...)
+		})
+	}
+	// The rule in isolation.
+	wantErr(t, checkClassCount(1_000_001, 2708, "node 7"), "class id 1000000 (node 7) but only 2708 nodes")
+	wantErr(t, checkClassCount(30_000, 200_000, "node 7"), "30000 classes", "200000×30000 float64 matrix of logits would take 48 GB")
+	if err := checkClassCount(7, 2708, "node 7"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// 4. empty graphs
+
+func TestEmptyGraphs(t *testing.T) {
+	t.Run("npz", func(t *testing.T) {
+		dir := t.TempDir()
+		cases := []struct {
+			name    string
+			entries npzEntries
+			want    []string
+		}{
+			{"no nodes", npzEntries{
+				{"adj_data", f32Arr()}, {"adj_indices", i32Arr()}, {"adj_indptr", i32Arr(0)}, {"adj_shape", i64Arr(0, 0)},
+				{"attr_data", f32Arr()}, {"attr_indices", i32Arr()}, {"attr_indptr", i32Arr(0)}, {"attr_shape", i64Arr(0, 3)},
+				{"labels", i8Arr()}}, []string{"adjacency has shape (0, 0): the graph has no nodes"}},
+			{"no edges", toyEntries().with("adj_data", f32Arr()).with("adj_indices", i32Arr()).with("adj_indptr", i32Arr(0, 0, 0, 0, 0)),
+				[]string{"the graph has 4 nodes but no edges (0 stored entries"}},
+			{"only self-loops and zeros", toyEntries().with("adj_data", f32Arr(1, 0)).with("adj_indices", i32Arr(0, 2)).with("adj_indptr", i32Arr(0, 1, 2, 2, 2)),
+				[]string{"4 nodes but no edges (2 stored entries, all zeros or self-loops)"}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				p := filepath.Join(dir, fileSafe(c.name)+".npz")
+				writeNPZ(t, p, c.entries)
+				_, err := LoadNPZ(p)
+				wantErr(t, err, append([]string{p}, c.want...)...)
+			})
+		}
+	})
+	t.Run("geom-gcn", func(t *testing.T) {
+		cases := []struct {
+			name string
+			fix  geomFixture
+			want []string
+		}{
+			{"empty edge file", geomFixture{edges: "node_id\tnode_id\n", nodes: geomNodes}, []string{geomEdgesFile + ": no edges"}},
+			{"blank edge file", geomFixture{edges: "\n\n  \n", nodes: geomNodes}, []string{geomEdgesFile + ": no edges"}},
+			{"self-loops only", geomFixture{edges: "h\n1\t1\n3\t3\n", nodes: geomNodes}, []string{geomEdgesFile + ": no edges besides self-loops (2 edge lines"}},
+			{"empty node file", geomFixture{edges: geomEdges, nodes: "node_id\tfeature\tlabel\n"}, []string{geomNodesFile + ": no node rows"}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				_, err := LoadGeomGCN(c.fix.write(t))
+				wantErr(t, err, c.want...)
+			})
+		}
+	})
+	t.Run("signed", func(t *testing.T) {
+		whole := "1\t2\t1\n2\t3\t-1\n3\t4\t1\n"
+		cases := []struct {
+			name  string
+			files map[string]string
+			want  []string
+		}{
+			{"empty whole", map[string]string{"whole_edge.txt": ""}, []string{"whole_edge.txt: no edges"}},
+			{"comments only", map[string]string{"whole_edge.txt": "# src dst sign\n\n"}, []string{"whole_edge.txt: no edges"}},
+			{"self-loops only", map[string]string{"whole_edge.txt": "1 1 1\n2 2 -1\n"}, []string{"whole_edge.txt: no edges besides self-loops (2 edge lines"}},
+			{"empty train", map[string]string{"whole_edge.txt": whole, "toy.train": ""}, []string{"toy.train: no edges"}},
+			{"empty test", map[string]string{"whole_edge.txt": whole, "toy.test": "\n"}, []string{"toy.test: no edges"}},
+			{"train node absent", map[string]string{"whole_edge.txt": whole, "toy.train": "1 2 1\n\n42 3 -1\n"},
+				[]string{"toy.train:3: node 42 does not occur in", "whole_edge.txt"}},
+			{"test node absent", map[string]string{"whole_edge.txt": whole, "toy.test": "4 -7 1\n"},
+				[]string{"toy.test:1: node -7 does not occur in", "whole_edge.txt"}},
+			{"test node beyond id range", map[string]string{"whole_edge.txt": whole, "toy.test": "1 9223372036854775807 1\n"},
+				[]string{"toy.test:1: node 9223372036854775807 does not occur"}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				dir := writeSignedDir(t, "toy", c.files)
+				_, err := LoadSigned(dir)
+				wantErr(t, err, append([]string{dir}, c.want...)...)
+			})
+		}
+		// Far-apart ids (binary-search lookup) are checked the same way.
+		dir := writeSignedDir(t, "toy", map[string]string{
+			"whole_edge.txt": "-9000000000000 9000000000000 1\n3 -9000000000000 -1\n",
+			"toy.train":      "3 9000000000000 1\n4 3 1\n",
+		})
+		_, err := LoadSigned(dir)
+		wantErr(t, err, "toy.train:2: node 4 does not occur")
+	})
+}
+
+// ---------------------------------------------------------------------------
+// 5. splits that leave nothing to train or test on
+
+func TestSplitEmptySets(t *testing.T) {
+	old := Warnings
+	Warnings = io.Discard
+	defer func() { Warnings = old }()
+	g := tcSplitGraph() // 1000 nodes, 857 labelled
+	g.Name = "csbm"
+	masked := &Graph{Name: "masked", N: 6, Labels: []int{0, 1, 0, 1, -1, 0}, NumClasses: 2,
+		MaskSplits: []Split{
+			{Train: []int{4}, Val: []int{2}, Test: []int{3, 5}},
+			{Train: []int{0, 1}, Val: []int{2}, Test: nil},
+		}}
+	fixed := &Graph{Name: "fixedg", N: 4, Labels: []int{0, 1, 0, 1}, NumClasses: 2, Split: Split{Train: []int{0, 1}, Val: []int{2, 3}}}
+	cases := []struct {
+		name, spec string
+		g          *Graph
+		want       []string
+	}{
+		{"ratio train rounds to zero", "ratio:0.0001:0.2", g,
+			[]string{"split ratio:0.0001:0.2 on csbm: it leaves no training node (0 train, 686 validation, 171 test of 857 labelled nodes)",
+				"the train fraction 0.0001 of 857 labelled nodes rounds to zero: use at least 0.000584"}},
+		{"ratio test rounds to zero", "ratio:0.5:0.0001", g,
+			[]string{"leaves no test node (429 train, 428 validation, 0 test", "the test fraction 0.0001", "use at least 0.000584"}},
+		{"inductive train side unlabelled", "inductive:0.0001", g, []string{"split inductive:0.0001 on csbm: it leaves no training node", "rounds to zero"}},
+		{"inductive test side empty", "inductive:0.9999", g, []string{"leaves no test node", "leaves no labelled node on the test side"}},
+		{"mask train unlabelled", "masks:0", masked, []string{"split masks:0 on masked: mask 0 (after dropping unlabelled nodes) leaves no training node (0 train, 1 validation, 2 test of 5 labelled nodes)"}},
+		{"mask without test", "masks:1", masked, []string{"mask 1 (after dropping unlabelled nodes) leaves no test node"}},
+		{"fixed without test", "fixed", fixed, []string{"split fixed on fixedg: its split leaves no test node (2 train, 2 validation, 0 test of 4 labelled nodes)"}},
+		{"per-class too few in a class", "per-class:300:10:10", g, []string{"class 0 has", "need at least 300 for training", "ratio split"}},
+		{"per-class empty class id", "per-class:1:0:1", &Graph{Name: "gap", N: 4, Labels: []int{0, 0, 2, 2}, NumClasses: 3},
+			[]string{"class 1 has 0 labelled nodes"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec, err := ParseSplit(c.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ApplySplit(c.g, spec, 1)
+			wantErr(t, err, c.want...)
+		})
+	}
+	// The hinted fraction is enough, for every labelled count.
+	for l := 1; l <= 5000; l++ {
+		least := ceilSignificant(0.5/float64(l), 3)
+		if math.Round(least*float64(l)) < 1 || least > 1.01/float64(l) {
+			t.Fatalf("%d labelled nodes: hint %v", l, least)
+		}
+	}
+	spec, _ := ParseSplit("ratio:0.000584:0.2")
+	if out, err := ApplySplit(g, spec, 1); err != nil || len(out.Split.Train) != 1 {
+		t.Fatalf("hinted fraction: %v", err)
+	}
+}
+
+func TestSplitWarnings(t *testing.T) {
+	var buf bytes.Buffer
+	old := Warnings
+	Warnings = &buf
+	defer func() { Warnings = old }()
+	// Class 2 has 3 labelled nodes of 103: a 1 % train fraction gives it none.
+	labels := make([]int, 103)
+	for i := range labels {
+		labels[i] = i % 2
+	}
+	labels[100], labels[101], labels[102] = 2, 2, 2
+	g := &Graph{Name: "skewed-warn", N: 103, Labels: labels, NumClasses: 3}
+	cases := []struct {
+		spec string
+		warn string // "" for none
+	}{
+		{"ratio:0.02:0.3", "warning: split ratio:0.02:0.3 on skewed-warn: class 2 (3 labelled nodes) gets no training node"},
+		{"inductive:0.02", "warning: split inductive:0.02 on skewed-warn: class 2 (3 labelled nodes) gets no training node"},
+		{"ratio:0.5:0.3", ""},
+		{"per-class:3:0:10", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.spec, func(t *testing.T) {
+			buf.Reset()
+			spec, _ := ParseSplit(c.spec)
+			for run := 0; run < 3; run++ { // once per process, not once per run
+				if _, err := ApplySplit(g, spec, uint64(run)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := buf.String()
+			if c.warn == "" {
+				if got != "" {
+					t.Fatalf("unexpected warning %q", got)
+				}
+				return
+			}
+			if strings.Count(got, "\n") != 1 || !strings.Contains(got, c.warn) {
+				t.Fatalf("warnings %q, want one line containing %q", got, c.warn)
+			}
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// 6. output files
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	mustWrite := func(p, s string, mode os.FileMode) {
+		if err := os.WriteFile(p, []byte(s), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, mode)
+	}
+	type check func(t *testing.T)
+	cases := []struct {
+		name  string
+		setup func() string // returns the path to write to
+		write func(io.Writer) error
+		want  []string // error substrings; nil: success
+		after check
+	}{
+		{"new file", func() string { return filepath.Join(dir, "new.npz") }, write("data"), nil, func(t *testing.T) {
+			wantFile(t, filepath.Join(dir, "new.npz"), "data", 0o644)
+		}},
+		{"replace keeps mode", func() string {
+			p := filepath.Join(dir, "old.npz")
+			mustWrite(p, "old", 0o600)
+			return p
+		}, write("fresh"), nil, func(t *testing.T) { wantFile(t, filepath.Join(dir, "old.npz"), "fresh", 0o600) }},
+		{"through symlink", func() string {
+			mustWrite(filepath.Join(dir, "target.npz"), "old", 0o644)
+			os.Symlink("target.npz", filepath.Join(dir, "link.npz"))
+			return filepath.Join(dir, "link.npz")
+		}, write("new"), nil, func(t *testing.T) {
+			wantFile(t, filepath.Join(dir, "target.npz"), "new", 0o644)
+			if st, err := os.Lstat(filepath.Join(dir, "link.npz")); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+				t.Fatalf("link replaced: %v %v", st, err)
+			}
+		}},
+		{"dangling symlink chain", func() string {
+			os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+			os.Symlink("sub/mid", filepath.Join(dir, "first"))
+			os.Symlink("created.npz", filepath.Join(dir, "sub", "mid"))
+			return filepath.Join(dir, "first")
+		}, write("x"), nil, func(t *testing.T) { wantFile(t, filepath.Join(dir, "sub", "created.npz"), "x", 0o644) }},
+		{"directory", func() string { return dir }, write("x"), []string{"is a directory, not a regular file"}, nil},
+		{"link to directory", func() string {
+			os.Symlink(".", filepath.Join(dir, "dirlink"))
+			return filepath.Join(dir, "dirlink")
+		}, write("x"), []string{"links to", "which is a directory, not a regular file"}, nil},
+		{"character device", func() string { return "/dev/null" }, write("x"), []string{"is a character device, not a regular file"}, nil},
+		{"missing directory", func() string { return filepath.Join(dir, "no", "x.npz") }, write("x"),
+			[]string{"directory " + filepath.Join(dir, "no") + " does not exist"}, nil},
+		{"symlink loop", func() string {
+			os.Symlink("loopB", filepath.Join(dir, "loopA"))
+			os.Symlink("loopA", filepath.Join(dir, "loopB"))
+			return filepath.Join(dir, "loopA")
+		}, write("x"), []string{"levels of symbolic links"}, nil},
+		{"empty path", func() string { return "" }, write("x"), []string{"no output path"}, nil},
+		{"write error keeps old file", func() string {
+			p := filepath.Join(dir, "keep.npz")
+			mustWrite(p, "precious", 0o644)
+			return p
+		}, func(w io.Writer) error {
+			io.WriteString(w, "partial")
+			return errors.New("disk on fire")
+		}, []string{"writing failed: disk on fire (nothing was written)"}, func(t *testing.T) {
+			wantFile(t, filepath.Join(dir, "keep.npz"), "precious", 0o644)
+		}},
+		{"write error leaves no new file", func() string { return filepath.Join(dir, "never.npz") },
+			func(w io.Writer) error { return errors.New("boom") }, []string{"writing failed: boom"}, func(t *testing.T) {
+				if _, err := os.Lstat(filepath.Join(dir, "never.npz")); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("file left behind: %v", err)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "character device" && runtime.GOOS == "windows" {
+				t.Skip("no /dev/null")
+			}
+			err := WriteFileAtomic(c.setup(), c.write)
+			if c.want != nil {
+				wantErr(t, err, c.want...)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if c.after != nil {
+				c.after(t)
+			}
+		})
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*", ".*tmp*"))
+	left2, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(left)+len(left2) > 0 {
+		t.Errorf("temporary files left behind: %v %v", left, left2)
+	}
+	if st, err := os.Stat("/dev/null"); err == nil && st.Mode()&fs.ModeCharDevice == 0 {
+		t.Errorf("/dev/null is no longer a device")
+	}
+}
+
+func wantFile(t *testing.T, p, content string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil || string(b) != content {
+		t.Fatalf("%s holds %q (%v), want %q", p, b, err, content)
+	}
+	if st, _ := os.Stat(p); runtime.GOOS != "windows" && st.Mode().Perm() != mode {
+		t.Errorf("%s has mode %v, want %v", p, st.Mode().Perm(), mode)
+	}
+}
+
+// shortWriter accepts at most 3 bytes per call without an error.
+type shortWriter struct{}
+
+func (shortWriter) Write(p []byte) (int, error) { return min(len(p), 3), nil }
+
+func TestCheckedWriterShortWrite(t *testing.T) {
+	w := &checkedWriter{w: shortWriter{}}
+	if _, err := w.Write([]byte("ab")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Write([]byte("abcdef")); n != 3 || !errors.Is(err, io.ErrShortWrite) {
+		t.Fatalf("short write: %d, %v", n, err)
+	}
+	if w.n != 5 {
+		t.Fatalf("counted %d bytes", w.n)
+	}
+}
+
+func TestSaveNPZRefusesDevices(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	g := &Graph{N: 2, Adj: FromCOO(2, 2, []int{0, 1}, []int{1, 0}, nil),
+		X: &Features{N: 2, F: 1, Dense: []float64{1, 2}}, Labels: []int{0, 1}}
+	wantErr(t, SaveNPZ("/dev/full", g), "save /dev/full: is a character device, not a regular file")
+	if st, err := os.Stat("/dev/full"); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+		t.Fatalf("/dev/full replaced: %v %v", st, err)
+	}
+	// Through a link: the link target is named.
+	link := filepath.Join(t.TempDir(), "out.npz")
+	os.Symlink("/dev/full", link)
+	wantErr(t, SaveNPZ(link, g), "save "+link+": links to /dev/full, which is a character device")
+}
+
+// ---------------------------------------------------------------------------
+// 7. missing datasets
+
+func TestMissingDatasetMessage(t *testing.T) {
+	empty := t.TempDir()
+	cases := []struct {
+		name string
+		want []string
+	}{
+		{"cora", []string{"dataset cora not found", "cannot download", "put the sparsegraph npz file at " + filepath.Join(empty, "cora.npz"), "gnn-benchmark", "--data-dir or $DPGNN_DATA"}},
+		{"citeseer", []string{"at " + filepath.Join(empty, "citeseer.npz"), "klicperajo/ppnp"}},
+		{"actor", []string{"in the directory " + filepath.Join(empty, "actor") + string(os.PathSeparator), geomEdgesFile, geomNodesFile, "film_split_0.6_0.2_0.npz"}},
+		{"slashdot", []string{"in the directory " + filepath.Join(empty, "signed", "slashdot") + string(os.PathSeparator), "whole_edge.txt, slashdot.train and slashdot.test", "ASGL"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(c.name, empty, 1)
+			wantErr(t, err, c.want...)
+			if strings.Contains(err.Error(), "data fetch") {
+				t.Errorf("message still points at `data fetch`: %v", err)
+			}
+		})
+	}
+	for _, name := range []string{"csbm", "chain-s", "nonsense"} {
+		if _, ok := DatasetHelp(name, empty); ok {
+			t.Errorf("DatasetHelp(%q) claims files", name)
+		}
+	}
+}
