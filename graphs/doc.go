@@ -10,7 +10,7 @@
 // file, the array or line, and the problem. Nothing panics on bad input.
 // Inputs that cannot be a usable dataset are refused before they allocate:
 // empty graphs, feature or class ids far beyond what the file plausibly
-// holds, and sizes whose estimated memory exceeds MemoryLimit (4 GB, or
+// holds, and sizes whose estimated memory exceeds MemoryLimit (16 GB, or
 // $DPGNN_MAX_MEMORY). Splits that leave no training or no test node are
 // errors; legal but doubtful input (a class without training nodes) is
 // reported on Warnings. Files are written atomically (WriteFileAtomic).

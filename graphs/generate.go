@@ -129,7 +129,7 @@ func (c CSBMConfig) EstimateBytes() float64 {
 }
 
 // CheckMemory returns an error when EstimateBytes exceeds MemoryLimit
-// ($DPGNN_MAX_MEMORY, default 4 GB), naming the sizes and the estimate.
+// ($DPGNN_MAX_MEMORY, default 16 GB), naming the sizes and the estimate.
 // Callers holding user-supplied configs call it (after Validate) before
 // CSBM, which allocates without asking.
 func (c CSBMConfig) CheckMemory() error {

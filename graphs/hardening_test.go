@@ -101,7 +101,7 @@ func TestCSBMCheckMemory(t *testing.T) {
 	}{
 		{"default", def, "", nil},
 		{"1e11 nodes", with(func(c *CSBMConfig) { c.Nodes = 1e11 }), "",
-			[]string{"csbm: 100000000000 nodes × 32 features with average degree 8 would take 72 TB", "limit 4 GB", "$DPGNN_MAX_MEMORY"}},
+			[]string{"csbm: 100000000000 nodes × 32 features with average degree 8 would take 72 TB", "limit 16 GB", "$DPGNN_MAX_MEMORY"}},
 		{"many features", with(func(c *CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "",
 			[]string{"1000000 nodes × 10000 features", "would take 80.5 GB"}},
 		{"dense degree", with(func(c *CSBMConfig) { c.Nodes = 1e6; c.AvgDegree = 1000 }), "",

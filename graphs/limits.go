@@ -27,10 +27,11 @@ import (
 // (a size such as "16GB", "512MiB" or "2e10").
 const (
 	// DefaultMemoryLimit is the largest estimated allocation, in bytes,
-	// that a loader or generator accepts when $DPGNN_MAX_MEMORY is unset:
-	// 4 GB, well above every dataset the project ships (cora's dense
-	// features take 31 MB) and below the memory of an ordinary machine.
-	DefaultMemoryLimit = 4_000_000_000
+	// that a loader, a generator or a training run accepts when
+	// $DPGNN_MAX_MEMORY is unset (and `--max-memory` is not given): 16 GB,
+	// far above every dataset the project ships (cora's dense features take
+	// 31 MB) and below the memory of the machines it runs on.
+	DefaultMemoryLimit = 16_000_000_000
 	// MemoryLimitEnv is the environment variable that overrides
 	// DefaultMemoryLimit.
 	MemoryLimitEnv = "DPGNN_MAX_MEMORY"

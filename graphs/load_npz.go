@@ -48,7 +48,7 @@ const maxLoadDim = 1<<31 - 1
 // non-finite feature, label count or shape mismatch, ...). Inputs that
 // cannot be a usable dataset are refused too: a graph with no nodes or no
 // edges (after dropping self-loops and zeros); features whose dense float64
-// form N·F·8 bytes exceeds MemoryLimit (4 GB by default); a class id ≥ N
+// form N·F·8 bytes exceeds MemoryLimit (16 GB by default); a class id ≥ N
 // (more classes than nodes) or an N×C float64 logit matrix above the limit;
 // an array entry that decompresses to more than the limit.
 func LoadNPZ(path string) (*Graph, error) {

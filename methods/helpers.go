@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // DefaultSplitFor is the split used when neither --split nor a
@@ -68,8 +70,9 @@ const (
 	// MaxEpochs bounds epoch counts.
 	MaxEpochs = 1 << 20
 	// DefaultMaxMemory is the memory estimate above which a run is refused
-	// (Context.MaxMemory overrides it).
-	DefaultMaxMemory = 16e9
+	// when neither Context.MaxMemory nor $DPGNN_MAX_MEMORY says otherwise:
+	// the one limit loaders and generators use too.
+	DefaultMaxMemory = graphs.DefaultMemoryLimit
 )
 
 // Width requires 0 < v ≤ MaxWidth.
@@ -102,7 +105,11 @@ func Epochs(name string, v int) error {
 func CheckMemory(ctx *Context, what string, bytes float64) error {
 	limit := float64(ctx.MaxMemory)
 	if limit <= 0 {
-		limit = DefaultMaxMemory
+		l, err := graphs.MemoryLimit()
+		if err != nil {
+			return err
+		}
+		limit = float64(l)
 	}
 	if bytes > limit {
 		return fmt.Errorf("%s needs about %.3g GB, above the limit of %.3g GB (--max-memory); reduce the sizes", what, bytes/1e9, limit/1e9)

@@ -127,7 +127,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	f.Float64Var(&cfg.Signal, "signal", cfg.Signal, "csbm: distance of class means in feature space")
 	gen.Long = "Write a synthetic graph (csbm or chain-s/m/l/x) as an npz sparsegraph file.\n\n" +
 		"A csbm config whose estimated memory (8·nodes·features + 100 per edge + 64 per node bytes)\n" +
-		"exceeds the limit (4 GB, or $" + graphs.MemoryLimitEnv + ") is refused before anything is allocated.\n" +
+		"exceeds the limit (16 GB, or $" + graphs.MemoryLimitEnv + ") is refused before anything is allocated.\n" +
 		"The file is written atomically (a temporary file renamed over --out); a symlink is written\n" +
 		"through to its target; a directory, device or other non-regular --out is refused."
 

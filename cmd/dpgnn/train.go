@@ -23,7 +23,8 @@ import (
 type dataFlags struct {
 	dataset, dataDir, split, features, privacy, epsilon, delta string
 	selection                                                  string
-	selectionEpsilon, maxMemoryGB                              float64
+	selectionEpsilon                                           float64
+	maxMemory                                                  string
 	seed                                                       uint64
 }
 
@@ -37,7 +38,7 @@ func (c *dataFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.delta, "delta", "auto", "privacy parameter δ in (0,1); auto: from public quantities only (edge level: below one over the\nnumber of possible edges among the N nodes; refused at node level, where no count is public); paper: the\nmethod's paper convention on the private unit count (reported as not covered)")
 	f.StringVar(&c.selection, "selection", "auto", "which epoch a training loop keeps: best (validation accuracy; free when labels are public), last (reads\nno label), private (exponential mechanism, --selection-epsilon per trained module, accounted); auto: best,\nor last at node level")
 	f.Float64Var(&c.selectionEpsilon, "selection-epsilon", 0, "ε of each private model selection (--selection private)")
-	f.Float64Var(&c.maxMemoryGB, "max-memory", methods.DefaultMaxMemory/1e9, "refuse a run whose memory estimate exceeds this many GB, before it allocates")
+	f.StringVar(&c.maxMemory, "max-memory", "", "refuse a load or a run whose memory estimate exceeds this size (e.g. 16GB, 512MiB),\nbefore it allocates (default: $DPGNN_MAX_MEMORY, else 16GB)")
 	f.Uint64Var(&c.seed, "seed", 1, "random seed")
 }
 
@@ -59,12 +60,19 @@ func (c *dataFlags) options() (methods.TrainOptions, error) {
 	if err != nil {
 		return methods.TrainOptions{}, err
 	}
-	if !(c.maxMemoryGB > 0) || c.maxMemoryGB > 1e6 {
-		return methods.TrainOptions{}, fmt.Errorf("--max-memory must be a positive number of GB, got %g", c.maxMemoryGB)
+	var maxMem int64
+	if c.maxMemory != "" {
+		if maxMem, err = graphs.ParseBytes(c.maxMemory); err != nil || maxMem <= 0 {
+			return methods.TrainOptions{}, fmt.Errorf("--max-memory %q: want a size such as 16GB or 512MiB", c.maxMemory)
+		}
+		// Loaders read the limit from the environment.
+		if err := os.Setenv(graphs.MemoryLimitEnv, c.maxMemory); err != nil {
+			return methods.TrainOptions{}, err
+		}
 	}
 	return methods.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Features: c.features, Level: level,
 		Epsilon: eps, Delta: delta, DeltaRule: rule, Selection: c.selection, SelectionEpsilon: c.selectionEpsilon, Seed: c.seed,
-		MaxMemory: int64(c.maxMemoryGB * 1e9)}, nil
+		MaxMemory: maxMem}, nil
 }
 
 // commonFlags are the options every `train METHOD` accepts (DESIGN.md).
