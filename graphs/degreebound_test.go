@@ -275,3 +275,26 @@ func TestSampleOutDegreeSpread(t *testing.T) {
 		t.Fatalf("%d rows gained an entry, want ≈ 198", added)
 	}
 }
+
+func TestHoldOutEdges(t *testing.T) {
+	g := CSBM(CSBMConfig{Nodes: 200, Classes: 2, Features: 4, AvgDegree: 6, Homophily: 0.8, Signal: 1}, 3)
+	h, err := HoldOutEdges(g, 0.2, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := g.Adj.NNZ() / 2
+	if nt := h.EdgeTest.NNZ(); nt != int(0.2*float64(total)+0.5) || nt+h.EdgeTrain.NNZ() != total || h.Adj.NNZ() != 2*h.EdgeTrain.NNZ() {
+		t.Fatalf("held out %d, kept %d of %d edges (adjacency %d entries)", nt, h.EdgeTrain.NNZ(), total, h.Adj.NNZ())
+	}
+	for i := 0; i < g.N; i++ {
+		cols, _ := h.EdgeTest.Row(i)
+		for _, j := range cols {
+			if h.Adj.HasEntry(i, j) || h.Adj.HasEntry(j, i) || !g.Adj.HasEntry(i, j) {
+				t.Fatalf("held-out edge {%d,%d} still in the training adjacency or not an edge of g", i, j)
+			}
+		}
+	}
+	if _, err := HoldOutEdges(g, 1, 7); err == nil {
+		t.Error("a test fraction of 1 was accepted")
+	}
+}

@@ -46,6 +46,11 @@ type ModuleTraining struct {
 	Stage      int
 	// Ledger names the DP-SGD steps in the run's privacy ledger.
 	Ledger string
+	// Samples, when set, are the rows of the module's inputs it trains on,
+	// and Targets their classes — a module whose rows are not the graph's
+	// nodes (e.g. node pairs); by default the training nodes and their
+	// labels. Such a module keeps its last epoch.
+	Samples, Targets []int
 }
 
 // Capacity is the number of batch rows a module's training path needs:
@@ -171,7 +176,17 @@ func (mod *Module) watchPath(split graphs.Split, n int) (trainers.MonitorFunc, e
 
 func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watch trainers.MonitorFunc) (trainers.Task, error) {
 	g := ctx.Graph
-	train := g.Split.Train
+	train, target := g.Split.Train, func(row int) int { return g.Labels[row] }
+	if tr.Samples != nil {
+		if len(tr.Targets) != len(tr.Samples) {
+			return nil, fmt.Errorf("module: %d samples but %d targets", len(tr.Samples), len(tr.Targets))
+		}
+		pos := make(map[int]int, len(tr.Samples))
+		for k, s := range tr.Samples {
+			pos[s] = k
+		}
+		train, target = tr.Samples, func(row int) int { return tr.Targets[pos[row]] }
+	}
 	n := len(train)
 	if n == 0 {
 		return nil, fmt.Errorf("the split has no training nodes")
@@ -189,7 +204,7 @@ func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watc
 		rows = rows[:0]
 		for k, s := range samples {
 			rows = append(rows, train[s])
-			labels[k] = g.Labels[train[s]]
+			labels[k] = target(train[s])
 		}
 		for _, in := range mod.Inputs {
 			if err := in.Train.Fill(rows); err != nil {
@@ -238,6 +253,11 @@ func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watc
 func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
 	g := ctx.Graph
 	sel := ctx.loopSelection(src)
+	labels, split := g.Labels, g.Split
+	if tr.Samples != nil {
+		// Rows are not nodes: no validation nodes to select on.
+		labels, split, sel = tr.Targets, graphs.Split{}, trainers.Selection{Mode: trainers.SelectLast}
+	}
 	var watch trainers.MonitorFunc
 	if sel.Mode != trainers.SelectLast {
 		var err error
@@ -249,7 +269,7 @@ func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (train
 	if err != nil {
 		return trainers.LoopResult{}, err
 	}
-	return trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: tr.Epochs, Run: ctx.Run, Stage: tr.Stage,
+	return trainers.FullBatch(task, labels, split, trainers.LoopConfig{Epochs: tr.Epochs, Run: ctx.Run, Stage: tr.Stage,
 		Recorder: ctx.Recorder, Select: sel})
 }
 
@@ -266,4 +286,21 @@ func Placeholder(n, f int, seed uint64) *graphs.Features {
 		x[i] = r.NormFloat64()
 	}
 	return layers.DenseFeatures(x, n, f)
+}
+
+// MLPBody is the module body of a plain MLP over the module's first input:
+// the MLP is created on the first path and shared by the others. Extra
+// outputs are its logits row-normalised (an embedding of each row).
+func MLPBody(name string, cfg layers.MLPConfig) func(*nn.Model, []*layers.Features, bool) (*G.Node, []*G.Node, error) {
+	var p *layers.MLP
+	return func(mm *nn.Model, in []*layers.Features, _ bool) (*G.Node, []*G.Node, error) {
+		if p == nil {
+			var err error
+			if p, err = layers.NewMLP(mm, name, cfg); err != nil {
+				return nil, nil, err
+			}
+		}
+		logits := in[0].MLP(p)
+		return logits, []*G.Node{G.Must(nn.RowNormalize(logits))}, nil
+	}
 }

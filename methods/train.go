@@ -84,11 +84,12 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	rec.Plan(opts.Runs * m.Epochs())
 	defer rec.Done()
 
+	task := TaskOf(m)
 	metrics := map[string][]float64{}
 	var report *dp.Report
 	for r := 0; r < opts.Runs; r++ {
 		seed := opts.Seed + uint64(r)
-		gs, err := graphs.ApplySplit(g, spec.ForRun(r, len(g.MaskSplits)), seed)
+		gs, err := runGraph(task, g, spec, r, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -98,21 +99,16 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s run %d: %w", m.Name(), r+1, err)
 		}
-		if len(out.Pred) != gs.N {
-			return nil, fmt.Errorf("%s returned %d predictions for %d nodes", m.Name(), len(out.Pred), gs.N)
+		mt, err := task.Metrics(gs, out)
+		if err != nil {
+			return nil, fmt.Errorf("%s run %d: %w", m.Name(), r+1, err)
 		}
-		sp := gs.Split
-		metrics["test_acc"] = append(metrics["test_acc"], trainers.Accuracy(out.Pred, gs.Labels, sp.Test))
-		metrics["test_f1_micro"] = append(metrics["test_f1_micro"], trainers.MicroF1(out.Pred, gs.Labels, sp.Test))
-		metrics["val_acc"] = append(metrics["val_acc"], out.ValAcc)
-		metrics["train_acc"] = append(metrics["train_acc"], trainers.Accuracy(out.Pred, gs.Labels, sp.Train))
-		for k, v := range out.Extra {
+		for k, v := range mt {
 			metrics[k] = append(metrics[k], v)
 		}
 		if out.Privacy != nil && ctx.Private() {
-			out.Privacy.Uses = append(out.Privacy.Uses, dp.Use{Kind: "evaluation",
-				What:    "test, validation and training accuracy on the split's labels (the metrics of this record)",
-				Covered: "not released: the experimenter's measurement; at node level labels are private and publishing these numbers is not covered"})
+			out.Privacy.Uses = append(out.Privacy.Uses, dp.Use{Kind: "evaluation", What: task.Evaluation(),
+				Covered: "not released: the experimenter's measurement; where the data it reads is private, publishing these numbers is not covered"})
 		}
 		if out.Privacy != nil {
 			if report == nil || epsOf(out.Privacy) > epsOf(report) {
@@ -222,12 +218,13 @@ func checkOptions(m Method, opts *TrainOptions) error {
 	return m.Validate()
 }
 
-// checkData checks that the dataset g suits the method (node labels) and
-// returns the split spec: opts.Split, or the method's default for the
-// dataset, parsed.
+// checkData checks that the dataset g suits the method's task and returns
+// the split spec: opts.Split, or the method's default for the dataset,
+// parsed.
 func checkData(m Method, opts TrainOptions, g *graphs.Graph) (graphs.SplitSpec, error) {
-	if g.Labels == nil || g.NumClasses < 2 {
-		return graphs.SplitSpec{}, fmt.Errorf("dataset %s has no node labels: %s is a node-classification method", opts.Dataset, m.Name())
+	task := TaskOf(m)
+	if err := task.Check(g); err != nil {
+		return graphs.SplitSpec{}, fmt.Errorf("%v: %s is a %s method", err, m.Name(), task.Name())
 	}
 	splitText := opts.Split
 	if splitText == "" {
@@ -276,7 +273,7 @@ func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
 			continue // a random split's draw only fails on counts, the same for every seed
 		}
 		checked[s.String()] = true
-		if _, err := graphs.ApplySplit(g, s, opts.Seed+uint64(r)); err != nil {
+		if _, err := runGraph(TaskOf(m), g, spec, r, opts.Seed+uint64(r)); err != nil {
 			return "", err
 		}
 	}
@@ -292,13 +289,26 @@ func NewContext(m Method, opts TrainOptions) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	gs, err := graphs.ApplySplit(g, spec.ForRun(0, len(g.MaskSplits)), opts.Seed)
+	gs, err := runGraph(TaskOf(m), g, spec, 0, opts.Seed)
 	if err != nil {
 		return nil, err
 	}
 	ctx := opts.context(gs, g.Name, opts.Seed)
 	ctx.Recorder = trainers.Nop{}
 	return ctx, nil
+}
+
+// runGraph is run r's graph: g with its node split (when the task draws
+// one) and the task's preparation, both drawn from the run's seed.
+func runGraph(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, seed uint64) (*graphs.Graph, error) {
+	gs := g
+	if task.NodeSplit(g) {
+		var err error
+		if gs, err = graphs.ApplySplit(g, spec.ForRun(r, len(g.MaskSplits)), seed); err != nil {
+			return nil, err
+		}
+	}
+	return task.Prepare(gs, seed)
 }
 
 // context is the Context of one run on the split graph gs.

@@ -107,3 +107,41 @@ func Summarize(values []float64, seed uint64) Summary {
 	s.CI95 = math.Max(s.Mean-lo, hi-s.Mean)
 	return s
 }
+
+// AUC is the area under the ROC curve of scores for positives against
+// negatives: the probability that a random positive scores above a random
+// negative, ties counting one half (NaN when either side is empty).
+func AUC(pos, neg []float64) float64 {
+	if len(pos) == 0 || len(neg) == 0 {
+		return math.NaN()
+	}
+	type s struct {
+		v   float64
+		pos bool
+	}
+	all := make([]s, 0, len(pos)+len(neg))
+	for _, v := range pos {
+		all = append(all, s{v, true})
+	}
+	for _, v := range neg {
+		all = append(all, s{v, false})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	// Mann–Whitney: sum of the positives' mid-ranks.
+	rankSum := 0.0
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].v == all[i].v {
+			j++
+		}
+		mid := float64(i+j+1) / 2 // ranks i+1..j
+		for k := i; k < j; k++ {
+			if all[k].pos {
+				rankSum += mid
+			}
+		}
+		i = j
+	}
+	np, nn := float64(len(pos)), float64(len(neg))
+	return (rankSum - np*(np+1)/2) / (np * nn)
+}

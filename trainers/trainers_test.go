@@ -77,3 +77,20 @@ func TestFullBatchRestoresBestValidationEpoch(t *testing.T) {
 }
 
 func splitOf(train, val []int) graphs.Split { return graphs.Split{Train: train, Val: val} }
+
+func TestAUC(t *testing.T) {
+	for _, tc := range []struct {
+		pos, neg []float64
+		want     float64
+	}{
+		{[]float64{3, 4}, []float64{1, 2}, 1},
+		{[]float64{1, 2}, []float64{3, 4}, 0},
+		{[]float64{1, 3}, []float64{2, 2}, 0.5},
+		{[]float64{2}, []float64{2}, 0.5},
+		{[]float64{2, 5}, []float64{1, 2, 6}, 3.5 / 6},
+	} {
+		if got := AUC(tc.pos, tc.neg); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("AUC(%v, %v) = %v, want %v", tc.pos, tc.neg, got, tc.want)
+		}
+	}
+}

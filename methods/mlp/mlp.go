@@ -11,7 +11,6 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/spf13/pflag"
-	G "gorgonia.org/gorgonia"
 )
 
 func init() { methods.Register(func() methods.Method { return &MLP{} }) }
@@ -137,23 +136,8 @@ func (m *MLP) module(ctx *methods.Context) (*methods.Module, methods.ModuleTrain
 	if err != nil {
 		return nil, tr, err
 	}
-	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train), mlpBuild(cfg))
+	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train), methods.MLPBody("mlp", cfg))
 	return mod, tr, err
-}
-
-// mlpBuild is the module body of both MLPs: one MLP, created on the first
-// path and shared by the others.
-func mlpBuild(cfg layers.MLPConfig) func(*nn.Model, []*layers.Features, bool) (*G.Node, []*G.Node, error) {
-	var p *layers.MLP
-	return func(mm *nn.Model, in []*layers.Features, _ bool) (*G.Node, []*G.Node, error) {
-		if p == nil {
-			var err error
-			if p, err = layers.NewMLP(mm, "mlp", cfg); err != nil {
-				return nil, nil, err
-			}
-		}
-		return in[0].MLP(p), nil, nil
-	}
 }
 
 // dpModule builds DP-MLP: node-level DP where a node's features and label
@@ -188,7 +172,7 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 	}
 	tr.Multiplier = priv.Multiplier
 	ctx.NoteSelection(priv.Plan, 1)
-	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train), mlpBuild(cfg))
+	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train), methods.MLPBody("mlp", cfg))
 	return mod, tr, priv, err
 }
 

@@ -1,0 +1,115 @@
+package methods
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/trainers"
+)
+
+// Task is what a method is trained and evaluated for: which datasets suit
+// it, how a run's graph is split, and which metrics a run's outcome gives.
+// A method names its task by implementing Tasked; without it the task is
+// node classification.
+type Task interface {
+	Name() string
+	// Check reports whether dataset g suits the task.
+	Check(g *graphs.Graph) error
+	// NodeSplit reports whether runs on g draw a node split (--split).
+	NodeSplit(g *graphs.Graph) bool
+	// Prepare finishes a run's graph (after its node split, if any), e.g.
+	// holding out test edges; seed is the run's.
+	Prepare(g *graphs.Graph, seed uint64) (*graphs.Graph, error)
+	// Metrics are a run's measurements (test, validation, training).
+	Metrics(g *graphs.Graph, out *Outcome) (map[string]float64, error)
+	// Evaluation says what private data the metrics read (for the report).
+	Evaluation() string
+}
+
+// Tasked is a method whose task is not node classification.
+type Tasked interface {
+	Task() Task
+}
+
+// TaskOf returns m's task.
+func TaskOf(m Method) Task {
+	if t, ok := m.(Tasked); ok {
+		return t.Task()
+	}
+	return NodeClassification{}
+}
+
+// NodeClassification predicts every node's class; a run's outcome holds
+// one prediction per node (Outcome.Pred) and the validation accuracy of the
+// model kept.
+type NodeClassification struct{}
+
+func (NodeClassification) Name() string { return "node classification" }
+
+func (NodeClassification) Check(g *graphs.Graph) error {
+	if g.Labels == nil || g.NumClasses < 2 {
+		return fmt.Errorf("dataset %s has no node labels", g.Name)
+	}
+	return nil
+}
+
+func (NodeClassification) NodeSplit(*graphs.Graph) bool { return true }
+
+func (NodeClassification) Prepare(g *graphs.Graph, _ uint64) (*graphs.Graph, error) { return g, nil }
+
+func (NodeClassification) Metrics(g *graphs.Graph, out *Outcome) (map[string]float64, error) {
+	if len(out.Pred) != g.N {
+		return nil, fmt.Errorf("%d predictions for %d nodes", len(out.Pred), g.N)
+	}
+	sp := g.Split
+	m := map[string]float64{
+		"test_acc":      trainers.Accuracy(out.Pred, g.Labels, sp.Test),
+		"test_f1_micro": trainers.MicroF1(out.Pred, g.Labels, sp.Test),
+		"val_acc":       out.ValAcc,
+		"train_acc":     trainers.Accuracy(out.Pred, g.Labels, sp.Train),
+	}
+	for k, v := range out.Extra {
+		m[k] = v
+	}
+	return m, nil
+}
+
+func (NodeClassification) Evaluation() string {
+	return "test, validation and training accuracy on the split's labels (the metrics of this record)"
+}
+
+// LinkPrediction tells held-out edges from random node pairs: each run
+// holds out TestFraction of the undirected edges (Graph.EdgeTest; the
+// training graph lacks them) and the method scores them against as many
+// random pairs. A run's outcome reports "test_auc" (and any other metric)
+// in Outcome.Extra; node splits are drawn when the dataset has labels.
+type LinkPrediction struct {
+	TestFraction float64
+}
+
+func (LinkPrediction) Name() string { return "link prediction" }
+
+func (LinkPrediction) Check(g *graphs.Graph) error {
+	if g.Adj == nil || g.Adj.NNZ() < 4 {
+		return fmt.Errorf("dataset %s has too few edges for link prediction", g.Name)
+	}
+	return nil
+}
+
+func (LinkPrediction) NodeSplit(g *graphs.Graph) bool { return g.Labels != nil && g.NumClasses >= 2 }
+
+func (t LinkPrediction) Prepare(g *graphs.Graph, seed uint64) (*graphs.Graph, error) {
+	return graphs.HoldOutEdges(g, t.TestFraction, seed)
+}
+
+func (LinkPrediction) Metrics(_ *graphs.Graph, out *Outcome) (map[string]float64, error) {
+	if v, ok := out.Extra["test_auc"]; !ok || math.IsNaN(v) {
+		return nil, fmt.Errorf("a link-prediction outcome must report test_auc")
+	}
+	return out.Extra, nil
+}
+
+func (LinkPrediction) Evaluation() string {
+	return "the AUC of held-out edges against random pairs (the metrics of this record); the held-out edges are private at edge level and publishing it is not covered"
+}
