@@ -11,6 +11,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // accountSubcommands are the mechanism calculators under `dpgnn account`;
@@ -326,7 +327,14 @@ achieved_epsilon (solving for sigma), mu (gdp), order (rdp).`,
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&sigma, "sigma", 0, "noise multiplier σ = noise std / L2 sensitivity (> 0): report ε")
+	f.Float64Var(&sigma, "sigma", 0, "noise multiplier σ = noise std / L2 sensitivity (> 0): report ε (--noise, as in the\nother calculators, is the same flag)")
+	// --noise names the noise multiplier in every other calculator.
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "noise" {
+			name = "sigma"
+		}
+		return pflag.NormalizedName(name)
+	})
 	f.IntVar(&count, "count", 0, "number K of Gaussian releases composed (≥ 1, required)")
 	f.StringVar(&accountant, "accountant", "gdp", "gdp (exact Gaussian DP), rdp (Rényi DP, improved conversion) or rdp-standard")
 	c.bind(cmd, "sigma")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"os/exec"
 	"strings"
 	"text/tabwriter"
@@ -94,20 +93,16 @@ relative error exceeds --tolerance.`,
 			if err != nil {
 				return err
 			}
-			w := stdout
-			if c.out != "" {
-				f, err := os.Create(c.out)
-				if err != nil {
-					return fmt.Errorf("--out: %w", err)
-				}
-				defer func() {
-					if cerr := f.Close(); err == nil && cerr != nil {
-						err = fmt.Errorf("--out %s: %w", c.out, cerr)
-					}
-				}()
-				w = f
+			if c.out == "" {
+				return writeGraph(stdout, c.format, graphTitle(m, ctx), model.View())
 			}
-			return writeGraph(w, c.format, graphTitle(m, ctx), model.View())
+			// Written atomically: a failing dot leaves no empty file behind.
+			if err := graphs.WriteFileAtomic(c.out, func(w io.Writer) error {
+				return writeGraph(w, c.format, graphTitle(m, ctx), model.View())
+			}); err != nil {
+				return fmt.Errorf("--out %s: %w", c.out, err)
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 
 	"github.com/dpgnn/dpgnn/methods"
@@ -23,6 +24,15 @@ func main() {
 			}
 		}
 	}
+	// Ctrl-C: say so and what is kept, then exit 130 (128 + SIGINT).
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
+	go func() {
+		<-stop
+		pprof.StopCPUProfile()
+		fmt.Fprintln(os.Stderr, "dpgnn: interrupted; records a sweep has written to --out are kept, the run in progress is lost")
+		os.Exit(130)
+	}()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "dpgnn:", err)
 		pprof.StopCPUProfile()

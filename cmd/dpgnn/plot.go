@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/dpgnn/dpgnn/graphs"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -82,8 +84,14 @@ func plotSweep(file, title string, epsText, names []string, cells map[string][]s
 	// room above and below the error bars (and for the legend)
 	span := p.Y.Max - p.Y.Min
 	p.Y.Min, p.Y.Max = max(0, p.Y.Min-0.05*span), min(1, p.Y.Max+0.25*span)
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, file); err != nil {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
+	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, format)
+	if err != nil {
 		return fmt.Errorf("--plot: %w", err)
+	}
+	// Written atomically: a failure leaves no partial file behind.
+	if err := graphs.WriteFileAtomic(file, func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
+		return fmt.Errorf("--plot %s: %w", file, err)
 	}
 	return nil
 }
