@@ -108,7 +108,9 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 		}
 		if out.Privacy != nil && ctx.Private() {
 			out.Privacy.Uses = append(out.Privacy.Uses, dp.Use{Kind: "evaluation", What: task.Evaluation(),
-				Covered: "not released: the experimenter's measurement; where the data it reads is private, publishing these numbers is not covered"})
+				Covered: "not released: the experimenter's measurement; where the data it reads is private, publishing these numbers is not covered"},
+				dp.Use{Kind: "provenance", What: "the record's dataset_fingerprint, a hash of the whole dataset as loaded",
+					Covered: "not released: it identifies the exact data (anyone holding a candidate dataset can test it); remove it from a record before publishing"})
 		}
 		if out.Privacy != nil {
 			if report == nil || epsOf(out.Privacy) > epsOf(report) {

@@ -237,16 +237,14 @@ func (a *AggregationPerturbation) SetupAP(ctx *methods.Context) (*APSetup, error
 			return nil, err
 		}
 		s.Adj = graphs.SampleOutDegree(g.Adj, d, PairKeyFrom(src))
-		over, _ := graphs.OutDegreeExcess(g.Adj, d)
 		s.Bound = &dp.Use{Kind: "degree-bound",
-			What:    fmt.Sprintf("out-degrees sampled to D=%d with keyed ranks from the mechanism source (GAP/ProGAP); %d node(s) of this input are above D", d, over),
+			What:    fmt.Sprintf("out-degrees sampled to D=%d with keyed ranks from the mechanism source (GAP/ProGAP)", d),
 			Covered: "assumption: the raw graph's out-degrees are already ≤ D"}
+		// The report does not say whether this input is above D: that count
+		// is private, and the report is meant to be published.
 		s.Note = fmt.Sprintf("node level, --degree-bound sample: NAP's sensitivity √%d assumes every node of the raw graph has at most %d out-neighbours "+
 			"(a public degree bound on the input graph); sampling a graph above the bound changes other nodes' samples when a node is removed, "+
-			"which √D does not cover", d, d)
-		if over > 0 {
-			s.Note += fmt.Sprintf(". This input has %d node(s) above the bound, so the ε above is not a guarantee for it", over)
-		}
+			"which √D does not cover: for such an input the ε above is not a guarantee", d, d)
 	default:
 		if err := graphs.CheckOutDegree(g.Adj, d); err != nil {
 			return nil, fmt.Errorf("node level, --max-degree %d: %s: %v. --max-degree is a public bound on every node's out-degree and the guarantee "+
