@@ -94,21 +94,14 @@ type Calibrated struct {
 	Plan       *dp.Plan
 }
 
-// Release is one kind of private release of a run, as the accountant sees
-// it: Name keys the run's ledger (the mechanism records every release it
-// makes under that name), What describes it for the report.
-type Release struct {
-	Name  string
-	What  string
-	Event dp.Event
-}
-
-// Calibrate finds the smallest noise multiplier z whose releases(z) meet
+// Calibrate finds the smallest noise multiplier z whose releases(z) (each a
+// dp.Planned: Name keys the run's ledger, where the mechanism records every
+// release it makes under that name) meet
 // the context's (ε, δ) under the named accountant (gdp, rdp, rdp-standard)
 // and returns z with the run's privacy plan: its level and unit, δ and its
 // source, the releases at z, and noise (method-specific noise levels, stds).
 // Without privacy (ε = ∞ or level none) z is 0 and nothing is released.
-func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(z float64) []Release, noise func(z float64) map[string]float64) (*Calibrated, error) {
+func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(z float64) []dp.Planned, noise func(z float64) map[string]float64) (*Calibrated, error) {
 	delta, source, err := ctx.ResolveDelta(units)
 	if err != nil {
 		return nil, err
@@ -130,10 +123,7 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 	} else if z, err = dp.CalibrateNoise(ctx.Epsilon, delta, events, newAcct); err != nil {
 		return nil, fmt.Errorf("calibrating the noise for ε=%g, δ=%g: %w", ctx.Epsilon, delta, err)
 	}
-	plan.Accountant, plan.Multiplier = accountant, z
-	for _, r := range releases(z) {
-		plan.Releases = append(plan.Releases, dp.Planned{Name: r.Name, What: r.What, Event: r.Event})
-	}
+	plan.Accountant, plan.Multiplier, plan.Releases = accountant, z, releases(z)
 	plan.Noise = noise(z)
 	plan.Noise["multiplier"] = z
 	// The report composes the same events again: fail now, before any
@@ -145,7 +135,7 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 }
 
 // Events returns the events of the releases, in order.
-func Events(rel []Release) []dp.Event {
+func Events(rel []dp.Planned) []dp.Event {
 	ev := make([]dp.Event, len(rel))
 	for i, r := range rel {
 		ev[i] = r.Event
@@ -162,9 +152,9 @@ func CalibrateSGD(ctx *Context, n int, q float64, steps int, clip float64, conv 
 		name = "rdp-standard"
 	}
 	return Calibrate(ctx, DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}, name,
-		func(z float64) []Release {
-			return append([]Release{{"dpsgd", fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g, clip %g, noise std %.4g·clip", steps, q, clip, z),
-				dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}}, ctx.SelectionReleases(1)...)
+		func(z float64) []dp.Planned {
+			return append([]dp.Planned{{Name: "dpsgd", What: fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g, clip %g, noise std %.4g·clip", steps, q, clip, z),
+				Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}}, ctx.SelectionReleases(1)...)
 		},
 		func(z float64) map[string]float64 {
 			return map[string]float64{"std": z * clip, "clip": clip, "rate": q, "steps": float64(steps)}

@@ -49,13 +49,13 @@ func resolveSelection(level Level, private bool, mode string, eps float64) (stri
 // SelectionReleases returns the private model selections of a run that
 // trains `modules` modules: one ε-DP exponential mechanism each under
 // --selection private, none otherwise.
-func (c *Context) SelectionReleases(modules int) []Release {
+func (c *Context) SelectionReleases(modules int) []dp.Planned {
 	if c.Selection != trainers.SelectPrivate {
 		return nil
 	}
-	out := make([]Release, modules)
+	out := make([]dp.Planned, modules)
 	for i := range out {
-		out[i] = Release{Name: "selection", What: fmt.Sprintf("model selection %d/%d: exponential mechanism over epochs on correct validation counts (sensitivity 1), ε=%g", i+1, modules, c.SelectionEpsilon),
+		out[i] = dp.Planned{Name: "selection", What: fmt.Sprintf("model selection %d/%d: exponential mechanism over epochs on correct validation counts (sensitivity 1), ε=%g", i+1, modules, c.SelectionEpsilon),
 			Event: dp.PureEvent{Epsilon: c.SelectionEpsilon, Count: 1}}
 	}
 	return out

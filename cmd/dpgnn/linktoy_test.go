@@ -75,8 +75,8 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	}
 	q := methods.NodeRate(64, len(samples))
 	tr := m.train(m.epochs)
-	cal, err := methods.Calibrate(ctx, methods.EdgeUnits(g.N, true, nil), "rdp", func(z float64) []methods.Release {
-		return []methods.Release{{Name: "dpsgd", What: "pair scorer DP-SGD", Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: dp.Steps(tr.Epochs, q)}}}
+	cal, err := methods.Calibrate(ctx, methods.EdgeUnits(g.N, true, nil), "rdp", func(z float64) []dp.Planned {
+		return []dp.Planned{{Name: "dpsgd", What: "pair scorer DP-SGD", Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: dp.Steps(tr.Epochs, q)}}}
 	}, func(float64) map[string]float64 { return map[string]float64{} })
 	if err != nil {
 		return nil, err

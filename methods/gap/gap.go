@@ -102,14 +102,14 @@ func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calib
 		}
 		tCls = m.training(ctx, setup, 0, m.Epochs_, ledgerClassifier).SGDSteps()
 	}
-	return m.CalibrateAP(ctx, setup, func(z float64) []methods.Release {
+	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
 		ev := Events(ctx.Level, m.Hops, z, setup.Rate, tEnc, tCls)
-		rel := []methods.Release{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
+		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
 			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
 		if ctx.Level == methods.Node {
-			rel = append(rel, methods.Release{Name: ledgerClassifier, What: fmt.Sprintf("classifier DP-SGD: %d Poisson steps at rate %.4g, clip %g", tCls, setup.Rate, m.Clip), Event: ev[1]})
+			rel = append(rel, dp.Planned{Name: ledgerClassifier, What: fmt.Sprintf("classifier DP-SGD: %d Poisson steps at rate %.4g, clip %g", tCls, setup.Rate, m.Clip), Event: ev[1]})
 			if tEnc > 0 {
-				rel = append(rel, methods.Release{Name: ledgerEncoder, What: fmt.Sprintf("encoder DP-SGD: %d Poisson steps at rate %.4g, clip %g", tEnc, setup.Rate, m.Clip), Event: ev[2]})
+				rel = append(rel, dp.Planned{Name: ledgerEncoder, What: fmt.Sprintf("encoder DP-SGD: %d Poisson steps at rate %.4g, clip %g", tEnc, setup.Rate, m.Clip), Event: ev[2]})
 			}
 		}
 		return append(rel, ctx.SelectionReleases(modules)...)

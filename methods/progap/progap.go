@@ -61,12 +61,12 @@ func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Ca
 	if ctx.Level == methods.Node {
 		t = m.training(ctx, setup, 0, 0).SGDSteps()
 	}
-	return m.CalibrateAP(ctx, setup, func(z float64) []methods.Release {
+	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
 		ev := Events(ctx.Level, m.Hops, z, setup.Rate, t)
-		rel := []methods.Release{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, one per stage 1..%d: Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
+		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, one per stage 1..%d: Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
 			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
 		if ctx.Level == methods.Node {
-			rel = append(rel, methods.Release{Name: ledgerSGD, What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.Hops+1, t, setup.Rate, m.Clip), Event: ev[1]})
+			rel = append(rel, dp.Planned{Name: ledgerSGD, What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.Hops+1, t, setup.Rate, m.Clip), Event: ev[1]})
 		}
 		return append(rel, ctx.SelectionReleases(m.Hops+1)...)
 	}, func(z float64, rec map[string]float64) {

@@ -137,7 +137,7 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 		if math.Abs(c.Multiplier-tc.want) > 5e-5*tc.want+5e-5 {
 			t.Errorf("K=%d ε=%g δ=%g: σ = %.5f, spec %.4f", tc.k, tc.eps, tc.delta, c.Multiplier, tc.want)
 		}
-		if eps, err := dp.EpsilonOf(c.Plan.Accountant, methods.Events(plannedReleases(c.Plan)), tc.delta); err != nil || eps > tc.eps {
+		if eps, err := dp.EpsilonOf(c.Plan.Accountant, methods.Events(c.Plan.Releases), tc.delta); err != nil || eps > tc.eps {
 			t.Errorf("calibrated ε %v above target %v (%v)", eps, tc.eps, err)
 		}
 	}
@@ -189,15 +189,6 @@ func TestProGAPUndirectedEdgeUnit(t *testing.T) {
 	if mult[0] != mult[1] {
 		t.Errorf("multipliers %v differ for the same ε, δ and K", mult)
 	}
-}
-
-// plannedReleases turns a plan's releases back into methods.Release values.
-func plannedReleases(p *dp.Plan) []methods.Release {
-	var out []methods.Release
-	for _, r := range p.Releases {
-		out = append(out, methods.Release{Name: r.Name, What: r.What, Event: r.Event})
-	}
-	return out
 }
 
 // TestOneReleaseMoreThanPlannedFails: the report is built from the plan and

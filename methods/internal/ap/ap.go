@@ -89,7 +89,7 @@ const (
 // also states the ε of an undirected edge (two directed entries,
 // sensitivity √2, so the same events at multiplier z/√2) — what a reader of
 // an undirected graph would otherwise under-estimate.
-func (a *AggregationPerturbation) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []methods.Release, nodeNoise func(z float64, rec map[string]float64), modules int) (*methods.Calibrated, error) {
+func (a *AggregationPerturbation) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64), modules int) (*methods.Calibrated, error) {
 	c, err := a.calibrateAP(ctx, setup, releases, nodeNoise)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func (a *AggregationPerturbation) CalibrateAP(ctx *methods.Context, setup *APSet
 	return c, nil
 }
 
-func (a *AggregationPerturbation) calibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []methods.Release, nodeNoise func(z float64, rec map[string]float64)) (*methods.Calibrated, error) {
+func (a *AggregationPerturbation) calibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64)) (*methods.Calibrated, error) {
 	acct := a.NodeAccountant()
 	if ctx.Level != methods.Node {
 		var err error

@@ -37,8 +37,8 @@ func TestEdgeUnit(t *testing.T) {
 	events := func(k int) func(z float64) []dp.Event {
 		return func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k}} }
 	}
-	releases := func(k int) func(z float64) []methods.Release {
-		return func(z float64) []methods.Release { return []methods.Release{{What: "NAP", Event: events(k)(z)[0]}} }
+	releases := func(k int) func(z float64) []dp.Planned {
+		return func(z float64) []dp.Planned { return []dp.Planned{{What: "NAP", Event: events(k)(z)[0]}} }
 	}
 	run := func(unit string) (*APSetup, *methods.Calibrated) {
 		a := apWithUnit(t, unit)

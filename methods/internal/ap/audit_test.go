@@ -62,8 +62,8 @@ func apFor(t *testing.T, args ...string) *AggregationPerturbation {
 // report; the multiplier is fixed by AuditOptions).
 func napOnlyCalibration(a *AggregationPerturbation) func(*methods.Context, *APSetup) (*methods.Calibrated, error) {
 	return func(ctx *methods.Context, s *APSetup) (*methods.Calibrated, error) {
-		return a.CalibrateAP(ctx, s, func(z float64) []methods.Release {
-			return []methods.Release{{What: "NAP", Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}
+		return a.CalibrateAP(ctx, s, func(z float64) []dp.Planned {
+			return []dp.Planned{{What: "NAP", Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}
 		}, nil, 0)
 	}
 }
