@@ -129,7 +129,7 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	}
 	recd := &trainers.Record{
 		Method: m.Name(), Dataset: g.Name, Split: spec.String(), Privacy: string(opts.Level),
-		Epsilon: trainers.Eps(opts.Epsilon), Runs: opts.Runs, Seed: opts.Seed, Seeds: seeds,
+		Epsilon: dp.EpsilonJSON(opts.Epsilon), Runs: opts.Runs, Seed: opts.Seed, Seeds: seeds,
 		Hyperparameters: Hyperparameters(opts.Flags), Metrics: map[string]trainers.Summary{},
 		PrivacyReport: report, SecureNoise: opts.SecureNoise,
 		Version: version, Commit: commit, Timestamp: start.UTC().Format(time.RFC3339),

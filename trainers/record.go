@@ -90,9 +90,6 @@ func BuildInfo() (version, commit string) {
 	return version, commit
 }
 
-// Eps converts ε to its JSON form (nil for +Inf or NaN).
-func Eps(e float64) *float64 { return dp.EpsilonJSON(e) }
-
 // MarshalJSON replaces NaN values (e.g. validation accuracy without a
 // validation set) with null.
 func (s Summary) MarshalJSON() ([]byte, error) {

@@ -19,7 +19,7 @@ func TestRecordJSONFields(t *testing.T) {
 		nullDelta bool
 	}{
 		{"none", Record{Method: "gcn", Privacy: "none", Runs: 2, Seed: 3, Seeds: []uint64{3, 4}}, true},
-		{"edge", Record{Method: "gap", Privacy: "edge", Epsilon: Eps(1), Delta: &d, Runs: 1, Seed: 1, Seeds: []uint64{1},
+		{"edge", Record{Method: "gap", Privacy: "edge", Epsilon: dp.EpsilonJSON(1), Delta: &d, Runs: 1, Seed: 1, Seeds: []uint64{1},
 			PrivacyReport: &dp.Report{Level: "edge", Accountant: "gdp", Delta: d}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

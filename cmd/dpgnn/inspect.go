@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
@@ -130,7 +131,7 @@ func levelList(m methods.Method) string {
 func graphTitle(m methods.Method, ctx *methods.Context) string {
 	t := fmt.Sprintf("%s on %s (%d nodes), privacy %s", m.Name(), ctx.Dataset, ctx.Graph.N, ctx.Level)
 	if ctx.Level != methods.None {
-		t += fmt.Sprintf(" ε=%s", fmtEps(trainers.Eps(ctx.Epsilon)))
+		t += fmt.Sprintf(" ε=%s", fmtEps(dp.EpsilonJSON(ctx.Epsilon)))
 		if ctx.Delta > 0 {
 			t += fmt.Sprintf(" δ=%g", ctx.Delta)
 		}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
@@ -307,7 +308,7 @@ func (p *sweepPlan) cells() []*sweepRecord {
 				e = math.Inf(1)
 			}
 			r := &trainers.Record{Method: name, Dataset: p.dataset, Split: p.split, Privacy: string(level),
-				Epsilon: trainers.Eps(e), Runs: p.opts.Runs, Seed: p.opts.Seed, Seeds: seeds, DatasetFingerprint: p.fingerprint}
+				Epsilon: dp.EpsilonJSON(e), Runs: p.opts.Runs, Seed: p.opts.Seed, Seeds: seeds, DatasetFingerprint: p.fingerprint}
 			out = append(out, &sweepRecord{Record: r, where: fmt.Sprintf("this sweep's %s at ε=%s", name, p.epsText[i])})
 		}
 	}

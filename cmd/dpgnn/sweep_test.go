@@ -21,10 +21,10 @@ var inf = math.Inf(1)
 func sweepRec(t *testing.T, method string, eps float64, mods ...func(*trainers.Record)) string {
 	t.Helper()
 	d := 1e-5
-	r := &trainers.Record{Method: method, Dataset: "cora", Split: "ratio:0.1:0.2", Privacy: "edge", Epsilon: trainers.Eps(eps),
+	r := &trainers.Record{Method: method, Dataset: "cora", Split: "ratio:0.1:0.2", Privacy: "edge", Epsilon: dp.EpsilonJSON(eps),
 		Delta: &d, Runs: 3, Seed: 1, Seeds: []uint64{1, 2, 3}, DatasetFingerprint: "aa11",
 		Metrics:       map[string]trainers.Summary{"test_acc": {Mean: 0.7, CI95: 0.01, Values: []float64{0.69, 0.7, 0.71}}},
-		PrivacyReport: &dp.Report{Level: "edge", Accountant: "gdp", Epsilon: trainers.Eps(eps), Delta: d}}
+		PrivacyReport: &dp.Report{Level: "edge", Accountant: "gdp", Epsilon: dp.EpsilonJSON(eps), Delta: d}}
 	for _, m := range mods {
 		m(r)
 	}
