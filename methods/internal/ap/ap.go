@@ -208,28 +208,29 @@ type APSetup struct {
 //     and the report says so.
 func (a *AggregationPerturbation) SetupAP(ctx *methods.Context) (*APSetup, error) {
 	g := ctx.Graph
-	undirected := a.EdgeUnit == methods.EdgeUndirected
-	if ctx.Level == methods.Node && undirected {
-		return nil, fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
-	}
-	s := &APSetup{Adj: g.Adj, Sensitivity: 1}
-	paper := methods.PaperDigits(g.Adj.NNZ(), "directed edges")
-	if undirected {
-		s.Sensitivity = math.Sqrt2
-		paper = methods.PaperDigits(g.Adj.UndirectedEdges(), "undirected edges")
-	}
-	s.Units = methods.EdgeUnits(g.N, undirected, paper)
-	if ctx.Level != methods.Node {
-		return s, nil
-	}
 	n := len(g.Split.Train)
-	if n == 0 {
+	if err := a.checkUnit(ctx.Level); err != nil {
+		return nil, err
+	}
+	if ctx.Level == methods.Node && n == 0 {
 		return nil, fmt.Errorf("the split has no training nodes")
 	}
+	s, err := a.SetupCounts(ctx.Level, methods.Counts{TrainNodes: n})
+	if err != nil {
+		return nil, err
+	}
+	s.Adj = g.Adj
+	if ctx.Level != methods.Node {
+		undirected := a.EdgeUnit == methods.EdgeUndirected
+		paper := methods.PaperDigits(g.Adj.NNZ(), "directed edges")
+		if undirected {
+			paper = methods.PaperDigits(g.Adj.UndirectedEdges(), "undirected edges")
+		}
+		s.Units = methods.EdgeUnits(g.N, undirected, paper)
+		return s, nil
+	}
 	d := a.MaxDegree
-	s.Sensitivity = math.Sqrt(float64(d))
-	s.Units = methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(n, "training nodes")}
-	s.Rate = methods.NodeRate(a.BatchSize, n)
+	s.Units.Paper = methods.PaperDigits(n, "training nodes")
 	switch a.DegreeBound {
 	case DegreeSample:
 		src, err := ctx.NoiseSource("degree-bound")
@@ -409,18 +410,26 @@ func (a *AggregationPerturbation) AccountCounts(level methods.Level) []string {
 	return nil
 }
 
-// SetupCounts is SetupAP without a graph: the sensitivity of a NAP call
-// and the DP-SGD rate for the counts (the degree bound is the public
-// --max-degree; δ must be given).
+// checkUnit refuses an edge unit at node level.
+func (a *AggregationPerturbation) checkUnit(level methods.Level) error {
+	if level == methods.Node && a.EdgeUnit == methods.EdgeUndirected {
+		return fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
+	}
+	return nil
+}
+
+// SetupCounts is the part of SetupAP that needs counts only: the
+// sensitivity of a NAP call (1, √2 for undirected edges, √D at node level)
+// and the DP-SGD rate. Alone (`dpgnn account`), δ must be given.
 func (a *AggregationPerturbation) SetupCounts(level methods.Level, c methods.Counts) (*APSetup, error) {
 	if err := a.ValidateAP(); err != nil {
 		return nil, err
 	}
+	if err := a.checkUnit(level); err != nil {
+		return nil, err
+	}
 	s := &APSetup{Sensitivity: 1, Units: methods.DeltaUnits{Unit: "directed edge"}}
 	if a.EdgeUnit == methods.EdgeUndirected {
-		if level == methods.Node {
-			return nil, fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
-		}
 		s.Sensitivity, s.Units.Unit = math.Sqrt2, "undirected edge"
 	}
 	if level == methods.Node {
