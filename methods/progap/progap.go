@@ -232,23 +232,11 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 func (m *ProGAP) release(ctx *methods.Context, prev *stage, nap *layers.NAP) (*graphs.Features, error) {
 	g := ctx.Graph
 	h := append([]float64(nil), nn.Values(prev.hLast)...) // from the restored model's last evaluation
-	mm := nn.NewModel(ctx.Seed)
-	var out *G.Node
-	err := nn.Build(func() error {
-		out = nap.Forward(mm.Input("H", h, g.N, m.Hidden))
-		return nil
-	})
+	out, err := ap.RunNAP(nap, h, g.N, m.Hidden)
 	if err != nil {
 		return nil, err
 	}
-	r, err := mm.NewRunner(out)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Run(); err != nil {
-		return nil, err
-	}
-	return layers.DenseFeatures(append([]float64(nil), nn.Values(out)...), g.N, m.Hidden), nil
+	return layers.DenseFeatures(out, g.N, m.Hidden), nil
 }
 
 // BuildModel builds the final stage's graph for inspection: base MLPs

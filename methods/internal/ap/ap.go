@@ -382,8 +382,13 @@ func auditEmbedding(g *graphs.Graph, kind string, width int) ([]float64, error) 
 
 // napOnce runs one NAP call over adj.
 func napOnce(adj *graphs.CSR, x []float64, n, width int, std float64, src *dp.Source) ([]float64, error) {
+	return RunNAP(layers.NewNAP("audit.nap", adj, std, src), x, n, width)
+}
+
+// RunNAP performs one release of a NAP layer on the n×width embedding x
+// and returns the noisy aggregate (a copy).
+func RunNAP(nap *layers.NAP, x []float64, n, width int) ([]float64, error) {
 	mm := nn.NewModel(0)
-	nap := layers.NewNAP("audit.nap", adj, std, src)
 	var out *G.Node
 	if err := nn.Build(func() error {
 		out = nap.Forward(mm.Input("X", x, n, width))
