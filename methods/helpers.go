@@ -69,10 +69,6 @@ const (
 	MaxDepth = 64
 	// MaxEpochs bounds epoch counts.
 	MaxEpochs = 1 << 20
-	// DefaultMaxMemory is the memory estimate above which a run is refused
-	// when neither Context.MaxMemory nor $DPGNN_MAX_MEMORY says otherwise:
-	// the one limit loaders and generators use too.
-	DefaultMaxMemory = graphs.DefaultMemoryLimit
 )
 
 // Width requires 0 < v ≤ MaxWidth.
@@ -101,7 +97,7 @@ func Epochs(name string, v int) error {
 }
 
 // CheckMemory refuses a run whose memory estimate (bytes, for what)
-// exceeds ctx.MaxMemory (DefaultMaxMemory when 0), before it allocates.
+// exceeds ctx.MaxMemory (graphs.MemoryLimit when 0), before it allocates.
 func CheckMemory(ctx *Context, what string, bytes float64) error {
 	limit := float64(ctx.MaxMemory)
 	if limit <= 0 {

@@ -57,7 +57,7 @@ type Context struct {
 	// --multiplier`): the plan then states the ε it gives.
 	Multiplier float64
 	// MaxMemory is the memory estimate (bytes) above which a run is refused
-	// before it allocates (0: DefaultMaxMemory).
+	// before it allocates (0: graphs.MemoryLimit).
 	MaxMemory int64
 
 	ledger *dp.Ledger

@@ -35,7 +35,7 @@ type TrainOptions struct {
 	Selection        string
 	SelectionEpsilon float64
 	// MaxMemory is the memory estimate (bytes) above which a run is refused
-	// before it allocates (0: DefaultMaxMemory).
+	// before it allocates (0: graphs.MemoryLimit).
 	MaxMemory int64
 	Runs      int
 	Seed      uint64
@@ -48,14 +48,9 @@ type TrainOptions struct {
 	// as the hyperparameters.
 	Flags *pflag.FlagSet
 	// Command is the command line that asked for the run, recorded as is
-	// (the CLI passes its own; "" falls back to CommandLine).
+	// (the CLI passes its own).
 	Command string
 }
-
-// CommandLine is the command line recorded by runs whose
-// TrainOptions.Command is empty. The CLI sets it once per command, before
-// it runs; library callers pass TrainOptions.Command instead.
-var CommandLine string
 
 // DefaultDataset is the embedded synthetic graph used when no dataset is
 // given.
@@ -120,9 +115,6 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	}
 	version, commit := trainers.BuildInfo()
 	command := opts.Command
-	if command == "" {
-		command = CommandLine
-	}
 	seeds := make([]uint64, opts.Runs)
 	for r := range seeds {
 		seeds[r] = opts.Seed + uint64(r)

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"runtime/pprof"
 
-	"github.com/dpgnn/dpgnn/methods"
 	_ "github.com/dpgnn/dpgnn/methods/all" // register every method
 	"github.com/spf13/cobra"
 )
@@ -62,10 +61,6 @@ contextual stochastic block model), so no files are needed to try it:
 		SilenceErrors: true,
 		// --version prints the module version and the commit.
 		Version: versionString(),
-		// Every record names the command line that produced it.
-		PersistentPreRun: func(cmd *cobra.Command, args []string) {
-			methods.CommandLine = commandLine(cmd, args)
-		},
 	}
 	root.SetVersionTemplate("dpgnn version {{.Version}}\n")
 	root.SetOut(stdout)
