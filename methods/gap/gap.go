@@ -73,12 +73,6 @@ func (m *GAP) validateFolds() error {
 	return nil
 }
 
-// training is how a module trains; ledger names its DP-SGD release.
-func (m *GAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, epochs int, ledger string) methods.ModuleTraining {
-	return methods.ModuleTraining{Epochs: epochs, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
-		Multiplier: z, Clip: m.Clip, Rate: setup.Rate, Ledger: ledger}
-}
-
 // Ledger names of GAP's releases.
 const (
 	ledgerNAP        = "nap"
@@ -98,9 +92,9 @@ func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calib
 	}
 	if ctx.Level == methods.Node {
 		if m.EncoderLayers > 0 {
-			tEnc = m.training(ctx, setup, 0, m.EncoderEpochs, ledgerEncoder).SGDSteps()
+			tEnc = m.Training(ctx, setup, 0, m.EncoderEpochs, ledgerEncoder).SGDSteps()
 		}
-		tCls = m.training(ctx, setup, 0, m.Epochs_, ledgerClassifier).SGDSteps()
+		tCls = m.Training(ctx, setup, 0, m.Epochs_, ledgerClassifier).SGDSteps()
 	}
 	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
 		ev := Events(ctx.Level, m.Hops, z, setup.Rate, tEnc, tCls)
@@ -193,8 +187,8 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
-	tr := m.training(ctx, setup, z, m.Epochs_, ledgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.classifier(g.NumClasses, norm))
+	tr := m.Training(ctx, setup, z, m.Epochs_, ledgerClassifier)
+	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.Classifier("gap", g.NumClasses, norm, m.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -209,59 +203,6 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}, nil
 }
 
-// classifier returns the builder of GAP's classification module: a base
-// MLP per hop, concatenation, row normalisation → norm → dropout → SELU →
-// head MLP. The parameters are created on the first call (the training
-// path) and shared by the second (the evaluation path).
-func (m *GAP) classifier(classes int, norm layers.NormKind) func(*nn.Model, []*layers.Features, bool) (*G.Node, []*G.Node, error) {
-	var bases []*layers.MLP
-	var bn *layers.Norm
-	var head *layers.MLP
-	return func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
-		if bases == nil {
-			for k, x := range in {
-				cfg := layers.MLPConfig{Dims: repeat(x.F, m.Hidden, m.BaseLayers),
-					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true, NormFirst: true}
-				if k == 0 && m.EncoderLayers == 0 {
-					cfg.InputDropout = m.InDropout // hop 0 is the raw features
-				}
-				b, err := layers.NewMLP(mm, fmt.Sprintf("gap.base%d", k), cfg)
-				if err != nil {
-					return nil, nil, err
-				}
-				bases = append(bases, b)
-			}
-			bn = layers.NewNorm(mm, "gap.combine.norm", norm, m.Hidden*len(in))
-			var err error
-			head, err = layers.NewMLP(mm, "gap.head", layers.MLPConfig{Dims: repeat(m.Hidden*len(in), m.Hidden, m.HeadLayers, classes),
-				Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true, NormFirst: true})
-			if err != nil {
-				return nil, nil, err
-			}
-		}
-		hs := make([]*G.Node, len(in))
-		for k, x := range in {
-			hs[k] = x.MLP(bases[k])
-		}
-		h := layers.JumpingKnowledge(hs...)
-		h = mm.Dropout(bn.Forward(h), m.Dropout)
-		return head.Forward(nn.SELU(h)), nil, nil
-	}
-}
-
-// repeat returns the widths in, hidden×(layers−1), out (out defaults to
-// hidden).
-func repeat(in, hidden, layers int, out ...int) []int {
-	d := []int{in}
-	for i := 1; i < layers; i++ {
-		d = append(d, hidden)
-	}
-	if len(out) > 0 {
-		return append(d, out[0])
-	}
-	return append(d, hidden)
-}
-
 // encode trains the encoder (when EncoderLayers > 0) and returns X0 and its
 // width: GAP's row-normalised encoder embedding for all nodes or, with
 // EncoderFolds ≥ 2, cross-fitted class probabilities (encodeCrossFit).
@@ -273,46 +214,12 @@ func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm la
 	if m.EncoderFolds >= 2 {
 		return m.encodeCrossFit(ctx, setup, norm, src)
 	}
-	mod, err := m.trainEncoder(ctx, setup, z, norm, src, ctx.Seed)
+	mod, err := m.TrainEncoder(ctx, m.Training(ctx, setup, z, m.EncoderEpochs, ledgerEncoder), m.EncoderLayers, norm, src, ctx.Seed, "gap")
 	if err != nil {
 		return nil, 0, err
 	}
 	x0 := append([]float64(nil), nn.Values(mod.Outputs[0])...)
 	return layers.DenseFeatures(x0, g.N, m.Hidden), m.Hidden, nil
-}
-
-// trainEncoder builds and trains GAP's encoder module on ctx's training
-// nodes: MLP → row normalisation (the embedding, Outputs[0]) → norm →
-// dropout → SELU → Linear head.
-func (m *GAP) trainEncoder(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source, seed uint64) (*methods.Module, error) {
-	g := ctx.Graph
-	tr := m.training(ctx, setup, z, m.EncoderEpochs, ledgerEncoder)
-	var enc *layers.MLP
-	var bn *layers.Norm
-	var head *layers.Linear
-	mod, err := methods.BuildModule(seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
-		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
-			if enc == nil {
-				var err error
-				enc, err = layers.NewMLP(mm, "gap.encoder", layers.MLPConfig{Dims: repeat(g.X.F, m.Hidden, m.EncoderLayers),
-					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, InputDropout: m.InDropout, PlainLast: true, NormFirst: true})
-				if err != nil {
-					return nil, nil, err
-				}
-				bn = layers.NewNorm(mm, "gap.encoder.head.norm", norm, m.Hidden)
-				head = layers.NewLinear(mm, "gap.encoder.head", m.Hidden, g.NumClasses, true, layers.InitPyG)
-			}
-			x := G.Must(nn.RowNormalize(in[0].MLP(enc)))
-			h := mm.Dropout(bn.Forward(x), m.Dropout)
-			return head.Forward(nn.SELU(h)), []*G.Node{x}, nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := mod.Train(ctx, tr, src); err != nil {
-		return nil, fmt.Errorf("encoder: %w", err)
-	}
-	return mod, nil
 }
 
 // encodeCrossFit is the cross-fitted encoder (--encoder-folds k, edge level
@@ -327,7 +234,7 @@ func (m *GAP) trainEncoder(ctx *methods.Context, setup *ap.APSetup, z float64, n
 // encoders. No edge is read.
 func (m *GAP) encodeCrossFit(ctx *methods.Context, setup *ap.APSetup, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
 	x0, err := crossFit(ctx, m.EncoderFolds, func(f int, cf *methods.Context) ([]float64, error) {
-		mod, err := m.trainEncoder(cf, setup, 0, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919)
+		mod, err := m.TrainEncoder(cf, m.Training(cf, setup, 0, m.EncoderEpochs, ledgerEncoder), m.EncoderLayers, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919, "gap")
 		if err != nil {
 			return nil, err
 		}
@@ -460,8 +367,8 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		hops = append(hops, methods.Placeholder(g.N, width, ctx.Seed+uint64(k)))
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
-	tr := m.training(ctx, setup, priv.Multiplier, m.Epochs_, ledgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.classifier(g.NumClasses, norm))
+	tr := m.Training(ctx, setup, priv.Multiplier, m.Epochs_, ledgerClassifier)
+	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.Classifier("gap", g.NumClasses, norm, m.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}

@@ -42,9 +42,22 @@ type AggregationPerturbation struct {
 	WeightDecay float64
 }
 
-// BindAPFlags registers the shared flags with the given defaults.
+// BindAPFlags registers aggregation perturbation's flags with the given
+// defaults: the module flags (BindModuleFlags) and NAP's.
 func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs int, lr float64) {
 	fs.IntVar(&a.Hops, "hops", hops, "K: number of aggregation (NAP) steps")
+	a.BindModuleFlags(fs, epochs, lr)
+	fs.IntVar(&a.MaxDegree, "max-degree", 100, "node level: D, a public bound on every node's out-degree (the number of aggregates its embedding enters);\nNAP's sensitivity is √D")
+	fs.StringVar(&a.DegreeBound, "degree-bound", DegreePublic, "node level: public (default: D bounds the raw graph; an input above it is refused, nothing is dropped;\nthe guarantee holds for every graph within the bound) or sample (GAP/ProGAP: keep D random out-edges per node;\nthe guarantee then assumes the raw graph is already within D — sampling a graph above it is not covered)")
+	fs.StringVar(&a.EdgeUnit, "edge-unit", methods.EdgeDirected, "edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)")
+	fs.StringVar(&a.Accountant, "accountant", "gdp", "edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given")
+}
+
+// BindModuleFlags registers the flags of the encoder and classification
+// modules (widths, depths, optimiser, dropout, norm) and of their DP-SGD
+// training at node level, which every method built from GAP's modules
+// shares.
+func (a *AggregationPerturbation) BindModuleFlags(fs *pflag.FlagSet, epochs int, lr float64) {
 	fs.IntVar(&a.Hidden, "hidden", 16, "hidden width")
 	fs.IntVar(&a.BaseLayers, "base-layers", 1, "layers of each base MLP (GAP: one per hop; ProGAP: one per input of a stage)")
 	fs.IntVar(&a.HeadLayers, "head-layers", 1, "layers of the head MLP over the concatenated hops")
@@ -52,14 +65,10 @@ func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs in
 	fs.Float64Var(&a.LR, "lr", lr, "Adam learning rate")
 	fs.Float64Var(&a.Dropout, "dropout", 0, "dropout probability (between layers, as in GAP's code)")
 	fs.Float64Var(&a.InDropout, "input-dropout", 0, "dropout probability on the raw node features entering the first MLP (not in the papers' code; no privacy effect)")
-	fs.IntVar(&a.MaxDegree, "max-degree", 100, "node level: D, a public bound on every node's out-degree (the number of aggregates its embedding enters);\nNAP's sensitivity is √D")
-	fs.StringVar(&a.DegreeBound, "degree-bound", DegreePublic, "node level: public (default: D bounds the raw graph; an input above it is refused, nothing is dropped;\nthe guarantee holds for every graph within the bound) or sample (GAP/ProGAP: keep D random out-edges per node;\nthe guarantee then assumes the raw graph is already within D — sampling a graph above it is not covered)")
 	fs.IntVar(&a.BatchSize, "batch-size", 256, "node level: expected Poisson batch size B (q = B/N_train)")
 	fs.Float64Var(&a.Clip, "clip", 1, "node level: per-sample gradient clipping bound C")
 	fs.StringVar(&a.Norm, "norm", "auto", "norm layer: auto (batchnorm at edge level and without privacy, the methods' default at node level), none, batchnorm or groupnorm")
 	fs.Float64Var(&a.WeightDecay, "weight-decay", 0, "Adam L2 weight decay")
-	fs.StringVar(&a.EdgeUnit, "edge-unit", methods.EdgeDirected, "edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)")
-	fs.StringVar(&a.Accountant, "accountant", "gdp", "edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given")
 }
 
 // Levels: aggregation perturbation runs without privacy, at edge level and
@@ -151,12 +160,18 @@ func (a *AggregationPerturbation) NormFor(level methods.Level, auto layers.NormK
 	return k, nil
 }
 
-// ValidateAP checks the shared hyperparameters.
+// ValidateAP checks aggregation perturbation's hyperparameters.
 func (a *AggregationPerturbation) ValidateAP() error {
-	return methods.CheckAll(methods.Depth("hops", a.Hops), methods.Width("hidden", a.Hidden),
+	return methods.CheckAll(methods.Depth("hops", a.Hops), a.ValidateModules(), methods.Positive("max-degree", a.MaxDegree),
+		a.validateEdgeUnit(), a.validateDegreeBound())
+}
+
+// ValidateModules checks the module hyperparameters (BindModuleFlags).
+func (a *AggregationPerturbation) ValidateModules() error {
+	return methods.CheckAll(methods.Width("hidden", a.Hidden),
 		methods.Depth("base-layers", a.BaseLayers), methods.Depth("head-layers", a.HeadLayers), methods.Epochs("epochs", a.Epochs_),
-		methods.PositiveF("lr", a.LR), methods.Prob("dropout", a.Dropout), methods.Prob("input-dropout", a.InDropout), methods.Positive("max-degree", a.MaxDegree),
-		methods.Positive("batch-size", a.BatchSize), methods.PositiveF("clip", a.Clip), a.validateEdgeUnit(), a.validateDegreeBound())
+		methods.PositiveF("lr", a.LR), methods.Prob("dropout", a.Dropout), methods.Prob("input-dropout", a.InDropout),
+		methods.Positive("batch-size", a.BatchSize), methods.PositiveF("clip", a.Clip))
 }
 
 func (a *AggregationPerturbation) validateDegreeBound() error {
@@ -349,7 +364,7 @@ func (a *AggregationPerturbation) NAPAudit(ctx *methods.Context, opts methods.Au
 		if err != nil {
 			return nil, err
 		}
-		x, err := auditEmbedding(g, opts.Embedding, width)
+		x, err := AuditEmbedding(g, opts.Embedding, width)
 		if err != nil {
 			return nil, err
 		}
@@ -366,7 +381,7 @@ func (a *AggregationPerturbation) NAPAudit(ctx *methods.Context, opts methods.Au
 }
 
 // auditEmbedding is the NAP input of an audit.
-func auditEmbedding(g *graphs.Graph, kind string, width int) ([]float64, error) {
+func AuditEmbedding(g *graphs.Graph, kind string, width int) ([]float64, error) {
 	switch kind {
 	case "", "aligned":
 		x := make([]float64, g.N*width)

@@ -134,7 +134,7 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 	}
 	old := func(h *graphs.Graph) (methods.Release1, error) {
 		adj := oldBoundOutDegree(h.Adj, 20, 3)
-		x, _ := auditEmbedding(h, "aligned", width)
+		x, _ := AuditEmbedding(h, "aligned", width)
 		return func(src *dp.Source) ([]float64, error) { return napOnce(adj, x, h.N, width, z*4.47213595499958, src) }, nil
 	}
 	for _, tc := range []struct {
@@ -205,7 +205,7 @@ func TestIssueCounterexampleAudit(t *testing.T) {
 	}
 	old := func(h *graphs.Graph) (methods.Release1, error) {
 		adj := oldBoundOutDegree(h.Adj, 100, 3)
-		x, _ := auditEmbedding(h, "aligned", width)
+		x, _ := AuditEmbedding(h, "aligned", width)
 		return func(src *dp.Source) ([]float64, error) { return napOnce(adj, x, h.N, width, z*10, src) }, nil
 	}
 	res := auditNodeRemoval(t, g, 0, width, trials, old, delta)

@@ -1,0 +1,114 @@
+package ap
+
+import (
+	"fmt"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// The encoder and classification modules of GAP (Sajadmanesh et al. 2023,
+// §4), which CARIBOU reuses around its own aggregation: an encoder trained
+// on features and labels only, whose row-normalised embedding is the
+// aggregation's input, and a classifier over several cached embeddings.
+
+// Training is how a module of an aggregation-perturbation method trains:
+// full batch at edge level and without privacy, DP-SGD (Poisson rate, clip,
+// multiplier z) at node level; ledger names its DP-SGD release.
+func (a *AggregationPerturbation) Training(ctx *methods.Context, setup *APSetup, z float64, epochs int, ledger string) methods.ModuleTraining {
+	return methods.ModuleTraining{Epochs: epochs, LR: a.LR, WeightDecay: a.WeightDecay, Private: ctx.Level == methods.Node,
+		Multiplier: z, Clip: a.Clip, Rate: setup.Rate, Ledger: ledger}
+}
+
+// Widths returns the layer widths in, hidden×(layers−1), out (out defaults
+// to hidden).
+func Widths(in, hidden, layers int, out ...int) []int {
+	d := []int{in}
+	for i := 1; i < layers; i++ {
+		d = append(d, hidden)
+	}
+	if len(out) > 0 {
+		return append(d, out[0])
+	}
+	return append(d, hidden)
+}
+
+// TrainEncoder builds and trains GAP's encoder module (parameters named
+// prefix.encoder…) on ctx's training nodes: an MLP of encoderLayers layers
+// → row normalisation (the embedding, Outputs[0]) → norm → dropout → SELU
+// → Linear head. It reads no edge.
+func (a *AggregationPerturbation) TrainEncoder(ctx *methods.Context, tr methods.ModuleTraining, encoderLayers int, norm layers.NormKind, src *dp.Source, seed uint64, prefix string) (*methods.Module, error) {
+	g := ctx.Graph
+	var enc *layers.MLP
+	var bn *layers.Norm
+	var head *layers.Linear
+	mod, err := methods.BuildModule(seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
+		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
+			if enc == nil {
+				var err error
+				enc, err = layers.NewMLP(mm, prefix+".encoder", layers.MLPConfig{Dims: Widths(g.X.F, a.Hidden, encoderLayers),
+					Activation: layers.SELU, Norm: norm, Dropout: a.Dropout, InputDropout: a.InDropout, PlainLast: true, NormFirst: true})
+				if err != nil {
+					return nil, nil, err
+				}
+				bn = layers.NewNorm(mm, prefix+".encoder.head.norm", norm, a.Hidden)
+				head = layers.NewLinear(mm, prefix+".encoder.head", a.Hidden, g.NumClasses, true, layers.InitPyG)
+			}
+			x := G.Must(nn.RowNormalize(in[0].MLP(enc)))
+			h := mm.Dropout(bn.Forward(x), a.Dropout)
+			return head.Forward(nn.SELU(h)), []*G.Node{x}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := mod.Train(ctx, tr, src); err != nil {
+		return nil, fmt.Errorf("encoder: %w", err)
+	}
+	return mod, nil
+}
+
+// Classifier returns the builder of GAP's classification module over
+// several inputs (parameters named prefix.base…, prefix.combine.norm,
+// prefix.head): a base MLP per input, concatenation, row normalisation →
+// norm → dropout → SELU → head MLP. rawHop0 applies --input-dropout to
+// input 0 (the raw features). The parameters are created on the first call
+// (the training path) and shared by the second (the evaluation path).
+func (a *AggregationPerturbation) Classifier(prefix string, classes int, norm layers.NormKind, rawHop0 bool) func(*nn.Model, []*layers.Features, bool) (*G.Node, []*G.Node, error) {
+	var bases []*layers.MLP
+	var bn *layers.Norm
+	var head *layers.MLP
+	return func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
+		if bases == nil {
+			for k, x := range in {
+				cfg := layers.MLPConfig{Dims: Widths(x.F, a.Hidden, a.BaseLayers),
+					Activation: layers.SELU, Norm: norm, Dropout: a.Dropout, PlainLast: true, NormFirst: true}
+				if k == 0 && rawHop0 {
+					cfg.InputDropout = a.InDropout
+				}
+				b, err := layers.NewMLP(mm, fmt.Sprintf("%s.base%d", prefix, k), cfg)
+				if err != nil {
+					return nil, nil, err
+				}
+				bases = append(bases, b)
+			}
+			bn = layers.NewNorm(mm, prefix+".combine.norm", norm, a.Hidden*len(in))
+			var err error
+			head, err = layers.NewMLP(mm, prefix+".head", layers.MLPConfig{Dims: Widths(a.Hidden*len(in), a.Hidden, a.HeadLayers, classes),
+				Activation: layers.SELU, Norm: norm, Dropout: a.Dropout, PlainLast: true, NormFirst: true})
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		hs := make([]*G.Node, len(in))
+		for k, x := range in {
+			hs[k] = x.MLP(bases[k])
+		}
+		h := layers.JumpingKnowledge(hs...)
+		h = mm.Dropout(bn.Forward(h), a.Dropout)
+		return head.Forward(nn.SELU(h)), nil, nil
+	}
+}
