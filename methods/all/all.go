@@ -2,9 +2,10 @@
 package all
 
 import (
-	_ "github.com/dpgnn/dpgnn/methods/gap"    // register gap
-	_ "github.com/dpgnn/dpgnn/methods/gcn"    // register gcn
-	_ "github.com/dpgnn/dpgnn/methods/gcon"   // register gcon
-	_ "github.com/dpgnn/dpgnn/methods/mlp"    // register mlp
-	_ "github.com/dpgnn/dpgnn/methods/progap" // register progap
+	_ "github.com/dpgnn/dpgnn/methods/caribou" // register caribou
+	_ "github.com/dpgnn/dpgnn/methods/gap"     // register gap
+	_ "github.com/dpgnn/dpgnn/methods/gcn"     // register gcn
+	_ "github.com/dpgnn/dpgnn/methods/gcon"    // register gcon
+	_ "github.com/dpgnn/dpgnn/methods/mlp"     // register mlp
+	_ "github.com/dpgnn/dpgnn/methods/progap"  // register progap
 )

@@ -1,0 +1,213 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/nn"
+)
+
+// CGL is CARIBOU's contractive graph layer (Zheng et al. 2025, eq. 4):
+//
+//	CGL(X) = C_L·(α₁·Â X + α₂·Mean(X)) + β·X⁽⁰⁾,   α₂ = 1 − α₁,
+//
+// with Â = D̃^{-1/2}(A+I)D̃^{-1/2} the GCN-normalised adjacency of an
+// undirected graph (D̃ = D + I), Mean(X) the matrix whose every row is the
+// column mean of X, and X⁽⁰⁾ a fixed input. It has no weights. Because
+// ‖Â‖₂ = 1 and Mean is an orthogonal projection, X ↦ CGL(X) is
+// C_L-Lipschitz in the Frobenius norm (Prop. 7): for C_L < 1 the layer is a
+// contraction, which is what makes the privacy cost of K noisy layers
+// converge in K (dp.CNIFactor).
+type CGL struct {
+	// Adj is Â (symmetric, N×N).
+	Adj *graphs.CSR
+	// Lipschitz is C_L ∈ [0, 1]; Alpha1 is α₁ ∈ [0, 1]; Beta is β ≥ 0.
+	Lipschitz, Alpha1, Beta float64
+}
+
+// NewCGL builds the layer over an undirected graph a (its pattern is
+// symmetrised and self-loops are dropped before Â is formed, so Â's
+// degrees are the undirected degrees d_u + 1).
+func NewCGL(a *graphs.CSR, lipschitz, alpha1, beta float64) (*CGL, error) {
+	if err := CheckCGL(lipschitz, alpha1, beta); err != nil {
+		return nil, err
+	}
+	s := graphs.RemoveSelfLoops(graphs.Symmetrize(a))
+	s.Data = nil // the pattern: an unweighted graph
+	return &CGL{Adj: graphs.GCNNorm(s), Lipschitz: lipschitz, Alpha1: alpha1, Beta: beta}, nil
+}
+
+// CheckCGL validates CGL's coefficients: 0 ≤ C_L ≤ 1 (C_L = 1 is not a
+// contraction: the accounting then composes linearly), 0 ≤ α₁ ≤ 1, β ≥ 0.
+func CheckCGL(lipschitz, alpha1, beta float64) error {
+	switch {
+	case !(lipschitz >= 0 && lipschitz <= 1):
+		return fmt.Errorf("Lipschitz constant C_L = %g: want 0 ≤ C_L ≤ 1 (< 1 for a contraction)", lipschitz)
+	case !(alpha1 >= 0 && alpha1 <= 1):
+		return fmt.Errorf("α₁ = %g: want 0 ≤ α₁ ≤ 1 (α₂ = 1 − α₁)", alpha1)
+	case !(beta >= 0) || math.IsInf(beta, 1):
+		return fmt.Errorf("β = %g: want a finite β ≥ 0", beta)
+	}
+	return nil
+}
+
+// Apply writes CGL(x) into out (all row-major N×d; out must not alias x).
+func (c *CGL) Apply(x, x0 []float64, d int, out []float64) {
+	n := c.Adj.Rows
+	mean := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for j, v := range x[i*d : (i+1)*d] {
+			mean[j] += v
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	c.Adj.MulDense(x, d, out)
+	a1, a2 := c.Lipschitz*c.Alpha1, c.Lipschitz*(1-c.Alpha1)
+	graphs.ParallelRows(n, n*d, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o, r := out[i*d:(i+1)*d], x0[i*d:(i+1)*d]
+			for j := range o {
+				o[j] = a1*o[j] + a2*mean[j] + c.Beta*r[j]
+			}
+		}
+	})
+}
+
+func (c *CGL) String() string {
+	return fmt.Sprintf("CGL(C_L=%g, α₁=%g, β=%g: C_L·(α₁·ÂX + α₂·Mean X) + β·X⁰)", c.Lipschitz, c.Alpha1, c.Beta)
+}
+
+// ProjectRows projects every row of the N×d matrix x onto the unit ball,
+// x_u ← x_u / max(1, ‖x_u‖₂): the projection Π_𝒦 onto the convex set 𝒦 of
+// row-wise unit balls, which is 1-Lipschitz (the contractive noisy
+// iteration needs exactly this; a rescaling onto the sphere is neither
+// convex nor 1-Lipschitz near 0).
+func ProjectRows(x []float64, d int) {
+	n := len(x) / d
+	graphs.ParallelRows(n, len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := x[i*d : (i+1)*d]
+			s := 0.0
+			for _, v := range r {
+				s += v * v
+			}
+			if s > 1 {
+				f := 1 / math.Sqrt(s)
+				for j := range r {
+					r[j] *= f
+				}
+			}
+		}
+	})
+}
+
+// NormalizeRows rescales every non-zero row of the N×d matrix x onto the
+// unit sphere (GAP's F.normalize). As PCMP's row step (PCMP.Normalize) it
+// is not covered by the convergent analysis.
+func NormalizeRows(x []float64, d int) {
+	n := len(x) / d
+	graphs.ParallelRows(n, len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := x[i*d : (i+1)*d]
+			s := 0.0
+			for _, v := range r {
+				s += v * v
+			}
+			if s > 0 {
+				f := 1 / math.Sqrt(s)
+				for j := range r {
+					r[j] *= f
+				}
+			}
+		}
+	})
+}
+
+// PCMP is perturbed contractive message passing (CARIBOU Alg. 1, with
+// line 17 projecting X^(k+1) and zero-mean noise):
+//
+//	X ← X⁽⁰⁾;  K times:  X ← Π_𝒦(CGL(X) + N(0, Std²·I))
+//
+// Every layer draws fresh noise with the same std; only X^(K) is returned.
+// The intermediate embeddings X^(1..K−1) live in one reused buffer and are
+// never returned, logged or traced: the convergent bound holds only for the
+// last hop (the hidden-state model). X⁽⁰⁾ must lie in 𝒦 (rows of norm ≤ 1),
+// which the sensitivity bounds assume; Release refuses it otherwise.
+type PCMP struct {
+	Layer *CGL
+	Hops  int
+	Std   float64
+	Src   nn.NormalSource
+	// Normalize rescales rows onto the sphere instead of projecting them
+	// (GAP's code path; not covered by the contractive analysis).
+	Normalize bool
+	// OnRelease, if set, is called once per Release that drew noise: the
+	// method records the release in its privacy ledger.
+	OnRelease func()
+}
+
+// Release runs the K noisy layers over x0 (N×d, rows of norm ≤ 1) and
+// returns X^(K).
+func (p *PCMP) Release(x0 []float64, d int) ([]float64, error) {
+	n := p.Layer.Adj.Rows
+	if d <= 0 || len(x0) != n*d {
+		return nil, fmt.Errorf("PCMP over %d nodes: input has %d values, want %d×%d", n, len(x0), n, d)
+	}
+	if p.Hops < 1 {
+		return nil, fmt.Errorf("PCMP: %d hops, want at least 1", p.Hops)
+	}
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for _, v := range x0[i*d : (i+1)*d] {
+			s += v * v
+		}
+		if !(s <= 1+1e-9) {
+			return nil, fmt.Errorf("PCMP: row %d of X⁽⁰⁾ has norm %.6g > 1 (the sensitivity bounds assume rows in the unit ball)", i, math.Sqrt(s))
+		}
+	}
+	x := append([]float64(nil), x0...)
+	h := make([]float64, n*d)
+	noise := make([]float64, n*d)
+	for k := 0; k < p.Hops; k++ {
+		p.Layer.Apply(x, x0, d, h)
+		if p.Std > 0 {
+			fillNormal(p.Src, noise)
+			for i, z := range noise {
+				h[i] += p.Std * z
+			}
+		}
+		if p.Normalize {
+			NormalizeRows(h, d)
+		} else {
+			ProjectRows(h, d)
+		}
+		x, h = h, x
+	}
+	if p.Std > 0 && p.OnRelease != nil {
+		p.OnRelease()
+	}
+	return x, nil
+}
+
+// fillNormal fills dst with standard normals from src (all at once when the
+// source can).
+func fillNormal(src nn.NormalSource, dst []float64) {
+	if f, ok := src.(interface{ FillNormal([]float64) }); ok {
+		f.FillNormal(dst)
+		return
+	}
+	for i := range dst {
+		dst[i] = src.Normal()
+	}
+}
+
+func (p *PCMP) String() string {
+	rows := "Π unit ball"
+	if p.Normalize {
+		rows = "normalise rows"
+	}
+	return fmt.Sprintf("PCMP(%d × [%s → +N(0, %.4g²) → %s]; only X^(K) released)", p.Hops, p.Layer, p.Std, rows)
+}
