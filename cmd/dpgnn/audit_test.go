@@ -60,8 +60,9 @@ func TestAuditGaussianPower(t *testing.T) {
 }
 
 // TestAuditReleasesWithinClaims: one NAP release at edge level (directed and
-// undirected units), one DP-SGD step of DP-MLP at node level and GCON's
-// perturbed minimiser all stay within their claims.
+// undirected units), one DP-SGD step of DP-MLP at node level, GCON's
+// perturbed minimiser and one CARIBOU PCMP release (edge level at a fixed
+// multiplier, node level) all stay within their claims.
 func TestAuditReleasesWithinClaims(t *testing.T) {
 	edge := firstEdge(t)
 	for _, args := range [][]string{
@@ -69,6 +70,8 @@ func TestAuditReleasesWithinClaims(t *testing.T) {
 		{"progap", "--privacy", "edge", "--epsilon", "4", "--remove-edge", edge, "--trials", "400", "--edge-unit", "undirected", "--hops", "1"},
 		{"mlp", "--privacy", "node", "--epsilon", "4", "--delta", "1e-5", "--remove-node", "0", "--trials", "200", "--epochs", "1", "--batch-size", "400", "--split", "ratio:0.5:0.25"},
 		{"gcon", "--privacy", "edge", "--epsilon", "4", "--remove-edge", edge, "--trials", "100", "--encoder-epochs", "20"},
+		{"caribou", "--privacy", "edge", "--epsilon", "4", "--remove-edge", edge, "--trials", "300", "--width", "1", "--hops", "3", "--beta", "0", "--multiplier", "0.3"},
+		{"caribou", "--privacy", "node", "--epsilon", "4", "--delta", "1e-5", "--remove-node", "0", "--trials", "300", "--width", "1", "--hops", "3", "--split", "ratio:0.5:0.25"},
 	} {
 		r := runAudit(t, args...)
 		t.Logf("%s: claimed %.3f, ε_lb %.3f", args[0], r.Claimed, r.EpsLB)
