@@ -5,14 +5,6 @@ import (
 	"testing"
 )
 
-// cniG is CARIBOU's convergence factor g(γ, K) (Zheng et al. 2025, Thm 5,
-// after Bok et al. 2024), computed
-// here only to build the test events (the CNI accountant lives elsewhere).
-func cniG(gamma float64, k int) float64 {
-	gk := math.Pow(gamma, float64(k))
-	return (1 - gk) * (1 + gamma) / ((1 + gk) * (1 - gamma))
-}
-
 // TestCARIBOUCalibrationVectors: PCMP is μ-GDP with μ = sqrt(g)/σ_mult
 // (CARIBOU Thm 6); GDP route (exact conversion, the autodp accounting of
 // GAP's code that CARIBOU §6 reuses), RDP route (Thm 11: α μ²/2, standard
@@ -43,7 +35,10 @@ func TestCARIBOUCalibrationVectors(t *testing.T) {
 		// The RDP-route entries of the row are right.
 		{32, 1e-5, 20, 0.99, 19.933099, 4.879598, 4.530239, 0.914963, 0.985522, 0.916497},
 	} {
-		g := cniG(tc.cl, tc.k)
+		g, err := CNIFactor(tc.cl, tc.k) // g(γ, K) of CARIBOU Thm 5/6
+		if err != nil {
+			t.Fatal(err)
+		}
 		assertAbs(t, "g", g, tc.g, 5.1e-7)
 		// μ* by calibrating a unit-sensitivity GDP release: noise s ↦ μ = 1/s.
 		sGDP, err := CalibrateNoise(tc.eps, tc.delta, unitMu, gdp)
@@ -105,7 +100,11 @@ func TestCARIBOUSpecErratum(t *testing.T) {
 // form of Thm 11's RDP route, ε = μ²/2 + μ·sqrt(2 ln(1/δ)) (a derivation),
 // and ε_GDP ≤ ε_RDP.
 func TestCARIBOUForwardAndRDPClosedForm(t *testing.T) {
-	mu := math.Sqrt(cniG(0.9, 10)) / 5
+	g, err := CNIFactor(0.9, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu := math.Sqrt(g) / 5
 	assertAbs(t, "μ", mu, 0.605829, 5e-7)
 	a, _ := NewRDP(WithConversion(ConversionStandard))
 	if err := a.Compose(GDPEvent{Mu: mu}); err != nil {

@@ -108,7 +108,9 @@ func (m *CARIBOU) validate() error {
 }
 
 // Levels: CARIBOU runs without privacy, at edge and at node level.
-func (*CARIBOU) Levels() []methods.Level { return []methods.Level{methods.None, methods.Edge, methods.Node} }
+func (*CARIBOU) Levels() []methods.Level {
+	return []methods.Level{methods.None, methods.Edge, methods.Node}
+}
 
 // DefaultSplit is the default protocol for a dataset.
 func (*CARIBOU) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
