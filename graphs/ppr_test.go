@@ -1,0 +1,414 @@
+package graphs
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// pprTestGraph is DPAR's ISTA test graph: 8 nodes, undirected edges
+// (0,1),(1,2),(2,0),(2,3),(3,4),(4,5),(5,3),(1,6),(6,7), a self-loop on
+// every node when loops is set.
+func pprTestGraph(loops bool) *CSR {
+	edges := [][2]int{{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 5}, {5, 3}, {1, 6}, {6, 7}}
+	var src, dst []int
+	for _, e := range edges {
+		src = append(src, e[0], e[1])
+		dst = append(dst, e[1], e[0])
+	}
+	if loops {
+		for i := 0; i < 8; i++ {
+			src, dst = append(src, i), append(dst, i)
+		}
+	}
+	return FromCOO(8, 8, src, dst, nil)
+}
+
+// pprStar is the exact p* = α'(I − (1−α')AD⁻¹)⁻¹e₀ of pprTestGraph, α' = 0.4.
+var pprStar = []float64{0.563671, 0.170847, 0.168733, 0.033747, 0.008437, 0.008437, 0.035878, 0.010251}
+
+// TestISTAReproducesPPR checks ISTA on DPAR's test graph against reference
+// vectors recomputed from the authors' code (source 0, α = 0.25,
+// γ = 1e-4): the iterates, the iteration counts, and convergence to the
+// exact PPR vector with teleport 2α/(1+α) = 0.4 as ρ → 0.
+func TestISTAReproducesPPR(t *testing.T) {
+	for _, tc := range []struct {
+		rho   float64
+		iters int
+		want  []float64 // nil: compare with pprStar
+		sum   float64
+		tol   float64 // absolute, per entry
+	}{
+		{1e-2, 139, []float64{0.53438, 0.132342, 0.131024, 0.004298, 0, 0, 0.009814, 0}, 0.811858, 5e-7},
+		{1e-4, 211, []float64{0.563371, 0.170447, 0.168333, 0.033347, 0.008137, 0.008137, 0.035578, 0.010051}, 0.9974, 5e-7},
+		{1e-6, 274, nil, 1, 5e-6},
+	} {
+		p, iters, err := ISTAPPR(pprTestGraph(true), 0, ISTAParams{Alpha: 0.25, Rho: tc.rho, Tol: 1e-4, MaxIter: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if iters != tc.iters {
+			t.Errorf("ρ=%g: %d iterations, want %d", tc.rho, iters, tc.iters)
+		}
+		want := tc.want
+		if want == nil {
+			want = pprStar
+		}
+		d := p.Dense()
+		sum := 0.0
+		for i, v := range d {
+			sum += v
+			if math.Abs(v-want[i]) > tc.tol {
+				t.Errorf("ρ=%g: p[%d] = %.7f, want %.6f", tc.rho, i, v, want[i])
+			}
+		}
+		if math.Abs(sum-tc.sum) > 1e-4 {
+			t.Errorf("ρ=%g: Σp = %.6f, want %.6f", tc.rho, sum, tc.sum)
+		}
+		for k, i := range p.Indices {
+			if p.Values[k] <= 0 || (k > 0 && i <= p.Indices[k-1]) {
+				t.Fatalf("ρ=%g: SparseVec not sorted and positive: %+v", tc.rho, p)
+			}
+		}
+	}
+	// A graph without self-loops gets them, as in DPAR's code.
+	a, _, _ := ISTAPPR(pprTestGraph(false), 0, ISTAParams{Alpha: 0.25, Rho: 1e-4, Tol: 1e-4, MaxIter: 10000})
+	b, _, _ := ISTAPPR(pprTestGraph(true), 0, ISTAParams{Alpha: 0.25, Rho: 1e-4, Tol: 1e-4, MaxIter: 10000})
+	if !sameFloats(a.Dense(), b.Dense()) {
+		t.Error("missing self-loops were not added")
+	}
+}
+
+func sameFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestExactPPR checks the power iteration against DPAR's p* and the
+// closed-form fixed point.
+func TestExactPPR(t *testing.T) {
+	p, _, err := ExactPPR(pprTestGraph(true), 0, 0.4, 1e-13, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for i, v := range p {
+		sum += v
+		if math.Abs(v-pprStar[i]) > 5e-7 {
+			t.Errorf("p*[%d] = %.7f, want %.6f", i, v, pprStar[i])
+		}
+	}
+	if math.Abs(sum-1) > 1e-12 {
+		t.Errorf("Σp* = %v, want 1", sum)
+	}
+	// Fixed point p = α e_s + (1−α) A D⁻¹ p, with a dense A.
+	a := tcDense(pprTestGraph(true))
+	for i := 0; i < 8; i++ {
+		r := 0.0
+		for j := 0; j < 8; j++ {
+			deg := 0.0
+			for k := 0; k < 8; k++ {
+				deg += a[k*8+j]
+			}
+			r += 0.6 * a[i*8+j] * p[j] / deg
+		}
+		if i == 0 {
+			r += 0.4
+		}
+		if math.Abs(r-p[i]) > 1e-12 {
+			t.Errorf("fixed point row %d: %v vs %v", i, r, p[i])
+		}
+	}
+}
+
+// istaGradient is the closed-form gradient of DPAR §3.1:
+// g(p) = ((1+α)/2) D⁻¹p − ((1−α)/2) D⁻¹AD⁻¹p − α D⁻¹e_s (A with self-loops).
+func istaGradient(a *CSR, p []float64, alpha float64, s int) []float64 {
+	deg := a.RowSums()
+	g := make([]float64, len(p))
+	for i := range p {
+		acc := 0.0
+		for k := a.Indptr[i]; k < a.Indptr[i+1]; k++ {
+			j := a.Indices[k]
+			acc += p[j] / deg[j]
+		}
+		g[i] = 0.5*(1+alpha)*p[i]/deg[i] - 0.5*(1-alpha)*acc/deg[i]
+	}
+	g[s] -= alpha / deg[s]
+	return g
+}
+
+// TestISTAProperties checks, on DPAR's test graph and on a larger random
+// graph, that every iterate is non-negative and non-decreasing, Σp ≤ 1, the
+// incremental gradient equals the closed form at every iteration, and
+// ‖p − p*‖∞ shrinks as ρ → 0 (p* the PPR with teleport 2α/(1+α)).
+func TestISTAProperties(t *testing.T) {
+	ring := ringWithChords(300)
+	for _, tc := range []struct {
+		name  string
+		a     *CSR
+		src   int
+		alpha float64
+	}{
+		{"DPAR graph", pprTestGraph(true), 0, 0.25},
+		{"DPAR graph, source 4", pprTestGraph(true), 4, 0.1},
+		{"ring with chords", ring, 17, 0.25},
+	} {
+		pstar, _, err := ExactPPR(tc.a, tc.src, 2*tc.alpha/(1+tc.alpha), 1e-14, 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prevErr := math.Inf(1)
+		for _, rho := range []float64{1e-2, 1e-3, 1e-4, 1e-5, 1e-6} {
+			s, err := NewISTA(tc.a, ISTAParams{Alpha: tc.alpha, Rho: rho, Tol: 1e-4, MaxIter: 100000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev := make([]float64, s.N())
+			iters := 0
+			s.trace = func(p, g []float64) {
+				iters++
+				sum := 0.0
+				for i, v := range p {
+					if v < 0 || v < prev[i] {
+						t.Fatalf("%s ρ=%g iteration %d: p[%d] = %g (was %g)", tc.name, rho, iters, i, v, prev[i])
+					}
+					sum += v
+				}
+				if sum > 1+1e-12 {
+					t.Fatalf("%s ρ=%g iteration %d: Σp = %v > 1", tc.name, rho, iters, sum)
+				}
+				copy(prev, p)
+				want := istaGradient(s.adj, p, tc.alpha, tc.src)
+				for i := range g {
+					if math.Abs(g[i]-want[i]) > 1e-14 {
+						t.Fatalf("%s ρ=%g iteration %d: g[%d] = %.17g, closed form %.17g", tc.name, rho, iters, i, g[i], want[i])
+					}
+				}
+			}
+			p, n, err := s.Solve(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != iters {
+				t.Errorf("%s: Solve reports %d iterations, traced %d", tc.name, n, iters)
+			}
+			d := p.Dense()
+			e := 0.0
+			for i := range d {
+				e = math.Max(e, math.Abs(d[i]-pstar[i]))
+			}
+			if e > prevErr {
+				t.Errorf("%s: ‖p − p*‖∞ grew from %g to %g at ρ=%g", tc.name, prevErr, e, rho)
+			}
+			prevErr = e
+		}
+		if prevErr > 1e-4 {
+			t.Errorf("%s: ‖p − p*‖∞ = %g at ρ = 1e-6", tc.name, prevErr)
+		}
+	}
+}
+
+// ringWithChords is an n-cycle with chords i ~ i+7 every third node,
+// self-loops included.
+func ringWithChords(n int) *CSR {
+	var src, dst []int
+	add := func(i, j int) { src, dst = append(src, i, j), append(dst, j, i) }
+	for i := 0; i < n; i++ {
+		add(i, (i+1)%n)
+		if i%3 == 0 {
+			add(i, (i+7)%n)
+		}
+	}
+	return AddSelfLoops(FromCOO(n, n, src, dst, nil), 1)
+}
+
+// TestISTASupportCost checks that the work of Solve follows the support, not
+// N: on a long path with a large ρ the touched set stays tiny.
+func TestISTASupportCost(t *testing.T) {
+	const n = 200000
+	var src, dst []int
+	for i := 0; i+1 < n; i++ {
+		src, dst = append(src, i, i+1), append(dst, i+1, i)
+	}
+	s, err := NewISTA(FromCOO(n, n, src, dst, nil), ISTAParams{Alpha: 0.25, Rho: 1e-3, Tol: 1e-4, MaxIter: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := s.Solve(n / 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Indices) == 0 || len(p.Indices) > 40 {
+		t.Errorf("support of %d nodes on a path, want a handful", len(p.Indices))
+	}
+}
+
+func TestISTAErrors(t *testing.T) {
+	good := pprTestGraph(true)
+	ok := DPARISTAParams()
+	weighted := good.Clone()
+	weighted.Data = make([]float64, weighted.NNZ())
+	for k := range weighted.Data {
+		weighted.Data[k] = 2
+	}
+	directed := FromCOO(3, 3, []int{0, 1}, []int{1, 2}, nil)
+	for _, tc := range []struct {
+		name   string
+		a      *CSR
+		p      ISTAParams
+		source int
+		want   string
+	}{
+		{"alpha 0", good, ISTAParams{0, 1e-4, 1e-4, 10}, 0, "alpha"},
+		{"alpha 1", good, ISTAParams{1, 1e-4, 1e-4, 10}, 0, "alpha"},
+		{"negative alpha", good, ISTAParams{-0.25, 1e-4, 1e-4, 10}, 0, "alpha"},
+		{"rho 0", good, ISTAParams{0.25, 0, 1e-4, 10}, 0, "rho"},
+		{"NaN tol", good, ISTAParams{0.25, 1e-4, math.NaN(), 10}, 0, "gamma"},
+		{"max iter 0", good, ISTAParams{0.25, 1e-4, 1e-4, 0}, 0, "iteration cap"},
+		{"source", good, ok, 8, "source 8"},
+		{"negative source", good, ok, -1, "source -1"},
+		{"weighted", weighted, ok, 0, "unweighted"},
+		{"directed", directed, ok, 0, "symmetric"},
+		{"not square", &CSR{Rows: 2, Cols: 3, Indptr: []int{0, 0, 0}}, ok, 0, "square"},
+		{"nil", nil, ok, 0, "nil"},
+		{"no convergence", good, ISTAParams{0.25, 1e-6, 1e-4, 5}, 0, "did not converge"},
+	} {
+		_, _, err := ISTAPPR(tc.a, tc.source, tc.p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	if _, _, err := ExactPPR(good, 0, 0, 1e-9, 10); err == nil {
+		t.Error("ExactPPR(alpha 0): want an error")
+	}
+	if _, _, err := ExactPPR(good, 0, 0.4, 1e-15, 3); err == nil {
+		t.Error("ExactPPR with 3 iterations: want a convergence error")
+	}
+}
+
+// TestPPRPropagate checks Eq. 4 iterated P times against the closed form
+// Σ_{p<P} α W^p H + W^P H, W = (1−α) D⁻¹A (A with self-loops), on a test
+// graph with a weighted edge, for P = 0..3, and in parallel on a large
+// graph against the serial result.
+func TestPPRPropagate(t *testing.T) {
+	a := pprTestGraph(false)
+	a.Data = make([]float64, a.NNZ())
+	for k := range a.Data {
+		a.Data[k] = 1
+	}
+	a.Data[0], a.Data[2] = 3, 3 // the edge (0,1) and (1,0)
+	n, d, alpha := 8, 3, 0.25
+	h := make([]float64, n*d)
+	for i := range h {
+		h[i] = math.Sin(float64(i)) + 0.1*float64(i%5)
+	}
+	m := tcDense(a)
+	for i := 0; i < n; i++ {
+		m[i*n+i] = 1
+	}
+	w := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		deg := 0.0
+		for j := 0; j < n; j++ {
+			deg += m[i*n+j]
+		}
+		for j := 0; j < n; j++ {
+			w[i*n+j] = (1 - alpha) * m[i*n+j] / deg
+		}
+	}
+	mul := func(x []float64) []float64 {
+		y := make([]float64, n*d)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				for c := 0; c < d; c++ {
+					y[i*d+c] += w[i*n+j] * x[j*d+c]
+				}
+			}
+		}
+		return y
+	}
+	for P := 0; P <= 3; P++ {
+		want := make([]float64, n*d)
+		pow := append([]float64(nil), h...) // W^p H
+		for p := 0; p < P; p++ {
+			for i := range want {
+				want[i] += alpha * pow[i]
+			}
+			pow = mul(pow)
+		}
+		for i := range want {
+			want[i] += pow[i]
+		}
+		got, err := PPRPropagate(a, h, d, alpha, P)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-13 {
+				t.Fatalf("P=%d: Q[%d] = %v, closed form %v", P, i, got[i], want[i])
+			}
+		}
+	}
+
+	// Large graph: the parallel path equals a serial evaluation.
+	big := ringWithChords(20000)
+	const dd = 4
+	hb := make([]float64, big.Rows*dd)
+	for i := range hb {
+		hb[i] = math.Cos(float64(i))
+	}
+	got, err := PPRPropagate(big, hb, dd, alpha, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := RowNorm(big)
+	q := append([]float64(nil), hb...)
+	for step := 0; step < 2; step++ {
+		next := make([]float64, len(q))
+		for i := 0; i < rn.Rows; i++ {
+			for c := 0; c < dd; c++ {
+				next[i*dd+c] = alpha * hb[i*dd+c]
+			}
+			for k := rn.Indptr[i]; k < rn.Indptr[i+1]; k++ {
+				j := rn.Indices[k]
+				for c := 0; c < dd; c++ {
+					next[i*dd+c] += (1 - alpha) * rn.Data[k] * q[j*dd+c]
+				}
+			}
+		}
+		q = next
+	}
+	for i := range q {
+		if math.Abs(got[i]-q[i]) > 1e-12 {
+			t.Fatalf("parallel propagation differs at %d: %v vs %v", i, got[i], q[i])
+		}
+	}
+
+	for _, tc := range []struct {
+		name  string
+		h     []float64
+		d     int
+		alpha float64
+		steps int
+	}{
+		{"shape", h[:5], d, alpha, 2},
+		{"d 0", nil, 0, alpha, 2},
+		{"alpha", h, d, 1.5, 2},
+		{"steps", h, d, alpha, -1},
+	} {
+		if _, err := PPRPropagate(a, tc.h, tc.d, tc.alpha, tc.steps); err == nil {
+			t.Errorf("%s: want an error", tc.name)
+		}
+	}
+	if _, err := PPRPropagate(&CSR{Rows: 1, Cols: 2, Indptr: []int{0, 0}}, []float64{1}, 1, alpha, 1); err == nil {
+		t.Error("non-square: want an error")
+	}
+}
