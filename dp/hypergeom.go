@@ -1,0 +1,282 @@
+package dp
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// MaxHypergeomTerms bounds the number of terms min(R, B_d) + 1 of the
+// hypergeometric mixture (one float64 each, evaluated at every order the
+// accountant asks about).
+const MaxHypergeomTerms = 1 << 20
+
+// HypergeomPMF returns the hypergeometric probabilities β_i, i = 0 …
+// min(marked, draws): the chance that a uniformly random subset of draws
+// items out of population contains exactly i of the marked items,
+// C(marked, i)·C(population − marked, draws − i)/C(population, draws)
+// (ASGL appendix, eq. 10, with |S_tr| = N_tr = population, |B_t| = B_d =
+// draws and R_{N,L} = marked). Entries below max(0, draws − (population −
+// marked)) are 0. It fails unless 1 ≤ draws ≤ population and
+// 0 ≤ marked ≤ population, and when there would be more than
+// MaxHypergeomTerms entries.
+func HypergeomPMF(population, marked, draws int) ([]float64, error) {
+	lb, lo, err := hypergeomLogPMF(population, marked, draws)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, lo+len(lb))
+	for k, v := range lb {
+		out[lo+k] = math.Exp(v)
+	}
+	return out, nil
+}
+
+// hypergeomLogPMF returns ln β_i for i = lo … min(marked, draws) (the
+// support).
+func hypergeomLogPMF(population, marked, draws int) (lb []float64, lo int, err error) {
+	if population < 1 {
+		return nil, 0, fmt.Errorf("dp: hypergeometric: population %d, want ≥ 1", population)
+	}
+	if draws < 1 || draws > population {
+		return nil, 0, fmt.Errorf("dp: hypergeometric: %d draws from a population of %d, want 1 … %d", draws, population, population)
+	}
+	if marked < 0 || marked > population {
+		return nil, 0, fmt.Errorf("dp: hypergeometric: %d marked items in a population of %d, want 0 … %d", marked, population, population)
+	}
+	hi := min(marked, draws)
+	if hi+1 > MaxHypergeomTerms {
+		return nil, 0, fmt.Errorf("dp: hypergeometric: %d terms (min(marked %d, draws %d) + 1) exceed %d", hi+1, marked, draws, MaxHypergeomTerms)
+	}
+	lo = max(0, draws-(population-marked))
+	total := logBinom(population, draws)
+	lb = make([]float64, hi-lo+1)
+	for i := lo; i <= hi; i++ {
+		lb[i-lo] = logBinom(marked, i) + logBinom(population-marked, draws-i) - total
+	}
+	return lb, lo, nil
+}
+
+// HypergeomGaussian is the discriminator update of ASGL (Ke et al., KDD
+// 2026, appendix, Thm 2): each step draws a batch of exactly Batch (B_d)
+// training subgraphs without replacement from the Population (N_tr), sums
+// their gradients clipped to norm C, and adds Gaussian noise of standard
+// deviation Multiplier·Occurrences·C (σ·R_{N,L}·C, eq. 6) to every
+// coordinate. Neighbouring inputs differ in at most Occurrences training
+// subgraphs, and each differing subgraph moves the clipped sum by at most
+// Change·C.
+//
+// Given that i differing subgraphs are in the batch, the step is a Gaussian
+// mechanism of sensitivity Change·i·C, so of Rényi divergence
+// α·Change²·i²/(2σ²R²) (eq. 12, Lemma 4); i is hypergeometric (eq. 10), and
+// the joint convexity of exp((α−1)·D_α) (Lemma 5, Feldman et al. 2018,
+// Lemma 25, with its factor 1/(α−1), which the appendix drops in eqs. 9
+// and 13) gives, per step,
+//
+//	γ(α) = 1/(α−1) · ln Σ_i β_i · exp(α(α−1)·Change²·i² / (2σ²R²)).
+//
+// Change = 1 is Theorem 2 as printed: it holds when each differing subgraph
+// contributes its gradient on one input and nothing on the other. Under
+// node removal, the subgraphs of the other roots near the removed node are
+// modified, not removed: their clipped gradients can move by up to 2C
+// each, so Change = 2 is the bound to use there. When R exceeds N_tr, at
+// most N_tr subgraphs can differ and β counts min(R, N_tr) marked items
+// (the noise keeps its scale σ·R·C).
+//
+// The batch must be a fixed-size sample without replacement (FixedSample)
+// from a population that is the same on both neighbours (for node-level
+// ASGL: one training subgraph per node id, a removed node keeping its id
+// and an empty subgraph); Poisson sampling is accounted differently. For
+// ASGL, Steps = 2T: T noisy steps of each of the two discriminators.
+type HypergeomGaussian struct {
+	Population  int     // N_tr ≥ 1: training subgraphs batches are drawn from
+	Batch       int     // B_d, 1 … N_tr: subgraphs per batch
+	Occurrences int     // R ≥ 1: most subgraphs that differ between neighbours (R_{N,L})
+	Multiplier  float64 // σ > 0: noise std over R·C
+	Change      float64 // > 0: most one differing subgraph moves the clipped sum, in units of C (1 or 2, see above)
+	Steps       int     // ≥ 1: composed steps
+}
+
+// Validate checks the parameters (and that the mixture has at most
+// MaxHypergeomTerms terms).
+func (h HypergeomGaussian) Validate() error {
+	if h.Population < 1 {
+		return fmt.Errorf("dp: hypergeometric Gaussian: population N_tr = %d, want ≥ 1", h.Population)
+	}
+	if h.Batch < 1 || h.Batch > h.Population {
+		return fmt.Errorf("dp: hypergeometric Gaussian: batch B_d = %d, want 1 … N_tr = %d", h.Batch, h.Population)
+	}
+	if h.Occurrences < 1 {
+		return fmt.Errorf("dp: hypergeometric Gaussian: occurrence bound R = %d, want ≥ 1", h.Occurrences)
+	}
+	if err := CheckMultiplier(h.Multiplier); err != nil {
+		return fmt.Errorf("%w (hypergeometric Gaussian σ)", err)
+	}
+	if err := checkPositiveFinite("hypergeometric Gaussian change per subgraph", h.Change); err != nil {
+		return err
+	}
+	if err := CheckCount("hypergeometric Gaussian steps", h.Steps); err != nil {
+		return err
+	}
+	if k := min(h.Occurrences, h.Batch) + 1; k > MaxHypergeomTerms {
+		return fmt.Errorf("dp: hypergeometric Gaussian: %d mixture terms (min(R %d, B_d %d) + 1) exceed %d", k, h.Occurrences, h.Batch, MaxHypergeomTerms)
+	}
+	return nil
+}
+
+// NoiseStd returns the standard deviation of the noise added to each
+// coordinate of the summed clipped gradient: Multiplier·Occurrences·clip
+// (σ·R_{N,L}·C, ASGL eq. 6).
+func (h HypergeomGaussian) NoiseStd(clip float64) float64 {
+	return h.Multiplier * float64(h.Occurrences) * clip
+}
+
+// hgCurve evaluates γ(α) from the cached ln β_i.
+type hgCurve struct {
+	lb    []float64 // ln β_i, i = lo …
+	lo    int
+	scale float64 // Change²/(2σ²R²)
+}
+
+func (h HypergeomGaussian) curve() (*hgCurve, error) {
+	if err := h.Validate(); err != nil {
+		return nil, err
+	}
+	lb, lo, err := hypergeomLogPMF(h.Population, min(h.Occurrences, h.Population), h.Batch)
+	if err != nil {
+		return nil, err
+	}
+	r := float64(h.Occurrences)
+	return &hgCurve{lb: lb, lo: lo,
+		scale: h.Change * h.Change / (2 * h.Multiplier * h.Multiplier * r * r)}, nil
+}
+
+// gamma returns γ(α) for α > 1 (NaN otherwise). As Σ β_i = 1,
+// ln Σ β_i e^{c_i} = ln(1 + Σ_{i≥1} β_i (e^{c_i} − 1)); the second sum is
+// taken in log space, which keeps full relative accuracy for tiny γ (a
+// plain log-sum would cancel) and does not overflow for large α.
+func (c *hgCurve) gamma(alpha float64) float64 {
+	if !(alpha > 1) {
+		return math.NaN()
+	}
+	w := alpha * (alpha - 1) * c.scale
+	// Streaming log-sum-exp: s·e^mx is the running sum.
+	mx, s := math.Inf(-1), 0.0
+	for k, l := range c.lb {
+		i := float64(c.lo + k)
+		if i == 0 || math.IsInf(l, -1) {
+			continue
+		}
+		t := l + logExpm1(w*i*i)
+		if math.IsInf(t, 1) || math.IsNaN(t) {
+			return math.Inf(1)
+		}
+		if math.IsInf(t, -1) {
+			continue // e^{c_i} − 1 underflowed: a term below 1e-308
+		}
+		if t > mx {
+			s = s*math.Exp(mx-t) + 1
+			mx = t
+		} else {
+			s += math.Exp(t - mx)
+		}
+	}
+	if math.IsInf(mx, -1) {
+		return 0
+	}
+	return log1pExp(mx+math.Log(s)) / (alpha - 1)
+}
+
+// StepRDP returns γ(α), the Rényi DP of order alpha > 1 of one step (see
+// HypergeomGaussian); +Inf where it overflows. It fails on invalid
+// parameters or alpha ≤ 1.
+func (h HypergeomGaussian) StepRDP(alpha float64) (float64, error) {
+	if math.IsNaN(alpha) || alpha <= 1 {
+		return 0, fmt.Errorf("dp: RDP order must be > 1, got %g", alpha)
+	}
+	c, err := h.curve()
+	if err != nil {
+		return 0, err
+	}
+	return c.gamma(alpha), nil
+}
+
+// String names the mechanism and its parameters (the RDP event's ledger
+// label).
+func (h HypergeomGaussian) String() string {
+	return fmt.Sprintf("HypergeomGaussian(N_tr=%d, B_d=%d, R=%d, multiplier=%g, change=%g, steps=%d)",
+		h.Population, h.Batch, h.Occurrences, h.Multiplier, h.Change, h.Steps)
+}
+
+// Event returns the composition of the Steps steps as an RDPEvent for the
+// RDP accountant (NewRDP, NewAccountant("rdp"), "rdp-standard"): the curve
+// α ↦ Steps·γ(α) (ASGL appendix, Thm 2: (α, 2Tγ)-RDP for Steps = 2T). The
+// mixture's ln β_i are computed once here. It fails on invalid parameters.
+func (h HypergeomGaussian) Event() (RDPEvent, error) {
+	c, err := h.curve()
+	if err != nil {
+		return RDPEvent{}, err
+	}
+	steps := float64(h.Steps)
+	return RDPEvent{Name: h.String(), Curve: func(alpha float64) float64 {
+		g := c.gamma(alpha)
+		if math.IsNaN(g) {
+			return math.Inf(1)
+		}
+		return steps * g
+	}}, nil
+}
+
+// CalibrateHypergeomGaussian returns the smallest multiplier σ (to
+// CalibrateNoise's tolerance, never below it) for which h with that
+// multiplier is (targetEps, delta)-DP under the RDP accountant (default
+// orders, with refinement) and conversion conv; h.Multiplier is ignored.
+// targetEps = +Inf returns 0. It fails on invalid parameters and
+// unreachable targets.
+func CalibrateHypergeomGaussian(targetEps, delta float64, h HypergeomGaussian, conv Conversion) (float64, error) {
+	h.Multiplier = 1
+	if err := h.Validate(); err != nil {
+		return 0, err
+	}
+	if !conv.valid() {
+		return 0, fmt.Errorf("dp: unknown RDP conversion %d", int(conv))
+	}
+	var curveErr error
+	z, err := CalibrateNoise(targetEps, delta,
+		func(z float64) []Event {
+			h.Multiplier = z
+			e, err := h.Event()
+			if err != nil {
+				curveErr = err
+				return []Event{RDPEvent{Name: "invalid", Curve: func(float64) float64 { return math.Inf(1) }}}
+			}
+			return []Event{e}
+		},
+		func() (Accountant, error) { return NewRDP(WithConversion(conv)) })
+	if curveErr != nil {
+		return 0, curveErr
+	}
+	return z, err
+}
+
+// FixedSample returns a uniformly random subset of exactly size indices of
+// [0, n), sorted, drawn from the noise source (Floyd's algorithm; O(size)
+// draws): the fixed-size sampling without replacement that
+// HypergeomGaussian accounts. It fails unless 0 ≤ size ≤ n.
+func FixedSample(src *Source, n, size int) ([]int, error) {
+	if n < 0 || size < 0 || size > n {
+		return nil, fmt.Errorf("dp: fixed-size sample of %d out of %d, want 0 ≤ size ≤ n", size, n)
+	}
+	seen := make(map[int]struct{}, size)
+	out := make([]int, 0, size)
+	for j := n - size; j < n; j++ {
+		t := src.rng.IntN(j + 1)
+		if _, ok := seen[t]; ok {
+			t = j
+		}
+		seen[t] = struct{}{}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out, nil
+}
