@@ -1,8 +1,10 @@
 // Package dp owns dpgnn's differential-privacy core: the mechanisms
 // (Gaussian, Laplace, Gamma-norm vector noise, Gumbel top-K), the seeded
-// ChaCha8 noise source, the privacy events that describe what a mechanism
+// ChaCha8 noise source, DP approximate PageRank rows (DPAR), the privacy
+// events that describe what a mechanism
 // released, the accountants that turn a ledger of events into (ε, δ) (Rényi
-// DP with the subsampled Gaussian, exact Gaussian / Gaussian DP), the RDP →
+// DP with the Poisson- and hypergeometrically subsampled Gaussian, the
+// contractive noisy iteration, exact Gaussian / Gaussian DP), the RDP →
 // (ε, δ) conversions, noise calibration by conservative bisection, and the
 // δ "auto" rule.
 //

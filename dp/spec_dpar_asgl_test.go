@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"github.com/dpgnn/dpgnn/graphs"
 	"math"
 	"testing"
 )
@@ -199,32 +200,20 @@ func TestDPARCalibrationChain(t *testing.T) {
 }
 
 // asglGamma is ASGL's per-iteration bound γ(α) for one discriminator
-// (ASGL appendix, Thm 2): a hypergeometric mixture of Gaussian RDPs,
-// computed here only to test RDPEvent (the ASGL accountant lives elsewhere).
+// (ASGL appendix, Thm 2) as HypergeomGaussian computes it, with the
+// theorem's change of one clipped contribution.
 func asglGamma(alpha, sigma float64, nTr, bd, r int) float64 {
-	lc := func(n, k int) float64 {
-		if k < 0 || k > n {
-			return math.Inf(-1)
-		}
-		return logFactorial(n) - logFactorial(k) - logFactorial(n-k)
+	g, err := HypergeomGaussian{Population: nTr, Batch: bd, Occurrences: r, Multiplier: sigma, Change: 1, Steps: 1}.StepRDP(alpha)
+	if err != nil {
+		panic(err)
 	}
-	// Σ β_i = 1, so ln Σ β_i e^{c_i} = log1p(Σ β_i·expm1(c_i)): this avoids
-	// the cancellation of a plain log-sum (γ is tiny), which costs ~1e-8
-	// relative accuracy.
-	var s float64
-	for i := 0; i <= min(r, bd); i++ {
-		lb := lc(r, i) + lc(nTr-r, bd-i) - lc(nTr, bd)
-		fi := float64(i)
-		s += math.Exp(lb) * math.Expm1(alpha*(alpha-1)*fi*fi/(2*sigma*sigma*float64(r*r)))
-	}
-	return math.Log1p(s) / (alpha - 1)
+	return g
 }
 
 func asglR(n, l int) int {
-	r, p := 0, 1
-	for i := 0; i <= l; i++ {
-		r += p
-		p *= n
+	r, err := graphs.ReceptiveField(n, l)
+	if err != nil {
+		panic(err)
 	}
 	return r
 }

@@ -3,7 +3,9 @@
 // the npz "sparsegraph", geom-gcn and signed edge-list formats; seeded
 // synthetic generators (contextual SBM, chains, signed SBM); transforms
 // (symmetrise, self-loops, degree bounding, induced subgraphs); splits;
-// normalised adjacencies; and dataset statistics.
+// normalised adjacencies; personalised PageRank (ISTA, power iteration,
+// propagation); signed BFS trees and graph-softmax walks with their
+// occurrence bound; node-level degree bounds; and dataset statistics.
 //
 // Everything here is pure data and algebra: transforms return new values and
 // never mutate their inputs, loaders validate and return errors that name the
