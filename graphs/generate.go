@@ -297,7 +297,7 @@ func CSBM(cfg CSBMConfig, seed uint64) *Graph {
 // ---------------------------------------------------------------------------
 // Chains (CARIBOU)
 
-// chainSize describes one of CARIBOU's chain datasets (spec §7.1).
+// chainSize describes one of CARIBOU's chain datasets (CARIBOU §6, Table 6).
 type chainSize struct {
 	chains, length, perClass, train, test int
 }
@@ -317,7 +317,7 @@ const (
 )
 
 // Chain generates CARIBOU's chain dataset of the given size ("s", "m", "l"
-// or "x"; case-insensitive), named "chain-s" etc. (CARIBOU spec §7.1):
+// or "x"; case-insensitive), named "chain-s" etc. (CARIBOU §6, Table 6):
 //
 //	size  nodes  chains  length  chains/class  train  test  val
 //	s        48       6       8             3      8    32    8

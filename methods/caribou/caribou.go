@@ -57,9 +57,9 @@ func (*CARIBOU) Short() string {
 // Epochs counts the encoder's and the classifier's epochs.
 func (m *CARIBOU) Epochs() int {
 	if m.EncoderLayers == 0 {
-		return m.Epochs_
+		return m.TrainEpochs
 	}
-	return m.EncoderEpochs + m.Epochs_
+	return m.EncoderEpochs + m.TrainEpochs
 }
 
 func (m *CARIBOU) BindFlags(fs *pflag.FlagSet) {
@@ -223,7 +223,7 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 		if m.EncoderLayers > 0 {
 			tEnc = m.training(ctx, s, 0, m.EncoderEpochs, ledgerEncoder).SGDSteps()
 		}
-		tCls = m.training(ctx, s, 0, m.Epochs_, ledgerClassifier).SGDSteps()
+		tCls = m.training(ctx, s, 0, m.TrainEpochs, ledgerClassifier).SGDSteps()
 	} else if acct, err = m.EdgeAccountant(); err != nil {
 		return nil, err
 	}
@@ -307,7 +307,7 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	// 3. Classifier on [X⁽⁰⁾, X⁽ᴷ⁾] (post-processing at edge level).
-	tr := m.training(ctx, s, z, m.Epochs_, ledgerClassifier)
+	tr := m.training(ctx, s, z, m.TrainEpochs, ledgerClassifier)
 	in := []*graphs.Features{layers.DenseFeatures(x0, g.N, width), layers.DenseFeatures(xk, g.N, width)}
 	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.Classifier("caribou", g.NumClasses, norm, m.EncoderLayers == 0))
 	if err != nil {

@@ -40,9 +40,9 @@ func (*GAP) Short() string {
 // classifier's.
 func (m *GAP) Epochs() int {
 	if m.EncoderLayers == 0 {
-		return m.Epochs_
+		return m.TrainEpochs
 	}
-	return max(1, m.EncoderFolds)*m.EncoderEpochs + m.Epochs_
+	return max(1, m.EncoderFolds)*m.EncoderEpochs + m.TrainEpochs
 }
 
 func (m *GAP) BindFlags(fs *pflag.FlagSet) {
@@ -94,7 +94,7 @@ func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calib
 		if m.EncoderLayers > 0 {
 			tEnc = m.Training(ctx, setup, 0, m.EncoderEpochs, ledgerEncoder).SGDSteps()
 		}
-		tCls = m.Training(ctx, setup, 0, m.Epochs_, ledgerClassifier).SGDSteps()
+		tCls = m.Training(ctx, setup, 0, m.TrainEpochs, ledgerClassifier).SGDSteps()
 	}
 	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
 		ev := Events(ctx.Level, m.Hops, z, setup.Rate, tEnc, tCls)
@@ -187,7 +187,7 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
-	tr := m.Training(ctx, setup, z, m.Epochs_, ledgerClassifier)
+	tr := m.Training(ctx, setup, z, m.TrainEpochs, ledgerClassifier)
 	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.Classifier("gap", g.NumClasses, norm, m.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
@@ -367,7 +367,7 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		hops = append(hops, methods.Placeholder(g.N, width, ctx.Seed+uint64(k)))
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
-	tr := m.Training(ctx, setup, priv.Multiplier, m.Epochs_, ledgerClassifier)
+	tr := m.Training(ctx, setup, priv.Multiplier, m.TrainEpochs, ledgerClassifier)
 	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.Classifier("gap", g.NumClasses, norm, m.EncoderLayers == 0))
 	if err != nil {
 		return nil, err

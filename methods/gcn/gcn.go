@@ -20,7 +20,7 @@ func init() { methods.Register(func() methods.Method { return &GCN{} }) }
 // GCN holds the hyperparameters (Kipf & Welling's defaults).
 type GCN struct {
 	Hidden      int
-	Epochs_     int
+	TrainEpochs int
 	LR          float64
 	WeightDecay float64
 	Dropout     float64
@@ -35,11 +35,11 @@ func (*GCN) Levels() []methods.Level {
 	return []methods.Level{methods.None}
 }
 func (*GCN) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *GCN) Epochs() int                      { return m.Epochs_ }
+func (m *GCN) Epochs() int                      { return m.TrainEpochs }
 
 func (m *GCN) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&m.Hidden, "hidden", 64, "hidden width")
-	fs.IntVar(&m.Epochs_, "epochs", 200, "training epochs (full-batch steps)")
+	fs.IntVar(&m.TrainEpochs, "epochs", 200, "training epochs (full-batch steps)")
 	fs.Float64Var(&m.LR, "lr", 0.01, "Adam learning rate")
 	fs.Float64Var(&m.WeightDecay, "weight-decay", 5e-4, "L2 weight decay")
 	fs.Float64Var(&m.Dropout, "dropout", 0.5, "dropout probability (input and hidden)")
@@ -47,7 +47,7 @@ func (m *GCN) BindFlags(fs *pflag.FlagSet) {
 }
 
 func (m *GCN) Validate() error {
-	return methods.CheckAll(methods.Width("hidden", m.Hidden), methods.Epochs("epochs", m.Epochs_),
+	return methods.CheckAll(methods.Width("hidden", m.Hidden), methods.Epochs("epochs", m.TrainEpochs),
 		methods.PositiveF("lr", m.LR), methods.Prob("dropout", m.Dropout), methods.NonNegF("weight-decay", m.WeightDecay))
 }
 
@@ -118,7 +118,7 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	task := &trainers.ModelTask{Model: model, Logits: logits, Opt: nn.NewAdam(m.LR, m.WeightDecay)}
-	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.Epochs_, Run: ctx.Run, Recorder: ctx.Recorder})
+	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.TrainEpochs, Run: ctx.Run, Recorder: ctx.Recorder})
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ const Inf = -1
 // paper).
 const DefaultOmega = 0.9
 
-// DefaultXi is the ξ of Eq. 22 used by the spec's calibration vectors.
+// DefaultXi is the ξ of Eq. 22 used by the calibration test vectors.
 const DefaultXi = 1e-6
 
 // ParseXi reads a --xi value: a positive number, or "auto" for ξ = Λ_min.

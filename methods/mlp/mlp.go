@@ -20,7 +20,7 @@ func init() { methods.Register(func() methods.Method { return &MLP{} }) }
 type MLP struct {
 	Hidden      int
 	Layers      int
-	Epochs_     int
+	TrainEpochs int
 	LR          float64
 	WeightDecay float64
 	Dropout     float64
@@ -41,12 +41,12 @@ func (*MLP) Levels() []methods.Level {
 	return []methods.Level{methods.None, methods.Edge, methods.Node}
 }
 func (*MLP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *MLP) Epochs() int                      { return m.Epochs_ }
+func (m *MLP) Epochs() int                      { return m.TrainEpochs }
 
 func (m *MLP) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&m.Hidden, "hidden", 64, "hidden width")
 	fs.IntVar(&m.Layers, "layers", 2, "number of Linear layers")
-	fs.IntVar(&m.Epochs_, "epochs", 200, "training epochs (full-batch steps)")
+	fs.IntVar(&m.TrainEpochs, "epochs", 200, "training epochs (full-batch steps)")
 	fs.Float64Var(&m.LR, "lr", 0.01, "Adam learning rate")
 	fs.Float64Var(&m.WeightDecay, "weight-decay", 5e-4, "L2 weight decay")
 	fs.Float64Var(&m.Dropout, "dropout", 0.5, "dropout probability between layers")
@@ -61,7 +61,7 @@ func (m *MLP) BindFlags(fs *pflag.FlagSet) {
 func (m *MLP) Validate() error {
 	return methods.CheckAll(
 		methods.Width("hidden", m.Hidden), methods.Depth("layers", m.Layers),
-		methods.Epochs("epochs", m.Epochs_), methods.PositiveF("lr", m.LR),
+		methods.Epochs("epochs", m.TrainEpochs), methods.PositiveF("lr", m.LR),
 		methods.Prob("dropout", m.Dropout), m.validateInDropout(), methods.NonNegF("weight-decay", m.WeightDecay),
 		methods.Positive("batch-size", m.BatchSize), methods.PositiveF("clip", m.Clip))
 }
@@ -131,7 +131,7 @@ func (m *MLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 // training on the training rows, evaluation on every node.
 func (m *MLP) module(ctx *methods.Context) (*methods.Module, methods.ModuleTraining, error) {
 	g := ctx.Graph
-	tr := methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay}
+	tr := methods.ModuleTraining{Epochs: m.TrainEpochs, LR: m.LR, WeightDecay: m.WeightDecay}
 	cfg, err := m.config(g.X.F, g.NumClasses, false)
 	if err != nil {
 		return nil, tr, err
@@ -165,7 +165,7 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 		return nil, tr, nil, err
 	}
 	q := methods.NodeRate(m.BatchSize, len(train))
-	tr = methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay, Private: true, Clip: m.Clip, Rate: q, Ledger: "dpsgd"}
+	tr = methods.ModuleTraining{Epochs: m.TrainEpochs, LR: m.LR, WeightDecay: m.WeightDecay, Private: true, Clip: m.Clip, Rate: q, Ledger: "dpsgd"}
 	priv, err := methods.CalibrateSGD(ctx, len(train), q, tr.SGDSteps(), m.Clip, conv)
 	if err != nil {
 		return nil, tr, nil, err
@@ -259,7 +259,7 @@ func (m *MLP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Cali
 		return nil, err
 	}
 	q := methods.NodeRate(m.BatchSize, c.TrainNodes)
-	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dp.Steps(m.Epochs_, q), m.Clip, conv)
+	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dp.Steps(m.TrainEpochs, q), m.Clip, conv)
 }
 
 var _ methods.Accountable = (*MLP)(nil)

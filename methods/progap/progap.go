@@ -21,7 +21,7 @@ import (
 
 func init() { methods.Register(func() methods.Method { return &ProGAP{} }) }
 
-// ProGAP holds the hyperparameters (the spec's fixed settings; lr from the
+// ProGAP holds the hyperparameters (the paper's fixed settings; lr from the
 // paper's grid {0.01, 0.05}).
 type ProGAP struct {
 	ap.AggregationPerturbation
@@ -31,7 +31,7 @@ func (*ProGAP) Name() string { return "progap" }
 func (*ProGAP) Short() string {
 	return "ProGAP: progressive stages of cached aggregation perturbation with jumping knowledge (edge or node DP)"
 }
-func (m *ProGAP) Epochs() int { return (m.Hops + 1) * m.Epochs_ }
+func (m *ProGAP) Epochs() int { return (m.Hops + 1) * m.TrainEpochs }
 
 func (m *ProGAP) BindFlags(fs *pflag.FlagSet) {
 	m.BindAPFlags(fs, 2, 100, 0.01)
@@ -42,7 +42,7 @@ func (m *ProGAP) Validate() error {
 }
 
 func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) methods.ModuleTraining {
-	return methods.ModuleTraining{Epochs: m.Epochs_, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
+	return methods.ModuleTraining{Epochs: m.TrainEpochs, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
 		Multiplier: z, Clip: m.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD}
 }
 
@@ -240,7 +240,7 @@ func (m *ProGAP) release(ctx *methods.Context, prev *stage, nap *layers.NAP) (*g
 }
 
 // BuildModel builds the final stage's graph for inspection: base MLPs
-// 0..K over the raw features and K cached aggregates (zero placeholders
+// 0..K over the raw features and K cached aggregates (seeded random placeholders
 // here), jumping knowledge, the head and its loss — with the DP-SGD nodes at
 // node level — plus one NAP release (normalise, aggregate, noise) of the
 // newest base output, which is where edges enter.

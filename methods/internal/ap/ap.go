@@ -28,7 +28,7 @@ type AggregationPerturbation struct {
 	BaseLayers  int
 	HeadLayers  int
 	Hidden      int
-	Epochs_     int
+	TrainEpochs int
 	LR          float64
 	Dropout     float64
 	InDropout   float64
@@ -61,7 +61,7 @@ func (a *AggregationPerturbation) BindModuleFlags(fs *pflag.FlagSet, epochs int,
 	fs.IntVar(&a.Hidden, "hidden", 16, "hidden width")
 	fs.IntVar(&a.BaseLayers, "base-layers", 1, "layers of each base MLP (GAP: one per hop; ProGAP: one per input of a stage)")
 	fs.IntVar(&a.HeadLayers, "head-layers", 1, "layers of the head MLP over the concatenated hops")
-	fs.IntVar(&a.Epochs_, "epochs", epochs, "training epochs of each module / stage")
+	fs.IntVar(&a.TrainEpochs, "epochs", epochs, "training epochs of each module / stage")
 	fs.Float64Var(&a.LR, "lr", lr, "Adam learning rate")
 	fs.Float64Var(&a.Dropout, "dropout", 0, "dropout probability (between layers, as in GAP's code)")
 	fs.Float64Var(&a.InDropout, "input-dropout", 0, "dropout probability on the raw node features entering the first MLP (not in the papers' code; no privacy effect)")
@@ -169,7 +169,7 @@ func (a *AggregationPerturbation) ValidateAP() error {
 // ValidateModules checks the module hyperparameters (BindModuleFlags).
 func (a *AggregationPerturbation) ValidateModules() error {
 	return methods.CheckAll(methods.Width("hidden", a.Hidden),
-		methods.Depth("base-layers", a.BaseLayers), methods.Depth("head-layers", a.HeadLayers), methods.Epochs("epochs", a.Epochs_),
+		methods.Depth("base-layers", a.BaseLayers), methods.Depth("head-layers", a.HeadLayers), methods.Epochs("epochs", a.TrainEpochs),
 		methods.PositiveF("lr", a.LR), methods.Prob("dropout", a.Dropout), methods.Prob("input-dropout", a.InDropout),
 		methods.Positive("batch-size", a.BatchSize), methods.PositiveF("clip", a.Clip))
 }
