@@ -85,29 +85,16 @@ func (c *CGL) String() string {
 // row-wise unit balls, which is 1-Lipschitz (the contractive noisy
 // iteration needs exactly this; a rescaling onto the sphere is neither
 // convex nor 1-Lipschitz near 0).
-func ProjectRows(x []float64, d int) {
-	n := len(x) / d
-	graphs.ParallelRows(n, len(x), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r := x[i*d : (i+1)*d]
-			s := 0.0
-			for _, v := range r {
-				s += v * v
-			}
-			if s > 1 {
-				f := 1 / math.Sqrt(s)
-				for j := range r {
-					r[j] *= f
-				}
-			}
-		}
-	})
-}
+func ProjectRows(x []float64, d int) { rescaleRows(x, d, 1) }
 
 // NormalizeRows rescales every non-zero row of the N×d matrix x onto the
 // unit sphere (GAP's F.normalize). As PCMP's row step (PCMP.Normalize) it
 // is not covered by the convergent analysis.
-func NormalizeRows(x []float64, d int) {
+func NormalizeRows(x []float64, d int) { rescaleRows(x, d, 0) }
+
+// rescaleRows divides every row whose squared norm exceeds floor (> 0) by
+// its norm.
+func rescaleRows(x []float64, d int, floor float64) {
 	n := len(x) / d
 	graphs.ParallelRows(n, len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -116,7 +103,7 @@ func NormalizeRows(x []float64, d int) {
 			for _, v := range r {
 				s += v * v
 			}
-			if s > 0 {
+			if s > floor && s > 0 {
 				f := 1 / math.Sqrt(s)
 				for j := range r {
 					r[j] *= f
