@@ -193,6 +193,14 @@ func TestHypergeomGaussianEvent(t *testing.T) {
 	if order != 16 {
 		t.Errorf("best order %v, want 16", order)
 	}
+	// The default accountant can only do better.
+	def, _ := NewRDP(WithConversion(ConversionStandard))
+	if err := def.Compose(event); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := def.Epsilon(1e-5); e > 1.62953523 {
+		t.Errorf("default grid ε %v above the list's", e)
+	}
 	for _, name := range []string{"rdp", "rdp-standard"} {
 		e, err := EpsilonOf(name, []Event{event}, 1e-5)
 		if err != nil {

@@ -250,32 +250,8 @@ func TestASGLGeneralRDP(t *testing.T) {
 	// Full batch: γ = α/(2σ²).
 	assertRel(t, "full batch", asglGamma(4, 1, 50, 50, 13), 2, 1e-12)
 
-	// Conversion example: T = 1000, σ = 4, N_tr = 1e4, B_d = 256, R = 121,
-	// δ = 1e-5; (α, 2Tγ)-RDP as an RDPEvent.
-	event := RDPEvent{Name: "asgl-theorem2", Curve: func(alpha float64) float64 {
-		return 2 * 1000 * asglGamma(alpha, 4, 10000, 256, 121)
-	}}
-	at8, _ := NewRDP(WithOrders(8), WithConversion(ConversionStandard), WithoutRefinement())
-	if err := at8.Compose(event); err != nil {
-		t.Fatal(err)
-	}
-	assertRel(t, "2Tγ at α=8", at8.Curve()[0], 0.429864884, 5e-8)
-	eps, _ := at8.Epsilon(1e-5)
-	assertRel(t, "ε at α=8", eps, 2.07456852, 1e-8)
-	list, _ := NewRDP(WithOrders(1.5, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64),
-		WithConversion(ConversionStandard), WithoutRefinement())
-	_ = list.Compose(event)
-	eps, order, _ := list.EpsilonAndOrder(1e-5)
-	assertRel(t, "best ε over the list", eps, 1.62953523, 1e-8)
-	if order != 16 {
-		t.Errorf("best order %v, want 16", order)
-	}
-	// The default accountant can only do better.
-	def, _ := NewRDP(WithConversion(ConversionStandard))
-	_ = def.Compose(event)
-	if e, _ := def.Epsilon(1e-5); e > 1.62953523 {
-		t.Errorf("default grid ε %v above the list's", e)
-	}
+	// The conversion example (T = 1000, σ = 4, N_tr = 1e4, B_d = 256,
+	// R = 121, δ = 1e-5) is TestHypergeomGaussianEvent.
 }
 
 // TestDeltaAuto checks the δ "auto" rule of GAP's and ProGAP's code,
