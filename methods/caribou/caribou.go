@@ -42,12 +42,14 @@ type CARIBOU struct {
 	Rows string
 }
 
-// Ledger names of CARIBOU's releases.
-const (
-	ledgerPCMP       = "pcmp"
-	ledgerEncoder    = "dpsgd.encoder"
-	ledgerClassifier = "dpsgd.classifier"
-)
+// pcmpEvent is PCMP at multiplier z with effective release count g
+// (dp.CNIEvent with g computed once): μ-GDP with μ = √g/z.
+func pcmpEvent(z, g float64) dp.GaussianEvent {
+	return dp.GaussianEvent{Multiplier: z / math.Sqrt(g), Count: 1}
+}
+
+// ledgerPCMP is the ledger name of CARIBOU's PCMP release.
+const ledgerPCMP = "pcmp"
 
 func (*CARIBOU) Name() string { return "caribou" }
 func (*CARIBOU) Short() string {
@@ -200,11 +202,6 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 	return s, nil
 }
 
-// training is how a module trains (DP-SGD at node level).
-func (m *CARIBOU) training(ctx *methods.Context, s *setup, z float64, epochs int, ledger string) methods.ModuleTraining {
-	return m.Training(ctx, &ap.APSetup{Rate: s.rate}, z, epochs, ledger)
-}
-
 // calibrate finds the noise multiplier z: at edge level for PCMP alone
 // (μ = √g/z, g = min{K, g(C_L, K)}); at node level one z shared by the
 // encoder's DP-SGD, PCMP (noise std z·Δ_n) and the classifier's DP-SGD,
@@ -214,39 +211,29 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 	if err != nil {
 		return nil, err
 	}
-	modules, tEnc, tCls := 1, 0, 0
+	modules := 1
 	if m.EncoderLayers > 0 {
 		modules++
 	}
+	tEnc, tCls := m.ModuleSteps(ctx, s.rate, m.EncoderLayers > 0, m.EncoderEpochs)
 	acct := m.NodeAccountant()
-	if ctx.Level == methods.Node {
-		if m.EncoderLayers > 0 {
-			tEnc = m.training(ctx, s, 0, m.EncoderEpochs, ledgerEncoder).SGDSteps()
+	if ctx.Level != methods.Node {
+		if acct, err = m.EdgeAccountant(); err != nil {
+			return nil, err
 		}
-		tCls = m.training(ctx, s, 0, m.TrainEpochs, ledgerClassifier).SGDSteps()
-	} else if acct, err = m.EdgeAccountant(); err != nil {
-		return nil, err
 	}
 	if ctx.Private() && m.Rows == "normalize" {
 		return nil, fmt.Errorf("--rows normalize is not covered by the convergent analysis (it is neither convex nor 1-Lipschitz); use it only with --privacy none")
 	}
 	c, err := methods.Calibrate(ctx, s.units, acct, func(z float64) []dp.Planned {
-		ev := dp.GaussianEvent{Multiplier: z / math.Sqrt(g), Count: 1}
 		rel := []dp.Planned{{Name: ledgerPCMP, What: fmt.Sprintf("PCMP, %d contractive hops (C_L=%g, effective releases g=%.4g), only hop K released: "+
-			"Gaussian noise std %.4g per layer (sensitivity %.4g)", m.Hops, m.Lipschitz, g, z*s.sensitivity, s.sensitivity), Event: ev}}
-		if ctx.Level == methods.Node {
-			rel = append(rel, dp.Planned{Name: ledgerClassifier, What: fmt.Sprintf("classifier DP-SGD: %d Poisson steps at rate %.4g, clip %g", tCls, s.rate, m.Clip),
-				Event: dp.PoissonGaussianEvent{Rate: s.rate, Multiplier: z, Steps: tCls}})
-			if tEnc > 0 {
-				rel = append(rel, dp.Planned{Name: ledgerEncoder, What: fmt.Sprintf("encoder DP-SGD: %d Poisson steps at rate %.4g, clip %g", tEnc, s.rate, m.Clip),
-					Event: dp.PoissonGaussianEvent{Rate: s.rate, Multiplier: z, Steps: tEnc}})
-			}
-		}
+			"Gaussian noise std %.4g per layer (sensitivity %.4g)", m.Hops, m.Lipschitz, g, z*s.sensitivity, s.sensitivity), Event: pcmpEvent(z, g)}}
+		rel = append(rel, m.ModuleReleases(ctx, s.rate, z, tEnc, tCls)...)
 		return append(rel, ctx.SelectionReleases(modules)...)
 	}, func(z float64) map[string]float64 {
 		rec := map[string]float64{"pcmp_std": z * s.sensitivity, "sensitivity": s.sensitivity, "hops": float64(m.Hops), "cni_factor": g}
 		if ctx.Level == methods.Node {
-			rec["sgd_std"], rec["rate"], rec["encoder_steps"], rec["classifier_steps"] = z*m.Clip, s.rate, float64(tEnc), float64(tCls)
+			m.ModuleNoise(rec, s.rate, z, tEnc, tCls)
 		}
 		return rec
 	})
@@ -307,7 +294,7 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	// 3. Classifier on [X⁽⁰⁾, X⁽ᴷ⁾] (post-processing at edge level).
-	tr := m.training(ctx, s, z, m.TrainEpochs, ledgerClassifier)
+	tr := m.Training(ctx, s.rate, z, m.TrainEpochs, ap.LedgerClassifier)
 	in := []*graphs.Features{layers.DenseFeatures(x0, g.N, width), layers.DenseFeatures(xk, g.N, width)}
 	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.Classifier("caribou", g.NumClasses, norm, m.EncoderLayers == 0))
 	if err != nil {
@@ -333,7 +320,7 @@ func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.
 		layers.NormalizeRows(x, g.X.F)
 		return x, g.X.F, nil
 	}
-	mod, err := m.TrainEncoder(ctx, m.training(ctx, s, z, m.EncoderEpochs, ledgerEncoder), m.EncoderLayers, norm, src, ctx.Seed, "caribou")
+	mod, err := m.TrainEncoder(ctx, m.Training(ctx, s.rate, z, m.EncoderEpochs, ap.LedgerEncoder), m.EncoderLayers, norm, src, ctx.Seed, "caribou")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -357,7 +344,7 @@ func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, 
 		if p.Std != std {
 			z = p.Std / s.sensitivity // a changed std shows up when the ledger is checked
 		}
-		l.Record(ledgerPCMP, dp.GaussianEvent{Multiplier: z / math.Sqrt(g), Count: 1})
+		l.Record(ledgerPCMP, pcmpEvent(z, g))
 	}
 	return p.Release(x0, width)
 }

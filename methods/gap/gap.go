@@ -75,9 +75,7 @@ func (m *GAP) validateFolds() error {
 
 // Ledger names of GAP's releases.
 const (
-	ledgerNAP        = "nap"
-	ledgerEncoder    = "dpsgd.encoder"
-	ledgerClassifier = "dpsgd.classifier"
+	ledgerNAP = "nap"
 )
 
 // calibrate returns the noise multiplier: at edge level for K NAP calls of
@@ -85,45 +83,19 @@ const (
 // NAP calls (std z·√D) and the classifier's DP-SGD (and private model
 // selections), composed in RDP.
 func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calibrated, error) {
-	tEnc, tCls := 0, 0
 	modules := 1 // the classifier, plus each encoder
 	if m.EncoderLayers > 0 {
 		modules += max(1, m.EncoderFolds)
 	}
-	if ctx.Level == methods.Node {
-		if m.EncoderLayers > 0 {
-			tEnc = m.Training(ctx, setup, 0, m.EncoderEpochs, ledgerEncoder).SGDSteps()
-		}
-		tCls = m.Training(ctx, setup, 0, m.TrainEpochs, ledgerClassifier).SGDSteps()
-	}
+	tEnc, tCls := m.ModuleSteps(ctx, setup.Rate, m.EncoderLayers > 0, m.EncoderEpochs)
 	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
-		ev := Events(ctx.Level, m.Hops, z, setup.Rate, tEnc, tCls)
 		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
-			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
-		if ctx.Level == methods.Node {
-			rel = append(rel, dp.Planned{Name: ledgerClassifier, What: fmt.Sprintf("classifier DP-SGD: %d Poisson steps at rate %.4g, clip %g", tCls, setup.Rate, m.Clip), Event: ev[1]})
-			if tEnc > 0 {
-				rel = append(rel, dp.Planned{Name: ledgerEncoder, What: fmt.Sprintf("encoder DP-SGD: %d Poisson steps at rate %.4g, clip %g", tEnc, setup.Rate, m.Clip), Event: ev[2]})
-			}
-		}
+			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: dp.GaussianEvent{Multiplier: z, Count: m.Hops}}}
+		rel = append(rel, m.ModuleReleases(ctx, setup.Rate, z, tEnc, tCls)...)
 		return append(rel, ctx.SelectionReleases(modules)...)
 	}, func(z float64, rec map[string]float64) {
-		rec["sgd_std"], rec["rate"], rec["encoder_steps"], rec["classifier_steps"] = z*m.Clip, setup.Rate, float64(tEnc), float64(tCls)
+		m.ModuleNoise(rec, setup.Rate, z, tEnc, tCls)
 	}, modules)
-}
-
-// Events is what a GAP run releases, in noise multipliers z: K NAP calls
-// (sensitivity normalised to 1) and, at node level, the encoder's and the
-// classifier's DP-SGD runs (encoderSteps may be 0 without an encoder).
-func Events(level methods.Level, hops int, z, q float64, encoderSteps, classifierSteps int) []dp.Event {
-	ev := []dp.Event{dp.GaussianEvent{Multiplier: z, Count: hops}}
-	if level == methods.Node {
-		ev = append(ev, dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: classifierSteps})
-		if encoderSteps > 0 {
-			ev = append(ev, dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: encoderSteps})
-		}
-	}
-	return ev
 }
 
 // prepare bounds degrees (node level), calibrates the noise and picks the
@@ -187,7 +159,7 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
-	tr := m.Training(ctx, setup, z, m.TrainEpochs, ledgerClassifier)
+	tr := m.Training(ctx, setup.Rate, z, m.TrainEpochs, ap.LedgerClassifier)
 	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.Classifier("gap", g.NumClasses, norm, m.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
@@ -214,7 +186,7 @@ func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm la
 	if m.EncoderFolds >= 2 {
 		return m.encodeCrossFit(ctx, setup, norm, src)
 	}
-	mod, err := m.TrainEncoder(ctx, m.Training(ctx, setup, z, m.EncoderEpochs, ledgerEncoder), m.EncoderLayers, norm, src, ctx.Seed, "gap")
+	mod, err := m.TrainEncoder(ctx, m.Training(ctx, setup.Rate, z, m.EncoderEpochs, ap.LedgerEncoder), m.EncoderLayers, norm, src, ctx.Seed, "gap")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -234,7 +206,7 @@ func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm la
 // encoders. No edge is read.
 func (m *GAP) encodeCrossFit(ctx *methods.Context, setup *ap.APSetup, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
 	x0, err := crossFit(ctx, m.EncoderFolds, func(f int, cf *methods.Context) ([]float64, error) {
-		mod, err := m.TrainEncoder(cf, m.Training(cf, setup, 0, m.EncoderEpochs, ledgerEncoder), m.EncoderLayers, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919, "gap")
+		mod, err := m.TrainEncoder(cf, m.Training(cf, setup.Rate, 0, m.EncoderEpochs, ap.LedgerEncoder), m.EncoderLayers, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919, "gap")
 		if err != nil {
 			return nil, err
 		}
@@ -367,7 +339,7 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		hops = append(hops, methods.Placeholder(g.N, width, ctx.Seed+uint64(k)))
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
-	tr := m.Training(ctx, setup, priv.Multiplier, m.TrainEpochs, ledgerClassifier)
+	tr := m.Training(ctx, setup.Rate, priv.Multiplier, m.TrainEpochs, ap.LedgerClassifier)
 	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.Classifier("gap", g.NumClasses, norm, m.EncoderLayers == 0))
 	if err != nil {
 		return nil, err

@@ -16,12 +16,51 @@ import (
 // on features and labels only, whose row-normalised embedding is the
 // aggregation's input, and a classifier over several cached embeddings.
 
+// Ledger names of the encoder's and the classifier's DP-SGD releases.
+const (
+	LedgerEncoder    = "dpsgd.encoder"
+	LedgerClassifier = "dpsgd.classifier"
+)
+
 // Training is how a module of an aggregation-perturbation method trains:
-// full batch at edge level and without privacy, DP-SGD (Poisson rate, clip,
-// multiplier z) at node level; ledger names its DP-SGD release.
-func (a *AggregationPerturbation) Training(ctx *methods.Context, setup *APSetup, z float64, epochs int, ledger string) methods.ModuleTraining {
+// full batch at edge level and without privacy, DP-SGD (Poisson rate,
+// clip, multiplier z) at node level; ledger names its DP-SGD release.
+func (a *AggregationPerturbation) Training(ctx *methods.Context, rate, z float64, epochs int, ledger string) methods.ModuleTraining {
 	return methods.ModuleTraining{Epochs: epochs, LR: a.LR, WeightDecay: a.WeightDecay, Private: ctx.Level == methods.Node,
-		Multiplier: z, Clip: a.Clip, Rate: setup.Rate, Ledger: ledger}
+		Multiplier: z, Clip: a.Clip, Rate: rate, Ledger: ledger}
+}
+
+// ModuleSteps is the number of DP-SGD steps of the encoder (0 without one)
+// and of the classifier at node level (0, 0 at other levels).
+func (a *AggregationPerturbation) ModuleSteps(ctx *methods.Context, rate float64, encoder bool, encoderEpochs int) (tEnc, tCls int) {
+	if ctx.Level != methods.Node {
+		return 0, 0
+	}
+	if encoder {
+		tEnc = a.Training(ctx, rate, 0, encoderEpochs, LedgerEncoder).SGDSteps()
+	}
+	return tEnc, a.Training(ctx, rate, 0, a.TrainEpochs, LedgerClassifier).SGDSteps()
+}
+
+// ModuleReleases are the planned DP-SGD releases of the classifier and
+// (with tEnc > 0) the encoder at node level, at multiplier z; nothing at
+// other levels. ModuleNoise adds their noise entries to a plan's record.
+func (a *AggregationPerturbation) ModuleReleases(ctx *methods.Context, rate, z float64, tEnc, tCls int) []dp.Planned {
+	if ctx.Level != methods.Node {
+		return nil
+	}
+	rel := []dp.Planned{{Name: LedgerClassifier, What: fmt.Sprintf("classifier DP-SGD: %d Poisson steps at rate %.4g, clip %g", tCls, rate, a.Clip),
+		Event: dp.PoissonGaussianEvent{Rate: rate, Multiplier: z, Steps: tCls}}}
+	if tEnc > 0 {
+		rel = append(rel, dp.Planned{Name: LedgerEncoder, What: fmt.Sprintf("encoder DP-SGD: %d Poisson steps at rate %.4g, clip %g", tEnc, rate, a.Clip),
+			Event: dp.PoissonGaussianEvent{Rate: rate, Multiplier: z, Steps: tEnc}})
+	}
+	return rel
+}
+
+// ModuleNoise records the DP-SGD noise of ModuleReleases.
+func (a *AggregationPerturbation) ModuleNoise(rec map[string]float64, rate, z float64, tEnc, tCls int) {
+	rec["sgd_std"], rec["rate"], rec["encoder_steps"], rec["classifier_steps"] = z*a.Clip, rate, float64(tEnc), float64(tCls)
 }
 
 // Widths returns the layer widths in, hidden×(layers−1), out (out defaults
