@@ -117,10 +117,11 @@ func (*CARIBOU) Levels() []methods.Level {
 // DefaultSplit is the default protocol for a dataset.
 func (*CARIBOU) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
 
-// setup is the privacy set-up of one run: the graph PCMP reads, the
-// sensitivity of one CGL application, δ's units and the DP-SGD rate.
+// setup is the privacy set-up of one run: the layer PCMP applies (over
+// the run's graph), the sensitivity of one CGL application, δ's units and
+// the DP-SGD rate.
 type setup struct {
-	adj         *graphs.CSR
+	layer       *layers.CGL
 	sensitivity float64
 	units       methods.DeltaUnits
 	rate        float64
@@ -175,10 +176,12 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.adj = graphs.RemoveSelfLoops(graphs.Symmetrize(g.Adj))
+	if s.layer, err = layers.NewCGL(g.Adj, m.Lipschitz, m.Alpha1, m.Beta); err != nil {
+		return nil, err
+	}
 	lo, hi := math.MaxInt, 0
-	for _, d := range s.adj.Degrees() {
-		lo, hi = min(lo, d), max(hi, d)
+	for _, d := range s.layer.Adj.Degrees() {
+		lo, hi = min(lo, d-1), max(hi, d-1) // Â has one self-loop per node
 	}
 	if lo < m.MinDegree {
 		return nil, fmt.Errorf("--min-degree %d: %s has a node of degree %d. --min-degree is a public lower bound and the guarantee covers graphs within it: "+
@@ -329,10 +332,7 @@ func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.
 
 // pcmp runs PCMP once over x0 with noise std z·Δ and records the release.
 func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, width int, src *dp.Source) ([]float64, error) {
-	p, err := m.newPCMP(s, z*s.sensitivity, src)
-	if err != nil {
-		return nil, err
-	}
+	p := m.newPCMP(s, z*s.sensitivity, src)
 	g, err := dp.CNIFactor(m.Lipschitz, m.Hops)
 	if err != nil {
 		return nil, err
@@ -349,13 +349,9 @@ func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, 
 	return p.Release(x0, width)
 }
 
-// newPCMP builds the PCMP release over s's graph with the given noise std.
-func (m *CARIBOU) newPCMP(s *setup, std float64, src *dp.Source) (*layers.PCMP, error) {
-	layer, err := layers.NewCGL(s.adj, m.Lipschitz, m.Alpha1, m.Beta)
-	if err != nil {
-		return nil, err
-	}
-	return &layers.PCMP{Layer: layer, Hops: m.Hops, Std: std, Src: src, Normalize: m.Rows == "normalize"}, nil
+// newPCMP is the PCMP release over s's layer with the given noise std.
+func (m *CARIBOU) newPCMP(s *setup, std float64, src *dp.Source) *layers.PCMP {
+	return &layers.PCMP{Layer: s.layer, Hops: m.Hops, Std: std, Src: src, Normalize: m.Rows == "normalize"}
 }
 
 // AuditTarget is one PCMP release, for `dpgnn audit`: K noisy contractive
@@ -414,11 +410,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 		layers.NormalizeRows(x, width) // PCMP's input lies in the unit ball
 		std := c.Multiplier * sg.sensitivity
 		return func(src *dp.Source) ([]float64, error) {
-			p, err := m.newPCMP(sg, std, src)
-			if err != nil {
-				return nil, err
-			}
-			return p.Release(x, width)
+			return m.newPCMP(sg, std, src).Release(x, width)
 		}, nil
 	}
 	return t, nil
