@@ -90,10 +90,18 @@ func (e GDPEvent) String() string { return fmt.Sprintf("GDP(mu=%g)", e.Mu) }
 // NaN or negative value is rejected at Compose; later, during order
 // refinement, such values are treated as +Inf. Curve must be a pure
 // function: the accountant may call it again at any time.
+//
+// Count > 1 is the Count-fold composition of the curve (Count·Curve(α));
+// 0 means 1. Name identifies the curve: events with the same Name must
+// have the same Curve (the accountant merges them, and a plan's ledger
+// adds their counts), so a mechanism can record one step at a time.
 type RDPEvent struct {
 	Name  string                      // ledger label, non-empty
 	Curve func(alpha float64) float64 // ε_RDP(α) ≥ 0, or +Inf
+	Count int                         // ≥ 0: composed Count times (0 means once)
 }
+
+func (e RDPEvent) count() int { return max(1, e.Count) }
 
 func (e RDPEvent) validate() error {
 	if e.Name == "" {
@@ -102,10 +110,18 @@ func (e RDPEvent) validate() error {
 	if e.Curve == nil {
 		return fmt.Errorf("dp: RDP event %q has no curve", e.Name)
 	}
+	if e.Count < 0 {
+		return fmt.Errorf("dp: RDP event %q has count %d, want ≥ 0", e.Name, e.Count)
+	}
 	return nil
 }
 
-func (e RDPEvent) String() string { return fmt.Sprintf("RDP(%s)", e.Name) }
+func (e RDPEvent) String() string {
+	if e.Count > 1 {
+		return fmt.Sprintf("RDP(%s, count=%d)", e.Name, e.Count)
+	}
+	return fmt.Sprintf("RDP(%s)", e.Name)
+}
 
 // PureEvent is Count-fold composition of an ε-DP mechanism (Laplace,
 // exponential mechanism, ...). When 0 < Rate < 1 each run sees a Poisson

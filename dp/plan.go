@@ -26,6 +26,13 @@ type Plan struct {
 	Accountant string
 	Multiplier float64 // the calibrated noise multiplier (0 without privacy)
 	Releases   []Planned
+	// SubsampleRate, when in (0, 1), says the whole run sees a Poisson
+	// subsample of the units at that rate (every unit kept independently,
+	// the draw from the mechanism source) and runs its releases on it: the
+	// report composes them at δ/q and amplifies the result to
+	// ε = ln(1 + q·(e^ε_in − 1)), δ (AmplifiedEpsilon, add/remove
+	// neighbours). 0 or 1: no subsampling.
+	SubsampleRate float64
 	// Uses are the run's uses of private data that are not releases (the
 	// degree bound, model selection on public labels, evaluation).
 	Uses  []Use
@@ -44,6 +51,9 @@ type Planned struct {
 	What    string
 	Event   Event
 	Epsilon float64
+	// Kind is the report's use kind (release, dp-sgd, selection); empty:
+	// derived from the event.
+	Kind string
 }
 
 // Use is one use of private data by a run, as the report lists it.
@@ -135,7 +145,8 @@ func (p *Plan) AsPlanned() *Ledger {
 // amount reduces an event to a kind (its parameters) and an amount of that
 // kind, so that releases recorded one at a time can be added up and compared
 // with the plan: Gaussian releases count, DP-SGD steps count, pure-DP runs
-// count, μ-GDP releases add μ²; any other event is its own kind, once.
+// count, μ-GDP releases add μ², RDP curves of one name add their counts;
+// any other event is its own kind, once.
 func amount(e Event) (string, float64) {
 	switch e := e.(type) {
 	case nil:
@@ -148,6 +159,8 @@ func amount(e Event) (string, float64) {
 		return fmt.Sprintf("Pure(epsilon=%v, rate=%v)", e.Epsilon, e.Rate), float64(e.Count)
 	case GDPEvent:
 		return "GDP(mu²)", e.Mu * e.Mu
+	case RDPEvent:
+		return "RDP(" + e.Name + ")", float64(e.count())
 	}
 	return e.String(), 1
 }
@@ -236,6 +249,7 @@ func (p *Plan) Report(l *Ledger) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		q, inner := p.subsample()
 		for _, r := range p.Releases {
 			if r.Event == nil {
 				return nil, fmt.Errorf("dp: release %q has no event", r.Name)
@@ -243,14 +257,23 @@ func (p *Plan) Report(l *Ledger) (*Report, error) {
 			if err := acct.Compose(r.Event); err != nil {
 				return nil, err
 			}
-			e1, err := EpsilonOf(p.Accountant, []Event{r.Event}, p.Delta)
+			e1, err := EpsilonOf(p.Accountant, []Event{r.Event}, inner)
 			if err != nil {
 				return nil, err
 			}
-			rep.Uses = append(rep.Uses, Use{Kind: releaseKind(r.Event), What: r.What, Epsilon: EpsilonJSON(e1), Covered: "accounted"})
+			kind := r.Kind
+			if kind == "" {
+				kind = releaseKind(r.Event)
+			}
+			rep.Uses = append(rep.Uses, Use{Kind: kind, What: r.What, Epsilon: EpsilonJSON(amplifyIf(e1, q)), Covered: "accounted"})
 		}
-		if eps, err = acct.Epsilon(p.Delta); err != nil {
+		if eps, err = acct.Epsilon(inner); err != nil {
 			return nil, err
+		}
+		if q < 1 {
+			rep.Notes = joinNotes(rep.Notes, fmt.Sprintf("the releases run on a Poisson subsample (rate %g) of the units: composed they give ε = %.6g at δ/q = %.4g, amplified to ε = ln(1 + q(e^ε − 1)) = %.6g at δ = %.4g",
+				q, eps, inner, amplifyIf(eps, q), p.Delta))
+			eps = amplifyIf(eps, q)
 		}
 		for _, e := range acct.Ledger() {
 			rep.Ledger = append(rep.Ledger, e.String())
@@ -262,6 +285,50 @@ func (p *Plan) Report(l *Ledger) (*Report, error) {
 	rep.Epsilon = EpsilonJSON(eps)
 	rep.Uses = append(rep.Uses, p.Uses...)
 	return rep, nil
+}
+
+// subsample returns the plan's subsampling rate (1: none) and the δ its
+// releases are composed at (δ/q).
+func (p *Plan) subsample() (q, inner float64) {
+	if p.SubsampleRate > 0 && p.SubsampleRate < 1 {
+		return p.SubsampleRate, p.Delta / p.SubsampleRate
+	}
+	return 1, p.Delta
+}
+
+// amplifyIf amplifies ε by Poisson subsampling at rate q < 1 (identity at
+// q = 1 and for ε = +Inf).
+func amplifyIf(eps, q float64) float64 {
+	if q >= 1 || math.IsInf(eps, 1) || math.IsNaN(eps) {
+		return eps
+	}
+	return amplify(eps, q)
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ". " + b
+}
+
+// Proven returns the ε at the plan's δ that its releases give (composed by
+// its accountant, amplified by SubsampleRate): what Report states for a run
+// that keeps to the plan. A method that calibrates its noise by a
+// published but looser rule sets its plan's Epsilon to this value, so the
+// report never states less than what is proven.
+func (p *Plan) Proven() (float64, error) {
+	saved := p.Epsilon
+	p.Epsilon = math.Inf(1)
+	defer func() { p.Epsilon = saved }()
+	rep, err := p.Report(p.AsPlanned())
+	if err != nil {
+		return 0, err
+	}
+	if rep.Epsilon == nil {
+		return math.Inf(1), nil
+	}
+	return *rep.Epsilon, nil
 }
 
 func releaseKind(e Event) string {

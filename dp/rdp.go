@@ -464,7 +464,7 @@ type rdpTerms struct {
 	gaussCoef float64 // Σ Count/z² + Σ μ²: contributes α·gaussCoef/2
 	pure      []pureTerm
 	sgm       []sgmTerm
-	curves    []RDPEvent
+	curves    []RDPEvent // Count already folded in (see add)
 }
 
 type pureTerm struct {
@@ -493,7 +493,7 @@ func (t *rdpTerms) add(e Event) {
 	case PureEvent:
 		t.addPure(pureTerm{e.EffectiveEpsilon(), e.Count})
 	case RDPEvent:
-		t.curves = append(t.curves, e)
+		t.addCurve(e)
 	case ComposedEvent:
 		for _, c := range e.Events {
 			t.add(c)
@@ -529,7 +529,24 @@ func (t *rdpTerms) merge(o rdpTerms) {
 	for _, p := range o.pure {
 		t.addPure(p)
 	}
-	t.curves = append(t.curves, o.curves...)
+	for _, c := range o.curves {
+		t.addCurve(c)
+	}
+}
+
+// addCurve adds e's Count-fold composition; events of the same Name (which
+// identifies the curve) are merged by adding their counts, so a ledger of T
+// one-step records costs one curve evaluation per order, not T.
+func (t *rdpTerms) addCurve(e RDPEvent) {
+	n := e.count()
+	for i := range t.curves {
+		if t.curves[i].Name == e.Name {
+			t.curves[i].Count = t.curves[i].count() + n
+			return
+		}
+	}
+	e.Count = n
+	t.curves = append(t.curves, e)
 }
 
 // atStrict evaluates the curve at alpha, failing on invalid RDP curves.
@@ -540,7 +557,7 @@ func (t *rdpTerms) atStrict(alpha float64) (float64, error) {
 		if math.IsNaN(x) || x < 0 {
 			return 0, fmt.Errorf("dp: RDP event %q: curve(%g) = %g, want a value ≥ 0 or +Inf", c.Name, alpha, x)
 		}
-		v += x
+		v += float64(c.Count) * x
 	}
 	return v, nil
 }
@@ -554,7 +571,7 @@ func (t *rdpTerms) at(alpha float64) float64 {
 		if math.IsNaN(x) || x < 0 {
 			return math.Inf(1)
 		}
-		v += x
+		v += float64(c.Count) * x
 	}
 	return v
 }
