@@ -3,6 +3,7 @@ package all
 
 import (
 	_ "github.com/dpgnn/dpgnn/methods/caribou" // register caribou
+	_ "github.com/dpgnn/dpgnn/methods/dpar"    // register dpar
 	_ "github.com/dpgnn/dpgnn/methods/gap"     // register gap
 	_ "github.com/dpgnn/dpgnn/methods/gcn"     // register gcn
 	_ "github.com/dpgnn/dpgnn/methods/gcon"    // register gcon

@@ -1,0 +1,436 @@
+package dpar
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/nn"
+	"github.com/dpgnn/dpgnn/trainers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// graphsOf are a run's two graphs: G, the node subsample of the training
+// side (its nodes are the examples), and the inference graph on every
+// non-training node. Both are induced subgraphs of the input, so every edge
+// between the two sides is gone.
+type graphsOf struct {
+	train    []int       // original ids of G's nodes, sorted
+	trainAdj *graphs.CSR // G's symmetric unweighted adjacency (local ids)
+	infer    []int       // original ids of the non-training nodes, sorted
+	inferAdj *graphs.CSR
+}
+
+// unweighted returns the symmetric 0/1 pattern of a (what ISTA needs).
+func unweighted(a *graphs.CSR) *graphs.CSR {
+	s := graphs.Symmetrize(a).Clone()
+	s.Data = nil
+	return s
+}
+
+// splitGraphs draws G (Poisson node subsample with rate q′ of the training
+// nodes, from the mechanism source) and builds the inference graph.
+func splitGraphs(g *graphs.Graph, nodeRate float64, src *dp.Source) (*graphsOf, error) {
+	train := slices.Clone(g.Split.Train)
+	slices.Sort(train)
+	if nodeRate < 1 {
+		keep := dp.PoissonSample(src, len(train), nodeRate)
+		sub := make([]int, len(keep))
+		for k, i := range keep {
+			sub[k] = train[i]
+		}
+		train = sub
+	}
+	if len(train) == 0 {
+		return nil, fmt.Errorf("the node subsample of the %d training nodes (rate %g) is empty", len(g.Split.Train), nodeRate)
+	}
+	in := make([]bool, g.N)
+	for _, i := range g.Split.Train {
+		in[i] = true
+	}
+	var infer []int
+	for i := range g.N {
+		if !in[i] {
+			infer = append(infer, i)
+		}
+	}
+	out := &graphsOf{train: train, infer: infer}
+	sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
+	out.trainAdj = unweighted(sub.Adj)
+	if len(infer) > 0 {
+		is, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), infer)
+		out.inferAdj = unweighted(is.Adj)
+	}
+	return out, nil
+}
+
+// pickSources draws min(M, n) distinct sources uniformly from [0, n).
+func pickSources(n, m int, src *dp.Source) []int {
+	var r *rand.Rand
+	if src != nil {
+		r = rand.New(src)
+	} else {
+		r = rand.New(rand.NewPCG(1, 2))
+	}
+	p := r.Perm(n)[:min(m, n)]
+	slices.Sort(p)
+	return p
+}
+
+// buildPi computes Π on G: DP-APPR rows for the sources (mechanism mech,
+// APPRNone without privacy), identity rows elsewhere, at most maxRefs
+// entries besides the diagonal per column when maxRefs > 0 (largest |value|
+// kept; post-processing of the released rows), then the column ℓ1 bound τ.
+func (m *DPAR) buildPi(adj *graphs.CSR, sources []int, mech dp.APPRMechanism, maxRefs int, src *dp.Source) (*graphs.CSR, error) {
+	params := graphs.ISTAParams{Alpha: m.ISTAAlpha, Rho: m.ISTARho, Tol: m.ISTATol, MaxIter: 100000}
+	appr, err := dp.APPRMatrix(adj, sources, params, mech, src)
+	if err != nil {
+		return nil, fmt.Errorf("DP-APPR: %w", err)
+	}
+	pi, err := dp.AssemblePi(appr, sources)
+	if err != nil {
+		return nil, err
+	}
+	if maxRefs > 0 {
+		pi = capColumns(pi, maxRefs)
+	}
+	return dp.ClipColumns(pi, m.Tau, m.columnMode())
+}
+
+// capColumns keeps, in every column j, the entry of row j and the maxRefs
+// other entries of largest |value| (ties: lower row), dropping the rest.
+func capColumns(pi *graphs.CSR, maxRefs int) *graphs.CSR {
+	type ent struct {
+		row int
+		v   float64
+	}
+	cols := make([][]ent, pi.Cols)
+	for i := 0; i < pi.Rows; i++ {
+		for k := pi.Indptr[i]; k < pi.Indptr[i+1]; k++ {
+			if j := pi.Indices[k]; j != i {
+				cols[j] = append(cols[j], ent{i, pi.Value(k)})
+			}
+		}
+	}
+	drop := map[[2]int]bool{}
+	for j, es := range cols {
+		if len(es) <= maxRefs {
+			continue
+		}
+		slices.SortStableFunc(es, func(a, b ent) int { return cmp.Compare(math.Abs(b.v), math.Abs(a.v)) })
+		for _, e := range es[maxRefs:] {
+			drop[[2]int{e.row, j}] = true
+		}
+	}
+	out := &graphs.CSR{Rows: pi.Rows, Cols: pi.Cols, Indptr: make([]int, 1, pi.Rows+1), Data: []float64{}}
+	for i := 0; i < pi.Rows; i++ {
+		for k := pi.Indptr[i]; k < pi.Indptr[i+1]; k++ {
+			if !drop[[2]int{i, pi.Indices[k]}] {
+				out.Indices = append(out.Indices, pi.Indices[k])
+				out.Data = append(out.Data, pi.Value(k))
+			}
+		}
+		out.Indptr = append(out.Indptr, len(out.Indices))
+	}
+	return out
+}
+
+// net is DPAR's model: a bias-free 2-layer MLP f_θ, a training path over
+// capRows (example, Π-neighbour) rows aggregated into capEx example logits
+// z_v = Σ_u Π[v,u]·f_θ(x_u), and an evaluation path f_θ(X) over all nodes.
+type net struct {
+	m      *nn.Model
+	batch  *layers.FeatureBatch
+	agg    *nn.Sparse
+	ce     *nn.CrossEntropy
+	perRow *G.Node // per-row loss over the capRows rows (example losses, then zeros)
+	h      *G.Node // f_θ(X) over every node
+	capEx  int
+	rows   int
+}
+
+func (m *DPAR) buildNet(seed uint64, x *graphs.Features, classes, capEx, capRows int, record bool) (*net, error) {
+	n := &net{m: nn.NewModel(seed), capEx: capEx, rows: capRows}
+	mm := n.m
+	err := nn.Build(func() error {
+		l1 := layers.NewLinear(mm, "dpar.0", x.F, m.Hidden, false, layers.InitGlorot)
+		l2 := layers.NewLinear(mm, "dpar.1", m.Hidden, classes, false, layers.InitGlorot)
+		forward := func(in *layers.Features) *G.Node {
+			var h *G.Node
+			if in.Sparse != nil {
+				mm.SparseDropout(in.Sparse, m.Dropout)
+				h = l1.ForwardSparse(in.Sparse)
+			} else {
+				h = l1.Forward(mm.Dropout(in.Dense, m.Dropout))
+			}
+			return l2.Forward(mm.Dropout(nn.ReLU(h), m.Dropout))
+		}
+		var err error
+		if n.batch, err = layers.NewFeatureBatch(mm, x, capRows, "X.rows"); err != nil {
+			return err
+		}
+		all, err := layers.NewFeatures(mm, x, "X")
+		if err != nil {
+			return err
+		}
+		if record {
+			mm.StartRecording()
+		}
+		hb := forward(&n.batch.Features)
+		mm.StopRecording()
+		n.agg = nn.NewSparse("Pi.batch", &graphs.CSR{Rows: capEx, Cols: capRows, Indptr: make([]int, capEx+1), Data: []float64{}})
+		logits := G.Must(nn.SpMM(n.agg, hb))
+		n.h = forward(all)
+		if n.ce, err = nn.NewCrossEntropy(mm, logits, "loss"); err != nil {
+			return err
+		}
+		n.perRow = n.ce.PerRow
+		if capRows > capEx {
+			zeros := G.NewConstant(tensor.New(tensor.WithShape(capRows-capEx), tensor.WithBacking(make([]float64, capRows-capEx))), G.WithName("loss.pad"))
+			n.perRow = G.Must(G.Concat(0, n.ce.PerRow, zeros))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// filler loads examples (rows of Π, local ids of G) into the training path.
+func (n *net) filler(pi *graphs.CSR, ids []int, labels []int, groups *nn.RowGroups) func([]int) error {
+	pos := make([]int, n.capEx)
+	for i := range pos {
+		pos[i] = i
+	}
+	y := make([]int, n.capEx)
+	rows := make([]int, 0, n.rows)
+	return func(samples []int) error {
+		rows = rows[:0]
+		a := &graphs.CSR{Rows: n.capEx, Cols: n.rows, Indptr: make([]int, n.capEx+1), Data: []float64{}}
+		for k, e := range samples {
+			for t := pi.Indptr[e]; t < pi.Indptr[e+1]; t++ {
+				r := len(rows)
+				if r >= n.rows {
+					return fmt.Errorf("dpar: batch needs more than %d rows", n.rows)
+				}
+				rows = append(rows, ids[pi.Indices[t]])
+				a.Indices = append(a.Indices, r)
+				a.Data = append(a.Data, pi.Value(t))
+				if groups != nil {
+					groups.Of[r] = k
+				}
+			}
+			a.Indptr[k+1] = len(a.Indices)
+			y[k] = labels[e]
+		}
+		for k := len(samples); k < n.capEx; k++ {
+			a.Indptr[k+1] = len(a.Indices)
+		}
+		if groups != nil {
+			for r := len(rows); r < n.rows; r++ {
+				groups.Of[r] = -1
+			}
+			groups.Samples = len(samples)
+		}
+		if err := n.batch.Fill(rows); err != nil {
+			return err
+		}
+		if err := n.agg.Set(a); err != nil {
+			return err
+		}
+		return n.ce.SetRows(pos[:len(samples)], y)
+	}
+}
+
+// maxRow is the largest number of entries in a row of pi.
+func maxRow(pi *graphs.CSR) int {
+	w := 1
+	for i := 0; i < pi.Rows; i++ {
+		w = max(w, pi.Indptr[i+1]-pi.Indptr[i])
+	}
+	return w
+}
+
+// Run trains and evaluates DPAR once.
+func (m *DPAR) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	ctx.Ledger()
+	g := ctx.Graph
+	if err := methods.CheckModelMemory(ctx, "dpar", m.Hidden, 2); err != nil {
+		return nil, err
+	}
+	p, err := m.calibrate(ctx, len(g.Split.Train))
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.train(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := ctx.Report(p.Plan)
+	if err != nil {
+		return nil, err
+	}
+	return &methods.Outcome{Pred: res.pred, ValAcc: res.valAcc, Privacy: rep}, nil
+}
+
+type result struct {
+	pred   []int
+	valAcc float64
+}
+
+// train runs the pipeline: split, Π, training, inference.
+func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
+	g := ctx.Graph
+	src, err := ctx.NoiseSource("dpar")
+	if err != nil {
+		return nil, err
+	}
+	gs, err := splitGraphs(g, p.nodeRate, src.Split("dpar.nodes"))
+	if err != nil {
+		return nil, err
+	}
+	nG := len(gs.train)
+	var sources []int
+	mech := dp.APPRMechanism{Kind: dp.APPRNone, K: m.TopK}
+	var apprSrc *dp.Source
+	if p.private {
+		mech, apprSrc = p.appr, src.Split("dpar.appr")
+		sources = pickSources(nG, m.Rows, src.Split("dpar.sources"))
+	} else {
+		sources = pickSources(nG, m.Rows, nil)
+	}
+	if mech.K > nG {
+		mech.K = nG
+		if p.private {
+			return nil, fmt.Errorf("--topk %d exceeds the %d nodes of the subsampled training graph", m.TopK, nG)
+		}
+	}
+	pi, err := m.buildPi(gs.trainAdj, sources, mech, p.maxRefs, apprSrc)
+	if err != nil {
+		return nil, err
+	}
+	if p.private {
+		// The plan accounts M rows; fewer released (|G| < M) costs no more.
+		for _, e := range p.apprEvents {
+			ctx.Ledger().Record(ledgerAPPR, e)
+		}
+	}
+	labels := make([]int, nG)
+	for k, i := range gs.train {
+		labels[k] = g.Labels[i]
+	}
+	var task trainers.Task
+	var n *net
+	if p.private {
+		capEx := dp.DefaultCapacity(p.rate, nG)
+		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true); err != nil {
+			return nil, err
+		}
+		sgd, err := dp.BuildSGD(n.m, n.perRow, dp.SGDConfig{Clip: m.Clip, Multiplier: p.sgdStd / m.Clip, Rate: p.rate, Samples: nG, Capacity: capEx},
+			src.Split("dpar.dpsgd"), []*G.Node{n.h})
+		if err != nil {
+			return nil, err
+		}
+		l := ctx.Ledger()
+		ev, err := p.sgd.Step()
+		if err != nil {
+			return nil, err
+		}
+		sgd.Noise[0].OnDraw = func() { l.Record(ledgerSGD, ev) }
+		task = &trainers.SGDTask{SGD: sgd, Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.LR, 0), Fill: n.filler(pi, gs.train, labels, sgd.Groups),
+			TotalSteps: p.steps, Epochs: m.TrainEpochs, Recorder: ctx.Recorder, Run: ctx.Run}
+	} else {
+		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, nG, pi.NNZ(), false); err != nil {
+			return nil, err
+		}
+		if err := n.m.Compile(n.ce.Mean, []*G.Node{n.h}); err != nil {
+			return nil, err
+		}
+		all := make([]int, nG)
+		for i := range all {
+			all[i] = i
+		}
+		if err := n.filler(pi, gs.train, labels, nil)(all); err != nil {
+			return nil, err
+		}
+		task = &trainers.ModelTask{Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.LR, 0)}
+	}
+	for range m.TrainEpochs {
+		if _, err := task.TrainEpoch(); err != nil {
+			return nil, err
+		}
+	}
+	if err := n.m.Evaluate(); err != nil {
+		return nil, err
+	}
+	pred, err := m.infer(g, gs, nn.Values(n.h))
+	if err != nil {
+		return nil, err
+	}
+	res := &result{pred: pred, valAcc: math.NaN()}
+	if len(g.Split.Val) > 0 {
+		res.valAcc = trainers.Accuracy(pred, g.Labels, g.Split.Val)
+	}
+	return res, nil
+}
+
+// infer predicts every node: the non-training nodes by P steps of PPR
+// propagation of f_θ(X) over their graph (Eq. 4), the training nodes by
+// f_θ(x) alone.
+func (m *DPAR) infer(g *graphs.Graph, gs *graphsOf, h []float64) ([]int, error) {
+	c := g.NumClasses
+	pred := trainers.Argmax(h, g.N, c)
+	if len(gs.infer) == 0 {
+		return pred, nil
+	}
+	hi := make([]float64, len(gs.infer)*c)
+	for k, i := range gs.infer {
+		copy(hi[k*c:(k+1)*c], h[i*c:(i+1)*c])
+	}
+	q, err := graphs.PPRPropagate(gs.inferAdj, hi, c, m.PropAlpha, m.PropSteps)
+	if err != nil {
+		return nil, err
+	}
+	top := trainers.Argmax(q, len(gs.infer), c)
+	for k, i := range gs.infer {
+		pred[i] = top[k]
+	}
+	return pred, nil
+}
+
+// AccountCounts: DPAR's plan needs the split's training-node count (the
+// expected size q′·N_train of G sets the DP-SGD rate).
+func (m *DPAR) AccountCounts(level methods.Level) []string {
+	if level == methods.Node {
+		return []string{methods.CountTrainNodes}
+	}
+	return nil
+}
+
+// AccountPlan is DPAR's privacy plan for these counts (`dpgnn account
+// dpar`). Its ε and δ are on the node-subsampled graph G; the amplified
+// values are in its noise map (amplified_epsilon, amplified_delta) and
+// notes.
+func (m *DPAR) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+	if ctx.Level != methods.Node {
+		return nil, fmt.Errorf("dpar accounts at node level only")
+	}
+	if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
+		return nil, err
+	}
+	p, err := m.calibrate(ctx, c.TrainNodes)
+	if err != nil {
+		return nil, err
+	}
+	return p.Calibrated, nil
+}
+
+var _ methods.Accountable = (*DPAR)(nil)
