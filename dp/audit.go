@@ -74,16 +74,12 @@ func betaQuantileUp(a, b, y float64) float64 {
 	if mathext.RegIncBeta(a, b, x) >= y {
 		return x
 	}
-	lo, hi := x, 1.0
-	for i := 0; i < 200 && hi-lo > 1e-15*hi; i++ {
-		mid := lo + (hi-lo)/2
-		if mathext.RegIncBeta(a, b, mid) >= y {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	q, err := bisect(func(q float64) (bool, error) { return mathext.RegIncBeta(a, b, q) >= y, nil },
+		x, 1, safeAbove, bisectOpts{relTol: 1e-15})
+	if err != nil {
+		return 1 // I(1) = 1 ≥ y: not expected, and 1 bounds every quantile
 	}
-	return hi
+	return q
 }
 
 // EpsilonLowerBound returns a lower bound on ε, holding with probability at

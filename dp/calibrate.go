@@ -11,7 +11,7 @@ import (
 // multiplier z, but anything the ε is decreasing in works.
 type Calibration struct {
 	Lo, Hi   float64 // initial bracket (default 1e-3 and 1), widened as needed
-	RelTol   float64 // stop when hi/lo − 1 < RelTol (default 1e-9)
+	RelTol   float64 // stop when hi/lo − 1 ≤ RelTol (default 1e-9)
 	MaxNoise float64 // unreachable above this (default 1e12)
 	MinNoise float64 // stop shrinking the bracket below this (default 1e-12)
 }
@@ -82,12 +82,15 @@ const CalibrationMargin = 1e-9
 // at delta, where ε(n) is the ε a fresh accountant from newAccountant
 // reports after composing events(n). ε must be decreasing in the noise. The
 // search is a conservative bisection (ProGAP's code instead minimises
-// |ε(z) − target| with Brent's method and may overshoot the target): widen
-// [Lo, Hi] until ε(Hi) ≤ aim < ε(Lo), aim = targetEps·(1 − CalibrationMargin),
-// then bisect in log space until Hi/Lo − 1 < RelTol, and return Hi — the
+// |ε(z) − target| with Brent's method and may overshoot the target; see
+// bisect): widen [Lo, Hi] by factors of 2, Hi up to MaxNoise and Lo down to
+// MinNoise, until ε(Hi) ≤ aim < ε(Lo), aim = targetEps·(1 − CalibrationMargin),
+// then bisect in log space until Hi/Lo − 1 ≤ RelTol, and return Hi — the
 // conservative end, whose ε was checked with a fresh accountant, so the
 // returned noise never exceeds the budget, with the margin to spare for a
-// later recomputation. An ε that is NaN is treated as over budget.
+// later recomputation. When even the smallest noise tried (≥ MinNoise)
+// meets aim, that noise is returned. An ε that is NaN is treated as over
+// budget.
 //
 // targetEps = +Inf returns 0 (no noise), and so does an events function that
 // returns no events (e.g. edge-level ProGAP with K = 0). It fails for targetEps ≤ 0 or NaN,
@@ -111,8 +114,8 @@ func (c Calibration) Noise(targetEps, delta float64, events func(noise float64) 
 		return 0, err
 	}
 	aim := targetEps * (1 - CalibrationMargin)
-	// over reports whether noise n exceeds the budget (with the margin).
-	over := func(n float64) (bool, error) {
+	// within reports whether noise n meets the budget (with the margin).
+	within := func(n float64) (bool, error) {
 		acct, err := newAccountant()
 		if err != nil {
 			return false, err
@@ -127,51 +130,17 @@ func (c Calibration) Noise(targetEps, delta float64, events func(noise float64) 
 		if err != nil {
 			return false, err
 		}
-		return !(eps <= aim), nil
+		return eps <= aim, nil
 	}
 	if len(events(c.Hi)) == 0 {
 		return 0, nil // nothing private is released: no noise needed
 	}
-	lo, hi := c.Lo, c.Hi
-	for {
-		o, err := over(hi)
-		if err != nil {
-			return 0, err
-		}
-		if !o {
-			break
-		}
-		lo, hi = hi, 2*hi
-		if hi > c.MaxNoise {
-			return 0, fmt.Errorf("dp: target epsilon %g at delta %g is not reachable with noise up to %g", targetEps, delta, c.MaxNoise)
-		}
+	n, err := bisect(within, c.Lo, c.Hi, safeAbove,
+		bisectOpts{log: true, relTol: c.RelTol, minLo: c.MinNoise, maxHi: c.MaxNoise})
+	if errors.Is(err, errNoSafeValue) {
+		return 0, fmt.Errorf("dp: target epsilon %g at delta %g is not reachable with noise up to %g", targetEps, delta, c.MaxNoise)
 	}
-	for {
-		o, err := over(lo)
-		if err != nil {
-			return 0, err
-		}
-		if o {
-			break
-		}
-		hi, lo = lo, lo/2
-		if lo < c.MinNoise {
-			return hi, nil // even tiny noise meets the target
-		}
-	}
-	for i := 0; i < 200 && hi/lo-1 > c.RelTol; i++ {
-		mid := math.Sqrt(lo * hi)
-		o, err := over(mid)
-		if err != nil {
-			return 0, err
-		}
-		if o {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi, nil
+	return n, err
 }
 
 // CalibrateGaussian returns the noise multiplier z (std / L2 sensitivity)

@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -49,20 +50,10 @@ func KairouzTotalEpsilon(stepEps, totalDelta float64, k int) (float64, error) {
 	if err := CheckCount("number of composed mechanisms", k); err != nil {
 		return 0, err
 	}
-	lo, hi := 0.0, stepEps
-	for kairouzH(hi, totalDelta, k) < stepEps {
-		lo, hi = hi, 2*hi
-		if math.IsInf(hi, 1) {
-			return 0, fmt.Errorf("dp: composition inverse for epsilon %g not found", stepEps)
-		}
+	eg, err := bisect(func(eg float64) (bool, error) { return kairouzH(eg, totalDelta, k) >= stepEps, nil },
+		0, stepEps, safeAbove, bisectOpts{relTol: 1e-13, maxHi: math.MaxFloat64})
+	if errors.Is(err, errNoSafeValue) {
+		return 0, fmt.Errorf("dp: composition inverse for epsilon %g not found", stepEps)
 	}
-	for i := 0; i < 300 && hi-lo > 1e-13*hi; i++ {
-		mid := lo + (hi-lo)/2
-		if kairouzH(mid, totalDelta, k) < stepEps {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi, nil
+	return eg, err
 }

@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -72,24 +73,17 @@ func (g GammaNorm) TailRadius(p float64) (float64, error) {
 		return 0, fmt.Errorf("dp: tail probability must lie in (0, 1), got %g", p)
 	}
 	d := float64(g.Dim)
-	// Bracket: the survival function Q(d, u) is decreasing in u.
-	lo, hi := 0.0, d+1
-	for mathext.GammaIncRegComp(d, hi) > p {
-		lo = hi
-		hi *= 2
-		if math.IsInf(hi, 1) {
-			return 0, fmt.Errorf("dp: tail radius for p=%g not found", p)
-		}
+	// The survival function Q(d, u) is decreasing in u: radii at and above
+	// the quantile are the safe side.
+	u, err := bisect(func(u float64) (bool, error) { return mathext.GammaIncRegComp(d, u) <= p, nil },
+		0, d+1, safeAbove, bisectOpts{relTol: 1e-15, maxHi: math.MaxFloat64})
+	if errors.Is(err, errNoSafeValue) {
+		return 0, fmt.Errorf("dp: tail radius for p=%g not found", p)
 	}
-	for i := 0; i < 200 && hi-lo > 1e-15*hi; i++ {
-		mid := 0.5 * (lo + hi)
-		if mathext.GammaIncRegComp(d, mid) > p {
-			lo = mid
-		} else {
-			hi = mid
-		}
+	if err != nil {
+		return 0, err
 	}
-	return hi / g.Beta, nil
+	return u / g.Beta, nil
 }
 
 // sampleGamma draws from Gamma(shape a ≥ 1, scale 1) by Marsaglia & Tsang

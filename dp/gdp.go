@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -150,23 +151,13 @@ func GDPEpsilon(mu, delta float64) (float64, error) {
 	// The RDP route μ²/2 + μ·sqrt(2 ln(1/δ)) is a valid ε, so it brackets
 	// the root from above; double it if rounding says otherwise.
 	hi := mu*mu/2 + mu*math.Sqrt(2*math.Log(1/delta))
-	lo := 0.0
-	for logGDPDelta(mu, hi) > logDelta {
-		lo = hi
-		hi *= 2
-		if math.IsInf(hi, 1) {
-			return math.Inf(1), nil
-		}
+	hi = min(max(hi, math.SmallestNonzeroFloat64), math.MaxFloat64)
+	eps, err := bisect(func(eps float64) (bool, error) { return logGDPDelta(mu, eps) <= logDelta, nil },
+		0, hi, safeAbove, bisectOpts{relTol: 1e-14, maxHi: math.MaxFloat64})
+	if errors.Is(err, errNoSafeValue) {
+		return math.Inf(1), nil
 	}
-	for i := 0; i < 300 && hi-lo > 1e-14*hi; i++ {
-		mid := lo + (hi-lo)/2
-		if logGDPDelta(mu, mid) > logDelta {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi, nil
+	return eps, err
 }
 
 // GDP is the exact Gaussian accountant: it composes Gaussian mechanisms and

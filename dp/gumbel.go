@@ -155,8 +155,9 @@ func gumbelCost(eps0 float64, k int, delta float64) float64 {
 
 // GumbelTopKScale is the inverse of GumbelTopKEpsilon: the smallest Gumbel
 // noise scale (to a relative 1e-12) whose one-shot top-k cost is at most
-// (eps, delta). It bisects on the per-round ε₀ (the cost is increasing in ε₀)
-// and returns the conservative end, so GumbelTopKEpsilon(result) ≤ eps.
+// (eps, delta). It bisects on the scale (the cost is decreasing in it) and
+// returns the conservative end, whose cost was computed as
+// GumbelTopKEpsilon computes it, so GumbelTopKEpsilon(result) ≤ eps.
 func GumbelTopKScale(eps, delta float64, k int, sensitivity float64) (float64, error) {
 	if err := checkPositiveFinite("epsilon", eps); err != nil {
 		return 0, err
@@ -170,24 +171,19 @@ func GumbelTopKScale(eps, delta float64, k int, sensitivity float64) (float64, e
 	if math.IsNaN(delta) || delta < 0 || delta >= 1 {
 		return 0, fmt.Errorf("dp: delta must lie in [0, 1), got %g", delta)
 	}
-	// cost(ε₀) ≤ k·ε₀, so ε₀ = eps/k is feasible; cost(ε₀) ≥ ε₀·c with c>0,
-	// so the root is below eps/c.
-	lo := eps / float64(k)
-	hi := 2 * lo
-	for gumbelCost(hi, k, delta) <= eps {
-		lo = hi
-		hi *= 2
-		if math.IsInf(hi, 1) {
-			return 0, fmt.Errorf("dp: Gumbel scale for epsilon=%g not found", eps)
-		}
+	// The cost is decreasing in the scale β (ε₀ = 2·sensitivity/β), and
+	// each β is checked as GumbelTopKEpsilon computes its cost. cost(ε₀) ≤
+	// k·ε₀, so β = 2·sensitivity·k/eps is feasible (up to rounding, which the
+	// bracket's growth upwards absorbs); cost(ε₀) ≥ ε₀·c with c>0, so the
+	// root is above 2·sensitivity·c/eps.
+	b0 := 2 * sensitivity * float64(k) / eps
+	if !(b0/2 > 0 && b0 <= math.MaxFloat64) {
+		return 0, fmt.Errorf("dp: Gumbel scale for epsilon=%g, k=%d and sensitivity %g is outside the float64 range", eps, k, sensitivity)
 	}
-	for i := 0; i < 200 && hi-lo > 1e-13*lo; i++ {
-		mid := 0.5 * (lo + hi)
-		if gumbelCost(mid, k, delta) <= eps {
-			lo = mid
-		} else {
-			hi = mid
-		}
+	beta, err := bisect(func(b float64) (bool, error) { return gumbelCost(2*sensitivity/b, k, delta) <= eps, nil },
+		b0/2, b0, safeAbove, bisectOpts{relTol: 1e-13, minLo: math.SmallestNonzeroFloat64, maxHi: math.MaxFloat64})
+	if err != nil {
+		return 0, fmt.Errorf("dp: Gumbel scale for epsilon=%g not found: %w", eps, err)
 	}
-	return 2 * sensitivity / lo, nil
+	return beta, nil
 }
