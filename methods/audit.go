@@ -47,6 +47,9 @@ type AuditOptions struct {
 	// multiplier of a Gaussian release (to audit the release at a chosen
 	// per-release ε); the claim is then that multiplier's ε.
 	Multiplier float64
+	// Release names which of a method's releases to audit when it makes
+	// more than one kind (dpar: appr or sgd); empty: the method's default.
+	Release string
 }
 
 // Edge-level privacy units: one directed adjacency entry j→i, or one

@@ -25,6 +25,7 @@ type auditFlags struct {
 	removeEdge        string
 	neighbor          string
 	embedding         string
+	release           string
 	width             int
 	multiplier        float64
 	confidence        float64
@@ -190,7 +191,7 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			target, err := m.(methods.Auditor).AuditTarget(ctx, methods.AuditOptions{Embedding: a.embedding, Width: a.width, Multiplier: a.multiplier})
+			target, err := m.(methods.Auditor).AuditTarget(ctx, methods.AuditOptions{Embedding: a.embedding, Width: a.width, Multiplier: a.multiplier, Release: a.release})
 			if err != nil {
 				return err
 			}
@@ -256,6 +257,7 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&a.removeNode, "remove-node", -1, "G′ is G without node V: its edges, features and label (its id stays, isolated; its output row is not compared)")
 	f.StringVar(&a.removeEdge, "remove-edge", "", "G′ is G without the edge U,V (one directed entry, or both entries when the method's unit is an undirected edge)")
 	f.StringVar(&a.neighbor, "neighbor", "", "G′ is the graph in FILE (same nodes as G)")
+	f.StringVar(&a.release, "release", "", "which release of a method that makes several kinds (dpar: appr — one DP-APPR row — or sgd — one DP-SGD step; default appr)")
 	f.StringVar(&a.embedding, "embedding", "aligned", "aggregation releases: what is aggregated — aligned (every row the same unit vector: the worst case) or features")
 	f.IntVar(&a.width, "width", 0, "width of the aligned embedding (default --hidden; 1 concentrates the signal and gives the test more power)")
 	f.Float64Var(&a.multiplier, "multiplier", 0, "aggregation releases: audit at this noise multiplier instead of the run's calibration (the claim is then its ε)")

@@ -72,6 +72,8 @@ func TestAuditReleasesWithinClaims(t *testing.T) {
 		{"gcon", "--privacy", "edge", "--epsilon", "4", "--remove-edge", edge, "--trials", "100", "--encoder-epochs", "20"},
 		{"caribou", "--privacy", "edge", "--epsilon", "4", "--remove-edge", edge, "--trials", "300", "--width", "1", "--hops", "3", "--beta", "0", "--multiplier", "0.3"},
 		{"caribou", "--privacy", "node", "--epsilon", "4", "--delta", "1e-5", "--remove-node", "0", "--trials", "300", "--width", "1", "--hops", "3", "--split", "ratio:0.5:0.25"},
+		{"dpar", "--privacy", "node", "--epsilon", "4", "--delta", "1e-3", "--remove-node", "0", "--trials", "300", "--rows", "10"},
+		{"dpar", "--privacy", "node", "--epsilon", "4", "--delta", "1e-3", "--remove-node", "0", "--trials", "200", "--rows", "30", "--release", "sgd", "--epochs", "1", "--hidden", "4"},
 	} {
 		r := runAudit(t, args...)
 		t.Logf("%s: claimed %.3f, ε_lb %.3f", args[0], r.Claimed, r.EpsLB)
