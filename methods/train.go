@@ -1,9 +1,11 @@
 package methods
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"math"
@@ -64,6 +66,37 @@ const DefaultDataset = "csbm"
 // start time, the command line, the seeds of the runs and the fingerprint
 // of the dataset as loaded (DatasetFingerprint).
 func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
+	return TrainContext(context.Background(), m, opts)
+}
+
+// InterruptedError is the error of a TrainContext whose context ended
+// before every run finished. Finished of Runs runs finished (the record
+// TrainContext returns with it summarises them, nil when none did); the
+// next one was stopped. It wraps the context's error (context.Canceled on
+// Ctrl-C).
+type InterruptedError struct {
+	Finished, Runs int
+	Err            error
+}
+
+func (e *InterruptedError) Error() string {
+	done := "no run finished"
+	if e.Finished > 0 {
+		done = fmt.Sprintf("%d of %d runs finished", e.Finished, e.Runs)
+	}
+	return fmt.Sprintf("interrupted: run %d of %d was stopped; %s", e.Finished+1, e.Runs, done)
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// TrainContext is Train, stopped when ctx ends: it checks ctx before every
+// run and, while a run trains, returns as soon as ctx ends. It then returns
+// the record of the runs that finished (nil if none) with an
+// *InterruptedError. A run in progress when ctx ends is not counted: it is
+// abandoned, left to end in the background with its outcome discarded (it
+// may still report epochs to opts.Recorder meanwhile), which suits a
+// command about to exit.
+func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.Record, error) {
 	start := time.Now()
 	if opts.Runs <= 0 {
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
@@ -71,6 +104,9 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	g, spec, fingerprint, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &InterruptedError{Runs: opts.Runs, Err: err}
 	}
 	rec := opts.Recorder
 	if rec == nil {
@@ -82,16 +118,23 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 	task := TaskOf(m)
 	metrics := map[string][]float64{}
 	var report *dp.Report
+	finished := 0
 	for r := 0; r < opts.Runs; r++ {
+		if ctx.Err() != nil {
+			break
+		}
 		seed := opts.Seed + uint64(r)
 		gs, err := runGraph(task, g, spec, r, seed)
 		if err != nil {
 			return nil, err
 		}
-		ctx := opts.context(gs, g.Name, seed)
-		ctx.Run, ctx.Recorder = r, rec
-		out, err := m.Run(ctx)
+		c := opts.context(gs, g.Name, seed)
+		c.Run, c.Recorder = r, rec
+		out, err := runUntil(ctx, m, c)
 		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				break
+			}
 			return nil, fmt.Errorf("%s run %d: %w", m.Name(), r+1, err)
 		}
 		mt, err := task.Metrics(gs, out)
@@ -101,7 +144,7 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 		for k, v := range mt {
 			metrics[k] = append(metrics[k], v)
 		}
-		if out.Privacy != nil && ctx.Private() {
+		if out.Privacy != nil && c.Private() {
 			out.Privacy.Uses = append(out.Privacy.Uses, dp.Use{Kind: "evaluation", What: task.Evaluation(),
 				Covered: "not released: the experimenter's measurement; where the data it reads is private, publishing these numbers is not covered"},
 				dp.Use{Kind: "provenance", What: "the record's dataset_fingerprint, a hash of the whole dataset as loaded",
@@ -112,20 +155,27 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 				report = out.Privacy // report the largest ε over runs
 			}
 		}
+		finished++
+	}
+	var stopped error
+	if finished < opts.Runs {
+		stopped = &InterruptedError{Finished: finished, Runs: opts.Runs, Err: ctx.Err()}
+		if finished == 0 {
+			return nil, stopped
+		}
 	}
 	version, commit := trainers.BuildInfo()
-	command := opts.Command
-	seeds := make([]uint64, opts.Runs)
+	seeds := make([]uint64, finished)
 	for r := range seeds {
 		seeds[r] = opts.Seed + uint64(r)
 	}
 	recd := &trainers.Record{
 		Method: m.Name(), Dataset: g.Name, Split: spec.String(), Privacy: string(opts.Level),
-		Epsilon: dp.EpsilonJSON(opts.Epsilon), Runs: opts.Runs, Seed: opts.Seed, Seeds: seeds,
+		Epsilon: dp.EpsilonJSON(opts.Epsilon), Runs: finished, Seed: opts.Seed, Seeds: seeds,
 		Hyperparameters: Hyperparameters(opts.Flags), Metrics: map[string]trainers.Summary{},
 		PrivacyReport: report, SecureNoise: opts.SecureNoise,
 		Version: version, Commit: commit, Timestamp: start.UTC().Format(time.RFC3339),
-		Command: command, DatasetFingerprint: fingerprint,
+		Command: opts.Command, DatasetFingerprint: fingerprint,
 	}
 	// δ only means something when a finite ε is claimed: a run without
 	// privacy (level none, or ε = ∞) records null, not a δ nobody spent.
@@ -140,7 +190,37 @@ func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
 		recd.Metrics[k] = trainers.Summarize(v, opts.Seed)
 	}
 	recd.Seconds = time.Since(start).Seconds()
-	return recd, nil
+	return recd, stopped
+}
+
+// runUntil runs m once and returns its outcome, or ctx's error as soon as
+// ctx ends. A run that returns after ctx ended counts as stopped too, so
+// whether a run counts depends only on whether it ended before ctx did.
+// A stopped run is abandoned: it goes on in the background and its outcome
+// is dropped.
+func runUntil(ctx context.Context, m Method, c *Context) (*Outcome, error) {
+	if ctx.Done() == nil { // a context that never ends
+		return m.Run(c)
+	}
+	type result struct {
+		out     *Outcome
+		err     error
+		stopped error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := m.Run(c)
+		done <- result{out, err, ctx.Err()}
+	}()
+	select {
+	case res := <-done:
+		if res.stopped != nil {
+			return nil, res.stopped
+		}
+		return res.out, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // prepare fills in opts' defaults, checks them and the method's

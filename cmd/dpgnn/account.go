@@ -99,7 +99,7 @@ type accountFlags struct {
 
 func (a *accountFlags) bind(cmd *cobra.Command, noiseFlag string) {
 	f := cmd.Flags()
-	f.Float64Var(&a.epsilon, "epsilon", 0, "target ε (> 0, finite): report the noise that meets it (instead of --"+noiseFlag+")")
+	f.Float64Var(&a.epsilon, "epsilon", 0, fmt.Sprintf("target ε (finite, at least %g): report the noise that meets it (instead of --%s)", minEpsilon, noiseFlag))
 	f.Float64Var(&a.delta, "delta", 0, "δ in (0, 1), e.g. 1e-5 (required)")
 	f.BoolVar(&a.json, "json", false, "print one JSON object on stdout and nothing else")
 }
@@ -129,6 +129,9 @@ func (a *accountFlags) accountMode(cmd *cobra.Command, noiseFlag string, noise f
 		if math.IsInf(a.epsilon, 1) {
 			return false, fmt.Errorf("--epsilon must be finite (ε = inf needs no noise)")
 		}
+		if a.epsilon < minEpsilon {
+			return false, fmt.Errorf("--epsilon %g is implausibly small (below %g); use a budget such as 0.1, 1 or 8", a.epsilon, minEpsilon)
+		}
 		return true, nil
 	}
 	if err := dp.CheckMultiplier(noise); err != nil {
@@ -139,6 +142,13 @@ func (a *accountFlags) accountMode(cmd *cobra.Command, noiseFlag string, noise f
 	}
 	return false, nil
 }
+
+// minEpsilon is the smallest target ε the calculators calibrate for:
+// published budgets run from about 0.01 to 10, so a smaller target is a
+// mistyped flag far more often than a plan, and at δ > 0 the noise that
+// meets it is set by δ more than by ε (the exact Gaussian accountant
+// reaches ε = 0 with finite noise).
+const minEpsilon = 1e-6
 
 // minMultiplier is the smallest noise multiplier the calculators account
 // for: below it ε is astronomically large at any δ of interest, and the

@@ -4,45 +4,84 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
+	"sync/atomic"
 
 	_ "github.com/dpgnn/dpgnn/methods/all" // register every method
 	"github.com/spf13/cobra"
 )
 
 func main() {
-	// DPGNN_CPUPROFILE=FILE writes a CPU profile of the whole command.
-	if p := os.Getenv("DPGNN_CPUPROFILE"); p != "" {
-		if f, err := os.Create(p); err == nil {
-			if pprof.StartCPUProfile(f) == nil {
-				defer pprof.StopCPUProfile()
-			}
-		}
-	}
-	// Ctrl-C: say so and what is kept, then exit 130 (128 + SIGINT).
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt)
-	go func() {
-		<-stop
-		pprof.StopCPUProfile()
-		fmt.Fprintln(os.Stderr, "dpgnn: interrupted; records a sweep has written to --out are kept, the run in progress is lost")
-		os.Exit(130)
-	}()
-	if err := run(); err != nil {
+	profile, err := startCPUProfile(os.Getenv(cpuProfileEnv))
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "dpgnn:", err)
-		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
+	// Ctrl-C: train and sweep stop and print what finished (the context
+	// ends); any other command stops at once. A second Ctrl-C ends the
+	// process either way.
+	ctx, cancel := context.WithCancel(context.Background())
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	go func() {
+		<-interrupts
+		signal.Reset(os.Interrupt)
+		if !interruptible.Load() {
+			if err := profile.stop(true); err != nil {
+				fmt.Fprintln(os.Stderr, "dpgnn:", err)
+			}
+			fmt.Fprintln(os.Stderr, "dpgnn: interrupted")
+			os.Exit(130)
+		}
+		cancel()
+	}()
+	argv = os.Args
+	err = newRoot(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	status := exitStatus(err)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dpgnn:", err)
+	}
+	if perr := profile.stop(status != 1); perr != nil {
+		fmt.Fprintln(os.Stderr, "dpgnn:", perr)
+		if status == 0 {
+			status = 1
+		}
+	}
+	os.Exit(status)
 }
 
-func run() error {
-	argv = os.Args
-	return newRoot(os.Stdout, os.Stderr).Execute()
+// interruptible is set by the commands that stop cleanly when their
+// context ends (train, sweep); main then cancels the context on Ctrl-C
+// instead of exiting.
+var interruptible atomic.Bool
+
+// exitStatus is the process's exit status after a command returned err:
+// 0, 130 (128 + SIGINT) when it was interrupted, else 1.
+func exitStatus(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, context.Canceled):
+		return 130
+	}
+	return 1
 }
+
+// interruptedError is a command's report of an interruption: its message
+// says what finished and what was kept; it wraps the cause
+// (context.Canceled).
+type interruptedError struct {
+	msg   string
+	cause error
+}
+
+func (e *interruptedError) Error() string { return e.msg }
+func (e *interruptedError) Unwrap() error { return e.cause }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{

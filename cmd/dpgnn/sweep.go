@@ -49,7 +49,12 @@ records for one (method, ε) cell — unless they are byte-identical copies,
 which count once (with a warning).
 
 Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.05'
-(repeatable).`,
+(repeatable).
+
+Progress on stderr names the cell training (method, ε, cell k of N, run r of R).
+Ctrl-C stops the sweep: it prints the table of the cells that finished (their
+records are already in --out; the cell in progress is not recorded), says how
+many finished, and exits with status 130.`,
 		Example: `  dpgnn sweep --methods mlp,gap,progap,gcn --epsilons 1,8,inf --privacy edge \
       --dataset cora --data-dir ../shared/datasets --split ratio:0.1:0.2 --runs 5 --out cora.jsonl --plot cora.png`,
 		Args: cobra.NoArgs,
@@ -92,31 +97,58 @@ Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.0
 				defer f.Close()
 				w = f
 			}
+			grid := len(plan.cells())
+			var progress *sweepProgress
 			var rec trainers.Recorder = trainers.Nop{}
 			if f, ok := stderr.(*os.File); ok {
-				rec = trainers.NewBar(f)
+				progress = newSweepProgress(f, grid)
+				rec = progress
 			}
+			interruptible.Store(true)
+			ctx := cmd.Context()
 			cells := map[string][]sweepCell{}
+			k, finished := 0, 0 // the cell in the grid's order (plan.cells), the cells filled
 			for _, name := range plan.names {
 				cell := make([]sweepCell, len(plan.eps))
+				cells[name] = cell
 				var free *trainers.Record // a run that read no private data (ε = 0)
 				for i, e := range plan.eps {
 					if free != nil && !math.IsInf(e, 1) {
 						// Same seeds, same model: the result does not depend on ε.
+						k++
 						cell[i] = cellOf(free)
+						finished++
 						continue
 					}
 					level, ok := plan.level(name, e)
 					if !ok {
 						continue
 					}
+					k++
 					m, mflags, err := plan.method(name)
 					if err != nil {
 						return err
 					}
 					o := opts
 					o.Epsilon, o.Level, o.Recorder, o.Flags = e, level, rec, mflags
-					r, err := methods.Train(m, o)
+					if progress != nil {
+						progress.startCell(k, name, plan.epsText[i], runs)
+					}
+					r, err := methods.TrainContext(ctx, m, o)
+					var stopped *methods.InterruptedError
+					if errors.As(err, &stopped) {
+						// The table of the cells that finished; no plot.
+						if err := reportSweep(stdout, "", "", plan.epsText, plan.names, cells); err != nil {
+							return err
+						}
+						kept := ""
+						if out != "" && finished > 0 {
+							kept = fmt.Sprintf(" (their records are in %s)", out)
+						}
+						return &interruptedError{cause: stopped, msg: fmt.Sprintf(
+							"interrupted: %d of %d cells finished%s; cell %d of %d, %s at ε=%s, was stopped after %d of %d runs and is not recorded",
+							finished, grid, kept, k, grid, name, plan.epsText[i], stopped.Finished, stopped.Runs)}
+					}
 					if err != nil {
 						return fmt.Errorf("%s at ε=%s: %w", name, plan.epsText[i], err)
 					}
@@ -131,11 +163,11 @@ Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.0
 						return fmt.Errorf("--out: %w", err)
 					}
 					cell[i] = cellOf(r)
+					finished++
 					if isFree(r) && !math.IsInf(e, 1) {
 						free = r
 					}
 				}
-				cells[name] = cell
 			}
 			title := fmt.Sprintf("%s, %s-level DP, %d runs", plan.dataset, opts.Level, runs)
 			return reportSweep(stdout, plotFile, title, plan.epsText, plan.names, cells)
@@ -563,9 +595,10 @@ func reportSweep(w io.Writer, plotFile, title string, epsText, names []string, c
 	fmt.Fprintf(w, "| method | %s |\n|---|%s\n", strings.Join(prefixAll("ε=", epsText), " | "), strings.Repeat("---|", len(epsText)))
 	for _, name := range names {
 		row := make([]string, len(epsText))
-		for i, c := range cells[name] {
+		for i := range row {
 			row[i] = "–"
-			if c.ok {
+			if i < len(cells[name]) && cells[name][i].ok {
+				c := cells[name][i]
 				row[i] = fmt.Sprintf("%.3f ± %.3f", c.mean, c.ci)
 			}
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -92,7 +93,7 @@ func (c *commonFlags) bind(cmd *cobra.Command) {
 	f.BoolVar(&c.json, "json", false, "print one JSON object on stdout and nothing else")
 	f.BoolVar(&c.quiet, "quiet", false, "no progress on stderr (a bar on a terminal, a line every 10 s otherwise)")
 	f.BoolVar(&c.secureNoise, "secure-noise", false, "draw the noise and Poisson sampling from crypto/rand, not from --seed (for real releases: a known seed lets anyone regenerate the noise; runs no longer repeat)")
-	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE")
+	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE: a regular file is\nreplaced when the command ends (a failed run leaves it as it was); a device or pipe gets the lines as they come")
 }
 
 // methodArg checks that the first argument of `verb METHOD` names a
@@ -141,6 +142,10 @@ test accuracy with its mean, standard deviation and 95% bootstrap interval over
 --runs seeded runs. Private runs also print the privacy report (accountant, ε, δ,
 noise). Methods: ` + strings.Join(methods.Names(), ", ") + `.
 
+Ctrl-C stops the run in progress: the summary (or JSON record) of the runs
+that finished is printed, stderr says how many of --runs finished, and the
+exit status is 130.
+
 Run 'dpgnn train METHOD --help' for a method's hyperparameters.`,
 		Args: methodArg("train"),
 		RunE: func(cmd *cobra.Command, args []string) error { return nil },
@@ -171,29 +176,50 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 				}
 			}
 			var trace *trainers.Trace
+			var traceFile *streamFile
 			if c.trace != "" {
-				f, err := os.Create(c.trace)
-				if err != nil {
-					return fmt.Errorf("--trace: %w", err)
+				if traceFile, err = createStream(c.trace); err != nil {
+					return fmt.Errorf("--trace %s: %w", c.trace, err)
 				}
-				defer f.Close()
-				trace = trainers.NewTrace(f)
+				defer traceFile.Abort() // after a Commit, nothing
+				trace = trainers.NewTrace(traceFile)
 				rec = append(rec, trace)
 			}
 			opts.Runs, opts.Recorder, opts.Flags, opts.SecureNoise = c.runs, rec, methodFlags(cmd), c.secureNoise
 			opts.Command = commandLine(cmd, args)
-			r, err := methods.Train(m, opts)
-			if err != nil {
+			interruptible.Store(true)
+			r, err := methods.TrainContext(cmd.Context(), m, opts)
+			var stopped *methods.InterruptedError
+			if err != nil && !errors.As(err, &stopped) {
 				return err
 			}
-			if trace != nil && trace.Err() != nil {
-				return fmt.Errorf("--trace %s: %w", c.trace, trace.Err())
+			// Interrupted: the runs that finished are printed, and the
+			// trace keeps what was recorded up to the interruption (the
+			// abandoned run's late writes fail, unreported).
+			var traceErr error
+			if traceFile != nil {
+				if traceErr = traceFile.Commit(); traceErr == nil && stopped == nil {
+					traceErr = trace.Err()
+				}
+				if traceErr != nil && stopped == nil {
+					return fmt.Errorf("--trace %s: %w", c.trace, traceErr)
+				}
 			}
-			if c.json {
-				enc := json.NewEncoder(stdout)
-				return enc.Encode(r)
+			if r != nil {
+				if c.json {
+					if err := json.NewEncoder(stdout).Encode(r); err != nil {
+						return err
+					}
+				} else {
+					printSummary(stdout, r)
+				}
 			}
-			printSummary(stdout, r)
+			if stopped != nil && traceErr != nil {
+				return &interruptedError{msg: fmt.Sprintf("%v; --trace %s: %s", stopped, c.trace, oneLine(traceErr)), cause: stopped}
+			}
+			if stopped != nil {
+				return stopped
+			}
 			return nil
 		},
 	}

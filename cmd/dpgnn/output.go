@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"sync"
+
+	"github.com/dpgnn/dpgnn/graphs"
+)
+
+// streamFile is an output written while a command runs (--trace). A
+// regular file, or a path that does not exist yet, is written to a
+// temporary file beside it that Commit renames over it (through
+// graphs.WriteFileAtomic), so a failed command leaves the old file as it
+// was; anything else (a device such as /dev/stdout, a named pipe) is
+// written through as the command runs. Writes are whole: Commit and Abort
+// wait for a write in progress, and later writes fail.
+type streamFile struct {
+	mu     sync.Mutex
+	w      io.Writer // the pipe to the atomic write, or the file written through
+	closed bool
+	// atomic: the pipe's writer and the result of WriteFileAtomic.
+	pipe   *io.PipeWriter
+	result chan error
+	// through: the non-regular file written through.
+	through *os.File
+}
+
+// errAborted ends the atomic write of a streamFile that Abort discards.
+var errAborted = errors.New("output discarded")
+
+// createStream opens path for streaming as streamFile describes. Errors do
+// not repeat path (callers wrap them with the flag and path).
+func createStream(path string) (*streamFile, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &streamFile{w: f, through: f}, nil
+	}
+	// Checked now, not when the command ends.
+	if _, err := graphs.OutputPath(path); err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	s := &streamFile{w: pw, pipe: pw, result: make(chan error, 1)}
+	go func() {
+		err := graphs.WriteFileAtomic(path, func(w io.Writer) error {
+			_, err := io.Copy(w, pr)
+			return err
+		})
+		// Writes after the end fail rather than block.
+		if err != nil {
+			pr.CloseWithError(err)
+		} else {
+			pr.CloseWithError(io.ErrClosedPipe)
+		}
+		s.result <- err
+	}()
+	return s, nil
+}
+
+func (s *streamFile) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, os.ErrClosed
+	}
+	return s.w.Write(p)
+}
+
+// close stops further writes and reports whether the file was still open.
+func (s *streamFile) close() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := !s.closed
+	s.closed = true
+	return was
+}
+
+// Commit ends the output: the temporary file replaces the target, or the
+// file written through is closed.
+func (s *streamFile) Commit() error {
+	if !s.close() {
+		return nil
+	}
+	if s.through != nil {
+		return s.through.Close()
+	}
+	s.pipe.Close()
+	return <-s.result
+}
+
+// Abort ends the output without replacing the target (a file written
+// through keeps what it received).
+func (s *streamFile) Abort() {
+	if !s.close() {
+		return
+	}
+	if s.through != nil {
+		s.through.Close()
+		return
+	}
+	s.pipe.CloseWithError(errAborted)
+	<-s.result
+}
+
+// cpuProfileEnv names the file a CPU profile of the whole command is
+// written to.
+const cpuProfileEnv = "DPGNN_CPUPROFILE"
+
+// cpuProfile is a CPU profile being recorded: in memory while the command
+// runs, then written to its file atomically (graphs.WriteFileAtomic) when
+// the command ends well or is interrupted, and discarded when it fails, so
+// an older profile is replaced only by a complete profile of a command
+// that did its work.
+type cpuProfile struct {
+	path string
+	buf  bytes.Buffer
+	once sync.Once
+	err  error
+}
+
+// startCPUProfile starts profiling to path; an empty path profiles nothing
+// (a nil *cpuProfile, whose stop does nothing). A path that cannot be
+// replaced atomically (a directory, a device, a missing directory) is
+// refused before the command runs.
+func startCPUProfile(path string) (*cpuProfile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if _, err := graphs.OutputPath(path); err != nil {
+		return nil, fmt.Errorf("%s=%s: %w", cpuProfileEnv, path, err)
+	}
+	p := &cpuProfile{path: path}
+	if err := pprof.StartCPUProfile(&p.buf); err != nil {
+		return nil, fmt.Errorf("%s=%s: %w", cpuProfileEnv, path, err)
+	}
+	return p, nil
+}
+
+// stop ends the profile and, with write, writes it; later calls return the
+// first call's error.
+func (p *cpuProfile) stop(write bool) error {
+	if p == nil {
+		return nil
+	}
+	p.once.Do(func() {
+		pprof.StopCPUProfile()
+		if !write {
+			return
+		}
+		if err := graphs.WriteFileAtomic(p.path, func(w io.Writer) error {
+			_, err := w.Write(p.buf.Bytes())
+			return err
+		}); err != nil {
+			p.err = fmt.Errorf("%s=%s: %w", cpuProfileEnv, p.path, err)
+		}
+	})
+	return p.err
+}
