@@ -41,7 +41,11 @@ func main() {
 		cancel()
 	}()
 	argv = os.Args
-	err = newRoot(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	stdout := &checkedWriter{w: os.Stdout, name: "standard output"}
+	err = newRoot(stdout, os.Stderr).ExecuteContext(ctx)
+	if err == nil {
+		err = stdout.err
+	}
 	status := exitStatus(err)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dpgnn:", err)
@@ -53,6 +57,26 @@ func main() {
 		}
 	}
 	os.Exit(status)
+}
+
+// checkedWriter remembers the first error of a write (a full disk, a
+// closed pipe, /dev/full), so a command whose output was lost fails
+// instead of exiting 0.
+type checkedWriter struct {
+	w    io.Writer
+	name string
+	err  error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil && c.err == nil {
+		c.err = fmt.Errorf("writing to %s: %w", c.name, err)
+	}
+	return n, err
 }
 
 // interruptible is set by the commands that stop cleanly when their

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -182,5 +184,29 @@ func TestCPUProfileFile(t *testing.T) {
 	}
 	if n := dirNames(t, dir); len(n) != 1 {
 		t.Errorf("files after the discarded profile: %v", n)
+	}
+}
+
+type failingWriter struct{ after int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.after <= 0 {
+		return 0, errors.New("no space left on device")
+	}
+	f.after--
+	return len(p), nil
+}
+
+// A lost write to standard output fails the command (main turns the
+// remembered error into exit status 1).
+func TestCheckedWriterRemembersFirstError(t *testing.T) {
+	c := &checkedWriter{w: &failingWriter{after: 1}, name: "standard output"}
+	if _, err := fmt.Fprintln(c, "first"); err != nil || c.err != nil {
+		t.Fatalf("first write: %v, remembered %v", err, c.err)
+	}
+	fmt.Fprintln(c, "second")
+	fmt.Fprintln(c, "third")
+	if c.err == nil || !strings.Contains(c.err.Error(), "writing to standard output: no space left") || exitStatus(c.err) != 1 {
+		t.Fatalf("remembered %v", c.err)
 	}
 }
