@@ -283,7 +283,7 @@ func TestDeltaAuto(t *testing.T) {
 	}
 }
 
-// TestDPARLinearisedSensitivity is the spec's T10: with a linear model
+// TestDPARLinearisedSensitivity: with a linear model
 // whose per-node gradients are 0 except ∇f(x_i) = e₁, changing node i moves
 // the aggregated gradient sum Σ_j Σ_k Π_jk ∇f(x_k) by exactly
 // Σ_j Π_ji·e₁, whose norm is at most ‖Π_:,i‖₁ ≤ τ after column clipping

@@ -112,7 +112,7 @@ func DatasetHelp(name, dataDir string) (string, bool) {
 
 // Load returns the dataset called name.
 //
-// Known names (case-insensitive) resolve as in DESIGN.md: cora, cora_ml,
+// Known names (case-insensitive) resolve to the stored files: cora, cora_ml,
 // citeseer → dataDir/NAME.npz (LoadNPZ); actor → dataDir/actor
 // (LoadGeomGCN); bitcoin_alpha, bitcoin_otc, slashdot, wikirfa →
 // dataDir/signed/NAME (LoadSigned); csbm → CSBM(DefaultCSBM(), seed);

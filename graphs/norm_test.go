@@ -90,7 +90,7 @@ func TestNormAgainstDense(t *testing.T) {
 }
 
 // TestGCNNormClosedForm checks Â_uu = 1/(d_u+1), Â_uw = 1/sqrt((d_u+1)(d_w+1))
-// (CARIBOU spec §2) on a chain, where an existing unit self-loop must not
+// (Â = D^−½(A + I)D^−½, as CARIBOU defines it) on a chain, where an existing unit self-loop must not
 // count twice.
 func TestGCNNormClosedForm(t *testing.T) {
 	g := tcMust(Chain("s", 1))

@@ -8,7 +8,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 )
 
-// Record is the JSON result of `dpgnn train --json` (DESIGN.md's contract).
+// Record is the JSON result of `dpgnn train --json`.
 // Epsilon is null for ε = ∞ (JSON has no infinity); Delta and
 // PrivacyReport are null when the run claims no privacy (privacy "none", or
 // ε = ∞). The provenance fields (Seeds, Version, Commit, Timestamp, Command,

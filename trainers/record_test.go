@@ -8,7 +8,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 )
 
-// TestRecordJSONFields: a record has every field of DESIGN.md's contract and
+// TestRecordJSONFields: a record has every field of the CLI's JSON contract and
 // the provenance fields; δ and the privacy report of a run without privacy
 // are null, not absent and not 0.
 func TestRecordJSONFields(t *testing.T) {
