@@ -44,7 +44,7 @@ func BenchmarkRunCora(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			m, _ := newMethod(b, tc.method)
+			m := newMethod(b, tc.method)
 			if err := m.Validate(); err != nil {
 				b.Fatal(err)
 			}

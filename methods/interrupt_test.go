@@ -27,10 +27,10 @@ func (c cancelAtRun) Epoch(s trainers.EpochStats) {
 // InterruptedError that wraps context.Canceled; a context cancelled before
 // the first run returns no record.
 func TestTrainContextStopsBetweenRuns(t *testing.T) {
-	m, fs := newMethod(t, "mlp", "--epochs", "3")
+	m := newMethod(t, "mlp", "--epochs", "3")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := methods.TrainOptions{Split: "ratio:0.3:0.3", Runs: 3, Seed: 5, Flags: fs,
+	opts := methods.TrainOptions{Split: "ratio:0.3:0.3", Runs: 3, Seed: 5,
 		Recorder: cancelAtRun{run: 1, cancel: cancel}}
 	r, err := methods.TrainContext(ctx, m, opts)
 	var ie *methods.InterruptedError
@@ -47,7 +47,7 @@ func TestTrainContextStopsBetweenRuns(t *testing.T) {
 		t.Fatalf("record of the finished runs: %+v", r)
 	}
 	// The finished run is the one an uninterrupted training makes.
-	full, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Runs: 1, Seed: 5, Flags: fs})
+	full, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Runs: 1, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,18 +10,19 @@ import (
 	"github.com/spf13/pflag"
 )
 
-func newMethod(t testing.TB, name string, args ...string) (methods.Method, *pflag.FlagSet) {
+// newMethod makes the named method with its flags set from args.
+func newMethod(t testing.TB, name string, args ...string) methods.Method {
 	t.Helper()
 	m, err := methods.New(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	m.BindFlags(fs)
+	methods.BindConfig(fs, m.Config())
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	return m, fs
+	return m
 }
 
 // TestBaselinesOnDefaultGraph trains every baseline end to end on the
@@ -42,8 +43,8 @@ func TestBaselinesOnDefaultGraph(t *testing.T) {
 		{"dp-mlp", "mlp", methods.Node, 4, []string{"--epochs", "10", "--batch-size", "64", "--dropout", "0"}, 0.35},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, fs := newMethod(t, tc.method, tc.args...)
-			r, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Runs: 2, Seed: 1, Flags: fs})
+			m := newMethod(t, tc.method, tc.args...)
+			r, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Runs: 2, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,11 +82,10 @@ func TestTrainRejectsBadInput(t *testing.T) {
 		{"level unsupported", methods.TrainOptions{Level: methods.Edge, Epsilon: 1, Runs: 1}, "does not support"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, fs := newMethod(t, "gcn", "--epochs", "1")
+			m := newMethod(t, "gcn", "--epochs", "1")
 			if tc.name == "zero epsilon" {
-				m, fs = newMethod(t, "mlp", "--epochs", "1")
+				m = newMethod(t, "mlp", "--epochs", "1")
 			}
-			tc.opts.Flags = fs
 			_, err := methods.Train(m, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)

@@ -109,7 +109,7 @@ type Outcome struct {
 }
 
 // Method is a registered training method. A fresh value is made for every
-// command, so BindFlags may bind flags to the method's own fields.
+// command, holding its own configuration.
 type Method interface {
 	Name() string
 	// Short is a one-line description for --help.
@@ -119,9 +119,13 @@ type Method interface {
 	// DefaultSplit is the paper's protocol for a dataset (used when --split
 	// is not given).
 	DefaultSplit(dataset string) string
-	// BindFlags registers the method's hyperparameters as flags.
-	BindFlags(fs *pflag.FlagSet)
-	// Validate checks hyperparameters after flag parsing.
+	// Config returns a pointer to the method's configuration, a struct of
+	// its hyperparameters tagged with their flags (see BindConfig), filled
+	// with the method's defaults when the method is made; nil for a method
+	// without hyperparameters. The commands bind it to flags, records state
+	// it (ConfigValues) and sweeps set it (SetConfig).
+	Config() any
+	// Validate checks the configuration before a run.
 	Validate() error
 	// Epochs is the number of epochs one run reports (for progress bars).
 	Epochs() int
@@ -132,12 +136,14 @@ type Method interface {
 var registry = map[string]func() Method{}
 
 // Register adds a method factory under its name. It panics on a duplicate
-// name (a programming error at init time).
+// name or a malformed configuration (programming errors at init time).
 func Register(f func() Method) {
-	name := f().Name()
+	m := f()
+	name := m.Name()
 	if _, dup := registry[name]; dup {
 		panic("methods: duplicate registration of " + name)
 	}
+	BindConfig(pflag.NewFlagSet(name, pflag.ContinueOnError), m.Config())
 	registry[name] = f
 }
 

@@ -26,9 +26,9 @@ func TestPrivacyReportListsEveryUse(t *testing.T) {
 		return k
 	}
 	args := []string{"--epochs", "2", "--encoder-epochs", "2", "--batch-size", "64", "--max-degree", "40"}
-	m, fs := newMethod(t, "gap", args...)
+	m := newMethod(t, "gap", args...)
 	r, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Node, Epsilon: 8, Delta: 1e-5,
-		Selection: "private", SelectionEpsilon: 0.2, Runs: 1, Seed: 1, Flags: fs})
+		Selection: "private", SelectionEpsilon: 0.2, Runs: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,8 @@ func TestPrivacyReportListsEveryUse(t *testing.T) {
 		t.Errorf("δ source %q", r.PrivacyReport.DeltaSource)
 	}
 
-	m, fs = newMethod(t, "gap", args...)
-	r, err = methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Node, Epsilon: 8, Delta: 1e-5, Runs: 1, Seed: 1, Flags: fs})
+	m = newMethod(t, "gap", args...)
+	r, err = methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Node, Epsilon: 8, Delta: 1e-5, Runs: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func TestPrivacyReportListsEveryUse(t *testing.T) {
 		t.Errorf("node-level default selection: %q", sel)
 	}
 
-	m, fs = newMethod(t, "gap", args...)
-	r, err = methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Edge, Epsilon: 1, Runs: 1, Seed: 1, Flags: fs})
+	m = newMethod(t, "gap", args...)
+	r, err = methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Edge, Epsilon: 1, Runs: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,16 +87,16 @@ func TestSelectionAndDeltaRules(t *testing.T) {
 		{methods.TrainOptions{Level: methods.Node, Epsilon: 8, Selection: "sometimes"}, "want auto, best, last or private"},
 		{methods.TrainOptions{Level: methods.Node, Epsilon: 8}, "--delta auto"},
 	} {
-		m, fs := newMethod(t, "mlp", "--epochs", "1")
-		tc.opts.Runs, tc.opts.Seed, tc.opts.Flags, tc.opts.Split = 1, 1, fs, "ratio:0.3:0.3"
+		m := newMethod(t, "mlp", "--epochs", "1")
+		tc.opts.Runs, tc.opts.Seed, tc.opts.Split = 1, 1, "ratio:0.3:0.3"
 		_, err := methods.Train(m, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err = %v, want %q", tc.opts, err, tc.want)
 		}
 	}
 	// --delta paper reads the private count, and says so.
-	m, fs := newMethod(t, "mlp", "--epochs", "1")
-	r, err := methods.Train(m, methods.TrainOptions{Level: methods.Node, Epsilon: 8, DeltaRule: methods.DeltaPaper, Runs: 1, Seed: 1, Flags: fs, Split: "ratio:0.3:0.3"})
+	m := newMethod(t, "mlp", "--epochs", "1")
+	r, err := methods.Train(m, methods.TrainOptions{Level: methods.Node, Epsilon: 8, DeltaRule: methods.DeltaPaper, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"})
 	if err != nil {
 		t.Fatal(err)
 	}

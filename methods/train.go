@@ -14,7 +14,6 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/trainers"
-	"github.com/spf13/pflag"
 )
 
 // TrainOptions are the common options of `dpgnn train`.
@@ -46,9 +45,6 @@ type TrainOptions struct {
 	// and dropout.
 	SecureNoise bool
 	Recorder    trainers.Recorder
-	// Flags is the method's flag set after parsing; its values are recorded
-	// as the hyperparameters.
-	Flags *pflag.FlagSet
 	// Command is the command line that asked for the run, recorded as is
 	// (the CLI passes its own).
 	Command string
@@ -172,7 +168,7 @@ func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.R
 	recd := &trainers.Record{
 		Method: m.Name(), Dataset: g.Name, Split: spec.String(), Privacy: string(opts.Level),
 		Epsilon: dp.EpsilonJSON(opts.Epsilon), Runs: finished, Seed: opts.Seed, Seeds: seeds,
-		Hyperparameters: Hyperparameters(opts.Flags), Metrics: map[string]trainers.Summary{},
+		Hyperparameters: Hyperparameters(m, opts.Features), Metrics: map[string]trainers.Summary{},
 		PrivacyReport: report, SecureNoise: opts.SecureNoise,
 		Version: version, Commit: commit, Timestamp: start.UTC().Format(time.RFC3339),
 		Command: opts.Command, DatasetFingerprint: fingerprint,
@@ -319,9 +315,9 @@ func LoadDataset(opts TrainOptions) (*graphs.Graph, error) {
 
 // Check makes every check Train makes before it trains, without training:
 // the options (level, ε, δ, selection, --runs, --features), the method's
-// hyperparameters (its flags already parsed), the dataset g (as returned by
-// LoadDataset for the same options; not modified) and the split, parsed
-// and drawn for every run. It returns the split Train would record. A
+// configuration (Validate), the dataset g (as returned by LoadDataset for
+// the same options; not modified) and the split, parsed and drawn for
+// every run. It returns the split Train would record. A
 // sweep calls it for every cell of its grid before it trains any.
 func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
 	if opts.Runs <= 0 {
@@ -399,30 +395,16 @@ func epsOf(p *dp.Report) float64 {
 	return *p.Epsilon
 }
 
-// Hyperparameters returns the values of a parsed method flag set, typed
-// (numbers as numbers, booleans as booleans).
-func Hyperparameters(fs *pflag.FlagSet) map[string]any {
-	out := map[string]any{}
-	if fs == nil {
-		return out
+// Hyperparameters are what a record states as a run's hyperparameters:
+// the method's configuration by flag name (ConfigValues) and the feature
+// preprocessing, "features" (raw when features is empty).
+func Hyperparameters(m Method, features string) map[string]any {
+	hp := ConfigValues(m.Config())
+	if features == "" {
+		features = "raw"
 	}
-	fs.VisitAll(func(f *pflag.Flag) {
-		switch f.Value.Type() {
-		case "int", "int64", "uint64":
-			var v int64
-			fmt.Sscan(f.Value.String(), &v)
-			out[f.Name] = v
-		case "float64":
-			var v float64
-			fmt.Sscan(f.Value.String(), &v)
-			out[f.Name] = v
-		case "bool":
-			out[f.Name] = f.Value.String() == "true"
-		default:
-			out[f.Name] = f.Value.String()
-		}
-	})
-	return out
+	hp["features"] = features
+	return hp
 }
 
 // DatasetFingerprint is the SHA-256 (hex) of a graph's data: its size, class

@@ -131,7 +131,7 @@ Privacy levels: %s.`, name, name, name, levelList(m)),
 		f.IntVar(&counts.N1, methods.CountN1, 0, "training rows n1 of the objective")
 		f.IntVar(&counts.Dim, methods.CountDim, 0, "dimension d of the propagated encoding")
 		c.bind(cmd, "noise")
-		m.BindFlags(f)
+		methods.BindConfig(f, m.Config())
 		return cmd
 	}
 }

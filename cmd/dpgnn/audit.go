@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -17,29 +18,39 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// auditFlags are the options of `dpgnn audit`.
+// auditFlags are the options of `dpgnn audit`: the statistics of every
+// audit, the neighbour and release of a method's, and --json. A method
+// audit's record states the first two with the method's hyperparameters.
 type auditFlags struct {
-	trials            int
-	json, failAbove   bool
-	removeNode        int
-	removeEdge        string
-	neighbor          string
-	embedding         string
-	release           string
-	width             int
-	multiplier        float64
-	confidence        float64
-	estimateFraction  float64
-	maxOutputElements int
+	stats  auditStats
+	target auditTarget
+	json   bool
+}
+
+// auditStats are the statistical options of every audit.
+type auditStats struct {
+	Trials           int     `flag:"trials" help:"releases on G and as many on G′"`
+	FailAbove        bool    `flag:"fail-above" help:"exit with an error when the ε lower bound exceeds the claimed ε"`
+	Confidence       float64 `flag:"confidence" help:"confidence of the Clopper–Pearson lower bound"`
+	EstimateFraction float64 `flag:"estimate-fraction" help:"fraction of the releases that choose the test (0: a fifth for 1-D outputs or runs ≥ 1000 × the output size, else half)"`
+}
+
+// auditTarget says what a method audit releases and on which neighbour.
+type auditTarget struct {
+	RemoveNode int     `flag:"remove-node" help:"G′ is G without node V: its edges, features and label (its id stays, isolated; its output row is not compared)"`
+	RemoveEdge string  `flag:"remove-edge" help:"G′ is G without the edge U,V (one directed entry, or both entries when the method's unit is an undirected edge)"`
+	Neighbor   string  `flag:"neighbor" help:"G′ is the graph in FILE (same nodes as G)"`
+	Release    string  `flag:"release" help:"which release of a method that makes several kinds (dpar: appr — one DP-APPR row — or sgd — one DP-SGD step; default appr)"`
+	Embedding  string  `flag:"embedding" help:"aggregation releases: what is aggregated — aligned (every row the same unit vector: the worst case) or features"`
+	Width      int     `flag:"width" help:"width of the aligned embedding (default --hidden; 1 concentrates the signal and gives the test more power)"`
+	Multiplier float64 `flag:"multiplier" help:"aggregation releases: audit at this noise multiplier instead of the run's calibration (the claim is then its ε)"`
 }
 
 func (a *auditFlags) bindStats(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVar(&a.trials, "trials", 1000, "releases on G and as many on G′")
+	a.stats = auditStats{Trials: 1000, Confidence: dp.DefaultConfidence}
+	methods.BindConfig(f, &a.stats)
 	f.BoolVar(&a.json, "json", false, "print one JSON object on stdout and nothing else")
-	f.BoolVar(&a.failAbove, "fail-above", false, "exit with an error when the ε lower bound exceeds the claimed ε")
-	f.Float64Var(&a.confidence, "confidence", dp.DefaultConfidence, "confidence of the Clopper–Pearson lower bound")
-	f.Float64Var(&a.estimateFraction, "estimate-fraction", 0, "fraction of the releases that choose the test (0: a fifth for 1-D outputs or runs ≥ 1000 × the output size, else half)")
 }
 
 func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -97,7 +108,7 @@ func newAuditGaussianCmd(stdout io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			res, sigma, err := dp.AuditGaussian(eps, delta, a.trials, seed, dp.AuditConfig{Confidence: a.confidence, EstimateFraction: a.estimateFraction})
+			res, sigma, err := dp.AuditGaussian(eps, delta, a.stats.Trials, seed, dp.AuditConfig{Confidence: a.stats.Confidence, EstimateFraction: a.stats.EstimateFraction})
 			if err != nil {
 				return err
 			}
@@ -155,7 +166,7 @@ func (a *auditFlags) report(w io.Writer, r auditRecord) error {
 			fmt.Fprintln(w, "ε_lb EXCEEDS the claim: the release is less private than its accounting says")
 		}
 	}
-	if a.failAbove && r.ExceedsClaim {
+	if a.stats.FailAbove && r.ExceedsClaim {
 		return fmt.Errorf("ε lower bound %.4g exceeds the claimed ε %.4g", max(r.EpsilonLB, r.EpsilonLBGDP), r.Claimed)
 	}
 	return nil
@@ -176,7 +187,7 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			set := 0
-			for _, on := range []bool{cmd.Flags().Changed("remove-node"), a.removeEdge != "", a.neighbor != ""} {
+			for _, on := range []bool{cmd.Flags().Changed("remove-node"), a.target.RemoveEdge != "", a.target.Neighbor != ""} {
 				if on {
 					set++
 				}
@@ -184,14 +195,14 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			if set != 1 {
 				return fmt.Errorf("give exactly one neighbour: --remove-node V, --remove-edge U,V or --neighbor FILE")
 			}
-			if a.trials < 2*dp.MinAuditRuns {
-				return fmt.Errorf("--trials %d: need at least %d", a.trials, 2*dp.MinAuditRuns)
+			if a.stats.Trials < 2*dp.MinAuditRuns {
+				return fmt.Errorf("--trials %d: need at least %d", a.stats.Trials, 2*dp.MinAuditRuns)
 			}
 			ctx, err := methods.NewContext(m, opts)
 			if err != nil {
 				return err
 			}
-			target, err := m.(methods.Auditor).AuditTarget(ctx, methods.AuditOptions{Embedding: a.embedding, Width: a.width, Multiplier: a.multiplier, Release: a.release})
+			target, err := m.(methods.Auditor).AuditTarget(ctx, methods.AuditOptions{Embedding: a.target.Embedding, Width: a.target.Width, Multiplier: a.target.Multiplier, Release: a.target.Release})
 			if err != nil {
 				return err
 			}
@@ -204,8 +215,8 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			if target.Width == 0 {
 				dim = 0 // known after the first release
 			}
-			if float64(a.trials)*float64(max(dim, 1)) > 5e10 {
-				return fmt.Errorf("--trials %d × %d output values is too much work", a.trials, dim)
+			if float64(a.stats.Trials)*float64(max(dim, 1)) > 5e10 {
+				return fmt.Errorf("--trials %d × %d output values is too much work", a.stats.Trials, dim)
 			}
 			relG, err := target.Prepare(g)
 			if err != nil {
@@ -221,8 +232,8 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 					bar = trainers.NewBar(f)
 				}
 			}
-			frac := a.estimateFraction
-			bar.Plan(a.trials * 2)
+			frac := a.stats.EstimateFraction
+			bar.Plan(a.stats.Trials * 2)
 			sampler := func(rel methods.Release1, side string) dp.AuditSampler {
 				return func(i int, first bool) ([]float64, error) {
 					if first {
@@ -241,44 +252,48 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 					return out, nil
 				}
 			}
-			res, err := dp.AuditStream(sampler(relG, "G"), sampler(relGp, "G′"), a.trials,
-				dp.AuditConfig{Confidence: a.confidence, EstimateFraction: frac, Delta: target.Delta})
+			res, err := dp.AuditStream(sampler(relG, "G"), sampler(relGp, "G′"), a.stats.Trials,
+				dp.AuditConfig{Confidence: a.stats.Confidence, EstimateFraction: frac, Delta: target.Delta})
 			bar.Done()
 			if err != nil {
 				return err
 			}
 			return a.report(stdout, auditRecord{Method: name, Dataset: g.Name, Privacy: string(ctx.Level), Neighbor: what,
 				Release: target.What, Claimed: target.Claimed, GaussianClaim: target.Gaussian, AuditResult: res,
-				Hyperparameters: methods.Hyperparameters(methodFlags(cmd)), Seconds: time.Since(start).Seconds()})
+				Hyperparameters: a.hyperparameters(m, c.features), Seconds: time.Since(start).Seconds()})
 		},
 	}
 	c.bind(cmd.Flags())
 	f := cmd.Flags()
-	f.IntVar(&a.removeNode, "remove-node", -1, "G′ is G without node V: its edges, features and label (its id stays, isolated; its output row is not compared)")
-	f.StringVar(&a.removeEdge, "remove-edge", "", "G′ is G without the edge U,V (one directed entry, or both entries when the method's unit is an undirected edge)")
-	f.StringVar(&a.neighbor, "neighbor", "", "G′ is the graph in FILE (same nodes as G)")
-	f.StringVar(&a.release, "release", "", "which release of a method that makes several kinds (dpar: appr — one DP-APPR row — or sgd — one DP-SGD step; default appr)")
-	f.StringVar(&a.embedding, "embedding", "aligned", "aggregation releases: what is aggregated — aligned (every row the same unit vector: the worst case) or features")
-	f.IntVar(&a.width, "width", 0, "width of the aligned embedding (default --hidden; 1 concentrates the signal and gives the test more power)")
-	f.Float64Var(&a.multiplier, "multiplier", 0, "aggregation releases: audit at this noise multiplier instead of the run's calibration (the claim is then its ε)")
+	a.target = auditTarget{RemoveNode: -1, Embedding: "aligned"}
+	methods.BindConfig(f, &a.target)
 	a.bindStats(cmd)
-	m.BindFlags(f)
+	methods.BindConfig(f, m.Config())
 	return cmd
+}
+
+// hyperparameters are what a method audit's record states: the method's
+// (methods.Hyperparameters) and the audit's own options.
+func (a *auditFlags) hyperparameters(m methods.Method, features string) map[string]any {
+	hp := methods.Hyperparameters(m, features)
+	maps.Copy(hp, methods.ConfigValues(&a.stats))
+	maps.Copy(hp, methods.ConfigValues(&a.target))
+	return hp
 }
 
 // neighbour builds G′ from the flags, the rows to drop before comparing (−1
 // for none) and a description.
 func (a *auditFlags) neighbour(g *graphs.Graph, opts methods.TrainOptions, t *methods.AuditTarget) (*graphs.Graph, int, string, error) {
 	switch {
-	case a.removeEdge != "":
-		parts := strings.Split(a.removeEdge, ",")
+	case a.target.RemoveEdge != "":
+		parts := strings.Split(a.target.RemoveEdge, ",")
 		if len(parts) != 2 {
-			return nil, 0, "", fmt.Errorf("--remove-edge %q: want U,V", a.removeEdge)
+			return nil, 0, "", fmt.Errorf("--remove-edge %q: want U,V", a.target.RemoveEdge)
 		}
 		u, err1 := strconv.Atoi(strings.TrimSpace(parts[0]))
 		v, err2 := strconv.Atoi(strings.TrimSpace(parts[1]))
 		if err1 != nil || err2 != nil || u < 0 || v < 0 || u >= g.N || v >= g.N {
-			return nil, 0, "", fmt.Errorf("--remove-edge %q: want two node ids in [0, %d)", a.removeEdge, g.N)
+			return nil, 0, "", fmt.Errorf("--remove-edge %q: want two node ids in [0, %d)", a.target.RemoveEdge, g.N)
 		}
 		if !g.Adj.HasEntry(u, v) {
 			return nil, 0, "", fmt.Errorf("--remove-edge %d,%d: %s has no edge %d→%d", u, v, g.Name, u, v)
@@ -290,18 +305,18 @@ func (a *auditFlags) neighbour(g *graphs.Graph, opts methods.TrainOptions, t *me
 			what = fmt.Sprintf("remove the undirected edge {%d,%d}", u, v)
 		}
 		return gp, -1, what, nil
-	case a.neighbor != "":
-		h, err := graphs.Load(a.neighbor, opts.DataDir, opts.Seed)
+	case a.target.Neighbor != "":
+		h, err := graphs.Load(a.target.Neighbor, opts.DataDir, opts.Seed)
 		if err != nil {
 			return nil, 0, "", err
 		}
 		if h.N != g.N {
-			return nil, 0, "", fmt.Errorf("--neighbor %s has %d nodes, G has %d: give a graph on the same nodes (for a removed node use --remove-node)", a.neighbor, h.N, g.N)
+			return nil, 0, "", fmt.Errorf("--neighbor %s has %d nodes, G has %d: give a graph on the same nodes (for a removed node use --remove-node)", a.target.Neighbor, h.N, g.N)
 		}
 		gp := g.WithAdj(h.Adj)
-		return gp, -1, "the graph in " + a.neighbor, nil
+		return gp, -1, "the graph in " + a.target.Neighbor, nil
 	}
-	v := a.removeNode
+	v := a.target.RemoveNode
 	if v < 0 || v >= g.N {
 		return nil, 0, "", fmt.Errorf("--remove-node %d: want a node id in [0, %d)", v, g.N)
 	}

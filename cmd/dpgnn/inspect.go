@@ -114,7 +114,7 @@ relative error exceeds --tolerance.`,
 	f.Float64Var(&c.tolerance, "tolerance", 1e-6, "--grad-check: largest relative error accepted")
 	f.Float64Var(&c.step, "grad-step", 1e-4, "--grad-check: finite-difference step h")
 	f.IntVar(&c.entries, "grad-entries", 0, "--grad-check: entries checked per parameter, spread evenly (0: all)")
-	m.BindFlags(f)
+	methods.BindConfig(f, m.Config())
 	return cmd
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -101,13 +100,13 @@ func TestInspectBadInputs(t *testing.T) {
 // layer with squareWrong (the wrong derivative 3x for x²).
 type brokenMethod struct{}
 
-func (brokenMethod) Name() string                { return "broken" }
-func (brokenMethod) Short() string               { return "a model with a wrong gradient" }
-func (brokenMethod) Levels() []methods.Level     { return []methods.Level{methods.None} }
-func (brokenMethod) DefaultSplit(string) string  { return "ratio:0.5:0.25" }
-func (brokenMethod) BindFlags(fs *pflag.FlagSet) {}
-func (brokenMethod) Validate() error             { return nil }
-func (brokenMethod) Epochs() int                 { return 1 }
+func (brokenMethod) Name() string               { return "broken" }
+func (brokenMethod) Short() string              { return "a model with a wrong gradient" }
+func (brokenMethod) Levels() []methods.Level    { return []methods.Level{methods.None} }
+func (brokenMethod) DefaultSplit(string) string { return "ratio:0.5:0.25" }
+func (brokenMethod) Config() any                { return nil }
+func (brokenMethod) Validate() error            { return nil }
+func (brokenMethod) Epochs() int                { return 1 }
 func (brokenMethod) Run(*methods.Context) (*methods.Outcome, error) {
 	return nil, fmt.Errorf("not trainable")
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
-	"github.com/spf13/pflag"
 )
 
 // linkToy is a link-prediction method written as a user of the framework
@@ -20,18 +19,18 @@ import (
 // pairs trained with DP-SGD, each training edge one sample (edge level) —
 // its own task (held-out edges against random pairs, AUC), a privacy plan
 // and a ledger. It proves that a method outside node classification fits.
-type linkToy struct{ epochs int }
+type linkToy struct {
+	GroupEpochs int `flag:"epochs" help:"epochs of each group"` // the method is its own Config
+}
 
 func (*linkToy) Name() string               { return "linktoy" }
 func (*linkToy) Short() string              { return "toy link prediction (a test)" }
 func (*linkToy) Levels() []methods.Level    { return []methods.Level{methods.None, methods.Edge} }
 func (*linkToy) DefaultSplit(string) string { return "ratio:0.5:0.2" }
-func (m *linkToy) BindFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&m.epochs, "epochs", 30, "epochs of each group")
-}
-func (m *linkToy) Validate() error  { return methods.Epochs("epochs", m.epochs) }
-func (m *linkToy) Epochs() int      { return 2 * m.epochs }
-func (*linkToy) Task() methods.Task { return methods.LinkPrediction{TestFraction: 0.1} }
+func (m *linkToy) Config() any              { return m }
+func (m *linkToy) Validate() error          { return methods.CheckFields(m, methods.Epochs(&m.GroupEpochs)) }
+func (m *linkToy) Epochs() int              { return 2 * m.GroupEpochs }
+func (*linkToy) Task() methods.Task         { return methods.LinkPrediction{TestFraction: 0.1} }
 func body(in, out int) layers.MLPConfig {
 	return layers.MLPConfig{Dims: []int{in, 32, out}, Activation: layers.ReLU, PlainLast: true}
 }
@@ -42,11 +41,11 @@ func (m *linkToy) train(e int) methods.ModuleTraining {
 func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
 	// Group 1, no noise: node embeddings from features and labels only.
-	enc, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, m.train(m.epochs), len(g.Split.Train), methods.MLPBody("enc", body(g.X.F, g.NumClasses)))
+	enc, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, m.train(m.GroupEpochs), len(g.Split.Train), methods.MLPBody("enc", body(g.X.F, g.NumClasses)))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := enc.Train(ctx, m.train(m.epochs), nil); err != nil {
+	if _, err := enc.Train(ctx, m.train(m.GroupEpochs), nil); err != nil {
 		return nil, err
 	}
 	h, c := nn.Values(enc.Outputs[0]), g.NumClasses
@@ -74,7 +73,7 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		add(int(r.Uint64()%uint64(g.N)), int(r.Uint64()%uint64(g.N)), 0, false)
 	}
 	q := methods.NodeRate(64, len(samples))
-	tr := m.train(m.epochs)
+	tr := m.train(m.GroupEpochs)
 	cal, err := methods.Calibrate(ctx, methods.EdgeUnits(g.N, true, nil), "rdp", func(z float64) []dp.Planned {
 		return []dp.Planned{{Name: "dpsgd", What: "pair scorer DP-SGD", Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: dp.Steps(tr.Epochs, q)}}}
 	}, func(float64) map[string]float64 { return map[string]float64{} })
@@ -122,7 +121,7 @@ func listEdges(a *graphs.CSR) (src, dst []int) {
 	return src, dst
 }
 
-func init() { methods.Register(func() methods.Method { return &linkToy{} }) }
+func init() { methods.Register(func() methods.Method { return &linkToy{GroupEpochs: 30} }) }
 
 // TestLinkToyTrainsThroughTheCLI: the toy link-prediction method registers,
 // trains through `dpgnn train` at edge level and without privacy, reports

@@ -48,8 +48,10 @@ different datasets, splits or privacy levels are refused, and so are two
 records for one (method, ε) cell — unless they are byte-identical copies,
 which count once (with a warning).
 
-Method hyperparameters: --set METHOD:FLAGS, e.g. --set 'progap:--hops 1 --lr 0.05'
-(repeatable).
+Method hyperparameters: --set METHOD:KEY=VALUE,..., the keys being the method's
+flag names, e.g. --set progap:hops=1,lr=0.05 (a value may hold commas:
+--set gcon:steps=0,2,lambda=1), or --set 'METHOD:FLAGS' as on the command line,
+e.g. --set 'progap:--hops 1 --lr 0.05' (repeatable).
 
 Progress on stderr names the cell training (method, ε, cell k of N, run r of R).
 Ctrl-C stops the sweep: it prints the table of the cells that finished (their
@@ -125,12 +127,12 @@ many finished, and exits with status 130.`,
 						continue
 					}
 					k++
-					m, mflags, err := plan.method(name)
+					m, err := plan.method(name)
 					if err != nil {
 						return err
 					}
 					o := opts
-					o.Epsilon, o.Level, o.Recorder, o.Flags = e, level, rec, mflags
+					o.Epsilon, o.Level, o.Recorder = e, level, rec
 					if progress != nil {
 						progress.startCell(k, name, plan.epsText[i], runs)
 					}
@@ -181,7 +183,7 @@ many finished, and exits with status 130.`,
 	f.StringVar(&out, "out", "", "append one JSON record per (method, ε) to FILE (JSON lines; records already there must be of the same dataset and split, none for a cell this sweep fills)")
 	f.StringVar(&from, "from", "", "train nothing: tabulate (and with --plot draw) the JSON records of earlier sweeps or 'train --json' runs, FILE[,FILE...]")
 	f.StringVar(&plotFile, "plot", "", "draw test accuracy against ε, one line per method with 95% error bars, to FILE (.png, .svg or .pdf)")
-	f.StringArrayVar(&sets, "set", nil, "method hyperparameters, METHOD:FLAGS (repeatable)")
+	f.StringArrayVar(&sets, "set", nil, "method hyperparameters, METHOD:KEY=VALUE,... or 'METHOD:--FLAG VALUE ...' (repeatable)")
 	return cmd
 }
 
@@ -191,7 +193,7 @@ type sweepPlan struct {
 	names   []string
 	eps     []float64
 	epsText []string
-	flags   map[string][]string // --set flags by method
+	sets    map[string][]string // --set settings by method, in order
 	// dataset, split and fingerprint are what every record of the sweep
 	// will say.
 	dataset, split, fingerprint string
@@ -199,15 +201,16 @@ type sweepPlan struct {
 
 // planSweep parses and checks a sweep's whole grid before any training, so
 // a typo fails in a second rather than after hours: every ε, every method
-// name, every --set string against its method's flags (and the method's
-// own validation), the privacy level against each method's levels, the
-// dataset (loaded once), and the split of every (method, ε) cell, which
-// must be the same for all (one table, one split). Errors are one line.
+// name, every --set setting against its method's configuration (and the
+// method's own validation), the privacy level against each method's
+// levels, the dataset (loaded once), and the split of every (method, ε)
+// cell, which must be the same for all (one table, one split). Errors are
+// one line.
 func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []string) (*sweepPlan, error) {
 	if opts.Runs <= 0 {
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
 	}
-	p := &sweepPlan{opts: opts, flags: map[string][]string{}}
+	p := &sweepPlan{opts: opts, sets: map[string][]string{}}
 	for _, t := range strings.Split(epsList, ",") {
 		t = strings.TrimSpace(t)
 		e, err := parseEpsilon(t)
@@ -233,10 +236,10 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 		p.names = append(p.names, name)
 	}
 	for _, s := range sets {
-		name, flags, ok := strings.Cut(s, ":")
+		name, settings, ok := strings.Cut(s, ":")
 		name = strings.TrimSpace(name)
 		if !ok {
-			return nil, fmt.Errorf("--set %q: want METHOD:FLAGS", s)
+			return nil, fmt.Errorf("--set %q: want METHOD:KEY=VALUE,... or METHOD:FLAGS", s)
 		}
 		if _, err := methods.New(name); err != nil {
 			return nil, fmt.Errorf("--set %q: %w", s, err)
@@ -244,10 +247,10 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 		if !slices.Contains(p.names, name) {
 			return nil, fmt.Errorf("--set %q: %s is not among --methods %s", s, name, strings.Join(p.names, ","))
 		}
-		p.flags[name] = append(p.flags[name], strings.Fields(flags)...)
+		p.sets[name] = append(p.sets[name], settings)
 	}
 	for _, name := range p.names {
-		if _, _, err := p.method(name); err != nil {
+		if _, err := p.method(name); err != nil {
 			return nil, err
 		}
 		m, _ := methods.New(name)
@@ -272,9 +275,9 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 			if !ok {
 				continue
 			}
-			m, mflags, _ := p.method(name)
+			m, _ := p.method(name)
 			o := opts
-			o.Epsilon, o.Level, o.Flags = e, level, mflags
+			o.Epsilon, o.Level = e, level
 			split, err := methods.Check(m, o, g)
 			if err != nil {
 				return nil, fmt.Errorf("%s at ε=%s: %s", name, p.epsText[i], oneLine(err))
@@ -291,23 +294,37 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 	return p, nil
 }
 
-// method returns a fresh instance of the named method with its --set flags
-// parsed.
-func (p *sweepPlan) method(name string) (methods.Method, *pflag.FlagSet, error) {
+// method returns a fresh instance of the named method with its --set
+// settings applied in order: "key=value,key=value" (keys are flag names)
+// or, when a setting starts with "-", flags as on the command line.
+func (p *sweepPlan) method(name string) (methods.Method, error) {
 	m, err := methods.New(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	flags := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	for _, set := range p.sets[name] {
+		if err := applySetting(m.Config(), set); err != nil {
+			return nil, fmt.Errorf("--set %s: %s", name, oneLine(err))
+		}
+	}
+	return m, nil
+}
+
+// applySetting sets the config cfg points to from one --set setting.
+func applySetting(cfg any, set string) error {
+	if !strings.HasPrefix(strings.TrimSpace(set), "-") {
+		return methods.SetConfig(cfg, set)
+	}
+	flags := pflag.NewFlagSet("set", pflag.ContinueOnError)
 	flags.SetOutput(io.Discard)
-	m.BindFlags(flags)
-	if err := flags.Parse(p.flags[name]); err != nil {
-		return nil, nil, fmt.Errorf("--set %s: %s", name, oneLine(err))
+	methods.BindConfig(flags, cfg)
+	if err := flags.Parse(strings.Fields(set)); err != nil {
+		return err
 	}
 	if args := flags.Args(); len(args) > 0 {
-		return nil, nil, fmt.Errorf("--set %s: %q is not a flag", name, args[0])
+		return fmt.Errorf("%q is not a flag", args[0])
 	}
-	return m, flags, nil
+	return nil
 }
 
 // level is the privacy level a method runs at in the ε column e, and false

@@ -6,11 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/internal/testutil"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -208,6 +210,30 @@ func TestSweepAppendsCheckedRecords(t *testing.T) {
 	}
 }
 
+// TestSweepSetForms: --set takes METHOD:key=value,... (keys are flag
+// names; a part without "=" continues the value before it) and the flag
+// form METHOD:--flag value, in order, and both set the same configuration.
+func TestSweepSetForms(t *testing.T) {
+	values := func(sets ...string) map[string]any {
+		t.Helper()
+		p := &sweepPlan{sets: map[string][]string{"gcon": sets}}
+		m, err := p.method("gcon")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return methods.ConfigValues(m.Config())
+	}
+	kv := values("steps=0,2,lambda=1,pseudo-labels=false", "solver=adam")
+	flags := values("--steps 0,2 --lambda 1 --pseudo-labels=false", "--solver adam")
+	mixed := values("--steps 0,2 --pseudo-labels=false", "lambda=1,solver=adam")
+	if !reflect.DeepEqual(kv, flags) || !reflect.DeepEqual(kv, mixed) {
+		t.Fatalf("key=value %v\nflags %v\nmixed %v", kv, flags, mixed)
+	}
+	if kv["steps"] != "0,2" || kv["lambda"] != 1.0 || kv["pseudo-labels"] != false || kv["solver"] != "adam" || kv["alpha"] != 0.8 {
+		t.Errorf("settings not applied, or defaults lost: %v", kv)
+	}
+}
+
 // TestSweepChecksGridFirst: every mistake in a sweep's grid fails at once
 // with a one-line error, before anything trains (--out is not even
 // created), however late in the grid it sits.
@@ -224,13 +250,18 @@ func TestSweepChecksGridFirst(t *testing.T) {
 		{"bad budget", []string{"--epsilons", "1,8,eight"}, `"eight" is not a number`, false},
 		{"non-positive budget", []string{"--epsilons", "1,0"}, "must be positive", false},
 		{"budget twice", []string{"--epsilons", "1,8,8.0"}, "8 and 8.0 are the same budget", false},
-		{"--set without method", []string{"--set", "--hops 1"}, "want METHOD:FLAGS", false},
+		{"--set without method", []string{"--set", "--hops 1"}, "want METHOD:KEY=VALUE,... or METHOD:FLAGS", false},
 		{"--set unknown method", []string{"--set", "gpa:--hops 1"}, `unknown method "gpa"`, false},
 		{"--set method not swept", []string{"--set", "gcn:--epochs 5"}, "gcn is not among --methods mlp,gap,progap", false},
 		{"--set unknown flag", []string{"--set", "progap:--hopz 1"}, "--set progap: unknown flag: --hopz", false},
 		{"--set bad value", []string{"--set", "gap:--hops two"}, `--set gap: invalid argument "two"`, false},
 		{"--set stray word", []string{"--set", "gap:--hops 1 2"}, `--set gap: "2" is not a flag`, false},
-		{"--set invalid hyperparameter", []string{"--set", "progap:--lr -1"}, "progap at ε=1: --lr must be positive", false},
+		{"--set invalid hyperparameter", []string{"--set", "progap:--lr -1"}, "progap at ε=1: LR (--lr) must be positive and finite, got -1", false},
+		{"--set unknown key", []string{"--set", "progap:hops=1,hopz=1"}, `--set progap: unknown key "hopz" (keys: accountant, base-layers,`, false},
+		{"--set bad value by key", []string{"--set", "gap:hops=two"}, "--set gap: hops=two: want an integer", false},
+		{"--set bool by key", []string{"--set", "gap:hops=1", "--set", "progap:hops=1", "--set", "mlp:layers=2,hidden=yes"}, "--set mlp: hidden=yes: want an integer", false},
+		{"--set no key", []string{"--set", "gap:1"}, `--set gap: "1": want key=value`, false},
+		{"--set invalid hyperparameter by key", []string{"--set", "progap:lr=-1"}, "progap at ε=1: LR (--lr) must be positive and finite, got -1", false},
 		{"level without inf column", []string{"--methods", "mlp,gcn", "--epsilons", "1,8"}, "gcn does not support --privacy edge", false},
 		{"node level δ auto", []string{"--privacy", "node", "--methods", "mlp"}, "mlp at ε=1: --delta auto", false},
 		{"private selection at edge level", []string{"--selection", "private", "--selection-epsilon", "1"}, "--selection private is for node-level", false},

@@ -185,7 +185,7 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 				trace = trainers.NewTrace(traceFile)
 				rec = append(rec, trace)
 			}
-			opts.Runs, opts.Recorder, opts.Flags, opts.SecureNoise = c.runs, rec, methodFlags(cmd), c.secureNoise
+			opts.Runs, opts.Recorder, opts.SecureNoise = c.runs, rec, c.secureNoise
 			opts.Command = commandLine(cmd, args)
 			interruptible.Store(true)
 			r, err := methods.TrainContext(cmd.Context(), m, opts)
@@ -224,7 +224,7 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	c.bind(cmd)
-	m.BindFlags(cmd.Flags())
+	methods.BindConfig(cmd.Flags(), m.Config())
 	if !methods.Supports(m, methods.Edge) && !methods.Supports(m, methods.Node) {
 		// A non-private method: its --help does not offer privacy flags it
 		// would refuse (they still parse, so --privacy none works).
@@ -233,20 +233,6 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 		}
 	}
 	return cmd
-}
-
-// commonNames are the flags that are not method hyperparameters.
-var commonNames = map[string]bool{"dataset": true, "data-dir": true, "split": true, "privacy": true,
-	"epsilon": true, "delta": true, "selection": true, "selection-epsilon": true, "max-memory": true, "runs": true, "seed": true, "json": true, "quiet": true, "trace": true, "secure-noise": true, "help": true}
-
-func methodFlags(cmd *cobra.Command) *pflagSet {
-	fs := newPflagSet()
-	cmd.Flags().VisitAll(func(f *pflagFlag) {
-		if !commonNames[f.Name] {
-			fs.AddFlag(f)
-		}
-	})
-	return fs
 }
 
 func fmtEps(e *float64) string {

@@ -71,7 +71,7 @@ func TestTrainBadInputs(t *testing.T) {
 		{[]string{"train", "mlp", "--privacy", "everything"}, "privacy"},
 		{[]string{"train", "gcn", "--split", "ratio:0.9:0.9"}, "split"},
 		{[]string{"train", "gcn", "--privacy", "edge", "--epsilon", "1"}, "does not support"},
-		{[]string{"train", "gcn", "--lr", "-1"}, "lr"},
+		{[]string{"train", "gcn", "--lr", "-1"}, "LR (--lr) must be positive and finite, got -1"},
 		{[]string{"train", "mlp", "--privacy", "node", "--norm", "batchnorm", "--epsilon", "1"}, "groupnorm"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -20,27 +20,59 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/spf13/pflag"
 )
 
-func init() { methods.Register(func() methods.Method { return &CARIBOU{} }) }
+func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
 
-// CARIBOU holds the hyperparameters. The module ones (widths, optimiser,
-// DP-SGD at node level) are GAP's.
-type CARIBOU struct {
-	ap.AggregationPerturbation
-	EncoderLayers int
-	EncoderEpochs int
+// Config holds CARIBOU's hyperparameters. The module ones (widths,
+// optimiser, DP-SGD at node level) are GAP's.
+type Config struct {
+	Hops int `flag:"hops" help:"K: number of contractive graph layers (only the K-th is released)"`
+	ap.Modules
+	EncoderLayers int `flag:"encoder-layers" help:"encoder MLP layers (0: no encoder, aggregate the row-normalised raw features)"`
+	EncoderEpochs int `flag:"encoder-epochs" help:"encoder pre-training epochs"`
 	// Lipschitz is C_L, Alpha1 α₁ (α₂ = 1 − α₁), Beta β of the CGL.
-	Lipschitz, Alpha1, Beta float64
-	// MinDegree is a public lower bound on the degrees (0: none).
-	MinDegree int
+	Lipschitz float64 `flag:"lipschitz" help:"C_L in [0, 1): the CGL's contraction factor (1 = no contraction: linear composition)"`
+	Alpha1    float64 `flag:"alpha1" help:"α₁ in [0, 1]: weight of the normalised adjacency (α₂ = 1 − α₁ weighs the global mean)"`
+	Beta      float64 `flag:"beta" help:"β ≥ 0: weight of the initial residual X⁽⁰⁾"`
+	// MinDegree is a public lower bound on the degrees (0: none), MaxDegree
+	// a public upper bound (node level).
+	MinDegree int `flag:"min-degree" help:"D_min, a public lower bound on every node's degree (the sensitivities fall with it); an input below it is refused,\nand the guarantee covers neighbouring graphs whose smaller graph is within it. 0: no assumption"`
+	MaxDegree int `flag:"max-degree" help:"node level: D_max, a public bound on every node's degree; an input above it is refused"`
 	// Sensitivity is "strict" (the bounds proven in layers) or "paper"
 	// (Theorems 8 and 9 as printed).
-	Sensitivity string
+	Sensitivity string `flag:"sensitivity" help:"strict (bounds proven in layers/cgl_sensitivity.go, which add what Theorems 8 and 9 leave out)\nor paper (Theorems 8 and 9 as printed; the report then says the bound is not proven)"`
 	// Rows is "project" (Π onto the unit ball, Alg. 1) or "normalize".
-	Rows string
+	Rows       string `flag:"rows" help:"after each noisy layer: project (rows onto the unit ball, as the analysis needs) or normalize\n(rows onto the sphere, GAP's code; not covered by the analysis, refused with privacy)"`
+	Accountant string `flag:"accountant" help:"edge level: gdp (exact μ-GDP conversion, as the authors calibrated) or rdp-standard (Theorem 11's RDP route) or rdp;\nnode level always composes in RDP"`
 }
+
+// DefaultConfig is CARIBOU's default setting: GAP's modules with a
+// two-layer encoder, ten contractive hops at C_L = 0.9 without the global
+// mean (α₁ = 1) and with the full initial residual (β = 1), the strict
+// sensitivity and projected rows.
+func DefaultConfig() Config {
+	return Config{Hops: 10, Modules: ap.DefaultModules(), EncoderLayers: 2, EncoderEpochs: 100, Lipschitz: 0.9, Alpha1: 1, Beta: 1,
+		MaxDegree: 100, Sensitivity: "strict", Rows: "project", Accountant: "gdp"}
+}
+
+// Validate checks the hyperparameters (the CGL's as layers.CheckCGL does).
+func (c *Config) Validate() error {
+	return methods.CheckAll(c.Modules.Validate(), methods.CheckFields(c, methods.Depth(&c.Hops), methods.DepthOrZero(&c.EncoderLayers),
+		methods.Epochs(&c.EncoderEpochs), methods.Positive(&c.MaxDegree),
+		methods.Require(&c.Lipschitz, c.Lipschitz >= 0 && c.Lipschitz <= 1, "must be in [0, 1] (< 1 for a contraction), got %v", c.Lipschitz),
+		methods.Require(&c.Alpha1, c.Alpha1 >= 0 && c.Alpha1 <= 1, "must be in [0, 1] (α₂ = 1 − α₁), got %v", c.Alpha1),
+		methods.Require(&c.Beta, c.Beta >= 0 && !math.IsInf(c.Beta, 1), "must be non-negative and finite, got %v", c.Beta),
+		methods.Require(&c.MinDegree, c.MinDegree >= 0, "must be non-negative, got %d", c.MinDegree),
+		methods.Require(&c.MinDegree, c.MinDegree <= c.MaxDegree, "must be at most MaxDegree (--max-degree) %d, got %d", c.MaxDegree, c.MinDegree),
+		methods.OneOf(&c.Sensitivity, "strict", "paper"), methods.OneOf(&c.Rows, "project", "normalize")))
+}
+
+// CARIBOU is the method with its configuration.
+type CARIBOU struct{ cfg Config }
+
+// New returns CARIBOU with the configuration cfg.
+func New(cfg Config) *CARIBOU { return &CARIBOU{cfg: cfg} }
 
 // pcmpEvent is PCMP at multiplier z with effective release count g
 // (dp.CNIEvent with g computed once): μ-GDP with μ = √g/z.
@@ -58,56 +90,14 @@ func (*CARIBOU) Short() string {
 
 // Epochs counts the encoder's and the classifier's epochs.
 func (m *CARIBOU) Epochs() int {
-	if m.EncoderLayers == 0 {
-		return m.TrainEpochs
+	if m.cfg.EncoderLayers == 0 {
+		return m.cfg.TrainEpochs
 	}
-	return m.EncoderEpochs + m.TrainEpochs
+	return m.cfg.EncoderEpochs + m.cfg.TrainEpochs
 }
 
-func (m *CARIBOU) BindFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&m.Hops, "hops", 10, "K: number of contractive graph layers (only the K-th is released)")
-	m.BindModuleFlags(fs, 100, 0.01)
-	fs.IntVar(&m.EncoderLayers, "encoder-layers", 2, "encoder MLP layers (0: no encoder, aggregate the row-normalised raw features)")
-	fs.IntVar(&m.EncoderEpochs, "encoder-epochs", 100, "encoder pre-training epochs")
-	fs.Float64Var(&m.Lipschitz, "lipschitz", 0.9, "C_L in [0, 1): the CGL's contraction factor (1 = no contraction: linear composition)")
-	fs.Float64Var(&m.Alpha1, "alpha1", 1, "α₁ in [0, 1]: weight of the normalised adjacency (α₂ = 1 − α₁ weighs the global mean)")
-	fs.Float64Var(&m.Beta, "beta", 1, "β ≥ 0: weight of the initial residual X⁽⁰⁾")
-	fs.IntVar(&m.MinDegree, "min-degree", 0, "D_min, a public lower bound on every node's degree (the sensitivities fall with it); an input below it is refused,\nand the guarantee covers neighbouring graphs whose smaller graph is within it. 0: no assumption")
-	fs.IntVar(&m.MaxDegree, "max-degree", 100, "node level: D_max, a public bound on every node's degree; an input above it is refused")
-	fs.StringVar(&m.Sensitivity, "sensitivity", "strict", "strict (bounds proven in layers/cgl_sensitivity.go, which add what Theorems 8 and 9 leave out)\nor paper (Theorems 8 and 9 as printed; the report then says the bound is not proven)")
-	fs.StringVar(&m.Rows, "rows", "project", "after each noisy layer: project (rows onto the unit ball, as the analysis needs) or normalize\n(rows onto the sphere, GAP's code; not covered by the analysis, refused with privacy)")
-	fs.StringVar(&m.Accountant, "accountant", "gdp", "edge level: gdp (exact μ-GDP conversion, as the authors calibrated) or rdp-standard (Theorem 11's RDP route) or rdp;\nnode level always composes in RDP")
-}
-
-func (m *CARIBOU) Validate() error {
-	m.EdgeUnit, m.DegreeBound = methods.EdgeUndirected, ap.DegreePublic
-	return methods.CheckAll(m.ValidateModules(), methods.Depth("hops", m.Hops), m.validateEncoderLayers(),
-		methods.Epochs("encoder-epochs", m.EncoderEpochs), methods.Positive("max-degree", m.MaxDegree), m.validate())
-}
-
-func (m *CARIBOU) validateEncoderLayers() error {
-	if m.EncoderLayers < 0 || m.EncoderLayers > methods.MaxDepth {
-		return fmt.Errorf("--encoder-layers must be in [0, %d], got %d", methods.MaxDepth, m.EncoderLayers)
-	}
-	return nil
-}
-
-func (m *CARIBOU) validate() error {
-	if err := layers.CheckCGL(m.Lipschitz, m.Alpha1, m.Beta); err != nil {
-		return fmt.Errorf("--lipschitz/--alpha1/--beta: %v", err)
-	}
-	switch {
-	case m.MinDegree < 0:
-		return fmt.Errorf("--min-degree %d: want ≥ 0", m.MinDegree)
-	case m.MinDegree > m.MaxDegree:
-		return fmt.Errorf("--min-degree %d above --max-degree %d", m.MinDegree, m.MaxDegree)
-	case m.Sensitivity != "strict" && m.Sensitivity != "paper":
-		return fmt.Errorf("--sensitivity %q: want strict or paper", m.Sensitivity)
-	case m.Rows != "project" && m.Rows != "normalize":
-		return fmt.Errorf("--rows %q: want project or normalize", m.Rows)
-	}
-	return nil
-}
+func (m *CARIBOU) Config() any     { return &m.cfg }
+func (m *CARIBOU) Validate() error { return m.cfg.Validate() }
 
 // Levels: CARIBOU runs without privacy, at edge and at node level.
 func (*CARIBOU) Levels() []methods.Level {
@@ -136,25 +126,25 @@ func (m *CARIBOU) setupCounts(level methods.Level, c methods.Counts) (*setup, er
 		return nil, err
 	}
 	s := &setup{units: methods.DeltaUnits{Unit: "undirected edge"}}
-	strict := m.Sensitivity == "strict"
+	strict := m.cfg.Sensitivity == "strict"
 	switch level {
 	case methods.Node:
 		if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
 			return nil, err
 		}
 		s.units.Unit = "node"
-		s.rate = methods.NodeRate(m.BatchSize, c.TrainNodes)
+		s.rate = methods.NodeRate(m.cfg.BatchSize, c.TrainNodes)
 		if strict {
-			s.sensitivity = layers.NodeSensitivity(m.Lipschitz, m.Alpha1, m.Beta, m.MinDegree, m.MaxDegree)
+			s.sensitivity = layers.NodeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta, m.cfg.MinDegree, m.cfg.MaxDegree)
 		} else {
 			// Theorem 9's mean term 2n/(n+1) < 2: its n → ∞ value needs no count.
-			s.sensitivity = layers.NodeSensitivityPaper(m.Lipschitz, m.Alpha1, m.MinDegree, m.MaxDegree, math.MaxInt32)
+			s.sensitivity = layers.NodeSensitivityPaper(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree, m.cfg.MaxDegree, math.MaxInt32)
 		}
 	default:
 		if strict {
-			s.sensitivity = layers.EdgeSensitivity(m.Lipschitz, m.Alpha1, m.MinDegree)
+			s.sensitivity = layers.EdgeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree)
 		} else {
-			s.sensitivity = layers.EdgeSensitivityPaper(m.Lipschitz, m.Alpha1, m.MinDegree)
+			s.sensitivity = layers.EdgeSensitivityPaper(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree)
 		}
 	}
 	if !strict {
@@ -176,28 +166,28 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.layer, err = layers.NewCGL(g.Adj, m.Lipschitz, m.Alpha1, m.Beta); err != nil {
+	if s.layer, err = layers.NewCGL(g.Adj, m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta); err != nil {
 		return nil, err
 	}
 	lo, hi := math.MaxInt, 0
 	for _, d := range s.layer.Adj.Degrees() {
 		lo, hi = min(lo, d-1), max(hi, d-1) // Â has one self-loop per node
 	}
-	if lo < m.MinDegree {
+	if lo < m.cfg.MinDegree {
 		return nil, fmt.Errorf("--min-degree %d: %s has a node of degree %d. --min-degree is a public lower bound and the guarantee covers graphs within it: "+
-			"lower it (0 assumes nothing)", m.MinDegree, ctx.Dataset, lo)
+			"lower it (0 assumes nothing)", m.cfg.MinDegree, ctx.Dataset, lo)
 	}
-	if m.MinDegree > 0 && ctx.Private() {
-		s.uses = append(s.uses, dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public minimum degree D_min=%d: the raw graph was checked to be within it", m.MinDegree),
+	if m.cfg.MinDegree > 0 && ctx.Private() {
+		s.uses = append(s.uses, dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public minimum degree D_min=%d: the raw graph was checked to be within it", m.cfg.MinDegree),
 			Covered: "public bound: the guarantee covers neighbouring graphs whose smaller graph has every degree ≥ D_min"})
 	}
 	if ctx.Level == methods.Node {
-		if hi > m.MaxDegree {
+		if hi > m.cfg.MaxDegree {
 			return nil, fmt.Errorf("node level, --max-degree %d: %s has a node of degree %d. --max-degree is a public bound on every node's degree "+
-				"and the guarantee covers graphs within it: raise it to a bound you can state without looking at the data", m.MaxDegree, ctx.Dataset, hi)
+				"and the guarantee covers graphs within it: raise it to a bound you can state without looking at the data", m.cfg.MaxDegree, ctx.Dataset, hi)
 		}
 		s.units.Paper = methods.PaperDigits(len(g.Split.Train), "training nodes")
-		s.uses = append(s.uses, dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public degree bound D_max=%d: the raw graph was checked to be within it; no edge is dropped", m.MaxDegree),
+		s.uses = append(s.uses, dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public degree bound D_max=%d: the raw graph was checked to be within it; no edge is dropped", m.cfg.MaxDegree),
 			Covered: "public bound: the guarantee covers every graph whose degrees are ≤ D_max"})
 		return s, nil
 	}
@@ -210,33 +200,33 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 // encoder's DP-SGD, PCMP (noise std z·Δ_n) and the classifier's DP-SGD,
 // composed in RDP (CARIBOU Thm 11).
 func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated, error) {
-	g, err := dp.CNIFactor(m.Lipschitz, m.Hops)
+	g, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
 	if err != nil {
 		return nil, err
 	}
 	modules := 1
-	if m.EncoderLayers > 0 {
+	if m.cfg.EncoderLayers > 0 {
 		modules++
 	}
-	tEnc, tCls := m.ModuleSteps(ctx, s.rate, m.EncoderLayers > 0, m.EncoderEpochs)
-	acct := m.NodeAccountant()
+	tEnc, tCls := m.cfg.ModuleSteps(ctx, s.rate, m.cfg.EncoderLayers > 0, m.cfg.EncoderEpochs)
+	acct := ap.NodeAccountant(m.cfg.Accountant)
 	if ctx.Level != methods.Node {
-		if acct, err = m.EdgeAccountant(); err != nil {
+		if acct, err = ap.EdgeAccountant(m.cfg.Accountant); err != nil {
 			return nil, err
 		}
 	}
-	if ctx.Private() && m.Rows == "normalize" {
+	if ctx.Private() && m.cfg.Rows == "normalize" {
 		return nil, fmt.Errorf("--rows normalize is not covered by the convergent analysis (it is neither convex nor 1-Lipschitz); use it only with --privacy none")
 	}
 	c, err := methods.Calibrate(ctx, s.units, acct, func(z float64) []dp.Planned {
 		rel := []dp.Planned{{Name: ledgerPCMP, What: fmt.Sprintf("PCMP, %d contractive hops (C_L=%g, effective releases g=%.4g), only hop K released: "+
-			"Gaussian noise std %.4g per layer (sensitivity %.4g)", m.Hops, m.Lipschitz, g, z*s.sensitivity, s.sensitivity), Event: pcmpEvent(z, g)}}
-		rel = append(rel, m.ModuleReleases(ctx, s.rate, z, tEnc, tCls)...)
+			"Gaussian noise std %.4g per layer (sensitivity %.4g)", m.cfg.Hops, m.cfg.Lipschitz, g, z*s.sensitivity, s.sensitivity), Event: pcmpEvent(z, g)}}
+		rel = append(rel, m.cfg.ModuleReleases(ctx, s.rate, z, tEnc, tCls)...)
 		return append(rel, ctx.SelectionReleases(modules)...)
 	}, func(z float64) map[string]float64 {
-		rec := map[string]float64{"pcmp_std": z * s.sensitivity, "sensitivity": s.sensitivity, "hops": float64(m.Hops), "cni_factor": g}
+		rec := map[string]float64{"pcmp_std": z * s.sensitivity, "sensitivity": s.sensitivity, "hops": float64(m.cfg.Hops), "cni_factor": g}
 		if ctx.Level == methods.Node {
-			m.ModuleNoise(rec, s.rate, z, tEnc, tCls)
+			m.cfg.ModuleNoise(rec, s.rate, z, tEnc, tCls)
 		}
 		return rec
 	})
@@ -266,7 +256,7 @@ func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *methods.Calibrated, la
 	if ctx.Level == methods.Node {
 		auto = layers.NormNone
 	}
-	norm, err := m.NormFor(ctx.Level, auto)
+	norm, err := m.cfg.NormFor(ctx.Level, auto)
 	return s, c, norm, err
 }
 
@@ -274,7 +264,7 @@ func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *methods.Calibrated, la
 func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "caribou", m.Hidden, 2*max(1, m.BaseLayers)+m.EncoderLayers+2); err != nil {
+	if err := methods.CheckModelMemory(ctx, "caribou", m.cfg.Hidden, 2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers+2); err != nil {
 		return nil, err
 	}
 	s, cal, norm, err := m.prepare(ctx)
@@ -297,9 +287,9 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	// 3. Classifier on [X⁽⁰⁾, X⁽ᴷ⁾] (post-processing at edge level).
-	tr := m.Training(ctx, s.rate, z, m.TrainEpochs, ap.LedgerClassifier)
+	tr := m.cfg.Training(ctx, s.rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
 	in := []*graphs.Features{layers.DenseFeatures(x0, g.N, width), layers.DenseFeatures(xk, g.N, width)}
-	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.Classifier("caribou", g.NumClasses, norm, m.EncoderLayers == 0))
+	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier("caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -318,22 +308,22 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // embedding, or without encoder the row-normalised raw features.
 func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.NormKind, src *dp.Source) ([]float64, int, error) {
 	g := ctx.Graph
-	if m.EncoderLayers == 0 {
+	if m.cfg.EncoderLayers == 0 {
 		x := g.X.ToDense()
 		layers.NormalizeRows(x, g.X.F)
 		return x, g.X.F, nil
 	}
-	mod, err := m.TrainEncoder(ctx, m.Training(ctx, s.rate, z, m.EncoderEpochs, ap.LedgerEncoder), m.EncoderLayers, norm, src, ctx.Seed, "caribou")
+	mod, err := m.cfg.TrainEncoder(ctx, m.cfg.Training(ctx, s.rate, z, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src, ctx.Seed, "caribou")
 	if err != nil {
 		return nil, 0, err
 	}
-	return append([]float64(nil), nn.Values(mod.Outputs[0])...), m.Hidden, nil
+	return append([]float64(nil), nn.Values(mod.Outputs[0])...), m.cfg.Hidden, nil
 }
 
 // pcmp runs PCMP once over x0 with noise std z·Δ and records the release.
 func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, width int, src *dp.Source) ([]float64, error) {
 	p := m.newPCMP(s, z*s.sensitivity, src)
-	g, err := dp.CNIFactor(m.Lipschitz, m.Hops)
+	g, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +341,7 @@ func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, 
 
 // newPCMP is the PCMP release over s's layer with the given noise std.
 func (m *CARIBOU) newPCMP(s *setup, std float64, src *dp.Source) *layers.PCMP {
-	return &layers.PCMP{Layer: s.layer, Hops: m.Hops, Std: std, Src: src, Normalize: m.Rows == "normalize"}
+	return &layers.PCMP{Layer: s.layer, Hops: m.cfg.Hops, Std: std, Src: src, Normalize: m.cfg.Rows == "normalize"}
 }
 
 // AuditTarget is one PCMP release, for `dpgnn audit`: K noisy contractive
@@ -374,7 +364,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 	if err != nil {
 		return nil, err
 	}
-	ev, err := dp.CNIEvent(cal.Multiplier, m.Lipschitz, m.Hops)
+	ev, err := dp.CNIEvent(cal.Multiplier, m.cfg.Lipschitz, m.cfg.Hops)
 	if err != nil {
 		return nil, err
 	}
@@ -384,14 +374,14 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 	}
 	width := opts.Width
 	if width <= 0 {
-		width = m.Hidden
+		width = m.cfg.Hidden
 	}
 	if opts.Embedding == "features" {
 		width = ctx.Graph.X.F
 	}
 	t := &methods.AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: methods.EdgeUndirected, Gaussian: true,
 		What: fmt.Sprintf("one PCMP release (%s level, %s embedding of width %d, K=%d, C_L=%g): noise std %.4g per layer, sensitivity %.4g; released: X^(K)",
-			ctx.Level, opts.Embedding, width, m.Hops, m.Lipschitz, cal.Multiplier*s.sensitivity, s.sensitivity)}
+			ctx.Level, opts.Embedding, width, m.cfg.Hops, m.cfg.Lipschitz, cal.Multiplier*s.sensitivity, s.sensitivity)}
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
 		gc := *ctx
 		gc.Graph = g

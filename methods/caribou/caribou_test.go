@@ -14,9 +14,9 @@ import (
 
 func newCARIBOU(t *testing.T, args ...string) *CARIBOU {
 	t.Helper()
-	m := &CARIBOU{}
+	m := New(DefaultConfig())
 	fs := pflag.NewFlagSet("caribou", pflag.ContinueOnError)
-	m.BindFlags(fs)
+	methods.BindConfig(fs, m.Config())
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestCalibrationMatchesCNIVectors(t *testing.T) {
 		if math.Abs(c.Multiplier-tc.want) > 2e-5*tc.want {
 			t.Errorf("%v ε=%g: σ_mult %.6f, want %.6f", tc.args, tc.eps, c.Multiplier, tc.want)
 		}
-		wantStd := c.Multiplier * layers.EdgeSensitivity(m.Lipschitz, m.Alpha1, 0)
+		wantStd := c.Multiplier * layers.EdgeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, 0)
 		if got := c.Plan.Noise["pcmp_std"]; math.Abs(got-wantStd) > 1e-12*wantStd {
 			t.Errorf("%v: pcmp_std %v, want σ_mult·Δ_e = %v", tc.args, got, wantStd)
 		}

@@ -74,7 +74,7 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget
 	}
 	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Width: 1, Gaussian: p.appr.Kind == dp.APPRGM,
 		What: fmt.Sprintf("one DP-APPR row (%s) for source node %d on the training side's graph; released: the row's kept values as a dense vector", m.apprWhat(p.appr), s)}
-	params := graphs.ISTAParams{Alpha: m.ISTAAlpha, Rho: m.ISTARho, Tol: m.ISTATol, MaxIter: 100000}
+	params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
 		train := slices.Clone(g.Split.Train)
 		slices.Sort(train)
@@ -109,7 +109,7 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 		return nil, err
 	}
 	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta,
-		What: fmt.Sprintf("one DP-SGD step with Π fixed: Poisson rate %.4g, clip %g, noise std %.4g (R=%d); released: the privatised gradient", p.rate, m.Clip, p.sgdStd, p.sgd.Occurrences)}
+		What: fmt.Sprintf("one DP-SGD step with Π fixed: Poisson rate %.4g, clip %g, noise std %.4g (R=%d); released: the privatised gradient", p.rate, m.cfg.Clip, p.sgdStd, p.sgd.Occurrences)}
 	var base []int     // the training nodes of G (Π's rows and columns)
 	var pi *graphs.CSR // Π on G, local ids of base
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
@@ -119,9 +119,9 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 			base = train
 			sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
 			adj := unweighted(sub.Adj)
-			sources := largestDegree(adj, m.Rows)
+			sources := largestDegree(adj, m.cfg.Rows)
 			var err error
-			if pi, err = m.buildPi(adj, sources, dp.APPRMechanism{Kind: dp.APPRNone, K: min(m.TopK, len(train))}, p.maxRefs, nil); err != nil {
+			if pi, err = m.buildPi(adj, sources, dp.APPRMechanism{Kind: dp.APPRNone, K: min(m.cfg.TopK, len(train))}, p.maxRefs, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -145,7 +145,7 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 		if err != nil {
 			return nil, err
 		}
-		sgd, err := dp.BuildSGD(n.m, n.perRow, dp.SGDConfig{Clip: m.Clip, Multiplier: p.sgdStd / m.Clip, Rate: p.rate, Samples: len(examples), Capacity: capEx},
+		sgd, err := dp.BuildSGD(n.m, n.perRow, dp.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: len(examples), Capacity: capEx},
 			dp.NewSource(0), []*G.Node{n.h})
 		if err != nil {
 			return nil, err

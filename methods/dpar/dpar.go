@@ -17,10 +17,9 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
-	"github.com/spf13/pflag"
 )
 
-func init() { methods.Register(func() methods.Method { return &DPAR{} }) }
+func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
 
 // Ledger names of DPAR's releases.
 const (
@@ -28,37 +27,80 @@ const (
 	ledgerSGD  = "dpsgd"
 )
 
-// DPAR holds the hyperparameters (defaults: the paper's §4 and App. F, the
-// authors' code where the paper is silent).
-type DPAR struct {
-	Hidden      int
-	TrainEpochs int
-	LR          float64
-	Dropout     float64
-	BatchSize   int
-	Clip        float64 // C, per-example clip of DP-SGD
+// Config holds DPAR's hyperparameters.
+type Config struct {
+	Hidden      int     `flag:"hidden" help:"hidden width of the 2-layer bias-free MLP"`
+	TrainEpochs int     `flag:"epochs" help:"training epochs (DP-SGD: ⌈epochs/q⌉ Poisson steps)"`
+	LR          float64 `flag:"lr" help:"Adam learning rate"`
+	Dropout     float64 `flag:"dropout" help:"dropout on the input features and the hidden layer"`
+	BatchSize   int     `flag:"batch-size" help:"expected Poisson batch size B of examples (rate q = B/(q'·N_train))"`
+	Clip        float64 `flag:"clip" help:"C: per-example L2 clip of the whole aggregated gradient"`
 	// NodeRate is q′, the Poisson node-subsampling rate of the training side.
-	NodeRate float64
-	Rows     int     // M, the number of DP-APPR sources
-	TopK     int     // K
-	C1, C2   float64 // GM ℓ2 clip, EM element clip
-	Tau      float64 // column ℓ1 bound τ of Π
-	Columns  string  // clip | normalize
-	Variant  string  // em0 | em1 | gm
+	NodeRate float64 `flag:"node-rate" help:"q': Poisson node subsampling of the training side (amplification; private runs only)"`
+	Rows     int     `flag:"rows" help:"M: DP-APPR source nodes"`
+	TopK     int     `flag:"topk" help:"K: entries kept per DP-APPR row"`
+	C1       float64 `flag:"c1" help:"C1: ℓ2 clip of an APPR vector (GM)"`
+	C2       float64 `flag:"c2" help:"C2: element clip of an APPR vector (EM0, EM1)"`
+	Tau      float64 `flag:"tau" help:"τ: column ℓ1 bound of Π"`
+	Columns  string  `flag:"columns" help:"clip (paper: Π_:,j / max(1, ‖Π_:,j‖₁/τ)) or normalize (code: every non-zero column to ℓ1 = τ)"`
+	Variant  string  `flag:"variant" help:"DP-APPR mechanism: em0 (Alg. 1 option I), em1 (option II) or gm (Alg. 3)"`
 	// Accounting is strict (events composed in RDP) or paper (Kairouz
 	// composition for DP-APPR, basic composition with DP-SGD).
-	Accounting    string
-	Amplification string  // linear | exact
-	Ratio         float64 // share of the (inner) budget given to DP-APPR
-	ISTAAlpha     float64
-	ISTARho       float64
-	ISTATol       float64
-	PropSteps     int
-	PropAlpha     float64
+	Accounting    string  `flag:"accounting" help:"strict (every release composed in RDP, DP-SGD accounted for a node entering 1+max-refs examples) or paper (noise calibrated as DPAR does:\nCor. 1 / classical Gaussian rows with Kairouz composition, DP-SGD std z·τ·C, basic composition; the report states the ε proven for that noise)"`
+	Amplification string  `flag:"amplification" help:"node-subsampling amplification the noise is calibrated with: exact (ln(1+q'(e^ε−1)), q'δ) or linear (q'ε, q'δ: the paper's;\nit understates ε, so the report states the exact ε)"`
+	Ratio         float64 `flag:"ratio" help:"share of the budget given to DP-APPR (the rest to DP-SGD)"`
+	ISTAAlpha     float64 `flag:"ista-alpha" help:"ISTA teleport α"`
+	ISTARho       float64 `flag:"ista-rho" help:"ISTA ℓ1 regularisation ρ"`
+	ISTATol       float64 `flag:"ista-tol" help:"ISTA stopping tolerance γ"`
+	PropSteps     int     `flag:"prop-steps" help:"P: inference power iterations (Eq. 4)"`
+	PropAlpha     float64 `flag:"prop-alpha" help:"teleport α of the inference propagation"`
 	// MaxRefs caps the rows of Π besides its own that may reference a node
 	// (strict accounting: a node enters at most 1 + MaxRefs examples).
-	MaxRefs int
+	MaxRefs int `flag:"max-refs" help:"strict accounting: Π's columns keep at most this many entries besides the diagonal (largest |value|), so a node enters at most 1+max-refs examples"`
 }
+
+// DefaultConfig is the paper's setting (§4 and App. F; the authors' code
+// where the paper is silent), with the strict accounting and the exact
+// amplification.
+func DefaultConfig() Config {
+	return Config{Hidden: 32, TrainEpochs: 200, LR: 0.005, Dropout: 0.1, BatchSize: 60, Clip: 1, NodeRate: 0.09, Rows: 70, TopK: 2,
+		C1: 0.01, C2: 0.001, Tau: 1, Columns: "clip", Variant: "gm", Accounting: "strict", Amplification: "exact", Ratio: 0.5,
+		ISTAAlpha: 0.25, ISTARho: 1e-4, ISTATol: 1e-4, PropSteps: 2, PropAlpha: 0.25, MaxRefs: 2}
+}
+
+// Validate checks the hyperparameters.
+func (c *Config) Validate() error {
+	kind, kindErr := dp.ParseAPPRKind(c.Variant)
+	_, accErr := dp.ParseAPPRAccounting(c.Accounting)
+	_, ampErr := dp.ParseAmplification(c.Amplification)
+	_, colErr := dp.ParseColumnMode(c.Columns)
+	return methods.CheckFields(c,
+		methods.Width(&c.Hidden), methods.Epochs(&c.TrainEpochs), methods.PositiveF(&c.LR),
+		methods.Prob(&c.Dropout), methods.Positive(&c.BatchSize), methods.PositiveF(&c.Clip),
+		methods.Require(&c.NodeRate, c.NodeRate > 0 && c.NodeRate <= 1, "must be in (0, 1], got %v", c.NodeRate),
+		methods.Positive(&c.Rows), methods.Positive(&c.TopK),
+		methods.PositiveF(&c.C1), methods.PositiveF(&c.C2), methods.PositiveF(&c.Tau),
+		methods.PositiveF(&c.ISTARho), methods.NonNegF(&c.ISTATol),
+		open01(&c.ISTAAlpha), open01(&c.Ratio),
+		methods.Require(&c.Variant, kindErr == nil && kind != dp.APPRNone, "must be em0, em1 or gm, got %q", c.Variant),
+		methods.Require(&c.Accounting, accErr == nil, "must be strict or paper, got %q", c.Accounting),
+		methods.Require(&c.Amplification, ampErr == nil, "must be exact or linear, got %q", c.Amplification),
+		methods.Require(&c.Columns, colErr == nil, "must be clip or normalize, got %q", c.Columns),
+		methods.Depth(&c.PropSteps),
+		methods.Require(&c.PropAlpha, c.PropAlpha >= 0 && c.PropAlpha <= 1, "must be in [0, 1], got %v", c.PropAlpha),
+		methods.Positive(&c.MaxRefs))
+}
+
+// open01 requires 0 < *p < 1.
+func open01(p *float64) methods.FieldCheck {
+	return methods.Require(p, *p > 0 && *p < 1, "must be in (0, 1), got %v", *p)
+}
+
+// DPAR is the method with its configuration.
+type DPAR struct{ cfg Config }
+
+// New returns DPAR with the configuration cfg.
+func New(cfg Config) *DPAR { return &DPAR{cfg: cfg} }
 
 func (*DPAR) Name() string { return "dpar" }
 func (*DPAR) Short() string {
@@ -68,98 +110,28 @@ func (*DPAR) Levels() []methods.Level { return []methods.Level{methods.None, met
 
 // DefaultSplit is DPAR's protocol: 80 % train, 20 % test, cross edges removed.
 func (*DPAR) DefaultSplit(string) string { return "inductive:0.8" }
-func (m *DPAR) Epochs() int              { return m.TrainEpochs }
-
-func (m *DPAR) BindFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&m.Hidden, "hidden", 32, "hidden width of the 2-layer bias-free MLP")
-	fs.IntVar(&m.TrainEpochs, "epochs", 200, "training epochs (DP-SGD: ⌈epochs/q⌉ Poisson steps)")
-	fs.Float64Var(&m.LR, "lr", 0.005, "Adam learning rate")
-	fs.Float64Var(&m.Dropout, "dropout", 0.1, "dropout on the input features and the hidden layer")
-	fs.IntVar(&m.BatchSize, "batch-size", 60, "expected Poisson batch size B of examples (rate q = B/(q'·N_train))")
-	fs.Float64Var(&m.Clip, "clip", 1, "C: per-example L2 clip of the whole aggregated gradient")
-	fs.Float64Var(&m.NodeRate, "node-rate", 0.09, "q': Poisson node subsampling of the training side (amplification; private runs only)")
-	fs.IntVar(&m.Rows, "rows", 70, "M: DP-APPR source nodes")
-	fs.IntVar(&m.TopK, "topk", 2, "K: entries kept per DP-APPR row")
-	fs.Float64Var(&m.C1, "c1", 0.01, "C1: ℓ2 clip of an APPR vector (GM)")
-	fs.Float64Var(&m.C2, "c2", 0.001, "C2: element clip of an APPR vector (EM0, EM1)")
-	fs.Float64Var(&m.Tau, "tau", 1, "τ: column ℓ1 bound of Π")
-	fs.StringVar(&m.Columns, "columns", "clip", "clip (paper: Π_:,j / max(1, ‖Π_:,j‖₁/τ)) or normalize (code: every non-zero column to ℓ1 = τ)")
-	fs.StringVar(&m.Variant, "variant", "gm", "DP-APPR mechanism: em0 (Alg. 1 option I), em1 (option II) or gm (Alg. 3)")
-	fs.StringVar(&m.Accounting, "accounting", "strict", "strict (every release composed in RDP, DP-SGD accounted for a node entering 1+max-refs examples) or paper (noise calibrated as DPAR does:\nCor. 1 / classical Gaussian rows with Kairouz composition, DP-SGD std z·τ·C, basic composition; the report states the ε proven for that noise)")
-	fs.StringVar(&m.Amplification, "amplification", "exact", "node-subsampling amplification the noise is calibrated with: exact (ln(1+q'(e^ε−1)), q'δ) or linear (q'ε, q'δ: the paper's;\nit understates ε, so the report states the exact ε)")
-	fs.Float64Var(&m.Ratio, "ratio", 0.5, "share of the budget given to DP-APPR (the rest to DP-SGD)")
-	fs.Float64Var(&m.ISTAAlpha, "ista-alpha", 0.25, "ISTA teleport α")
-	fs.Float64Var(&m.ISTARho, "ista-rho", 1e-4, "ISTA ℓ1 regularisation ρ")
-	fs.Float64Var(&m.ISTATol, "ista-tol", 1e-4, "ISTA stopping tolerance γ")
-	fs.IntVar(&m.PropSteps, "prop-steps", 2, "P: inference power iterations (Eq. 4)")
-	fs.Float64Var(&m.PropAlpha, "prop-alpha", 0.25, "teleport α of the inference propagation")
-	fs.IntVar(&m.MaxRefs, "max-refs", 2, "strict accounting: Π's columns keep at most this many entries besides the diagonal (largest |value|), so a node enters at most 1+max-refs examples")
-}
-
-func (m *DPAR) Validate() error {
-	return methods.CheckAll(
-		methods.Width("hidden", m.Hidden), methods.Epochs("epochs", m.TrainEpochs), methods.PositiveF("lr", m.LR),
-		methods.Prob("dropout", m.Dropout), methods.Positive("batch-size", m.BatchSize), methods.PositiveF("clip", m.Clip),
-		rate("node-rate", m.NodeRate), methods.Positive("rows", m.Rows), methods.Positive("topk", m.TopK),
-		methods.PositiveF("c1", m.C1), methods.PositiveF("c2", m.C2), methods.PositiveF("tau", m.Tau),
-		methods.PositiveF("ista-rho", m.ISTARho), methods.NonNegF("ista-tol", m.ISTATol),
-		open01("ista-alpha", m.ISTAAlpha), open01("ratio", m.Ratio), m.validateChoices(),
-		methods.Depth("prop-steps", m.PropSteps), unit("prop-alpha", m.PropAlpha), methods.Positive("max-refs", m.MaxRefs))
-}
-
-func rate(name string, v float64) error {
-	if !(v > 0 && v <= 1) {
-		return fmt.Errorf("--%s must be in (0, 1], got %v", name, v)
-	}
-	return nil
-}
-
-func open01(name string, v float64) error {
-	if !(v > 0 && v < 1) {
-		return fmt.Errorf("--%s must be in (0, 1), got %v", name, v)
-	}
-	return nil
-}
-
-func unit(name string, v float64) error {
-	if !(v >= 0 && v <= 1) {
-		return fmt.Errorf("--%s must be in [0, 1], got %v", name, v)
-	}
-	return nil
-}
-
-func (m *DPAR) validateChoices() error {
-	if k, err := dp.ParseAPPRKind(m.Variant); err != nil || k == dp.APPRNone {
-		return fmt.Errorf("--variant %q: want em0, em1 or gm", m.Variant)
-	}
-	var errs []error
-	if _, err := dp.ParseAPPRAccounting(m.Accounting); err != nil {
-		errs = append(errs, fmt.Errorf("--accounting: %v", err))
-	}
-	if _, err := dp.ParseAmplification(m.Amplification); err != nil {
-		errs = append(errs, fmt.Errorf("--amplification: %v", err))
-	}
-	if _, err := dp.ParseColumnMode(m.Columns); err != nil {
-		errs = append(errs, fmt.Errorf("--columns: %v", err))
-	}
-	return methods.CheckAll(errs...)
-}
+func (m *DPAR) Config() any              { return &m.cfg }
+func (m *DPAR) Validate() error          { return m.cfg.Validate() }
+func (m *DPAR) Epochs() int              { return m.cfg.TrainEpochs }
 
 // kind, accounting, amplification and column mode (Validate has checked them).
-func (m *DPAR) kind() dp.APPRKind             { k, _ := dp.ParseAPPRKind(m.Variant); return k }
-func (m *DPAR) accounting() dp.APPRAccounting { a, _ := dp.ParseAPPRAccounting(m.Accounting); return a }
-func (m *DPAR) amplification() dp.Amplification {
-	a, _ := dp.ParseAmplification(m.Amplification)
+func (m *DPAR) kind() dp.APPRKind { k, _ := dp.ParseAPPRKind(m.cfg.Variant); return k }
+func (m *DPAR) accounting() dp.APPRAccounting {
+	a, _ := dp.ParseAPPRAccounting(m.cfg.Accounting)
 	return a
 }
-func (m *DPAR) columnMode() dp.ColumnMode { c, _ := dp.ParseColumnMode(m.Columns); return c }
+func (m *DPAR) amplification() dp.Amplification {
+	a, _ := dp.ParseAmplification(m.cfg.Amplification)
+	return a
+}
+func (m *DPAR) columnMode() dp.ColumnMode { c, _ := dp.ParseColumnMode(m.cfg.Columns); return c }
 
 // clipBound is C1 (GM) or C2 (EM).
 func (m *DPAR) clipBound() float64 {
 	if m.kind() == dp.APPRGM {
-		return m.C1
+		return m.cfg.C1
 	}
-	return m.C2
+	return m.cfg.C2
 }
 
 // privacy is a run's calibrated privacy: the DP-APPR mechanism and its
@@ -186,9 +158,9 @@ type privacy struct {
 // the M DP-APPR rows reference other nodes).
 func (m *DPAR) occurrences() int {
 	if m.paper() {
-		return 1 + m.Rows
+		return 1 + m.cfg.Rows
 	}
-	return 1 + m.MaxRefs
+	return 1 + m.cfg.MaxRefs
 }
 
 func (m *DPAR) paper() bool { return m.accounting() == dp.APPRPaper }
@@ -229,18 +201,18 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	}
 	p := &privacy{private: ctx.Private(), nodeRate: 1}
 	if p.private {
-		p.nodeRate = m.NodeRate
+		p.nodeRate = m.cfg.NodeRate
 	}
 	if !m.paper() {
-		p.maxRefs = m.MaxRefs
+		p.maxRefs = m.cfg.MaxRefs
 	}
 	expected := p.nodeRate * float64(nTrain) // the expected size of G, from the split's size
-	p.rate = math.Min(1, float64(m.BatchSize)/math.Max(1, expected))
-	p.steps = dp.Steps(m.TrainEpochs, p.rate)
+	p.rate = math.Min(1, float64(m.cfg.BatchSize)/math.Max(1, expected))
+	p.steps = dp.Steps(m.cfg.TrainEpochs, p.rate)
 	units := methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(nTrain, "training nodes")}
 	if !p.private {
 		c, err := methods.Calibrate(ctx, units, "rdp", nil, func(float64) map[string]float64 {
-			return map[string]float64{"clip": m.Clip, "rate": p.rate, "steps": float64(p.steps)}
+			return map[string]float64{"clip": m.cfg.Clip, "rate": p.rate, "steps": float64(p.steps)}
 		})
 		if err != nil {
 			return nil, err
@@ -261,18 +233,18 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 			return nil, fmt.Errorf("amplification by node subsampling: %w", err)
 		}
 	}
-	budget := dp.APPRBudget{Rows: m.Rows, Epsilon: m.Ratio * epsIn, Delta: m.Ratio * deltaIn, Accounting: m.accounting()}
+	budget := dp.APPRBudget{Rows: m.cfg.Rows, Epsilon: m.cfg.Ratio * epsIn, Delta: m.cfg.Ratio * deltaIn, Accounting: m.accounting()}
 	if m.kind() == dp.APPRGM && !m.paper() {
 		// The joint plan composes in RDP: calibrate the GM rows there too.
-		zg, err := dp.CalibrateGaussian(budget.Epsilon, budget.Delta, m.Rows, "rdp")
+		zg, err := dp.CalibrateGaussian(budget.Epsilon, budget.Delta, m.cfg.Rows, "rdp")
 		if err != nil {
 			return nil, fmt.Errorf("calibrating DP-APPR (gm): %w", err)
 		}
-		p.appr = dp.APPRMechanism{Kind: dp.APPRGM, K: m.TopK, Clip: m.C1, GaussianStd: zg * math.Sqrt2 * m.C1}
-	} else if p.appr, err = dp.CalibrateAPPR(m.kind(), m.TopK, m.clipBound(), budget); err != nil {
-		return nil, fmt.Errorf("calibrating DP-APPR (%s, %s accounting): %w", m.Variant, m.Accounting, err)
+		p.appr = dp.APPRMechanism{Kind: dp.APPRGM, K: m.cfg.TopK, Clip: m.cfg.C1, GaussianStd: zg * math.Sqrt2 * m.cfg.C1}
+	} else if p.appr, err = dp.CalibrateAPPR(m.kind(), m.cfg.TopK, m.clipBound(), budget); err != nil {
+		return nil, fmt.Errorf("calibrating DP-APPR (%s, %s accounting): %w", m.cfg.Variant, m.cfg.Accounting, err)
 	}
-	if p.apprEvents, err = p.appr.Events(m.Rows); err != nil {
+	if p.apprEvents, err = p.appr.Events(m.cfg.Rows); err != nil {
 		return nil, err
 	}
 	r := m.occurrences()
@@ -291,7 +263,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		}
 		return append(out, dp.Planned{Name: ledgerSGD, Kind: "dp-sgd", Event: ev,
 			What: fmt.Sprintf("DP-Adam: %d Poisson steps at rate %.4g over the examples, clip %g, noise std %.4g; a node enters at most R=%d examples (its own and %d rows of Π)",
-				p.steps, p.rate, m.Clip, g.NoiseStd(m.Clip), r, r-1)})
+				p.steps, p.rate, m.cfg.Clip, g.NoiseStd(m.cfg.Clip), r, r-1)})
 	}
 	inner := *ctx
 	inner.Epsilon, inner.Delta, inner.DeltaRule = epsIn, deltaIn, methods.DeltaGiven
@@ -300,11 +272,11 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		// DPAR's DP-SGD: std z·τ·C, z by the Poisson-Gaussian RDP at its
 		// share of the budget (TF-Privacy's accountant, standard
 		// conversion); basic composition with the paper's DP-APPR cost.
-		cost, err := p.appr.Cost(m.Rows, budget.Delta, dp.APPRPaper)
+		cost, err := p.appr.Cost(m.cfg.Rows, budget.Delta, dp.APPRPaper)
 		if err != nil {
 			return nil, err
 		}
-		epsSGD, deltaSGD := (1-m.Ratio)*epsIn, (1-m.Ratio)*deltaIn
+		epsSGD, deltaSGD := (1-m.cfg.Ratio)*epsIn, (1-m.cfg.Ratio)*deltaIn
 		z, err := dp.CalibrateNoise(epsSGD, deltaSGD, func(z float64) []dp.Event {
 			return []dp.Event{dp.PoissonGaussianEvent{Rate: p.rate, Multiplier: z, Steps: p.steps}}
 		}, func() (dp.Accountant, error) { return dp.NewAccountant("rdp-standard") })
@@ -312,12 +284,12 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 			return nil, fmt.Errorf("calibrating DP-SGD (paper): %w", err)
 		}
 		paperSGD = z
-		inner.Multiplier = z * m.Tau / float64(r) // the same noise std as a group Gaussian
+		inner.Multiplier = z * m.cfg.Tau / float64(r) // the same noise std as a group Gaussian
 		p.paperEps, p.paperWarnings = ctx.Epsilon, cost.Warnings
 	}
 	noise := func(sigma float64) map[string]float64 {
-		rec := map[string]float64{"sgd_std": group(sigma).NoiseStd(m.Clip), "occurrences": float64(r), "clip": m.Clip, "rate": p.rate,
-			"steps": float64(p.steps), "node_rate": p.nodeRate, "rows": float64(m.Rows), "topk": float64(m.TopK),
+		rec := map[string]float64{"sgd_std": group(sigma).NoiseStd(m.cfg.Clip), "occurrences": float64(r), "clip": m.cfg.Clip, "rate": p.rate,
+			"steps": float64(p.steps), "node_rate": p.nodeRate, "rows": float64(m.cfg.Rows), "topk": float64(m.cfg.TopK),
 			"inner_epsilon": epsIn, "inner_delta": deltaIn}
 		if paperSGD > 0 {
 			rec["paper_sgd_multiplier"] = paperSGD
@@ -335,7 +307,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	}
 	c, err := methods.Calibrate(&inner, units, "rdp", releases, noise)
 	if err != nil {
-		return nil, fmt.Errorf("calibrating DP-SGD after DP-APPR (ratio %g): %w", m.Ratio, err)
+		return nil, fmt.Errorf("calibrating DP-SGD after DP-APPR (ratio %g): %w", m.cfg.Ratio, err)
 	}
 	c.Plan.Delta, c.Plan.DeltaSource, c.Plan.SubsampleRate = delta, source, p.nodeRate
 	c.Plan.Epsilon = ctx.Epsilon
@@ -348,7 +320,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		return nil, err
 	}
 	p.Calibrated, p.sgd = c, group(c.Multiplier)
-	p.sgdStd = p.sgd.NoiseStd(m.Clip)
+	p.sgdStd = p.sgd.NoiseStd(m.cfg.Clip)
 	c.Plan.Notes = append(c.Plan.Notes, m.notes(p, epsIn, deltaIn)...)
 	c.Plan.Uses = append(c.Plan.Uses,
 		dp.Use{Kind: "selection", What: "model selection: the last epoch; no label is read during training", Covered: "no private data read"},
@@ -361,19 +333,19 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 func (m *DPAR) apprWhat(a dp.APPRMechanism) string {
 	switch a.Kind {
 	case dp.APPRGM:
-		return fmt.Sprintf("DP-APPR gm: %d rows, ℓ2 clip C1=%g, Gaussian std %.4g (sensitivity √2·C1), top-%d", m.Rows, m.C1, a.GaussianStd, m.TopK)
+		return fmt.Sprintf("DP-APPR gm: %d rows, ℓ2 clip C1=%g, Gaussian std %.4g (sensitivity √2·C1), top-%d", m.cfg.Rows, m.cfg.C1, a.GaussianStd, m.cfg.TopK)
 	case dp.APPREM1:
-		return fmt.Sprintf("DP-APPR em1: %d rows, element clip C2=%g, Gumbel top-%d scale %.4g, Laplace scale %.4g", m.Rows, m.C2, m.TopK, a.GumbelScale, a.LaplaceScale)
+		return fmt.Sprintf("DP-APPR em1: %d rows, element clip C2=%g, Gumbel top-%d scale %.4g, Laplace scale %.4g", m.cfg.Rows, m.cfg.C2, m.cfg.TopK, a.GumbelScale, a.LaplaceScale)
 	}
-	return fmt.Sprintf("DP-APPR em0: %d rows, element clip C2=%g, Gumbel top-%d scale %.4g", m.Rows, m.C2, m.TopK, a.GumbelScale)
+	return fmt.Sprintf("DP-APPR em0: %d rows, element clip C2=%g, Gumbel top-%d scale %.4g", m.cfg.Rows, m.cfg.C2, m.cfg.TopK, a.GumbelScale)
 }
 
 func (m *DPAR) notes(p *privacy, epsIn, deltaIn float64) []string {
 	out := []string{
 		fmt.Sprintf("DPAR on a Poisson node subsample G (rate q'=%g) of the training side; the budget on G (%s amplification inverted) is ε = %.6g, δ = %.4g",
-			p.nodeRate, m.Amplification, epsIn, deltaIn),
+			p.nodeRate, m.cfg.Amplification, epsIn, deltaIn),
 		fmt.Sprintf("DP-APPR %s, accounting %s, budget ratio %g; Π: identity rows for the nodes outside the %d sources, columns %s to ℓ1 ≤ τ=%g",
-			m.Variant, m.Accounting, m.Ratio, m.Rows, m.Columns, m.Tau),
+			m.cfg.Variant, m.cfg.Accounting, m.cfg.Ratio, m.cfg.Rows, m.cfg.Columns, m.cfg.Tau),
 	}
 	if inner, err := dp.EpsilonOf(p.Plan.Accountant, methods.Events(p.Plan.Releases), deltaIn); err == nil && p.nodeRate < 1 {
 		exact, _ := dp.AmplifiedEpsilon(inner, p.nodeRate)
@@ -386,7 +358,7 @@ func (m *DPAR) notes(p *privacy, epsIn, deltaIn float64) []string {
 	if m.paper() || m.amplification() == dp.AmplifyLinear {
 		out = append(out, fmt.Sprintf("the noise is calibrated by the paper's rules (--accounting %s, --amplification %s), which claim ε = %g; "+
 			"those rules are not proven here (Kairouz's simplified composition beyond its range, the classical Gaussian beyond ε < 1, DP-SGD sensitivity τ·C under clipped aggregated gradients, linear amplification), "+
-			"so the report states the ε the same releases are proven to give", m.Accounting, m.Amplification, p.paperEps))
+			"so the report states the ε the same releases are proven to give", m.cfg.Accounting, m.cfg.Amplification, p.paperEps))
 		for _, w := range p.paperWarnings {
 			out = append(out, "paper accounting: "+w)
 		}

@@ -15,9 +15,9 @@ import (
 
 func newDPAR(t *testing.T, args ...string) *DPAR {
 	t.Helper()
-	m := &DPAR{}
+	m := New(DefaultConfig())
 	fs := pflag.NewFlagSet("dpar", pflag.ContinueOnError)
-	m.BindFlags(fs)
+	methods.BindConfig(fs, m.Config())
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +125,13 @@ func TestColumnsCapped(t *testing.T) {
 	for i := range all {
 		all[i] = i
 	}
-	mech := dp.APPRMechanism{Kind: dp.APPRGM, K: 6, Clip: m.C1, GaussianStd: 1e-4}
-	sources := pickSources(g.N, m.Rows, dp.NewSource(3))
+	mech := dp.APPRMechanism{Kind: dp.APPRGM, K: 6, Clip: m.cfg.C1, GaussianStd: 1e-4}
+	sources := pickSources(g.N, m.cfg.Rows, dp.NewSource(3))
 	uncapped, err := m.buildPi(adj, sources, mech, 0, dp.NewSource(4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	capped, err := m.buildPi(adj, sources, mech, m.MaxRefs, dp.NewSource(4))
+	capped, err := m.buildPi(adj, sources, mech, m.cfg.MaxRefs, dp.NewSource(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,21 +149,21 @@ func TestColumnsCapped(t *testing.T) {
 	before, after := refs(uncapped), refs(capped)
 	over := 0
 	for j := range after {
-		if after[j] > m.MaxRefs {
-			t.Fatalf("column %d has %d references after the cap %d", j, after[j], m.MaxRefs)
+		if after[j] > m.cfg.MaxRefs {
+			t.Fatalf("column %d has %d references after the cap %d", j, after[j], m.cfg.MaxRefs)
 		}
-		if before[j] > m.MaxRefs {
+		if before[j] > m.cfg.MaxRefs {
 			over++
 		}
-		if after[j] != min(before[j], m.MaxRefs) {
-			t.Fatalf("column %d: %d references before, %d after the cap %d", j, before[j], after[j], m.MaxRefs)
+		if after[j] != min(before[j], m.cfg.MaxRefs) {
+			t.Fatalf("column %d: %d references before, %d after the cap %d", j, before[j], after[j], m.cfg.MaxRefs)
 		}
 	}
 	if over == 0 {
 		t.Fatal("test set-up: no column exceeded the cap")
 	}
-	if m.occurrences() != 1+m.MaxRefs {
-		t.Fatalf("occurrences %d, want %d", m.occurrences(), 1+m.MaxRefs)
+	if m.occurrences() != 1+m.cfg.MaxRefs {
+		t.Fatalf("occurrences %d, want %d", m.occurrences(), 1+m.cfg.MaxRefs)
 	}
 }
 
@@ -219,7 +219,7 @@ func TestNodeSensitivity(t *testing.T) {
 			}
 		}
 	}
-	if col > m.Tau+1e-12 {
+	if col > m.cfg.Tau+1e-12 {
 		t.Fatalf("hub column ℓ1 %v above τ", col)
 	}
 	xf := &graphs.Features{N: n, F: feats, Dense: x}
@@ -246,7 +246,7 @@ func TestNodeSensitivity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sgd, err := dp.BuildSGD(nt.m, nt.perRow, dp.SGDConfig{Clip: m.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
+		sgd, err := dp.BuildSGD(nt.m, nt.perRow, dp.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,15 +279,15 @@ func TestNodeSensitivity(t *testing.T) {
 	d = math.Sqrt(d)
 	// The accounting's bound: 1 + c differing examples, each moving the
 	// clipped sum by at most 2C.
-	strict := 2 * m.Clip * float64(1+c)
+	strict := 2 * m.cfg.Clip * float64(1+c)
 	t.Logf("star with %d leaves: hub column ℓ1 %.3g, referenced by %d other rows; ‖Δ clipped sum‖ = %.4g; paper τ·C = %.4g, strict 2C(1+c) = %.4g",
-		leaves, col, c, d, m.Tau*m.Clip, strict)
+		leaves, col, c, d, m.cfg.Tau*m.cfg.Clip, strict)
 	if d > strict+1e-9 {
 		t.Errorf("change %.4g above the strict bound %.4g", d, strict)
 	}
 	// The counterexample to the paper's sensitivity (Thm 2 assumes
 	// linearised gradients; the examples' gradients are clipped whole).
-	if d <= m.Tau*m.Clip {
-		t.Errorf("change %.4g within the paper's τ·C = %g: the counterexample no longer shows the gap", d, m.Tau*m.Clip)
+	if d <= m.cfg.Tau*m.cfg.Clip {
+		t.Errorf("change %.4g within the paper's τ·C = %g: the counterexample no longer shows the gap", d, m.cfg.Tau*m.cfg.Clip)
 	}
 }

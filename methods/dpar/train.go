@@ -89,7 +89,7 @@ func pickSources(n, m int, src *dp.Source) []int {
 // entries besides the diagonal per column when maxRefs > 0 (largest |value|
 // kept; post-processing of the released rows), then the column ℓ1 bound τ.
 func (m *DPAR) buildPi(adj *graphs.CSR, sources []int, mech dp.APPRMechanism, maxRefs int, src *dp.Source) (*graphs.CSR, error) {
-	params := graphs.ISTAParams{Alpha: m.ISTAAlpha, Rho: m.ISTARho, Tol: m.ISTATol, MaxIter: 100000}
+	params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
 	appr, err := dp.APPRMatrix(adj, sources, params, mech, src)
 	if err != nil {
 		return nil, fmt.Errorf("DP-APPR: %w", err)
@@ -101,7 +101,7 @@ func (m *DPAR) buildPi(adj *graphs.CSR, sources []int, mech dp.APPRMechanism, ma
 	if maxRefs > 0 {
 		pi = capColumns(pi, maxRefs)
 	}
-	return dp.ClipColumns(pi, m.Tau, m.columnMode())
+	return dp.ClipColumns(pi, m.cfg.Tau, m.columnMode())
 }
 
 // capColumns keeps, in every column j, the entry of row j and the maxRefs
@@ -160,17 +160,17 @@ func (m *DPAR) buildNet(seed uint64, x *graphs.Features, classes, capEx, capRows
 	n := &net{m: nn.NewModel(seed), capEx: capEx, rows: capRows}
 	mm := n.m
 	err := nn.Build(func() error {
-		l1 := layers.NewLinear(mm, "dpar.0", x.F, m.Hidden, false, layers.InitGlorot)
-		l2 := layers.NewLinear(mm, "dpar.1", m.Hidden, classes, false, layers.InitGlorot)
+		l1 := layers.NewLinear(mm, "dpar.0", x.F, m.cfg.Hidden, false, layers.InitGlorot)
+		l2 := layers.NewLinear(mm, "dpar.1", m.cfg.Hidden, classes, false, layers.InitGlorot)
 		forward := func(in *layers.Features) *G.Node {
 			var h *G.Node
 			if in.Sparse != nil {
-				mm.SparseDropout(in.Sparse, m.Dropout)
+				mm.SparseDropout(in.Sparse, m.cfg.Dropout)
 				h = l1.ForwardSparse(in.Sparse)
 			} else {
-				h = l1.Forward(mm.Dropout(in.Dense, m.Dropout))
+				h = l1.Forward(mm.Dropout(in.Dense, m.cfg.Dropout))
 			}
-			return l2.Forward(mm.Dropout(nn.ReLU(h), m.Dropout))
+			return l2.Forward(mm.Dropout(nn.ReLU(h), m.cfg.Dropout))
 		}
 		var err error
 		if n.batch, err = layers.NewFeatureBatch(mm, x, capRows, "X.rows"); err != nil {
@@ -263,7 +263,7 @@ func maxRow(pi *graphs.CSR) int {
 func (m *DPAR) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "dpar", m.Hidden, 2); err != nil {
+	if err := methods.CheckModelMemory(ctx, "dpar", m.cfg.Hidden, 2); err != nil {
 		return nil, err
 	}
 	p, err := m.calibrate(ctx, len(g.Split.Train))
@@ -299,18 +299,18 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 	}
 	nG := len(gs.train)
 	var sources []int
-	mech := dp.APPRMechanism{Kind: dp.APPRNone, K: m.TopK}
+	mech := dp.APPRMechanism{Kind: dp.APPRNone, K: m.cfg.TopK}
 	var apprSrc *dp.Source
 	if p.private {
 		mech, apprSrc = p.appr, src.Split("dpar.appr")
-		sources = pickSources(nG, m.Rows, src.Split("dpar.sources"))
+		sources = pickSources(nG, m.cfg.Rows, src.Split("dpar.sources"))
 	} else {
-		sources = pickSources(nG, m.Rows, nil)
+		sources = pickSources(nG, m.cfg.Rows, nil)
 	}
 	if mech.K > nG {
 		mech.K = nG
 		if p.private {
-			return nil, fmt.Errorf("--topk %d exceeds the %d nodes of the subsampled training graph", m.TopK, nG)
+			return nil, fmt.Errorf("--topk %d exceeds the %d nodes of the subsampled training graph", m.cfg.TopK, nG)
 		}
 	}
 	pi, err := m.buildPi(gs.trainAdj, sources, mech, p.maxRefs, apprSrc)
@@ -334,7 +334,7 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true); err != nil {
 			return nil, err
 		}
-		sgd, err := dp.BuildSGD(n.m, n.perRow, dp.SGDConfig{Clip: m.Clip, Multiplier: p.sgdStd / m.Clip, Rate: p.rate, Samples: nG, Capacity: capEx},
+		sgd, err := dp.BuildSGD(n.m, n.perRow, dp.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: nG, Capacity: capEx},
 			src.Split("dpar.dpsgd"), []*G.Node{n.h})
 		if err != nil {
 			return nil, err
@@ -345,8 +345,8 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 			return nil, err
 		}
 		sgd.Noise[0].OnDraw = func() { l.Record(ledgerSGD, ev) }
-		task = &trainers.SGDTask{SGD: sgd, Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.LR, 0), Fill: n.filler(pi, gs.train, labels, sgd.Groups),
-			TotalSteps: p.steps, Epochs: m.TrainEpochs, Recorder: ctx.Recorder, Run: ctx.Run}
+		task = &trainers.SGDTask{SGD: sgd, Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.cfg.LR, 0), Fill: n.filler(pi, gs.train, labels, sgd.Groups),
+			TotalSteps: p.steps, Epochs: m.cfg.TrainEpochs, Recorder: ctx.Recorder, Run: ctx.Run}
 	} else {
 		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, nG, pi.NNZ(), false); err != nil {
 			return nil, err
@@ -361,9 +361,9 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 		if err := n.filler(pi, gs.train, labels, nil)(all); err != nil {
 			return nil, err
 		}
-		task = &trainers.ModelTask{Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.LR, 0)}
+		task = &trainers.ModelTask{Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.cfg.LR, 0)}
 	}
-	for range m.TrainEpochs {
+	for range m.cfg.TrainEpochs {
 		if _, err := task.TrainEpoch(); err != nil {
 			return nil, err
 		}
@@ -395,7 +395,7 @@ func (m *DPAR) infer(g *graphs.Graph, gs *graphsOf, h []float64) ([]int, error) 
 	for k, i := range gs.infer {
 		copy(hi[k*c:(k+1)*c], h[i*c:(i+1)*c])
 	}
-	q, err := graphs.PPRPropagate(gs.inferAdj, hi, c, m.PropAlpha, m.PropSteps)
+	q, err := graphs.PPRPropagate(gs.inferAdj, hi, c, m.cfg.PropAlpha, m.cfg.PropSteps)
 	if err != nil {
 		return nil, err
 	}

@@ -16,61 +16,63 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
 )
 
-func init() { methods.Register(func() methods.Method { return &GAP{} }) }
+func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
 
-// GAP holds the hyperparameters (GAP's defaults).
-type GAP struct {
-	ap.AggregationPerturbation
-	EncoderLayers int
-	EncoderEpochs int
-	EncoderFolds  int
+// Config holds GAP's hyperparameters: aggregation perturbation's and the
+// encoder's.
+type Config struct {
+	ap.Config
+	EncoderLayers int `flag:"encoder-layers" help:"encoder MLP layers (0: no encoder, aggregate raw features)"`
+	EncoderEpochs int `flag:"encoder-epochs" help:"encoder pre-training epochs"`
+	EncoderFolds  int `flag:"encoder-folds" help:"k ≥ 2: cross-fit the encoder over k folds of the training nodes and use its class probabilities\n(out-of-fold on training nodes) as X0 — not in the GAP paper; edge level and non-private only. 0: GAP's encoder"`
 }
+
+// DefaultConfig is GAP's setting: aggregation perturbation's defaults and a
+// two-layer encoder trained for 100 epochs.
+func DefaultConfig() Config {
+	return Config{Config: ap.DefaultConfig(), EncoderLayers: 2, EncoderEpochs: 100}
+}
+
+// Validate checks the hyperparameters.
+func (c *Config) Validate() error {
+	return methods.CheckAll(c.Config.Validate(), methods.CheckFields(c,
+		methods.Epochs(&c.EncoderEpochs), methods.DepthOrZero(&c.EncoderLayers),
+		methods.Require(&c.EncoderFolds, c.EncoderFolds == 0 || c.EncoderFolds >= 2, "must be 0 (GAP's encoder) or at least 2, got %d", c.EncoderFolds),
+		methods.Require(&c.EncoderFolds, c.EncoderFolds < 2 || c.EncoderLayers > 0, "needs an encoder: EncoderLayers (--encoder-layers) must be positive, got %d", c.EncoderLayers)))
+}
+
+// GAP is the method with its configuration.
+type GAP struct{ cfg Config }
+
+// New returns GAP with the configuration cfg.
+func New(cfg Config) *GAP { return &GAP{cfg: cfg} }
 
 func (*GAP) Name() string { return "gap" }
 func (*GAP) Short() string {
 	return "GAP: encoder, K hops of perturbed aggregation (cached), classifier over all hops (edge or node DP)"
 }
 
+// Levels: GAP runs without privacy, at edge level and at node level.
+func (*GAP) Levels() []methods.Level {
+	return []methods.Level{methods.None, methods.Edge, methods.Node}
+}
+
+// DefaultSplit is the default protocol for a dataset.
+func (*GAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
+func (m *GAP) Config() any                      { return &m.cfg }
+func (m *GAP) Validate() error                  { return m.cfg.Validate() }
+
 // Epochs is the number of training epochs a run reports (the progress bar's
 // total): every encoder's (k of them when cross-fitting), then the
 // classifier's.
 func (m *GAP) Epochs() int {
-	if m.EncoderLayers == 0 {
-		return m.TrainEpochs
+	if m.cfg.EncoderLayers == 0 {
+		return m.cfg.TrainEpochs
 	}
-	return max(1, m.EncoderFolds)*m.EncoderEpochs + m.TrainEpochs
-}
-
-func (m *GAP) BindFlags(fs *pflag.FlagSet) {
-	m.BindAPFlags(fs, 2, 100, 0.01)
-	fs.IntVar(&m.EncoderLayers, "encoder-layers", 2, "encoder MLP layers (0: no encoder, aggregate raw features)")
-	fs.IntVar(&m.EncoderEpochs, "encoder-epochs", 100, "encoder pre-training epochs")
-	fs.IntVar(&m.EncoderFolds, "encoder-folds", 0, "k ≥ 2: cross-fit the encoder over k folds of the training nodes and use its class probabilities\n(out-of-fold on training nodes) as X0 — not in the GAP paper; edge level and non-private only. 0: GAP's encoder")
-}
-
-func (m *GAP) Validate() error {
-	return methods.CheckAll(m.ValidateAP(), methods.Epochs("encoder-epochs", m.EncoderEpochs), m.validateEncoderLayers(), m.validateFolds())
-}
-
-func (m *GAP) validateEncoderLayers() error {
-	if m.EncoderLayers < 0 || m.EncoderLayers > methods.MaxDepth {
-		return fmt.Errorf("--encoder-layers must be in [0, %d], got %d", methods.MaxDepth, m.EncoderLayers)
-	}
-	return nil
-}
-
-func (m *GAP) validateFolds() error {
-	switch {
-	case m.EncoderFolds < 0 || m.EncoderFolds == 1:
-		return fmt.Errorf("--encoder-folds %d: want 0 (GAP's encoder) or at least 2", m.EncoderFolds)
-	case m.EncoderFolds >= 2 && m.EncoderLayers == 0:
-		return fmt.Errorf("--encoder-folds needs an encoder (--encoder-layers > 0)")
-	}
-	return nil
+	return max(1, m.cfg.EncoderFolds)*m.cfg.EncoderEpochs + m.cfg.TrainEpochs
 }
 
 // Ledger names of GAP's releases.
@@ -84,17 +86,17 @@ const (
 // selections), composed in RDP.
 func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calibrated, error) {
 	modules := 1 // the classifier, plus each encoder
-	if m.EncoderLayers > 0 {
-		modules += max(1, m.EncoderFolds)
+	if m.cfg.EncoderLayers > 0 {
+		modules += max(1, m.cfg.EncoderFolds)
 	}
-	tEnc, tCls := m.ModuleSteps(ctx, setup.Rate, m.EncoderLayers > 0, m.EncoderEpochs)
-	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
+	tEnc, tCls := m.cfg.ModuleSteps(ctx, setup.Rate, m.cfg.EncoderLayers > 0, m.cfg.EncoderEpochs)
+	return m.cfg.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
 		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
-			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: dp.GaussianEvent{Multiplier: z, Count: m.Hops}}}
-		rel = append(rel, m.ModuleReleases(ctx, setup.Rate, z, tEnc, tCls)...)
+			m.cfg.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: dp.GaussianEvent{Multiplier: z, Count: m.cfg.Hops}}}
+		rel = append(rel, m.cfg.ModuleReleases(ctx, setup.Rate, z, tEnc, tCls)...)
 		return append(rel, ctx.SelectionReleases(modules)...)
 	}, func(z float64, rec map[string]float64) {
-		m.ModuleNoise(rec, setup.Rate, z, tEnc, tCls)
+		m.cfg.ModuleNoise(rec, setup.Rate, z, tEnc, tCls)
 	}, modules)
 }
 
@@ -102,15 +104,15 @@ func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calib
 // norm layer: BatchNorm at edge level and without privacy, none at node
 // level (GAP's node level runs without BatchNorm), unless --norm says.
 func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *methods.Calibrated, layers.NormKind, error) {
-	if m.EncoderFolds >= 2 {
+	if m.cfg.EncoderFolds >= 2 {
 		if ctx.Level == methods.Node {
 			return nil, nil, 0, fmt.Errorf("--encoder-folds is for edge level and non-private runs: at node level each fold's DP-SGD run would need its own accounting")
 		}
-		if m.EncoderFolds > len(ctx.Graph.Split.Train) {
-			return nil, nil, 0, fmt.Errorf("--encoder-folds %d: only %d training nodes", m.EncoderFolds, len(ctx.Graph.Split.Train))
+		if m.cfg.EncoderFolds > len(ctx.Graph.Split.Train) {
+			return nil, nil, 0, fmt.Errorf("--encoder-folds %d: only %d training nodes", m.cfg.EncoderFolds, len(ctx.Graph.Split.Train))
 		}
 	}
-	setup, err := m.SetupAP(ctx)
+	setup, err := m.cfg.SetupAP(ctx)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -122,7 +124,7 @@ func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *methods.Calibrated, l
 	if ctx.Level == methods.Node {
 		auto = layers.NormNone
 	}
-	norm, err := m.NormFor(ctx.Level, auto)
+	norm, err := m.cfg.NormFor(ctx.Level, auto)
 	return setup, priv, norm, err
 }
 
@@ -130,7 +132,7 @@ func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *methods.Calibrated, l
 func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "gap", m.Hidden, m.Hops+2*max(1, m.BaseLayers)+m.EncoderLayers); err != nil {
+	if err := methods.CheckModelMemory(ctx, "gap", m.cfg.Hidden, m.cfg.Hops+2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers); err != nil {
 		return nil, err
 	}
 	setup, priv, norm, err := m.prepare(ctx)
@@ -159,8 +161,8 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
-	tr := m.Training(ctx, setup.Rate, z, m.TrainEpochs, ap.LedgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.Classifier("gap", g.NumClasses, norm, m.EncoderLayers == 0))
+	tr := m.cfg.Training(ctx, setup.Rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
+	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.cfg.Classifier("gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -180,18 +182,18 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // EncoderFolds ≥ 2, cross-fitted class probabilities (encodeCrossFit).
 func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
 	g := ctx.Graph
-	if m.EncoderLayers == 0 {
+	if m.cfg.EncoderLayers == 0 {
 		return g.X, g.X.F, nil
 	}
-	if m.EncoderFolds >= 2 {
+	if m.cfg.EncoderFolds >= 2 {
 		return m.encodeCrossFit(ctx, setup, norm, src)
 	}
-	mod, err := m.TrainEncoder(ctx, m.Training(ctx, setup.Rate, z, m.EncoderEpochs, ap.LedgerEncoder), m.EncoderLayers, norm, src, ctx.Seed, "gap")
+	mod, err := m.cfg.TrainEncoder(ctx, m.cfg.Training(ctx, setup.Rate, z, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src, ctx.Seed, "gap")
 	if err != nil {
 		return nil, 0, err
 	}
 	x0 := append([]float64(nil), nn.Values(mod.Outputs[0])...)
-	return layers.DenseFeatures(x0, g.N, m.Hidden), m.Hidden, nil
+	return layers.DenseFeatures(x0, g.N, m.cfg.Hidden), m.cfg.Hidden, nil
 }
 
 // encodeCrossFit is the cross-fitted encoder (--encoder-folds k, edge level
@@ -205,8 +207,8 @@ func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm la
 // unlike hidden embeddings, share one coordinate system across the k
 // encoders. No edge is read.
 func (m *GAP) encodeCrossFit(ctx *methods.Context, setup *ap.APSetup, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
-	x0, err := crossFit(ctx, m.EncoderFolds, func(f int, cf *methods.Context) ([]float64, error) {
-		mod, err := m.TrainEncoder(cf, m.Training(cf, setup.Rate, 0, m.EncoderEpochs, ap.LedgerEncoder), m.EncoderLayers, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919, "gap")
+	x0, err := crossFit(ctx, m.cfg.EncoderFolds, func(f int, cf *methods.Context) ([]float64, error) {
+		mod, err := m.cfg.TrainEncoder(cf, m.cfg.Training(cf, setup.Rate, 0, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919, "gap")
 		if err != nil {
 			return nil, err
 		}
@@ -293,7 +295,7 @@ func (m *GAP) aggregate(ctx *methods.Context, setup *ap.APSetup, z float64, x0 *
 	err := nn.Build(func() error {
 		x := G.Must(nn.RowNormalize(mm.Input("X0", x0.Dense, g.N, width)))
 		outs = append(outs, x)
-		for k := 0; k < m.Hops; k++ {
+		for k := 0; k < m.cfg.Hops; k++ {
 			x = G.Must(nn.RowNormalize(nap.Forward(x)))
 			outs = append(outs, x)
 		}
@@ -309,8 +311,8 @@ func (m *GAP) aggregate(ctx *methods.Context, setup *ap.APSetup, z float64, x0 *
 	if err := r.Run(); err != nil {
 		return nil, err
 	}
-	if nap.Adj.Calls != m.Hops {
-		return nil, fmt.Errorf("gap: %d adjacency products for %d hops (accounting would be wrong)", nap.Adj.Calls, m.Hops)
+	if nap.Adj.Calls != m.cfg.Hops {
+		return nil, fmt.Errorf("gap: %d adjacency products for %d hops (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
 	}
 	hops := make([]*graphs.Features, len(outs))
 	for i, o := range outs {
@@ -331,16 +333,16 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	}
 	var hops []*graphs.Features
 	var names []string
-	width := m.Hidden
-	if m.EncoderFolds >= 2 {
+	width := m.cfg.Hidden
+	if m.cfg.EncoderFolds >= 2 {
 		width = g.NumClasses
 	}
-	for k := 0; k <= m.Hops; k++ {
+	for k := 0; k <= m.cfg.Hops; k++ {
 		hops = append(hops, methods.Placeholder(g.N, width, ctx.Seed+uint64(k)))
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
-	tr := m.Training(ctx, setup.Rate, priv.Multiplier, m.TrainEpochs, ap.LedgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.Classifier("gap", g.NumClasses, norm, m.EncoderLayers == 0))
+	tr := m.cfg.Training(ctx, setup.Rate, priv.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
+	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.cfg.Classifier("gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +353,7 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	nap := layers.NewNAP("gap.nap", setup.Adj, priv.Multiplier*setup.Sensitivity, src.Split("gap.nap"))
 	if err := nn.Build(func() error {
 		x := mod.Inputs[0].All.Dense
-		for k := 0; k < m.Hops; k++ {
+		for k := 0; k < m.cfg.Hops; k++ {
 			x = G.Must(nn.RowNormalize(nap.Forward(x)))
 		}
 		mod.Outputs = append(mod.Outputs, x)
@@ -369,7 +371,7 @@ var _ methods.Builder = (*GAP)(nil)
 
 // AuditTarget is one of GAP's NAP releases, for `dpgnn audit`.
 func (m *GAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
-	return m.NAPAudit(ctx, opts, m.calibrate)
+	return m.cfg.NAPAudit(ctx, opts, m.calibrate)
 }
 
 var _ methods.Auditor = (*GAP)(nil)
@@ -377,11 +379,15 @@ var _ methods.Auditor = (*GAP)(nil)
 // AccountPlan is the privacy plan of a GAP run with these counts (`dpgnn
 // account gap`).
 func (m *GAP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
-	setup, err := m.SetupCounts(ctx.Level, c)
+	setup, err := m.cfg.SetupCounts(ctx.Level, c)
 	if err != nil {
 		return nil, err
 	}
 	return m.calibrate(ctx, setup)
 }
+
+// AccountCounts: GAP needs the training-node count at node level (the
+// DP-SGD rate), nothing at edge level.
+func (m *GAP) AccountCounts(level methods.Level) []string { return m.cfg.AccountCounts(level) }
 
 var _ methods.Accountable = (*GAP)(nil)

@@ -13,9 +13,9 @@ import (
 
 func newGAP(t *testing.T, args ...string) *GAP {
 	t.Helper()
-	m := &GAP{}
+	m := New(DefaultConfig())
 	fs := pflag.NewFlagSet("gap", pflag.ContinueOnError)
-	m.BindFlags(fs)
+	methods.BindConfig(fs, m.Config())
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestGAPCrossFitEncoderRuns(t *testing.T) {
 	g, _ = graphs.ApplySplit(g, spec, 1)
 	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 8, Seed: 4}
 	m := newGAP(t, "--encoder-folds", "3", "--encoder-epochs", "20", "--epochs", "20")
-	setup, err := m.SetupAP(ctx)
+	setup, err := m.cfg.SetupAP(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,12 +179,12 @@ func TestGAPCrossFitOnlyWithoutNodePrivacy(t *testing.T) {
 		t.Fatalf("node level with --encoder-folds: err = %v", err)
 	}
 	for _, args := range [][]string{{"--encoder-folds", "1"}, {"--encoder-folds", "3", "--encoder-layers", "0"}} {
-		m := &GAP{}
+		m := New(DefaultConfig())
 		fs := pflag.NewFlagSet("gap", pflag.ContinueOnError)
-		m.BindFlags(fs)
+		methods.BindConfig(fs, m.Config())
 		_ = fs.Parse(args)
-		if err := m.Validate(); err == nil {
-			t.Errorf("%v: no error", args)
+		if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "EncoderFolds (--encoder-folds) ") {
+			t.Errorf("%v: err = %v, want an error naming EncoderFolds (--encoder-folds)", args, err)
 		}
 	}
 }

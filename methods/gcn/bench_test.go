@@ -15,7 +15,7 @@ func benchEpoch(b *testing.B, g *graphs.Graph) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := &GCN{Hidden: 16, TrainEpochs: 1, LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5}
+	m := New(Config{Hidden: 16, TrainEpochs: 1, LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5})
 	model, logits, ce, err := m.Build(g, 1)
 	if err != nil {
 		b.Fatal(err)

@@ -11,23 +11,39 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
-	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
 )
 
-func init() { methods.Register(func() methods.Method { return &GCN{} }) }
+func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
 
-// GCN holds the hyperparameters (Kipf & Welling's defaults).
-type GCN struct {
-	Hidden      int
-	TrainEpochs int
-	LR          float64
-	WeightDecay float64
-	Dropout     float64
+// Config holds GCN's hyperparameters.
+type Config struct {
+	Hidden      int     `flag:"hidden" help:"hidden width"`
+	TrainEpochs int     `flag:"epochs" help:"training epochs (full-batch steps)"`
+	LR          float64 `flag:"lr" help:"Adam learning rate"`
+	WeightDecay float64 `flag:"weight-decay" help:"L2 weight decay"`
+	Dropout     float64 `flag:"dropout" help:"dropout probability (input and hidden)"`
 	// NormFeatures L1-normalises feature rows first (Kipf & Welling's and
 	// PyG's NormalizeFeatures preprocessing).
-	NormFeatures bool
+	NormFeatures bool `flag:"normalize-features" help:"L1-normalise feature rows (Kipf & Welling's preprocessing)"`
 }
+
+// DefaultConfig is Kipf & Welling's setting.
+func DefaultConfig() Config {
+	return Config{Hidden: 64, TrainEpochs: 200, LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5}
+}
+
+// Validate checks the hyperparameters.
+func (c *Config) Validate() error {
+	return methods.CheckFields(c, methods.Width(&c.Hidden), methods.Epochs(&c.TrainEpochs),
+		methods.PositiveF(&c.LR), methods.Prob(&c.Dropout), methods.NonNegF(&c.WeightDecay))
+}
+
+// GCN is the method with its configuration.
+type GCN struct{ cfg Config }
+
+// New returns GCN with the configuration cfg.
+func New(cfg Config) *GCN { return &GCN{cfg: cfg} }
 
 func (*GCN) Name() string  { return "gcn" }
 func (*GCN) Short() string { return "2-layer GCN (Kipf & Welling 2017), non-private upper baseline" }
@@ -35,21 +51,9 @@ func (*GCN) Levels() []methods.Level {
 	return []methods.Level{methods.None}
 }
 func (*GCN) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *GCN) Epochs() int                      { return m.TrainEpochs }
-
-func (m *GCN) BindFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&m.Hidden, "hidden", 64, "hidden width")
-	fs.IntVar(&m.TrainEpochs, "epochs", 200, "training epochs (full-batch steps)")
-	fs.Float64Var(&m.LR, "lr", 0.01, "Adam learning rate")
-	fs.Float64Var(&m.WeightDecay, "weight-decay", 5e-4, "L2 weight decay")
-	fs.Float64Var(&m.Dropout, "dropout", 0.5, "dropout probability (input and hidden)")
-	fs.BoolVar(&m.NormFeatures, "normalize-features", false, "L1-normalise feature rows (Kipf & Welling's preprocessing)")
-}
-
-func (m *GCN) Validate() error {
-	return methods.CheckAll(methods.Width("hidden", m.Hidden), methods.Epochs("epochs", m.TrainEpochs),
-		methods.PositiveF("lr", m.LR), methods.Prob("dropout", m.Dropout), methods.NonNegF("weight-decay", m.WeightDecay))
-}
+func (m *GCN) Config() any                      { return &m.cfg }
+func (m *GCN) Validate() error                  { return m.cfg.Validate() }
+func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 
 // Build constructs the GCN's expression graph on g and returns the model,
 // its logits over all nodes and its loss.
@@ -60,19 +64,19 @@ func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.Cross
 	var ce *nn.CrossEntropy
 	err := nn.Build(func() error {
 		feats := g.X
-		if m.NormFeatures {
+		if m.cfg.NormFeatures {
 			feats = graphs.L1NormalizeFeatures(feats)
 		}
 		x, err := layers.NewFeatures(model, feats, "X")
 		if err != nil {
 			return err
 		}
-		l1 := layers.NewLinear(model, "gcn.0", g.X.F, m.Hidden, true, layers.InitGlorot)
-		l2 := layers.NewLinear(model, "gcn.1", m.Hidden, g.NumClasses, true, layers.InitGlorot)
-		xw := x.MatMul(model, l1.W, m.Dropout) // X·W₁ first: cheaper than Â·X
+		l1 := layers.NewLinear(model, "gcn.0", g.X.F, m.cfg.Hidden, true, layers.InitGlorot)
+		l2 := layers.NewLinear(model, "gcn.1", m.cfg.Hidden, g.NumClasses, true, layers.InitGlorot)
+		xw := x.MatMul(model, l1.W, m.cfg.Dropout) // X·W₁ first: cheaper than Â·X
 
 		h := nn.ReLU(l1.AddBias(G.Must(nn.SpMM(adj, xw))))
-		h = model.Dropout(h, m.Dropout)
+		h = model.Dropout(h, m.cfg.Dropout)
 		hw := nn.MatMul(h, l2.W.Node)
 		logits = l2.AddBias(G.Must(nn.SpMM(adj, hw)))
 		if ce, err = nn.NewCrossEntropy(model, logits, "loss"); err != nil {
@@ -110,15 +114,15 @@ func (m *GCN) build(ctx *methods.Context) (*nn.Model, *G.Node, error) {
 // Run trains once on the context's split.
 func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "gcn", m.Hidden, 2); err != nil {
+	if err := methods.CheckModelMemory(ctx, "gcn", m.cfg.Hidden, 2); err != nil {
 		return nil, err
 	}
 	model, logits, err := m.build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	task := &trainers.ModelTask{Model: model, Logits: logits, Opt: nn.NewAdam(m.LR, m.WeightDecay)}
-	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.TrainEpochs, Run: ctx.Run, Recorder: ctx.Recorder})
+	task := &trainers.ModelTask{Model: model, Logits: logits, Opt: nn.NewAdam(m.cfg.LR, m.cfg.WeightDecay)}
+	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.cfg.TrainEpochs, Run: ctx.Run, Recorder: ctx.Recorder})
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func smallGraph(t *testing.T) *graphs.Graph {
 
 func TestGCNGradCheck(t *testing.T) {
 	g := smallGraph(t)
-	m := &GCN{Hidden: 5, TrainEpochs: 1, LR: 0.01, Dropout: 0.5, NormFeatures: true}
+	m := New(Config{Hidden: 5, TrainEpochs: 1, LR: 0.01, Dropout: 0.5, NormFeatures: true})
 	model, _, ce, err := m.Build(g, 1)
 	if err != nil {
 		t.Fatal(err)

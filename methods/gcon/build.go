@@ -21,7 +21,7 @@ func (m *GCON) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		return nil, err
 	}
 	g := ctx.Graph
-	c, d1 := g.NumClasses, m.EncoderHidden
+	c, d1 := g.NumClasses, m.cfg.EncoderHidden
 	r := rand.New(rand.NewPCG(ctx.Seed, 0x9c0))
 	x := make([]float64, g.N*d1)
 	for i := range x {
@@ -56,9 +56,9 @@ func (m *GCON) objectiveModel(seed uint64, zt, y, z []float64, n, n1, d, c int, 
 		var per *G.Node
 		if m.loss == PseudoHuber {
 			// (δ²/c)(√(1+((x−y)/δ)²) − 1)
-			u := G.Must(G.Mul(G.Must(G.Sub(scores, yn)), G.NewConstant(1/m.HuberDelta)))
+			u := G.Must(G.Mul(G.Must(G.Sub(scores, yn)), G.NewConstant(1/m.cfg.HuberDelta)))
 			root := G.Must(G.Sqrt(G.Must(G.Add(G.Must(G.Square(u)), G.NewConstant(1.0)))))
-			per = G.Must(G.Mul(G.Must(G.Sub(root, G.NewConstant(1.0))), G.NewConstant(m.HuberDelta*m.HuberDelta/float64(c))))
+			per = G.Must(G.Mul(G.Must(G.Sub(root, G.NewConstant(1.0))), G.NewConstant(m.cfg.HuberDelta*m.cfg.HuberDelta/float64(c))))
 		} else {
 			// (softplus(x) − y·x)/c
 			per = G.Must(G.Sub(G.Must(G.Softplus(scores)), G.Must(G.HadamardProd(yn, scores))))

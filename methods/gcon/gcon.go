@@ -20,46 +20,85 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
-	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
 )
 
-func init() { methods.Register(func() methods.Method { return &GCON{} }) }
+func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
 
-// GCON holds the hyperparameters (defaults from the paper's grid, App. Q).
-type GCON struct {
-	Alpha      float64
-	StepsSpec  string
-	Lambda     float64
-	LossName   string
-	HuberDelta float64
-	Omega      float64
-	XiSpec     string
+// Config holds GCON's hyperparameters.
+type Config struct {
+	Alpha      float64 `flag:"alpha" help:"restart probability α ∈ (0, 1] of the propagation (grid 0.2, 0.4, 0.6, 0.8)"`
+	StepsSpec  string  `flag:"steps" help:"propagation step counts m_1,…,m_s, comma-separated; \"inf\" for PPR (e.g. \"2\", \"0,2\", \"inf\")"`
+	Lambda     float64 `flag:"lambda" help:"L2 coefficient Λ (grid 0.01, 0.2, 1, 2; raised by Eq. 22 when below Λ_min)"`
+	LossName   string  `flag:"loss" help:"per-class loss: softmargin or pseudohuber"`
+	HuberDelta float64 `flag:"huber-delta" help:"pseudo-Huber δ_l (grid 0.1, 0.2, 0.5)"`
+	Omega      float64 `flag:"omega" help:"budget divider ω ∈ (0, 1)"`
+	XiSpec     string  `flag:"xi" help:"ξ > 0 of Eq. 22, Λ ← max(Λ, Λ_min + ξ); auto: ξ = Λ_min (the paper leaves ξ open; a tiny ξ with Λ < Λ_min makes c_θ and the noise explode)"`
 	// AlphaInference is α_I; negative means "equal to α".
-	AlphaInference float64
-	Inference      string // private | public
-	PseudoLabels   bool
-	Tol            float64
+	AlphaInference float64 `flag:"alpha-inference" help:"α_I of the one-hop private inference (negative: α; grid α, 0.1, 0.9; 0.1 was best on cora_ml and citeseer for every α)"`
+	Inference      string  `flag:"inference" help:"private (one-hop, Eq. 16: each node's prediction uses only its own edges) or public (scenario ii, Fig. 3: the edges touching validation/test nodes form a public test graph, training uses only the remaining private edges, prediction propagates fully over the public graph)"`
+	PseudoLabels   bool    `flag:"pseudo-labels" help:"train on all nodes with encoder pseudo-labels for the unlabelled ones (n1 = n); false: labelled nodes only (n1 = n0)"`
+	Tol            float64 `flag:"tol" help:"Newton stopping tolerance on ‖∇f_j‖₂ (the guarantee is for the exact minimiser)"`
 	// Solver is newton (exact minimiser, the default) or adam (the paper's
 	// optimiser, App. Q).
-	Solver          string
-	AdamLR          float64
-	AdamEpochs      int
-	AdamWeightDecay float64
+	Solver          string  `flag:"solver" help:"newton (exact minimiser to --tol, which the guarantee assumes) or adam (the paper's optimiser: full-batch Adam for --adam-epochs; reports the final gradient norm)"`
+	AdamLR          float64 `flag:"adam-lr" help:"adam solver: learning rate (paper grid 0.001, 0.01)"`
+	AdamEpochs      int     `flag:"adam-epochs" help:"adam solver: full-batch steps (the paper does not say)"`
+	AdamWeightDecay float64 `flag:"adam-weight-decay" help:"adam solver: weight decay w, which adds (w/2)‖Θ‖² (acts as a larger Λ', still private)"`
 
-	EncoderHidden      int
-	EncoderEpochs      int
-	EncoderLR          float64
-	EncoderWeightDecay float64
-	EncoderDropout     float64
-	EncoderOutput      string
-	Center             bool
+	EncoderHidden      int     `flag:"encoder-hidden" help:"encoder width d1 (grid 8, 16, 64)"`
+	EncoderEpochs      int     `flag:"encoder-epochs" help:"encoder training epochs (full batch, Adam, best-validation restore)"`
+	EncoderLR          float64 `flag:"encoder-lr" help:"encoder Adam learning rate"`
+	EncoderWeightDecay float64 `flag:"encoder-weight-decay" help:"encoder weight decay"`
+	EncoderDropout     float64 `flag:"encoder-dropout" help:"encoder dropout (input and hidden)"`
+	EncoderOutput      string  `flag:"encoder-output" help:"what encodes a node: linear (X·W1+b1) or relu (ReLU(X·W1+b1), non-negative; weaker on cora_ml)"`
+	Center             bool    `flag:"center" help:"centre the encodings (subtract each column's mean over all nodes) before normalising rows; without it a shared offset acts as a class-size prior and strong Λ gives every node the largest class"`
+}
+
+// DefaultConfig is the setting from the paper's grid (App. Q), with the
+// exact Newton solver, ξ = Λ_min, private one-hop inference with α_I = 0.1,
+// pseudo-labels and centred encodings.
+func DefaultConfig() Config {
+	return Config{Alpha: 0.8, StepsSpec: "2", Lambda: 0.2, LossName: "softmargin", HuberDelta: 0.2, Omega: DefaultOmega, XiSpec: "auto",
+		AlphaInference: 0.1, Inference: "private", PseudoLabels: true, Tol: 1e-10, Solver: "newton", AdamLR: 0.01, AdamEpochs: 500,
+		AdamWeightDecay: 1e-5, EncoderHidden: 64, EncoderEpochs: 200, EncoderLR: 0.01, EncoderWeightDecay: 5e-4, EncoderDropout: 0.5,
+		EncoderOutput: "linear", Center: true}
+}
+
+// Validate checks the hyperparameters.
+func (c *Config) Validate() error {
+	_, stepsErr := ParseSteps(c.StepsSpec)
+	_, lossErr := ParseLoss(c.LossName)
+	_, _, xiErr := ParseXi(c.XiSpec)
+	return methods.CheckFields(c,
+		methods.Require(&c.Alpha, c.Alpha > 0 && c.Alpha <= 1, "must be in (0, 1], got %v", c.Alpha),
+		methods.Require(&c.StepsSpec, stepsErr == nil, "must be non-negative integers or inf, comma-separated, got %q", c.StepsSpec),
+		methods.Require(&c.LossName, lossErr == nil, "must be softmargin or pseudohuber, got %q", c.LossName),
+		methods.Require(&c.AlphaInference, c.AlphaInference <= 1, "must be in [0, 1] (or negative for α), got %v", c.AlphaInference),
+		methods.OneOf(&c.Inference, "private", "public"),
+		methods.Require(&c.Omega, c.Omega > 0 && c.Omega < 1, "must be in (0, 1), got %v", c.Omega),
+		methods.OneOf(&c.Solver, "newton", "adam"),
+		methods.PositiveF(&c.AdamLR), methods.Positive(&c.AdamEpochs), methods.NonNegF(&c.AdamWeightDecay),
+		methods.NonNegF(&c.Lambda), methods.PositiveF(&c.HuberDelta),
+		methods.Require(&c.XiSpec, xiErr == nil, "must be a positive number or auto, got %q", c.XiSpec), methods.PositiveF(&c.Tol),
+		methods.Width(&c.EncoderHidden), methods.Epochs(&c.EncoderEpochs),
+		methods.PositiveF(&c.EncoderLR), methods.NonNegF(&c.EncoderWeightDecay),
+		methods.Prob(&c.EncoderDropout))
+}
+
+// GCON is the method with its configuration and what Validate derives from
+// it.
+type GCON struct {
+	cfg Config
 
 	steps  []int
 	loss   LossKind
 	xi     float64
 	xiAuto bool
 }
+
+// New returns GCON with the configuration cfg.
+func New(cfg Config) *GCON { return &GCON{cfg: cfg} }
 
 func (*GCON) Name() string { return "gcon" }
 func (*GCON) Short() string {
@@ -72,32 +111,8 @@ func (*GCON) DefaultSplit(dataset string) string {
 	}
 	return methods.DefaultSplitFor(dataset)
 }
-func (m *GCON) Epochs() int { return m.EncoderEpochs }
-
-func (m *GCON) BindFlags(fs *pflag.FlagSet) {
-	fs.Float64Var(&m.Alpha, "alpha", 0.8, "restart probability α ∈ (0, 1] of the propagation (grid 0.2, 0.4, 0.6, 0.8)")
-	fs.StringVar(&m.StepsSpec, "steps", "2", `propagation step counts m_1,…,m_s, comma-separated; "inf" for PPR (e.g. "2", "0,2", "inf")`)
-	fs.Float64Var(&m.Lambda, "lambda", 0.2, "L2 coefficient Λ (grid 0.01, 0.2, 1, 2; raised by Eq. 22 when below Λ_min)")
-	fs.StringVar(&m.LossName, "loss", "softmargin", "per-class loss: softmargin or pseudohuber")
-	fs.Float64Var(&m.HuberDelta, "huber-delta", 0.2, "pseudo-Huber δ_l (grid 0.1, 0.2, 0.5)")
-	fs.Float64Var(&m.Omega, "omega", DefaultOmega, "budget divider ω ∈ (0, 1)")
-	fs.StringVar(&m.XiSpec, "xi", "auto", "ξ > 0 of Eq. 22, Λ ← max(Λ, Λ_min + ξ); auto: ξ = Λ_min (the paper leaves ξ open; a tiny ξ with Λ < Λ_min makes c_θ and the noise explode)")
-	fs.Float64Var(&m.AlphaInference, "alpha-inference", 0.1, "α_I of the one-hop private inference (negative: α; grid α, 0.1, 0.9; 0.1 was best on cora_ml and citeseer for every α)")
-	fs.StringVar(&m.Inference, "inference", "private", "private (one-hop, Eq. 16: each node's prediction uses only its own edges) or public (scenario ii, Fig. 3: the edges touching validation/test nodes form a public test graph, training uses only the remaining private edges, prediction propagates fully over the public graph)")
-	fs.BoolVar(&m.PseudoLabels, "pseudo-labels", true, "train on all nodes with encoder pseudo-labels for the unlabelled ones (n1 = n); false: labelled nodes only (n1 = n0)")
-	fs.StringVar(&m.Solver, "solver", "newton", "newton (exact minimiser to --tol, which the guarantee assumes) or adam (the paper's optimiser: full-batch Adam for --adam-epochs; reports the final gradient norm)")
-	fs.Float64Var(&m.AdamLR, "adam-lr", 0.01, "adam solver: learning rate (paper grid 0.001, 0.01)")
-	fs.IntVar(&m.AdamEpochs, "adam-epochs", 500, "adam solver: full-batch steps (the paper does not say)")
-	fs.Float64Var(&m.AdamWeightDecay, "adam-weight-decay", 1e-5, "adam solver: weight decay w, which adds (w/2)‖Θ‖² (acts as a larger Λ', still private)")
-	fs.Float64Var(&m.Tol, "tol", 1e-10, "Newton stopping tolerance on ‖∇f_j‖₂ (the guarantee is for the exact minimiser)")
-	fs.IntVar(&m.EncoderHidden, "encoder-hidden", 64, "encoder width d1 (grid 8, 16, 64)")
-	fs.IntVar(&m.EncoderEpochs, "encoder-epochs", 200, "encoder training epochs (full batch, Adam, best-validation restore)")
-	fs.Float64Var(&m.EncoderLR, "encoder-lr", 0.01, "encoder Adam learning rate")
-	fs.Float64Var(&m.EncoderWeightDecay, "encoder-weight-decay", 5e-4, "encoder weight decay")
-	fs.Float64Var(&m.EncoderDropout, "encoder-dropout", 0.5, "encoder dropout (input and hidden)")
-	fs.BoolVar(&m.Center, "center", true, "centre the encodings (subtract each column's mean over all nodes) before normalising rows; without it a shared offset acts as a class-size prior and strong Λ gives every node the largest class")
-	fs.StringVar(&m.EncoderOutput, "encoder-output", "linear", "what encodes a node: linear (X·W1+b1) or relu (ReLU(X·W1+b1), non-negative; weaker on cora_ml)")
-}
+func (m *GCON) Config() any { return &m.cfg }
+func (m *GCON) Epochs() int { return m.cfg.EncoderEpochs }
 
 // ParseSteps reads "2", "0,2", "inf" (also "∞").
 func ParseSteps(s string) ([]int, error) {
@@ -117,54 +132,27 @@ func ParseSteps(s string) ([]int, error) {
 	return out, nil
 }
 
+// Validate checks the configuration and derives the propagation steps,
+// the loss and ξ from it.
 func (m *GCON) Validate() error {
-	var err error
-	if m.steps, err = ParseSteps(m.StepsSpec); err != nil {
+	if err := m.cfg.Validate(); err != nil {
 		return err
 	}
-	if m.loss, err = ParseLoss(m.LossName); err != nil {
-		return err
-	}
-	xiErr := error(nil)
-	m.xi, m.xiAuto, xiErr = ParseXi(m.XiSpec)
-	alphaErr := error(nil)
-	if !(m.Alpha > 0 && m.Alpha <= 1) {
-		alphaErr = fmt.Errorf("--alpha must lie in (0, 1], got %v", m.Alpha)
-	}
-	aiErr := error(nil)
-	if m.AlphaInference > 1 {
-		aiErr = fmt.Errorf("--alpha-inference must lie in [0, 1] (or be negative for α), got %v", m.AlphaInference)
-	}
-	infErr := error(nil)
-	if m.Inference != "private" && m.Inference != "public" {
-		infErr = fmt.Errorf("--inference must be private or public, got %q", m.Inference)
-	}
-	solverErr := error(nil)
-	if m.Solver != "newton" && m.Solver != "adam" {
-		solverErr = fmt.Errorf("--solver must be newton or adam, got %q", m.Solver)
-	}
-	omErr := error(nil)
-	if !(m.Omega > 0 && m.Omega < 1) {
-		omErr = fmt.Errorf("--omega must lie in (0, 1), got %v", m.Omega)
-	}
-	return methods.CheckAll(alphaErr, aiErr, infErr, omErr, solverErr,
-		methods.PositiveF("adam-lr", m.AdamLR), methods.Positive("adam-epochs", m.AdamEpochs), methods.NonNegF("adam-weight-decay", m.AdamWeightDecay),
-		methods.NonNegF("lambda", m.Lambda), methods.PositiveF("huber-delta", m.HuberDelta),
-		xiErr, methods.PositiveF("tol", m.Tol),
-		methods.Width("encoder-hidden", m.EncoderHidden), methods.Epochs("encoder-epochs", m.EncoderEpochs),
-		methods.PositiveF("encoder-lr", m.EncoderLR), methods.NonNegF("encoder-weight-decay", m.EncoderWeightDecay),
-		methods.Prob("encoder-dropout", m.EncoderDropout))
+	m.steps, _ = ParseSteps(m.cfg.StepsSpec)
+	m.loss, _ = ParseLoss(m.cfg.LossName)
+	m.xi, m.xiAuto, _ = ParseXi(m.cfg.XiSpec)
+	return nil
 }
 
 func (m *GCON) alphaI() float64 {
-	if m.AlphaInference < 0 {
-		return m.Alpha
+	if m.cfg.AlphaInference < 0 {
+		return m.cfg.Alpha
 	}
-	return m.AlphaInference
+	return m.cfg.AlphaInference
 }
 
 // lossFor returns the configured loss for c classes.
-func (m *GCON) lossFor(c int) (Loss, error) { return NewLoss(m.loss, c, m.HuberDelta) }
+func (m *GCON) lossFor(c int) (Loss, error) { return NewLoss(m.loss, c, m.cfg.HuberDelta) }
 
 // encoded is the edge-free part of a run: row-normalised encodings of all
 // nodes and the encoder's predictions (pseudo-labels).
@@ -181,21 +169,21 @@ type encoded struct {
 func (m *GCON) encode(ctx *methods.Context) (*encoded, error) {
 	g := ctx.Graph
 	var l1, l2 *layers.Linear
-	tr := methods.ModuleTraining{Epochs: m.EncoderEpochs, LR: m.EncoderLR, WeightDecay: m.EncoderWeightDecay}
+	tr := methods.ModuleTraining{Epochs: m.cfg.EncoderEpochs, LR: m.cfg.EncoderLR, WeightDecay: m.cfg.EncoderWeightDecay}
 	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
 		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
 			if l1 == nil {
-				l1 = layers.NewLinear(mm, "gcon.encoder.0", g.X.F, m.EncoderHidden, true, layers.InitPyG)
-				l2 = layers.NewLinear(mm, "gcon.encoder.1", m.EncoderHidden, g.NumClasses, true, layers.InitPyG)
+				l1 = layers.NewLinear(mm, "gcon.encoder.0", g.X.F, m.cfg.EncoderHidden, true, layers.InitPyG)
+				l2 = layers.NewLinear(mm, "gcon.encoder.1", m.cfg.EncoderHidden, g.NumClasses, true, layers.InitPyG)
 			}
 			p := 0.0
 			if train {
-				p = m.EncoderDropout
+				p = m.cfg.EncoderDropout
 			}
 			pre := in[0].Linear(mm, l1, p)
 			h := nn.ReLU(pre)
 			logits := l2.Forward(mm.Dropout(h, p))
-			if m.EncoderOutput == "relu" {
+			if m.cfg.EncoderOutput == "relu" {
 				return logits, []*G.Node{h}, nil
 			}
 			return logits, []*G.Node{pre}, nil
@@ -215,13 +203,13 @@ func (m *GCON) encode(ctx *methods.Context) (*encoded, error) {
 		return nil, err
 	}
 	x := append([]float64(nil), nn.Values(mod.Outputs[0])...)
-	if len(x) != g.N*m.EncoderHidden {
-		return nil, fmt.Errorf("encoder: %d encoded values, want %d×%d", len(x), g.N, m.EncoderHidden)
+	if len(x) != g.N*m.cfg.EncoderHidden {
+		return nil, fmt.Errorf("encoder: %d encoded values, want %d×%d", len(x), g.N, m.cfg.EncoderHidden)
 	}
-	if m.Center {
-		CenterColumns(x, g.N, m.EncoderHidden)
+	if m.cfg.Center {
+		CenterColumns(x, g.N, m.cfg.EncoderHidden)
 	}
-	NormalizeRows(x, g.N, m.EncoderHidden)
+	NormalizeRows(x, g.N, m.cfg.EncoderHidden)
 	return &encoded{X: x, Pred: res.Pred, ValAcc: res.ValAcc}, nil
 }
 
@@ -235,7 +223,7 @@ func (m *GCON) trainingRows(g *graphs.Graph, pred []int) ([]int, []int) {
 	for k, i := range rows {
 		labels[k] = g.Labels[i]
 	}
-	if m.PseudoLabels {
+	if m.cfg.PseudoLabels {
 		isTrain := make([]bool, g.N)
 		for _, i := range rows {
 			isTrain[i] = true
@@ -280,8 +268,8 @@ func (m *GCON) calibrate(ctx *methods.Context, n1, c, d int) (Calibration, float
 	if ctx.Private() {
 		eps = ctx.Epsilon
 	}
-	cal, err := Calibrate(CalibrationInput{Epsilon: eps, Delta: delta, Omega: m.Omega, Xi: m.xi, XiAuto: m.xiAuto, Lambda: m.Lambda,
-		C1: c1, C2: c2, C3: c3, N1: n1, Classes: c, Dim: d, Alpha: m.Alpha, Steps: m.steps})
+	cal, err := Calibrate(CalibrationInput{Epsilon: eps, Delta: delta, Omega: m.cfg.Omega, Xi: m.xi, XiAuto: m.xiAuto, Lambda: m.cfg.Lambda,
+		C1: c1, C2: c2, C3: c3, N1: n1, Classes: c, Dim: d, Alpha: m.cfg.Alpha, Steps: m.steps})
 	return cal, delta, source, err
 }
 
@@ -378,7 +366,7 @@ func (m *GCON) problem(ctx *methods.Context, x []float64, d1 int, rows, labels [
 	g := ctx.Graph
 	c := g.NumClasses
 	at := Transition(g.Adj)
-	z, err := Concat(at, x, d1, m.Alpha, m.steps)
+	z, err := Concat(at, x, d1, m.cfg.Alpha, m.steps)
 	if err != nil {
 		return nil, err
 	}
@@ -415,12 +403,12 @@ func (m *GCON) FitEncoded(ctx *methods.Context, x []float64, d1 int, rows, label
 	z, b, d, n1, cal := pp.z, pp.b, pp.d, pp.n1, pp.cal
 	p := &Problem{Z: pp.zt, Y: pp.y, B: b, N1: n1, D: d, Classes: c, Loss: l, Mu: cal.Lambda + cal.LambdaPrime}
 	var res SolveResult
-	if m.Solver == "adam" {
+	if m.cfg.Solver == "adam" {
 		if res, err = m.solveAdam(ctx.Seed, p, z, g.N, cal); err != nil {
 			return nil, err
 		}
 	} else {
-		if res, err = p.Solve(m.Tol); err != nil {
+		if res, err = p.Solve(m.cfg.Tol); err != nil {
 			return nil, err
 		}
 		// Round-off floor: the gradient holds terms of size ‖b‖/n1.
@@ -446,8 +434,8 @@ func (m *GCON) solveAdam(seed uint64, p *Problem, z []float64, n int, cal Calibr
 	if err != nil {
 		return SolveResult{}, err
 	}
-	opt := nn.NewAdam(m.AdamLR, m.AdamWeightDecay)
-	for e := 0; e < m.AdamEpochs; e++ {
+	opt := nn.NewAdam(m.cfg.AdamLR, m.cfg.AdamWeightDecay)
+	for e := 0; e < m.cfg.AdamEpochs; e++ {
 		if _, err := model.Step(); err != nil {
 			return SolveResult{}, err
 		}
@@ -459,14 +447,14 @@ func (m *GCON) solveAdam(seed uint64, p *Problem, z []float64, n int, cal Calibr
 	}
 	res := SolveResult{Theta: append([]float64(nil), theta.Value()...), GradNorm: make([]float64, p.Classes), Iters: make([]int, p.Classes)}
 	pw := *p
-	pw.Mu += m.AdamWeightDecay
+	pw.Mu += m.cfg.AdamWeightDecay
 	col := make([]float64, p.D)
 	for j := 0; j < p.Classes; j++ {
 		for r := range col {
 			col[r] = res.Theta[r*p.Classes+j]
 		}
 		res.GradNorm[j] = norm(pw.Gradient(j, col))
-		res.Iters[j] = m.AdamEpochs
+		res.Iters[j] = m.cfg.AdamEpochs
 	}
 	return res, nil
 }
@@ -477,8 +465,8 @@ func (m *GCON) solveAdam(seed uint64, p *Problem, z []float64, n int, cal Calibr
 func (m *GCON) Predict(fit *Fit, at *graphs.CSR, x []float64, d1, c int) ([]int, error) {
 	var z []float64
 	var err error
-	if m.Inference == "public" {
-		z, err = Concat(at, x, d1, m.Alpha, m.steps)
+	if m.cfg.Inference == "public" {
+		z, err = Concat(at, x, d1, m.cfg.Alpha, m.steps)
 	} else {
 		z, err = OneHop(at, x, d1, m.alphaI(), m.steps)
 	}
@@ -511,7 +499,7 @@ func (m *GCON) Predict(fit *Fit, at *graphs.CSR, x []float64, d1, c int) ([]int,
 // public graph, which holds no private training edge. δ stays 1/|E| of the
 // whole graph (smaller, so conservative).
 func (m *GCON) graphsFor(ctx *methods.Context) (*methods.Context, *graphs.CSR, error) {
-	if m.Inference != "public" {
+	if m.cfg.Inference != "public" {
 		return ctx, nil, nil
 	}
 	g := ctx.Graph
@@ -550,7 +538,7 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Node {
 		return nil, fmt.Errorf("gcon protects edges only (--privacy edge or none)")
 	}
-	if err := methods.CheckModelMemory(ctx, "gcon", m.EncoderHidden, 2+2*len(m.StepsSpec)); err != nil {
+	if err := methods.CheckModelMemory(ctx, "gcon", m.cfg.EncoderHidden, 2+2*len(m.cfg.StepsSpec)); err != nil {
 		return nil, err
 	}
 	ctx.Ledger() // shared with the training context below
@@ -563,14 +551,14 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	fit, err := m.FitEncoded(trainCtx, enc.X, m.EncoderHidden, rows, labels)
+	fit, err := m.FitEncoded(trainCtx, enc.X, m.cfg.EncoderHidden, rows, labels)
 	if err != nil {
 		return nil, err
 	}
 	if inferAt == nil {
 		inferAt = fit.At
 	}
-	pred, err := m.Predict(fit, inferAt, enc.X, m.EncoderHidden, g.NumClasses)
+	pred, err := m.Predict(fit, inferAt, enc.X, m.cfg.EncoderHidden, g.NumClasses)
 	if err != nil {
 		return nil, err
 	}
@@ -582,8 +570,8 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		Privacy: rep,
 		Extra: map[string]float64{"encoder_test_acc": trainers.Accuracy(enc.Pred, g.Labels, g.Split.Test),
 			"lambda_used": fit.Cal.Lambda, "solver_grad_norm": fit.Solve.MaxGradNorm()}}
-	if m.Solver == "adam" {
-		note := fmt.Sprintf("solver adam (%d steps, lr %g, weight decay %g): the guarantee is for the exact minimiser; Adam stopped at ‖∇‖ = %.3g", m.AdamEpochs, m.AdamLR, m.AdamWeightDecay, fit.Solve.MaxGradNorm())
+	if m.cfg.Solver == "adam" {
+		note := fmt.Sprintf("solver adam (%d steps, lr %g, weight decay %g): the guarantee is for the exact minimiser; Adam stopped at ‖∇‖ = %.3g", m.cfg.AdamEpochs, m.cfg.AdamLR, m.cfg.AdamWeightDecay, fit.Solve.MaxGradNorm())
 		if out.Privacy.Notes != "" {
 			note = out.Privacy.Notes + "; " + note
 		}
@@ -603,7 +591,7 @@ func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 	if ctx.Level != methods.Edge || !ctx.Private() {
 		return nil, fmt.Errorf("gcon is audited at edge level with a finite --epsilon")
 	}
-	if m.Solver == "adam" || m.Inference == "public" {
+	if m.cfg.Solver == "adam" || m.cfg.Inference == "public" {
 		return nil, fmt.Errorf("the audit replays GCON's exact solve with private inference (no --solver adam, no --inference public)")
 	}
 	g := ctx.Graph
@@ -611,7 +599,7 @@ func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 	if err != nil {
 		return nil, err
 	}
-	pp, err := m.problem(ctx, enc.X, m.EncoderHidden, rows, labels)
+	pp, err := m.problem(ctx, enc.X, m.cfg.EncoderHidden, rows, labels)
 	if err != nil {
 		return nil, err
 	}
@@ -624,7 +612,7 @@ func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 	t.Prepare = func(gr *graphs.Graph) (methods.Release1, error) {
 		gc := *ctx
 		gc.Graph = gr
-		q, err := m.problem(&gc, enc.X, m.EncoderHidden, rows, labels)
+		q, err := m.problem(&gc, enc.X, m.cfg.EncoderHidden, rows, labels)
 		if err != nil {
 			return nil, err
 		}
@@ -634,7 +622,7 @@ func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 				return nil, err
 			}
 			p := &Problem{Z: q.zt, Y: q.y, B: b, N1: q.n1, D: q.d, Classes: gr.NumClasses, Loss: l, Mu: q.cal.Lambda + q.cal.LambdaPrime}
-			res, err := p.Solve(m.Tol)
+			res, err := p.Solve(m.cfg.Tol)
 			if err != nil {
 				return nil, err
 			}
@@ -674,8 +662,8 @@ func (m *GCON) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Cal
 	if err != nil {
 		return nil, err
 	}
-	cal, err := Calibrate(CalibrationInput{Epsilon: ctx.Epsilon, Delta: delta, Omega: m.Omega, Xi: m.xi, XiAuto: m.xiAuto, Lambda: m.Lambda,
-		C1: c1, C2: c2, C3: c3, N1: c.N1, Classes: c.Classes, Dim: c.Dim, Alpha: m.Alpha, Steps: m.steps})
+	cal, err := Calibrate(CalibrationInput{Epsilon: ctx.Epsilon, Delta: delta, Omega: m.cfg.Omega, Xi: m.xi, XiAuto: m.xiAuto, Lambda: m.cfg.Lambda,
+		C1: c1, C2: c2, C3: c3, N1: c.N1, Classes: c.Classes, Dim: c.Dim, Alpha: m.cfg.Alpha, Steps: m.steps})
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func TestPublicTestGraphSeparation(t *testing.T) {
 		eval[i] = true
 	}
 	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 1}
-	m := &GCON{Inference: "public"}
+	m := &GCON{cfg: Config{Inference: "public"}}
 	tc, at, err := m.graphsFor(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestPublicTestGraphSeparation(t *testing.T) {
 		}
 	}
 	// Private inference keeps one graph.
-	m.Inference = "private"
+	m.cfg.Inference = "private"
 	if tc, at, _ := m.graphsFor(ctx); tc != ctx || at != nil {
 		t.Errorf("private inference changed the graphs")
 	}

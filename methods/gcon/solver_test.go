@@ -167,9 +167,9 @@ func TestAdamSolverApproachesNewton(t *testing.T) {
 	for _, kind := range []LossKind{SoftMargin, PseudoHuber} {
 		p := randomProblem(r, mustLoss(t, kind, 3, 0.5), 80, 6, 3, 0.05)
 		cal := Calibration{Lambda: 0.03, LambdaPrime: 0.02}
-		m := &GCON{loss: kind, HuberDelta: 0.5, AdamLR: 0.01, AdamEpochs: 3000}
+		m := &GCON{cfg: Config{HuberDelta: 0.5, AdamLR: 0.01, AdamEpochs: 3000}, loss: kind}
 		for _, w := range []float64{0, 0.01} {
-			m.AdamWeightDecay = w
+			m.cfg.AdamWeightDecay = w
 			got, err := m.solveAdam(1, p, p.Z, p.N1, cal)
 			if err != nil {
 				t.Fatal(err)

@@ -10,28 +10,50 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/spf13/pflag"
 )
 
-func init() { methods.Register(func() methods.Method { return &MLP{} }) }
+func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
+
+// Config holds the MLP's hyperparameters.
+type Config struct {
+	Hidden      int     `flag:"hidden" help:"hidden width"`
+	Layers      int     `flag:"layers" help:"number of Linear layers"`
+	TrainEpochs int     `flag:"epochs" help:"training epochs (full-batch steps)"`
+	LR          float64 `flag:"lr" help:"Adam learning rate"`
+	WeightDecay float64 `flag:"weight-decay" help:"L2 weight decay"`
+	Dropout     float64 `flag:"dropout" help:"dropout probability between layers"`
+	// InDropout -1 is automatic: Dropout without DP-SGD, 0 with it.
+	InDropout  float64 `flag:"input-dropout" help:"dropout probability on the input features; default: --dropout without DP-SGD,\n0 with it (DP-MLP on cora_ml at ε = 8, seed 1: 0.651 without, 0.513 with input dropout 0.5)"`
+	Activation string  `flag:"activation" help:"relu or selu"`
+	Norm       string  `flag:"norm" help:"none, batchnorm or groupnorm after each hidden layer (node level: groupnorm only)"`
+	// DP-SGD (node level)
+	BatchSize  int     `flag:"batch-size" help:"node level: expected Poisson batch size B (sampling rate q = B/N_train)"`
+	Clip       float64 `flag:"clip" help:"node level: per-sample gradient L2 clipping bound C"`
+	Accountant string  `flag:"conversion" help:"node level: RDP to (ε, δ) conversion, improved or standard"`
+}
+
+// DefaultConfig is the baseline's setting.
+func DefaultConfig() Config {
+	return Config{Hidden: 64, Layers: 2, TrainEpochs: 200, LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5, InDropout: -1,
+		Activation: "relu", Norm: "none", BatchSize: 64, Clip: 1, Accountant: "improved"}
+}
+
+// Validate checks the hyperparameters.
+func (c *Config) Validate() error {
+	return methods.CheckFields(c,
+		methods.Width(&c.Hidden), methods.Depth(&c.Layers),
+		methods.Epochs(&c.TrainEpochs), methods.PositiveF(&c.LR),
+		methods.Prob(&c.Dropout), methods.NonNegF(&c.WeightDecay),
+		methods.Require(&c.InDropout, c.InDropout == -1 || (c.InDropout >= 0 && c.InDropout < 1), "must be in [0, 1) (or -1: automatic), got %v", c.InDropout),
+		methods.Positive(&c.BatchSize), methods.PositiveF(&c.Clip))
+}
 
 // MLP is the feature-only baseline. Non-private training is full batch with
 // Adam and best-validation restore.
-type MLP struct {
-	Hidden      int
-	Layers      int
-	TrainEpochs int
-	LR          float64
-	WeightDecay float64
-	Dropout     float64
-	InDropout   float64 // < 0: auto (see the flag)
-	Activation  string
-	Norm        string
-	// DP-SGD (node level)
-	BatchSize  int
-	Clip       float64
-	Accountant string
-}
+type MLP struct{ cfg Config }
+
+// New returns the MLP with the configuration cfg.
+func New(cfg Config) *MLP { return &MLP{cfg: cfg} }
 
 func (*MLP) Name() string { return "mlp" }
 func (*MLP) Short() string {
@@ -41,66 +63,38 @@ func (*MLP) Levels() []methods.Level {
 	return []methods.Level{methods.None, methods.Edge, methods.Node}
 }
 func (*MLP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *MLP) Epochs() int                      { return m.TrainEpochs }
-
-func (m *MLP) BindFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&m.Hidden, "hidden", 64, "hidden width")
-	fs.IntVar(&m.Layers, "layers", 2, "number of Linear layers")
-	fs.IntVar(&m.TrainEpochs, "epochs", 200, "training epochs (full-batch steps)")
-	fs.Float64Var(&m.LR, "lr", 0.01, "Adam learning rate")
-	fs.Float64Var(&m.WeightDecay, "weight-decay", 5e-4, "L2 weight decay")
-	fs.Float64Var(&m.Dropout, "dropout", 0.5, "dropout probability between layers")
-	fs.Float64Var(&m.InDropout, "input-dropout", -1, "dropout probability on the input features; default: --dropout without DP-SGD,\n0 with it (DP-MLP on cora_ml at ε = 8, seed 1: 0.651 without, 0.513 with input dropout 0.5)")
-	fs.StringVar(&m.Activation, "activation", "relu", "relu or selu")
-	fs.StringVar(&m.Norm, "norm", "none", "none, batchnorm or groupnorm after each hidden layer (node level: groupnorm only)")
-	fs.IntVar(&m.BatchSize, "batch-size", 64, "node level: expected Poisson batch size B (sampling rate q = B/N_train)")
-	fs.Float64Var(&m.Clip, "clip", 1, "node level: per-sample gradient L2 clipping bound C")
-	fs.StringVar(&m.Accountant, "conversion", "improved", "node level: RDP to (ε, δ) conversion, improved or standard")
-}
-
-func (m *MLP) Validate() error {
-	return methods.CheckAll(
-		methods.Width("hidden", m.Hidden), methods.Depth("layers", m.Layers),
-		methods.Epochs("epochs", m.TrainEpochs), methods.PositiveF("lr", m.LR),
-		methods.Prob("dropout", m.Dropout), m.validateInDropout(), methods.NonNegF("weight-decay", m.WeightDecay),
-		methods.Positive("batch-size", m.BatchSize), methods.PositiveF("clip", m.Clip))
-}
-
-func (m *MLP) validateInDropout() error {
-	if m.InDropout == -1 {
-		return nil
-	}
-	return methods.Prob("input-dropout", m.InDropout)
-}
+func (m *MLP) Config() any                      { return &m.cfg }
+func (m *MLP) Validate() error                  { return m.cfg.Validate() }
+func (m *MLP) Epochs() int                      { return m.cfg.TrainEpochs }
 
 // inputDropout resolves --input-dropout: the given value, or by default
 // --dropout without DP-SGD and 0 with it.
 func (m *MLP) inputDropout(dpsgd bool) float64 {
 	switch {
-	case m.InDropout >= 0:
-		return m.InDropout
+	case m.cfg.InDropout >= 0:
+		return m.cfg.InDropout
 	case dpsgd:
 		return 0
 	}
-	return m.Dropout
+	return m.cfg.Dropout
 }
 
 // config is the MLP of a run (dpsgd: trained with DP-SGD at node level).
 func (m *MLP) config(in, out int, dpsgd bool) (layers.MLPConfig, error) {
-	act, err := layers.ParseActivation(m.Activation)
+	act, err := layers.ParseActivation(m.cfg.Activation)
 	if err != nil {
 		return layers.MLPConfig{}, err
 	}
-	norm, err := layers.ParseNorm(m.Norm)
+	norm, err := layers.ParseNorm(m.cfg.Norm)
 	if err != nil {
 		return layers.MLPConfig{}, err
 	}
 	dims := []int{in}
-	for i := 1; i < m.Layers; i++ {
-		dims = append(dims, m.Hidden)
+	for i := 1; i < m.cfg.Layers; i++ {
+		dims = append(dims, m.cfg.Hidden)
 	}
 	dims = append(dims, out)
-	return layers.MLPConfig{Dims: dims, Activation: act, Norm: norm, Dropout: m.Dropout,
+	return layers.MLPConfig{Dims: dims, Activation: act, Norm: norm, Dropout: m.cfg.Dropout,
 		InputDropout: m.inputDropout(dpsgd), PlainLast: true}, nil
 }
 
@@ -131,7 +125,7 @@ func (m *MLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 // training on the training rows, evaluation on every node.
 func (m *MLP) module(ctx *methods.Context) (*methods.Module, methods.ModuleTraining, error) {
 	g := ctx.Graph
-	tr := methods.ModuleTraining{Epochs: m.TrainEpochs, LR: m.LR, WeightDecay: m.WeightDecay}
+	tr := methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay}
 	cfg, err := m.config(g.X.F, g.NumClasses, false)
 	if err != nil {
 		return nil, tr, err
@@ -160,13 +154,13 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 	if cfg.Norm == layers.NormBatch {
 		return nil, tr, nil, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use --norm groupnorm")
 	}
-	conv, err := dp.ParseConversion(m.Accountant)
+	conv, err := dp.ParseConversion(m.cfg.Accountant)
 	if err != nil {
 		return nil, tr, nil, err
 	}
-	q := methods.NodeRate(m.BatchSize, len(train))
-	tr = methods.ModuleTraining{Epochs: m.TrainEpochs, LR: m.LR, WeightDecay: m.WeightDecay, Private: true, Clip: m.Clip, Rate: q, Ledger: "dpsgd"}
-	priv, err := methods.CalibrateSGD(ctx, len(train), q, tr.SGDSteps(), m.Clip, conv)
+	q := methods.NodeRate(m.cfg.BatchSize, len(train))
+	tr = methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: true, Clip: m.cfg.Clip, Rate: q, Ledger: "dpsgd"}
+	priv, err := methods.CalibrateSGD(ctx, len(train), q, tr.SGDSteps(), m.cfg.Clip, conv)
 	if err != nil {
 		return nil, tr, nil, err
 	}
@@ -189,7 +183,7 @@ func (m *MLP) dpTask(ctx *methods.Context) (*methods.Module, methods.ModuleTrain
 // Run trains the MLP once. Edge-level privacy is free: the model never
 // reads edges, so its ε is 0 for any edge-level budget.
 func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	if err := methods.CheckModelMemory(ctx, "mlp", m.Hidden, m.Layers); err != nil {
+	if err := methods.CheckModelMemory(ctx, "mlp", m.cfg.Hidden, m.cfg.Layers); err != nil {
 		return nil, err
 	}
 	if ctx.Level == methods.Node {
@@ -254,12 +248,12 @@ func (m *MLP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Cali
 	if err := methods.CheckAll(m.Validate(), methods.CheckCounts(c, []string{methods.CountTrainNodes})); err != nil {
 		return nil, err
 	}
-	conv, err := dp.ParseConversion(m.Accountant)
+	conv, err := dp.ParseConversion(m.cfg.Accountant)
 	if err != nil {
 		return nil, err
 	}
-	q := methods.NodeRate(m.BatchSize, c.TrainNodes)
-	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dp.Steps(m.TrainEpochs, q), m.Clip, conv)
+	q := methods.NodeRate(m.cfg.BatchSize, c.TrainNodes)
+	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dp.Steps(m.cfg.TrainEpochs, q), m.cfg.Clip, conv)
 }
 
 var _ methods.Accountable = (*MLP)(nil)

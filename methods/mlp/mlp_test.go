@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/pflag"
 )
 
@@ -20,14 +21,14 @@ func TestInputDropoutFlag(t *testing.T) {
 		{args: []string{"--dropout", "0.3"}, plain: 0.3, dpsgd: 0},
 		{args: []string{"--input-dropout", "0.2"}, plain: 0.2, dpsgd: 0.2},
 		{args: []string{"--input-dropout", "0"}, plain: 0, dpsgd: 0},
-		{args: []string{"--input-dropout", "1"}, invalidSubstr: "--input-dropout"},
-		{args: []string{"--input-dropout", "-0.5"}, invalidSubstr: "--input-dropout"},
+		{args: []string{"--input-dropout", "1"}, invalidSubstr: "InDropout (--input-dropout) must be in [0, 1)"},
+		{args: []string{"--input-dropout", "-0.5"}, invalidSubstr: "InDropout (--input-dropout) must be in [0, 1)"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			m := &MLP{}
+			m := New(DefaultConfig())
 			fs := pflag.NewFlagSet("mlp", pflag.ContinueOnError)
-			m.BindFlags(fs)
+			methods.BindConfig(fs, m.Config())
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
@@ -49,8 +50,8 @@ func TestInputDropoutFlag(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if cfg.InputDropout != c.want || cfg.Dropout != m.Dropout {
-					t.Errorf("dpsgd=%v: input dropout %g, hidden %g; want %g, %g", c.dpsgd, cfg.InputDropout, cfg.Dropout, c.want, m.Dropout)
+				if cfg.InputDropout != c.want || cfg.Dropout != m.cfg.Dropout {
+					t.Errorf("dpsgd=%v: input dropout %g, hidden %g; want %g, %g", c.dpsgd, cfg.InputDropout, cfg.Dropout, c.want, m.cfg.Dropout)
 				}
 			}
 		})

@@ -15,35 +15,45 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
 )
 
-func init() { methods.Register(func() methods.Method { return &ProGAP{} }) }
+func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
 
-// ProGAP holds the hyperparameters (the paper's fixed settings; lr from the
-// paper's grid {0.01, 0.05}).
-type ProGAP struct {
-	ap.AggregationPerturbation
+// Config holds ProGAP's hyperparameters: aggregation perturbation's.
+type Config struct {
+	ap.Config
 }
+
+// DefaultConfig is the paper's fixed setting (lr from its grid {0.01,
+// 0.05}): aggregation perturbation's defaults.
+func DefaultConfig() Config { return Config{ap.DefaultConfig()} }
+
+// ProGAP is the method with its configuration.
+type ProGAP struct{ cfg Config }
+
+// New returns ProGAP with the configuration cfg.
+func New(cfg Config) *ProGAP { return &ProGAP{cfg: cfg} }
 
 func (*ProGAP) Name() string { return "progap" }
 func (*ProGAP) Short() string {
 	return "ProGAP: progressive stages of cached aggregation perturbation with jumping knowledge (edge or node DP)"
 }
-func (m *ProGAP) Epochs() int { return (m.Hops + 1) * m.TrainEpochs }
 
-func (m *ProGAP) BindFlags(fs *pflag.FlagSet) {
-	m.BindAPFlags(fs, 2, 100, 0.01)
+// Levels: ProGAP runs without privacy, at edge level and at node level.
+func (*ProGAP) Levels() []methods.Level {
+	return []methods.Level{methods.None, methods.Edge, methods.Node}
 }
 
-func (m *ProGAP) Validate() error {
-	return m.ValidateAP()
-}
+// DefaultSplit is the default protocol for a dataset.
+func (*ProGAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
+func (m *ProGAP) Config() any                      { return &m.cfg }
+func (m *ProGAP) Validate() error                  { return m.cfg.Validate() }
+func (m *ProGAP) Epochs() int                      { return (m.cfg.Hops + 1) * m.cfg.TrainEpochs }
 
 func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) methods.ModuleTraining {
-	return methods.ModuleTraining{Epochs: m.TrainEpochs, LR: m.LR, WeightDecay: m.WeightDecay, Private: ctx.Level == methods.Node,
-		Multiplier: z, Clip: m.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD}
+	return methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: ctx.Level == methods.Node,
+		Multiplier: z, Clip: m.cfg.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD}
 }
 
 // Ledger names of ProGAP's releases.
@@ -61,17 +71,17 @@ func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Ca
 	if ctx.Level == methods.Node {
 		t = m.training(ctx, setup, 0, 0).SGDSteps()
 	}
-	return m.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
-		ev := Events(ctx.Level, m.Hops, z, setup.Rate, t)
+	return m.cfg.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
+		ev := Events(ctx.Level, m.cfg.Hops, z, setup.Rate, t)
 		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, one per stage 1..%d: Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
-			m.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
+			m.cfg.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
 		if ctx.Level == methods.Node {
-			rel = append(rel, dp.Planned{Name: ledgerSGD, What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.Hops+1, t, setup.Rate, m.Clip), Event: ev[1]})
+			rel = append(rel, dp.Planned{Name: ledgerSGD, What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.cfg.Hops+1, t, setup.Rate, m.cfg.Clip), Event: ev[1]})
 		}
-		return append(rel, ctx.SelectionReleases(m.Hops+1)...)
+		return append(rel, ctx.SelectionReleases(m.cfg.Hops+1)...)
 	}, func(z float64, rec map[string]float64) {
-		rec["sgd_std"], rec["rate"], rec["steps_per_stage"] = z*m.Clip, setup.Rate, float64(t)
-	}, m.Hops+1)
+		rec["sgd_std"], rec["rate"], rec["steps_per_stage"] = z*m.cfg.Clip, setup.Rate, float64(t)
+	}, m.cfg.Hops+1)
 }
 
 // Events is what a ProGAP run releases, in noise multipliers z: K NAP calls
@@ -104,7 +114,7 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 	if ctx.Level == methods.Node {
 		auto = layers.NormGroup
 	}
-	norm, err := m.NormFor(ctx.Level, auto)
+	norm, err := m.cfg.NormFor(ctx.Level, auto)
 	if err != nil {
 		return nil, err
 	}
@@ -119,12 +129,12 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 			if st.bases == nil {
 				for k, x := range in {
 					dims := []int{x.F}
-					for i := 0; i < m.BaseLayers; i++ {
-						dims = append(dims, m.Hidden)
+					for i := 0; i < m.cfg.BaseLayers; i++ {
+						dims = append(dims, m.cfg.Hidden)
 					}
-					cfg := layers.MLPConfig{Dims: dims, Activation: layers.SELU, Norm: norm, Dropout: m.Dropout}
+					cfg := layers.MLPConfig{Dims: dims, Activation: layers.SELU, Norm: norm, Dropout: m.cfg.Dropout}
 					if k == 0 {
-						cfg.InputDropout = m.InDropout // the raw features
+						cfg.InputDropout = m.cfg.InDropout // the raw features
 					}
 					b, err := layers.NewMLP(mm, fmt.Sprintf("progap.s%d.base%d", s, k), cfg)
 					if err != nil {
@@ -132,13 +142,13 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 					}
 					st.bases = append(st.bases, b)
 				}
-				dims := []int{m.Hidden * len(in)}
-				for i := 1; i < m.HeadLayers; i++ {
-					dims = append(dims, m.Hidden)
+				dims := []int{m.cfg.Hidden * len(in)}
+				for i := 1; i < m.cfg.HeadLayers; i++ {
+					dims = append(dims, m.cfg.Hidden)
 				}
 				var err error
 				head, err = layers.NewMLP(mm, fmt.Sprintf("progap.s%d.head", s), layers.MLPConfig{Dims: append(dims, g.NumClasses),
-					Activation: layers.SELU, Norm: norm, Dropout: m.Dropout, PlainLast: true})
+					Activation: layers.SELU, Norm: norm, Dropout: m.cfg.Dropout, PlainLast: true})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -176,10 +186,10 @@ func (m *ProGAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stage, error) {
 	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "progap", m.Hidden, (m.Hops+1)*(m.BaseLayers+m.HeadLayers)); err != nil {
+	if err := methods.CheckModelMemory(ctx, "progap", m.cfg.Hidden, (m.cfg.Hops+1)*(m.cfg.BaseLayers+m.cfg.HeadLayers)); err != nil {
 		return nil, nil, nil, err
 	}
-	setup, err := m.SetupAP(ctx)
+	setup, err := m.cfg.SetupAP(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -197,7 +207,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 	inputs := []*graphs.Features{g.X}
 	var prev *stage
 	var res *methods.Outcome
-	for s := 0; s <= m.Hops; s++ {
+	for s := 0; s <= m.cfg.Hops; s++ {
 		if s > 0 {
 			agg, err := m.release(ctx, prev, nap)
 			if err != nil {
@@ -217,8 +227,8 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 		res = &methods.Outcome{Pred: r.Pred, ValAcc: r.ValAcc}
 		prev = st
 	}
-	if nap.Adj.Calls != m.Hops {
-		return nil, nil, nil, fmt.Errorf("progap: the adjacency was multiplied %d times for K=%d (accounting would be wrong)", nap.Adj.Calls, m.Hops)
+	if nap.Adj.Calls != m.cfg.Hops {
+		return nil, nil, nil, fmt.Errorf("progap: the adjacency was multiplied %d times for K=%d (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
 	}
 	if res.Privacy, err = ctx.Report(priv.Plan); err != nil {
 		return nil, nil, nil, err
@@ -232,11 +242,11 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 func (m *ProGAP) release(ctx *methods.Context, prev *stage, nap *layers.NAP) (*graphs.Features, error) {
 	g := ctx.Graph
 	h := append([]float64(nil), nn.Values(prev.hLast)...) // from the restored model's last evaluation
-	out, err := ap.RunNAP(nap, h, g.N, m.Hidden)
+	out, err := ap.RunNAP(nap, h, g.N, m.cfg.Hidden)
 	if err != nil {
 		return nil, err
 	}
-	return layers.DenseFeatures(out, g.N, m.Hidden), nil
+	return layers.DenseFeatures(out, g.N, m.cfg.Hidden), nil
 }
 
 // BuildModel builds the final stage's graph for inspection: base MLPs
@@ -246,7 +256,7 @@ func (m *ProGAP) release(ctx *methods.Context, prev *stage, nap *layers.NAP) (*g
 // newest base output, which is where edges enter.
 func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	g := ctx.Graph
-	setup, err := m.SetupAP(ctx)
+	setup, err := m.cfg.SetupAP(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -255,11 +265,11 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		return nil, err
 	}
 	inputs := []*graphs.Features{g.X}
-	for k := 0; k < m.Hops; k++ {
-		inputs = append(inputs, methods.Placeholder(g.N, m.Hidden, ctx.Seed+uint64(k)))
+	for k := 0; k < m.cfg.Hops; k++ {
+		inputs = append(inputs, methods.Placeholder(g.N, m.cfg.Hidden, ctx.Seed+uint64(k)))
 	}
-	tr := m.training(ctx, setup, priv.Multiplier, m.Hops)
-	st, err := m.buildStage(ctx, m.Hops, inputs, nil, tr)
+	tr := m.training(ctx, setup, priv.Multiplier, m.cfg.Hops)
+	st, err := m.buildStage(ctx, m.cfg.Hops, inputs, nil, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +294,7 @@ var _ methods.Builder = (*ProGAP)(nil)
 
 // AuditTarget is one of ProGAP's NAP releases, for `dpgnn audit`.
 func (m *ProGAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
-	return m.NAPAudit(ctx, opts, m.calibrate)
+	return m.cfg.NAPAudit(ctx, opts, m.calibrate)
 }
 
 var _ methods.Auditor = (*ProGAP)(nil)
@@ -292,11 +302,15 @@ var _ methods.Auditor = (*ProGAP)(nil)
 // AccountPlan is the privacy plan of a ProGAP run with these counts (`dpgnn
 // account progap`).
 func (m *ProGAP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
-	setup, err := m.SetupCounts(ctx.Level, c)
+	setup, err := m.cfg.SetupCounts(ctx.Level, c)
 	if err != nil {
 		return nil, err
 	}
 	return m.calibrate(ctx, setup)
 }
+
+// AccountCounts: ProGAP needs the training-node count at node level (the
+// DP-SGD rate), nothing at edge level.
+func (m *ProGAP) AccountCounts(level methods.Level) []string { return m.cfg.AccountCounts(level) }
 
 var _ methods.Accountable = (*ProGAP)(nil)

@@ -15,9 +15,9 @@ import (
 
 func newProGAP(t *testing.T, args ...string) *ProGAP {
 	t.Helper()
-	m := &ProGAP{}
+	m := New(DefaultConfig())
 	fs := pflag.NewFlagSet("progap", pflag.ContinueOnError)
-	m.BindFlags(fs)
+	methods.BindConfig(fs, m.Config())
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 		m := newProGAP(t, "--hops", string(rune('0'+tc.k)))
 		g := testGraph(t)
 		ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: tc.eps, Delta: tc.delta}
-		setup, err := m.SetupAP(ctx)
+		setup, err := m.cfg.SetupAP(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func TestOneReleaseMoreThanPlannedFails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		setup, err := m.SetupAP(ctx)
+		setup, err := m.cfg.SetupAP(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +225,7 @@ func TestOneReleaseMoreThanPlannedFails(t *testing.T) {
 	// One DP-SGD step more.
 	m := newProGAP(t, "--hops", "1", "--epochs", "2", "--batch-size", "32", "--max-degree", "16")
 	ctx := &methods.Context{Graph: testGraph(t), Level: methods.Node, Epsilon: 4, Delta: 1e-5, Seed: 1}
-	setup, err := m.SetupAP(ctx)
+	setup, err := m.cfg.SetupAP(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

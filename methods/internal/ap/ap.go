@@ -1,5 +1,6 @@
 // Package ap holds what GAP and ProGAP share: aggregation perturbation's
-// hyperparameters and flags, its privacy set-up (which adjacency NAP reads,
+// hyperparameters (Config, with the module hyperparameters CARIBOU shares
+// too, Modules), its privacy set-up (which adjacency NAP reads,
 // the degree bound at node level, the sensitivity, δ's units, the DP-SGD
 // rate), its calibration, the ledger hook of its NAP layers, its audit target
 // (one NAP release) and its plan from counts for `dpgnn account`.
@@ -15,71 +16,30 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
 )
 
-// AggregationPerturbation holds the hyperparameters GAP and ProGAP share
-// and the privacy set-up of aggregation perturbation: which adjacency NAP
-// reads (out-degree bounded at node level), the privacy unit count for δ,
-// and the DP-SGD parameters at node level.
-type AggregationPerturbation struct {
-	Hops        int
-	BaseLayers  int
-	HeadLayers  int
-	Hidden      int
-	TrainEpochs int
-	LR          float64
-	Dropout     float64
-	InDropout   float64
-	MaxDegree   int
-	DegreeBound string
-	BatchSize   int
-	Clip        float64
-	Accountant  string
-	EdgeUnit    string
-	Norm        string
-	WeightDecay float64
+// Config holds the hyperparameters GAP and ProGAP share: the number of
+// NAP hops, the modules' (Modules) and the privacy set-up of aggregation
+// perturbation — which adjacency NAP reads (out-degree bounded at node
+// level), the privacy unit at edge level and the accountant. Its methods
+// are that set-up: the sensitivity, the privacy unit count for δ, the
+// DP-SGD rate at node level, the calibration and the audit target.
+type Config struct {
+	Hops int `flag:"hops" help:"K: number of aggregation (NAP) steps"`
+	Modules
+	MaxDegree   int    `flag:"max-degree" help:"node level: D, a public bound on every node's out-degree (the number of aggregates its embedding enters);\nNAP's sensitivity is √D"`
+	DegreeBound string `flag:"degree-bound" help:"node level: public (default: D bounds the raw graph; an input above it is refused, nothing is dropped;\nthe guarantee holds for every graph within the bound) or sample (GAP/ProGAP: keep D random out-edges per node;\nthe guarantee then assumes the raw graph is already within D — sampling a graph above it is not covered)"`
+	EdgeUnit    string `flag:"edge-unit" help:"edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)"`
+	Accountant  string `flag:"accountant" help:"edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given"`
 }
 
-// BindAPFlags registers aggregation perturbation's flags with the given
-// defaults: the module flags (BindModuleFlags) and NAP's.
-func (a *AggregationPerturbation) BindAPFlags(fs *pflag.FlagSet, hops, epochs int, lr float64) {
-	fs.IntVar(&a.Hops, "hops", hops, "K: number of aggregation (NAP) steps")
-	a.BindModuleFlags(fs, epochs, lr)
-	fs.IntVar(&a.MaxDegree, "max-degree", 100, "node level: D, a public bound on every node's out-degree (the number of aggregates its embedding enters);\nNAP's sensitivity is √D")
-	fs.StringVar(&a.DegreeBound, "degree-bound", DegreePublic, "node level: public (default: D bounds the raw graph; an input above it is refused, nothing is dropped;\nthe guarantee holds for every graph within the bound) or sample (GAP/ProGAP: keep D random out-edges per node;\nthe guarantee then assumes the raw graph is already within D — sampling a graph above it is not covered)")
-	fs.StringVar(&a.EdgeUnit, "edge-unit", methods.EdgeDirected, "edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)")
-	fs.StringVar(&a.Accountant, "accountant", "gdp", "edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given")
-}
-
-// BindModuleFlags registers the flags of the encoder and classification
-// modules (widths, depths, optimiser, dropout, norm) and of their DP-SGD
-// training at node level, which every method built from GAP's modules
-// shares.
-func (a *AggregationPerturbation) BindModuleFlags(fs *pflag.FlagSet, epochs int, lr float64) {
-	fs.IntVar(&a.Hidden, "hidden", 16, "hidden width")
-	fs.IntVar(&a.BaseLayers, "base-layers", 1, "layers of each base MLP (GAP: one per hop; ProGAP: one per input of a stage)")
-	fs.IntVar(&a.HeadLayers, "head-layers", 1, "layers of the head MLP over the concatenated hops")
-	fs.IntVar(&a.TrainEpochs, "epochs", epochs, "training epochs of each module / stage")
-	fs.Float64Var(&a.LR, "lr", lr, "Adam learning rate")
-	fs.Float64Var(&a.Dropout, "dropout", 0, "dropout probability (between layers, as in GAP's code)")
-	fs.Float64Var(&a.InDropout, "input-dropout", 0, "dropout probability on the raw node features entering the first MLP (not in the papers' code; no privacy effect)")
-	fs.IntVar(&a.BatchSize, "batch-size", 256, "node level: expected Poisson batch size B (q = B/N_train)")
-	fs.Float64Var(&a.Clip, "clip", 1, "node level: per-sample gradient clipping bound C")
-	fs.StringVar(&a.Norm, "norm", "auto", "norm layer: auto (batchnorm at edge level and without privacy, the methods' default at node level), none, batchnorm or groupnorm")
-	fs.Float64Var(&a.WeightDecay, "weight-decay", 0, "Adam L2 weight decay")
-}
-
-// Levels: aggregation perturbation runs without privacy, at edge level and
-// at node level.
-func (*AggregationPerturbation) Levels() []methods.Level {
-	return []methods.Level{methods.None, methods.Edge, methods.Node}
-}
-
-// DefaultSplit is the default protocol for a dataset.
-func (*AggregationPerturbation) DefaultSplit(dataset string) string {
-	return methods.DefaultSplitFor(dataset)
+// DefaultConfig is GAP's and ProGAP's setting: two hops, the modules'
+// defaults, a public out-degree bound of 100, directed edges as the unit
+// and exact Gaussian composition.
+func DefaultConfig() Config {
+	return Config{Hops: 2, Modules: DefaultModules(), MaxDegree: 100, DegreeBound: DegreePublic,
+		EdgeUnit: methods.EdgeDirected, Accountant: "gdp"}
 }
 
 // Degree-bound modes at node level (graphs/degreebound.go).
@@ -98,7 +58,7 @@ const (
 // also states the ε of an undirected edge (two directed entries,
 // sensitivity √2, so the same events at multiplier z/√2) — what a reader of
 // an undirected graph would otherwise under-estimate.
-func (a *AggregationPerturbation) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64), modules int) (*methods.Calibrated, error) {
+func (a *Config) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64), modules int) (*methods.Calibrated, error) {
 	c, err := a.calibrateAP(ctx, setup, releases, nodeNoise)
 	if err != nil {
 		return nil, err
@@ -113,11 +73,11 @@ func (a *AggregationPerturbation) CalibrateAP(ctx *methods.Context, setup *APSet
 	return c, nil
 }
 
-func (a *AggregationPerturbation) calibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64)) (*methods.Calibrated, error) {
-	acct := a.NodeAccountant()
+func (a *Config) calibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64)) (*methods.Calibrated, error) {
+	acct := NodeAccountant(a.Accountant)
 	if ctx.Level != methods.Node {
 		var err error
-		if acct, err = a.EdgeAccountant(); err != nil {
+		if acct, err = EdgeAccountant(a.Accountant); err != nil {
 			return nil, err
 		}
 	}
@@ -144,48 +104,11 @@ func (a *AggregationPerturbation) calibrateAP(ctx *methods.Context, setup *APSet
 	return c, nil
 }
 
-// NormFor returns the norm layer for a level: --norm, or with "auto" the
-// given default.
-func (a *AggregationPerturbation) NormFor(level methods.Level, auto layers.NormKind) (layers.NormKind, error) {
-	if a.Norm == "auto" || a.Norm == "" {
-		return auto, nil
-	}
-	k, err := layers.ParseNorm(a.Norm)
-	if err != nil {
-		return k, err
-	}
-	if level == methods.Node && k == layers.NormBatch {
-		return k, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use groupnorm or none")
-	}
-	return k, nil
-}
-
-// ValidateAP checks aggregation perturbation's hyperparameters.
-func (a *AggregationPerturbation) ValidateAP() error {
-	return methods.CheckAll(methods.Depth("hops", a.Hops), a.ValidateModules(), methods.Positive("max-degree", a.MaxDegree),
-		a.validateEdgeUnit(), a.validateDegreeBound())
-}
-
-// ValidateModules checks the module hyperparameters (BindModuleFlags).
-func (a *AggregationPerturbation) ValidateModules() error {
-	return methods.CheckAll(methods.Width("hidden", a.Hidden),
-		methods.Depth("base-layers", a.BaseLayers), methods.Depth("head-layers", a.HeadLayers), methods.Epochs("epochs", a.TrainEpochs),
-		methods.PositiveF("lr", a.LR), methods.Prob("dropout", a.Dropout), methods.Prob("input-dropout", a.InDropout),
-		methods.Positive("batch-size", a.BatchSize), methods.PositiveF("clip", a.Clip))
-}
-
-func (a *AggregationPerturbation) validateDegreeBound() error {
-	if a.DegreeBound != DegreePublic && a.DegreeBound != DegreeSample {
-		return fmt.Errorf("--degree-bound %q: want public or sample", a.DegreeBound)
-	}
-	return nil
-}
-
-func (a *AggregationPerturbation) validateEdgeUnit() error {
-	if a.EdgeUnit != methods.EdgeDirected && a.EdgeUnit != methods.EdgeUndirected {
-		return fmt.Errorf("--edge-unit %q: want directed or undirected", a.EdgeUnit)
-	}
-	return nil
+// Validate checks aggregation perturbation's hyperparameters.
+func (a *Config) Validate() error {
+	return methods.CheckAll(methods.CheckFields(a, methods.Depth(&a.Hops), methods.Positive(&a.MaxDegree),
+		methods.OneOf(&a.EdgeUnit, methods.EdgeDirected, methods.EdgeUndirected), methods.OneOf(&a.DegreeBound, DegreePublic, DegreeSample)),
+		a.Modules.Validate())
 }
 
 // APSetup is the privacy set-up of one aggregation-perturbation run.
@@ -221,7 +144,7 @@ type APSetup struct {
 //     identity); above it, removing v also changes the samples of the nodes
 //     that kept an edge to v, which nothing bounds — the papers' assumption,
 //     and the report says so.
-func (a *AggregationPerturbation) SetupAP(ctx *methods.Context) (*APSetup, error) {
+func (a *Config) SetupAP(ctx *methods.Context) (*APSetup, error) {
 	g := ctx.Graph
 	n := len(g.Split.Train)
 	if err := a.checkUnit(ctx.Level); err != nil {
@@ -283,22 +206,24 @@ func PairKeyFrom(src *dp.Source) graphs.PairKey {
 	return k
 }
 
-// NodeAccountant is the accountant name used at node level.
-func (a *AggregationPerturbation) NodeAccountant() string {
-	if a.Accountant == "rdp-standard" {
-		return a.Accountant
+// NodeAccountant is the accountant used at node level for the --accountant
+// value name: rdp-standard when asked, else rdp.
+func NodeAccountant(name string) string {
+	if name == "rdp-standard" {
+		return name
 	}
 	return "rdp"
 }
 
-// EdgeAccountant is the accountant name used at edge level.
-func (a *AggregationPerturbation) EdgeAccountant() (string, error) {
+// EdgeAccountant is the accountant used at edge level for the --accountant
+// value name: one of dp's accountants.
+func EdgeAccountant(name string) (string, error) {
 	for _, n := range dp.AccountantNames() {
-		if n == a.Accountant {
+		if n == name {
 			return n, nil
 		}
 	}
-	return "", fmt.Errorf("--accountant %q: want one of gdp, rdp, rdp-standard", a.Accountant)
+	return "", fmt.Errorf("--accountant %q: want one of gdp, rdp, rdp-standard", name)
 }
 
 // RecordNAP makes every release of a NAP layer (every noise draw) a
@@ -322,7 +247,7 @@ func RecordNAP(nap *layers.NAP, l *dp.Ledger, name string, z, sensitivity float6
 // degree bound is part of the release: on each graph the public bound is
 // checked, and with --degree-bound sample every release draws its own key
 // from the mechanism source. calibrate is the method's calibration.
-func (a *AggregationPerturbation) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calibrate func(*methods.Context, *APSetup) (*methods.Calibrated, error)) (*methods.AuditTarget, error) {
+func (a *Config) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calibrate func(*methods.Context, *APSetup) (*methods.Calibrated, error)) (*methods.AuditTarget, error) {
 	if !ctx.Private() {
 		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
 	}
@@ -423,7 +348,7 @@ func RunNAP(nap *layers.NAP, x []float64, n, width int) ([]float64, error) {
 
 // AccountCounts: aggregation perturbation needs the training-node count at
 // node level (the DP-SGD rate), nothing at edge level.
-func (a *AggregationPerturbation) AccountCounts(level methods.Level) []string {
+func (a *Config) AccountCounts(level methods.Level) []string {
 	if level == methods.Node {
 		return []string{methods.CountTrainNodes}
 	}
@@ -431,7 +356,7 @@ func (a *AggregationPerturbation) AccountCounts(level methods.Level) []string {
 }
 
 // checkUnit refuses an edge unit at node level.
-func (a *AggregationPerturbation) checkUnit(level methods.Level) error {
+func (a *Config) checkUnit(level methods.Level) error {
 	if level == methods.Node && a.EdgeUnit == methods.EdgeUndirected {
 		return fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
 	}
@@ -441,8 +366,8 @@ func (a *AggregationPerturbation) checkUnit(level methods.Level) error {
 // SetupCounts is the part of SetupAP that needs counts only: the
 // sensitivity of a NAP call (1, √2 for undirected edges, √D at node level)
 // and the DP-SGD rate. Alone (`dpgnn account`), δ must be given.
-func (a *AggregationPerturbation) SetupCounts(level methods.Level, c methods.Counts) (*APSetup, error) {
-	if err := a.ValidateAP(); err != nil {
+func (a *Config) SetupCounts(level methods.Level, c methods.Counts) (*APSetup, error) {
+	if err := a.Validate(); err != nil {
 		return nil, err
 	}
 	if err := a.checkUnit(level); err != nil {

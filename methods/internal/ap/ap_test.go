@@ -12,18 +12,19 @@ import (
 	"github.com/spf13/pflag"
 )
 
-func apWithUnit(t *testing.T, unit string) *AggregationPerturbation {
+func apWithUnit(t *testing.T, unit string) *Config {
 	t.Helper()
-	a := &AggregationPerturbation{}
+	a := DefaultConfig()
+	a.Hops, a.TrainEpochs = 2, 10
 	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
-	a.BindAPFlags(fs, 2, 10, 0.01)
+	methods.BindConfig(fs, &a)
 	if err := fs.Parse([]string{"--edge-unit", unit}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.ValidateAP(); err != nil {
+	if err := a.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return a
+	return &a
 }
 
 // TestEdgeUnit: with undirected units one edge {i,j} changes two rows, so a
@@ -97,11 +98,12 @@ func TestEdgeUnit(t *testing.T) {
 	if _, err := apWithUnit(t, methods.EdgeUndirected).SetupAP(&node); err == nil || !strings.Contains(err.Error(), "--edge-unit") {
 		t.Errorf("node level with --edge-unit undirected: err = %v, want a refusal naming the flag", err)
 	}
-	a := &AggregationPerturbation{}
+	a := DefaultConfig()
+	a.Hops, a.TrainEpochs = 2, 10
 	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
-	a.BindAPFlags(fs, 2, 10, 0.01)
+	methods.BindConfig(fs, &a)
 	_ = fs.Parse([]string{"--edge-unit", "both"})
-	if err := a.ValidateAP(); err == nil || !strings.Contains(err.Error(), "--edge-unit") {
+	if err := a.Validate(); err == nil || !strings.Contains(err.Error(), `EdgeUnit (--edge-unit) must be directed or undirected, got "both"`) {
 		t.Errorf("--edge-unit both: err = %v", err)
 	}
 }

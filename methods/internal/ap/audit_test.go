@@ -44,23 +44,24 @@ func oldBoundOutDegree(a *graphs.CSR, d int, seed uint64) *graphs.CSR {
 	return graphs.FromCOO(a.Rows, a.Cols, src, dst, nil)
 }
 
-func apFor(t *testing.T, args ...string) *AggregationPerturbation {
+func apFor(t *testing.T, args ...string) *Config {
 	t.Helper()
-	a := &AggregationPerturbation{}
+	a := DefaultConfig()
+	a.Hops, a.TrainEpochs = 1, 10
 	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
-	a.BindAPFlags(fs, 1, 10, 0.01)
+	methods.BindConfig(fs, &a)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.ValidateAP(); err != nil {
+	if err := a.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return a
+	return &a
 }
 
 // napOnlyCalibration calibrates one NAP call (what the audit needs: δ and a
 // report; the multiplier is fixed by AuditOptions).
-func napOnlyCalibration(a *AggregationPerturbation) func(*methods.Context, *APSetup) (*methods.Calibrated, error) {
+func napOnlyCalibration(a *Config) func(*methods.Context, *APSetup) (*methods.Calibrated, error) {
 	return func(ctx *methods.Context, s *APSetup) (*methods.Calibrated, error) {
 		return a.CalibrateAP(ctx, s, func(z float64) []dp.Planned {
 			return []dp.Planned{{What: "NAP", Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}

@@ -16,6 +16,55 @@ import (
 // on features and labels only, whose row-normalised embedding is the
 // aggregation's input, and a classifier over several cached embeddings.
 
+// Modules holds the hyperparameters of the encoder and classification
+// modules (widths, depths, optimiser, dropout, norm) and of their DP-SGD
+// training at node level, which every method built from GAP's modules
+// shares.
+type Modules struct {
+	Hidden      int     `flag:"hidden" help:"hidden width"`
+	BaseLayers  int     `flag:"base-layers" help:"layers of each base MLP (GAP: one per hop; ProGAP: one per input of a stage)"`
+	HeadLayers  int     `flag:"head-layers" help:"layers of the head MLP over the concatenated hops"`
+	TrainEpochs int     `flag:"epochs" help:"training epochs of each module / stage"`
+	LR          float64 `flag:"lr" help:"Adam learning rate"`
+	Dropout     float64 `flag:"dropout" help:"dropout probability (between layers, as in GAP's code)"`
+	InDropout   float64 `flag:"input-dropout" help:"dropout probability on the raw node features entering the first MLP (not in the papers' code; no privacy effect)"`
+	BatchSize   int     `flag:"batch-size" help:"node level: expected Poisson batch size B (q = B/N_train)"`
+	Clip        float64 `flag:"clip" help:"node level: per-sample gradient clipping bound C"`
+	Norm        string  `flag:"norm" help:"norm layer: auto (batchnorm at edge level and without privacy, the methods' default at node level), none, batchnorm or groupnorm"`
+	WeightDecay float64 `flag:"weight-decay" help:"Adam L2 weight decay"`
+}
+
+// DefaultModules is GAP's setting: width 16, one-layer base and head MLPs,
+// 100 epochs at learning rate 0.01, no dropout or weight decay, the
+// level's norm, and DP-SGD batches of 256 clipped at 1.
+func DefaultModules() Modules {
+	return Modules{Hidden: 16, BaseLayers: 1, HeadLayers: 1, TrainEpochs: 100, LR: 0.01, BatchSize: 256, Clip: 1, Norm: "auto"}
+}
+
+// Validate checks the module hyperparameters.
+func (a *Modules) Validate() error {
+	return methods.CheckFields(a, methods.Width(&a.Hidden),
+		methods.Depth(&a.BaseLayers), methods.Depth(&a.HeadLayers), methods.Epochs(&a.TrainEpochs),
+		methods.PositiveF(&a.LR), methods.Prob(&a.Dropout), methods.Prob(&a.InDropout),
+		methods.Positive(&a.BatchSize), methods.PositiveF(&a.Clip))
+}
+
+// NormFor returns the norm layer for a level: --norm, or with "auto" the
+// given default.
+func (a *Modules) NormFor(level methods.Level, auto layers.NormKind) (layers.NormKind, error) {
+	if a.Norm == "auto" || a.Norm == "" {
+		return auto, nil
+	}
+	k, err := layers.ParseNorm(a.Norm)
+	if err != nil {
+		return k, err
+	}
+	if level == methods.Node && k == layers.NormBatch {
+		return k, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use groupnorm or none")
+	}
+	return k, nil
+}
+
 // Ledger names of the encoder's and the classifier's DP-SGD releases.
 const (
 	LedgerEncoder    = "dpsgd.encoder"
@@ -25,14 +74,14 @@ const (
 // Training is how a module of an aggregation-perturbation method trains:
 // full batch at edge level and without privacy, DP-SGD (Poisson rate,
 // clip, multiplier z) at node level; ledger names its DP-SGD release.
-func (a *AggregationPerturbation) Training(ctx *methods.Context, rate, z float64, epochs int, ledger string) methods.ModuleTraining {
+func (a *Modules) Training(ctx *methods.Context, rate, z float64, epochs int, ledger string) methods.ModuleTraining {
 	return methods.ModuleTraining{Epochs: epochs, LR: a.LR, WeightDecay: a.WeightDecay, Private: ctx.Level == methods.Node,
 		Multiplier: z, Clip: a.Clip, Rate: rate, Ledger: ledger}
 }
 
 // ModuleSteps is the number of DP-SGD steps of the encoder (0 without one)
 // and of the classifier at node level (0, 0 at other levels).
-func (a *AggregationPerturbation) ModuleSteps(ctx *methods.Context, rate float64, encoder bool, encoderEpochs int) (tEnc, tCls int) {
+func (a *Modules) ModuleSteps(ctx *methods.Context, rate float64, encoder bool, encoderEpochs int) (tEnc, tCls int) {
 	if ctx.Level != methods.Node {
 		return 0, 0
 	}
@@ -45,7 +94,7 @@ func (a *AggregationPerturbation) ModuleSteps(ctx *methods.Context, rate float64
 // ModuleReleases are the planned DP-SGD releases of the classifier and
 // (with tEnc > 0) the encoder at node level, at multiplier z; nothing at
 // other levels. ModuleNoise adds their noise entries to a plan's record.
-func (a *AggregationPerturbation) ModuleReleases(ctx *methods.Context, rate, z float64, tEnc, tCls int) []dp.Planned {
+func (a *Modules) ModuleReleases(ctx *methods.Context, rate, z float64, tEnc, tCls int) []dp.Planned {
 	if ctx.Level != methods.Node {
 		return nil
 	}
@@ -59,7 +108,7 @@ func (a *AggregationPerturbation) ModuleReleases(ctx *methods.Context, rate, z f
 }
 
 // ModuleNoise records the DP-SGD noise of ModuleReleases.
-func (a *AggregationPerturbation) ModuleNoise(rec map[string]float64, rate, z float64, tEnc, tCls int) {
+func (a *Modules) ModuleNoise(rec map[string]float64, rate, z float64, tEnc, tCls int) {
 	rec["sgd_std"], rec["rate"], rec["encoder_steps"], rec["classifier_steps"] = z*a.Clip, rate, float64(tEnc), float64(tCls)
 }
 
@@ -80,7 +129,7 @@ func Widths(in, hidden, layers int, out ...int) []int {
 // prefix.encoder…) on ctx's training nodes: an MLP of encoderLayers layers
 // → row normalisation (the embedding, Outputs[0]) → norm → dropout → SELU
 // → Linear head. It reads no edge.
-func (a *AggregationPerturbation) TrainEncoder(ctx *methods.Context, tr methods.ModuleTraining, encoderLayers int, norm layers.NormKind, src *dp.Source, seed uint64, prefix string) (*methods.Module, error) {
+func (a *Modules) TrainEncoder(ctx *methods.Context, tr methods.ModuleTraining, encoderLayers int, norm layers.NormKind, src *dp.Source, seed uint64, prefix string) (*methods.Module, error) {
 	g := ctx.Graph
 	var enc *layers.MLP
 	var bn *layers.Norm
@@ -116,7 +165,7 @@ func (a *AggregationPerturbation) TrainEncoder(ctx *methods.Context, tr methods.
 // norm → dropout → SELU → head MLP. rawHop0 applies --input-dropout to
 // input 0 (the raw features). The parameters are created on the first call
 // (the training path) and shared by the second (the evaluation path).
-func (a *AggregationPerturbation) Classifier(prefix string, classes int, norm layers.NormKind, rawHop0 bool) func(*nn.Model, []*layers.Features, bool) (*G.Node, []*G.Node, error) {
+func (a *Modules) Classifier(prefix string, classes int, norm layers.NormKind, rawHop0 bool) func(*nn.Model, []*layers.Features, bool) (*G.Node, []*G.Node, error) {
 	var bases []*layers.MLP
 	var bn *layers.Norm
 	var head *layers.MLP
