@@ -16,4 +16,7 @@
 // $DPGNN_MAX_MEMORY). Splits that leave no training or no test node are
 // errors; legal but doubtful input (a class without training nodes) is
 // reported on Warnings. Files are written atomically (WriteFileAtomic).
+// Fetch downloads the published files of the real datasets (listed with
+// their URLs, sizes and SHA-256 in DatasetManifest) and keeps only files
+// whose checksum matches.
 package graphs

@@ -614,7 +614,7 @@ func TestMissingDatasetMessage(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"cora", []string{"dataset cora not found", "cannot download", "put the sparsegraph npz file at " + filepath.Join(empty, "cora.npz"), "gnn-benchmark", "--data-dir or $DPGNN_DATA"}},
+		{"cora", []string{"dataset cora not found", "run `dpgnn data fetch cora --data-dir " + empty + "` to download it", "put the sparsegraph npz file at " + filepath.Join(empty, "cora.npz"), "gnn-benchmark", "--data-dir or $DPGNN_DATA"}},
 		{"citeseer", []string{"at " + filepath.Join(empty, "citeseer.npz"), "klicperajo/ppnp"}},
 		{"actor", []string{"in the directory " + filepath.Join(empty, "actor") + string(os.PathSeparator), geomEdgesFile, geomNodesFile, "film_split_0.6_0.2_0.npz"}},
 		{"slashdot", []string{"in the directory " + filepath.Join(empty, "signed", "slashdot") + string(os.PathSeparator), "whole_edge.txt, slashdot.train and slashdot.test", "ASGL"}},
@@ -623,8 +623,8 @@ func TestMissingDatasetMessage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Load(c.name, empty, 1)
 			wantErr(t, err, c.want...)
-			if strings.Contains(err.Error(), "data fetch") {
-				t.Errorf("message still points at `data fetch`: %v", err)
+			if !strings.Contains(err.Error(), "`dpgnn data fetch "+c.name+" --data-dir "+empty+"`") {
+				t.Errorf("message does not give the fetch command: %v", err)
 			}
 		})
 	}

@@ -110,6 +110,17 @@ func DatasetHelp(name, dataDir string) (string, bool) {
 	return fmt.Sprintf("put %s %s (published at %s)", what, where, datasetSources[key]), true
 }
 
+// FetchCommand is the command line that downloads the dataset called name
+// into dataDir: "dpgnn data fetch NAME", with "--data-dir DIR" when dataDir
+// is not DefaultDataDir().
+func FetchCommand(name, dataDir string) string {
+	c := "dpgnn data fetch " + strings.ToLower(name)
+	if dataDir != "" && filepath.Clean(dataDir) != filepath.Clean(DefaultDataDir()) {
+		c += " --data-dir " + dataDir
+	}
+	return c
+}
+
 // Load returns the dataset called name.
 //
 // Known names (case-insensitive) resolve to the stored files: cora, cora_ml,
@@ -118,7 +129,9 @@ func DatasetHelp(name, dataDir string) (string, bool) {
 // dataDir/signed/NAME (LoadSigned); csbm → CSBM(DefaultCSBM(), seed);
 // chain-s, chain-m, chain-l, chain-x → Chain(size, seed); spread, star →
 // the node-level audit graphs Spread(seed), Star(seed). seed is used only
-// by the generated datasets. An empty dataDir means DefaultDataDir().
+// by the generated datasets. An empty dataDir means DefaultDataDir(). When
+// a known name's files are missing, the error gives the FetchCommand that
+// downloads them and where they go.
 //
 // Any other name is taken as a path: an .npz file is read by LoadNPZ, a
 // directory holding out1_graph_edges.txt by LoadGeomGCN and one holding
@@ -190,8 +203,8 @@ func loadKnown(name string, kind datasetKind, dataDir string, seed uint64) (*Gra
 		return nil, fmt.Errorf("dataset %s: %w", name, err)
 	} else if err != nil {
 		help, _ := DatasetHelp(name, dataDir)
-		return nil, fmt.Errorf("dataset %s not found: dpgnn cannot download datasets; %s, or point --data-dir or $DPGNN_DATA at the directory that holds it",
-			name, help)
+		return nil, fmt.Errorf("dataset %s not found: run `%s` to download it, or %s, or point --data-dir or $DPGNN_DATA at the directory that holds it",
+			name, FetchCommand(name, dataDir), help)
 	}
 	switch kind {
 	case kindNPZ:

@@ -2,6 +2,8 @@ package main
 
 import (
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +62,10 @@ func TestBadInputsFailInOneLine(t *testing.T) {
 	recCora := write(filepath.Join(dir, "cora.jsonl"), sweepRec(t, "gap", 1)+"\n")
 	recCSBM := write(filepath.Join(dir, "csbm.jsonl"), sweepRec(t, "gap", 8, func(r *trainers.Record) { r.Dataset = "csbm" })+"\n")
 	sgm := []string{"account", "sgm", "--rate", "0.01", "--steps", "1000", "--delta", "1e-5"}
+	// a mirror nothing listens on (a server that was closed).
+	closed := httptest.NewServer(http.NotFoundHandler())
+	unreachable := closed.URL
+	closed.Close()
 
 	for _, tc := range []struct {
 		name string
@@ -88,8 +94,8 @@ func TestBadInputsFailInOneLine(t *testing.T) {
 		{"signed empty edge file", []string{"data", "info", signedEmpty}, []string{filepath.Join(signedEmpty, "whole_edge.txt"), "no edges"}},
 		{"signed train edge with absent node", []string{"data", "info", signedAbsent},
 			[]string{filepath.Join(signedAbsent, "toy.train") + ":2", "node 42 does not occur in", "whole_edge.txt"}},
-		{"fetch cora", []string{"data", "fetch", "cora", "--data-dir", filepath.Join(dir, "nodata")},
-			[]string{"data fetch cora", "cannot download", filepath.Join(dir, "nodata", "cora.npz")}},
+		{"fetch cora from an unreachable mirror", []string{"data", "fetch", "cora", "--data-dir", filepath.Join(dir, "nodata"), "--mirror", unreachable},
+			[]string{"data fetch cora: " + unreachable + "/shchur/gnn-benchmark/", "cora.npz: no response", "connection refused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, _, err := runCLIStreams(t, tc.args...)
