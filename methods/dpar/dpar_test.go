@@ -2,11 +2,13 @@ package dpar
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/pflag"
@@ -290,4 +292,172 @@ func TestNodeSensitivity(t *testing.T) {
 	if d <= m.cfg.Tau*m.cfg.Clip {
 		t.Errorf("change %.4g within the paper's τ·C = %g: the counterexample no longer shows the gap", d, m.cfg.Tau*m.cfg.Clip)
 	}
+}
+
+// removalShift is ‖S(Π, all examples) − S(Π without drop)‖₂ for the sum S of
+// clipped per-example gradients at the model's initial parameters: drop's
+// own example and its column of Π are gone (Π is the released matrix,
+// fixed on both sides). It also returns how many other rows reference drop.
+func removalShift(t *testing.T, m *DPAR, pi *graphs.CSR, xf *graphs.Features, labels []int, classes, drop int) (float64, int) {
+	t.Helper()
+	n := pi.Rows
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	refs := 0
+	for i := 0; i < n; i++ {
+		for k := pi.Indptr[i]; k < pi.Indptr[i+1]; k++ {
+			if pi.Indices[k] == drop && i != drop {
+				refs++
+			}
+		}
+	}
+	sum := func(drop int) []float64 {
+		var examples []int
+		keep := make([]bool, n)
+		for i := range n {
+			keep[i] = i != drop
+			if i != drop {
+				examples = append(examples, i)
+			}
+		}
+		q := dropColumns(pi, keep)
+		nt, err := m.buildNet(7, xf, classes, n, n*maxRow(q), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sgd, err := dp.BuildSGD(nt.m, nt.perRow, dp.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fill := nt.filler(q, all, labels, sgd.Groups)
+		grads, _, err := sgd.Step(func(s []int) error {
+			ids := make([]int, len(s))
+			for k, e := range s {
+				ids[k] = examples[e]
+			}
+			return fill(ids)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []float64
+		for _, g := range grads {
+			for _, v := range g {
+				out = append(out, v*float64(len(examples))) // undo ÷ expected batch
+			}
+		}
+		return out
+	}
+	a, b := sum(-1), sum(drop)
+	d := 0.0
+	for i := range a {
+		d += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return math.Sqrt(d), refs
+}
+
+// TestNodeSensitivityWithinAccounting: with Π's columns capped as in a
+// strict run, removing a node moves the clipped gradient sum by at most
+// what the accountant assumes, 2C per differing example and at most
+// R = 1 + max-refs of them — on a star of hubs (every hub linked to the
+// others and to its own leaves, every node a source) and on cora_ml's
+// training side (the nodes the most rows reference).
+func TestNodeSensitivityWithinAccounting(t *testing.T) {
+	check := func(name string, m *DPAR, pi *graphs.CSR, xf *graphs.Features, labels []int, classes int, nodes []int) {
+		bound := 2 * m.cfg.Clip * float64(m.occurrences())
+		worst := 0.0
+		for _, v := range nodes {
+			d, refs := removalShift(t, m, pi, xf, labels, classes, v)
+			if refs > m.cfg.MaxRefs {
+				t.Fatalf("%s: node %d referenced by %d rows after the cap %d", name, v, refs, m.cfg.MaxRefs)
+			}
+			if d > bound+1e-9 {
+				t.Errorf("%s: removing node %d (%d references) moves the clipped sum by %.4g, above the accountant's %.4g", name, v, refs, d, bound)
+			}
+			worst = max(worst, d)
+		}
+		t.Logf("%s: largest shift %.4g over %d removed nodes; accounted bound 2C·R = %.4g", name, worst, len(nodes), bound)
+	}
+
+	// A star of hubs: 4 hubs, all linked, each with 6 leaves.
+	const hubs, leaves, feats, classes = 4, 6, 5, 3
+	n := hubs * (1 + leaves)
+	rows := make([][]int, n)
+	link := func(a, b int) { rows[a] = append(rows[a], b); rows[b] = append(rows[b], a) }
+	for h := range hubs {
+		for g := h + 1; g < hubs; g++ {
+			link(h, g)
+		}
+		for l := range leaves {
+			link(h, hubs+h*leaves+l)
+		}
+	}
+	adj := &graphs.CSR{Rows: n, Cols: n, Indptr: []int{0}}
+	for i := range n {
+		slices.Sort(rows[i])
+		adj.Indices = append(adj.Indices, rows[i]...)
+		adj.Indptr = append(adj.Indptr, len(adj.Indices))
+	}
+	x := make([]float64, n*feats)
+	labels := make([]int, n)
+	for i := range n {
+		for f := range feats {
+			x[i*feats+f] = math.Sin(float64(5*i+f+1)) * 4
+		}
+		labels[i] = i % classes
+	}
+	for h := range hubs {
+		x[h*feats] = 30 * float64(h+1) // hubs with large features
+	}
+	m := newDPAR(t, "--hidden", "8", "--dropout", "0", "--topk", "4", "--max-refs", "2")
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	pi, err := m.buildPi(adj, all, dp.APPRMechanism{Kind: dp.APPRNone, K: 4}, m.cfg.MaxRefs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("star of hubs", m, pi, &graphs.Features{N: n, F: feats, Dense: x}, labels, classes, all[:hubs+2])
+
+	// cora_ml's training side, 70 sources of largest degree.
+	dir := testutil.DataDir(t)
+	g, err := graphs.Load("cora_ml", dir, 1)
+	if err != nil {
+		t.Skipf("cora_ml: %v", err)
+	}
+	spec, _ := graphs.ParseSplit("inductive:0.8")
+	if g, err = graphs.ApplySplit(g, spec, 1); err != nil {
+		t.Fatal(err)
+	}
+	train := slices.Clone(g.Split.Train)
+	slices.Sort(train)
+	sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
+	cadj := unweighted(sub.Adj)
+	mc := newDPAR(t, "--hidden", "4", "--dropout", "0", "--max-refs", "2")
+	cpi, err := mc.buildPi(cadj, largestDegree(cadj, mc.cfg.Rows), dp.APPRMechanism{Kind: dp.APPRNone, K: mc.cfg.TopK}, mc.cfg.MaxRefs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := make([]int, cpi.Cols)
+	for i := 0; i < cpi.Rows; i++ {
+		for k := cpi.Indptr[i]; k < cpi.Indptr[i+1]; k++ {
+			if j := cpi.Indices[k]; j != i {
+				refs[j]++
+			}
+		}
+	}
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return refs[b] - refs[a] })
+	xs := sub.X
+	cl := make([]int, len(train))
+	for k, i := range train {
+		cl[k] = g.Labels[i]
+	}
+	check("cora_ml", mc, cpi, xs, cl, g.NumClasses, order[:3])
 }
