@@ -10,7 +10,7 @@ import (
 // against silent changes: the committed file must load to exactly the graph
 // the generator makes today (the split is not stored in npz).
 func TestGoldenChainFile(t *testing.T) {
-	got, err := LoadNPZ(filepath.Join("..", "testdata", "chain-s-seed1.npz"))
+	got, err := LoadNPZ(filepath.Join("testdata", "chain-s-seed1.npz"))
 	if err != nil {
 		t.Fatal(err)
 	}
