@@ -395,7 +395,7 @@ func (m *DPAR) infer(g *graphs.Graph, gs *graphsOf, h []float64) ([]int, error) 
 	for k, i := range gs.infer {
 		copy(hi[k*c:(k+1)*c], h[i*c:(i+1)*c])
 	}
-	q, err := graphs.PPRPropagate(gs.inferAdj, hi, c, m.cfg.PropAlpha, m.cfg.PropSteps)
+	q, err := layers.PPR(graphs.RowNorm(gs.inferAdj), hi, c, m.cfg.PropAlpha, m.cfg.PropSteps)
 	if err != nil {
 		return nil, err
 	}

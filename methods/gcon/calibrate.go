@@ -2,6 +2,7 @@ package gcon
 
 import (
 	"fmt"
+	"github.com/dpgnn/dpgnn/layers"
 	"math"
 	"strconv"
 	"strings"
@@ -10,7 +11,7 @@ import (
 )
 
 // Inf is the step count m = ∞ (the PPR limit R_∞ = α(I − (1−α)Ã)^{-1}).
-const Inf = -1
+const Inf = layers.PPRConverge
 
 // DefaultOmega is the budget divider ω of Theorem 1 (fixed at 0.9 in the
 // paper).

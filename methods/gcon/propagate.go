@@ -2,18 +2,11 @@ package gcon
 
 import (
 	"fmt"
+	"github.com/dpgnn/dpgnn/layers"
 	"math"
 
 	"github.com/dpgnn/dpgnn/graphs"
 )
-
-// InfTol is the max-abs change at which the m = ∞ iteration stops.
-const InfTol = 1e-12
-
-// maxInfIter caps the m = ∞ iteration. Stopping at any finite M computes
-// exactly R_M X, whose sensitivity is below Ψ_∞ (GCON Lemma 2), so the cap
-// never breaks privacy.
-const maxInfIter = 100000
 
 // Hygiene returns the simple undirected graph GCON's proof assumes (step 0
 // of Alg. 1, pitfall P9): A ← A ∨ Aᵀ, binary, zero diagonal, no duplicates.
@@ -29,47 +22,13 @@ func Hygiene(a *graphs.CSR) *graphs.CSR {
 // Ã_ii = 1). Row i depends only on node i's own edges.
 func Transition(a *graphs.CSR) *graphs.CSR { return graphs.RowNorm(Hygiene(a)) }
 
-// Propagate returns Z_m = R_m X (n×k row-major X) by the recursion
-// Z ← (1−α)·Ã Z + α·X, m times (Eq. 4); m = Inf iterates until the
-// max-abs change is below InfTol.
-func Propagate(at *graphs.CSR, x []float64, k int, alpha float64, m int) ([]float64, error) {
-	if len(x) != at.Rows*k {
-		return nil, fmt.Errorf("gcon: features have %d values, want %d×%d", len(x), at.Rows, k)
-	}
-	if !(alpha > 0 && alpha <= 1) {
-		return nil, fmt.Errorf("gcon: α must lie in (0, 1], got %v", alpha)
-	}
-	z := append([]float64(nil), x...)
-	if m == 0 {
-		return z, nil
-	}
-	tmp := make([]float64, len(x))
-	iters := m
-	if m == Inf {
-		iters = maxInfIter
-	}
-	for t := 0; t < iters; t++ {
-		at.MulDense(z, k, tmp)
-		var diff float64
-		for i := range tmp {
-			v := (1-alpha)*tmp[i] + alpha*x[i]
-			diff = math.Max(diff, math.Abs(v-z[i]))
-			z[i] = v
-		}
-		if m == Inf && diff < InfTol {
-			break
-		}
-	}
-	return z, nil
-}
-
 // Concat returns Z = (1/s)[Z_{m_1} | … | Z_{m_s}] (Eq. 11), n × s·k.
 func Concat(at *graphs.CSR, x []float64, k int, alpha float64, steps []int) ([]float64, error) {
 	n, s := at.Rows, len(steps)
 	d := s * k
 	z := make([]float64, n*d)
 	for b, m := range steps {
-		zm, err := Propagate(at, x, k, alpha, m)
+		zm, err := layers.PPR(at, x, k, alpha, m)
 		if err != nil {
 			return nil, err
 		}

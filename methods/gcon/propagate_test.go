@@ -1,6 +1,7 @@
 package gcon
 
 import (
+	"github.com/dpgnn/dpgnn/layers"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -130,7 +131,7 @@ func TestLemma1(t *testing.T) {
 			mats = append(mats, p)
 		}
 		for _, m := range []int{1, 2, 5, 10, Inf} {
-			rm, err := Propagate(at, identity(n), n, alpha, m)
+			rm, err := layers.PPR(at, identity(n), n, alpha, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,8 +188,8 @@ func TestLemma2Empirical(t *testing.T) {
 		x := unitRows(r, n, k)
 		for _, alpha := range []float64{0.1, 0.2, 0.4, 0.6, 0.8} {
 			for _, m := range []int{1, 2, 5, 10, Inf} {
-				z, _ := Propagate(at, x, k, alpha, m)
-				z2, _ := Propagate(at2, x, k, alpha, m)
+				z, _ := layers.PPR(at, x, k, alpha, m)
+				z2, _ := layers.PPR(at2, x, k, alpha, m)
 				psi, bound := psiDist(z, z2, n, k), PsiStep(alpha, m)
 				if psi > bound+1e-9 {
 					t.Fatalf("n=%d α=%g m=%d: ψ = %.12g > Ψ = %.12g", n, alpha, m, psi, bound)
@@ -201,8 +202,8 @@ func TestLemma2Empirical(t *testing.T) {
 	// Tight example: two isolated nodes with x_1 = e_1, x_2 = −e_1.
 	x := []float64{1, 0, -1, 0}
 	for _, alpha := range []float64{0.2, 0.7} {
-		z, _ := Propagate(Transition(adjacency(2, nil)), x, 2, alpha, 1)
-		z2, _ := Propagate(Transition(adjacency(2, map[edge]bool{{0, 1}: true})), x, 2, alpha, 1)
+		z, _ := layers.PPR(Transition(adjacency(2, nil)), x, 2, alpha, 1)
+		z2, _ := layers.PPR(Transition(adjacency(2, map[edge]bool{{0, 1}: true})), x, 2, alpha, 1)
 		assertRel(t, "tight ψ", psiDist(z, z2, 2, 2), PsiStep(alpha, 1), 1e-12)
 	}
 }
@@ -235,7 +236,7 @@ func TestConcat(t *testing.T) {
 				}
 			}
 			// The blocks are the single-step propagations scaled by 1/s.
-			zm, _ := Propagate(at, x, k, alpha, steps[len(steps)-1])
+			zm, _ := layers.PPR(at, x, k, alpha, steps[len(steps)-1])
 			for i := 0; i < n; i++ {
 				for j := 0; j < k; j++ {
 					if got := z[i*d+(len(steps)-1)*k+j]; math.Abs(got-zm[i*k+j]/float64(len(steps))) > 1e-15 {
@@ -249,7 +250,7 @@ func TestConcat(t *testing.T) {
 	n := 12
 	at := Transition(adjacency(n, randomEdges(r, n, 0.3)))
 	x := unitRows(r, n, k)
-	z, _ := Propagate(at, x, k, 0.3, Inf)
+	z, _ := layers.PPR(at, x, k, 0.3, Inf)
 	az := make([]float64, n*k)
 	at.MulDense(z, k, az)
 	for i := range z {
