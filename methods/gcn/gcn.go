@@ -71,14 +71,10 @@ func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.Cross
 		if err != nil {
 			return err
 		}
-		l1 := layers.NewLinear(model, "gcn.0", g.X.F, m.cfg.Hidden, true, layers.InitGlorot)
-		l2 := layers.NewLinear(model, "gcn.1", m.cfg.Hidden, g.NumClasses, true, layers.InitGlorot)
-		xw := x.MatMul(model, l1.W, m.cfg.Dropout) // X·W₁ first: cheaper than Â·X
-
-		h := nn.ReLU(l1.AddBias(G.Must(nn.SpMM(adj, xw))))
-		h = model.Dropout(h, m.cfg.Dropout)
-		hw := nn.MatMul(h, l2.W.Node)
-		logits = l2.AddBias(G.Must(nn.SpMM(adj, hw)))
+		l1 := layers.NewGCNConv(model, "gcn.0", adj, g.X.F, m.cfg.Hidden)
+		l2 := layers.NewGCNConv(model, "gcn.1", adj, m.cfg.Hidden, g.NumClasses)
+		h := model.Dropout(nn.ReLU(l1.ForwardInput(model, x, m.cfg.Dropout)), m.cfg.Dropout)
+		logits = l2.Forward(h)
 		if ce, err = nn.NewCrossEntropy(model, logits, "loss"); err != nil {
 			return err
 		}

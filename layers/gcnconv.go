@@ -1,0 +1,30 @@
+package layers
+
+import (
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// GCNConv is a graph convolution of Kipf & Welling: Â·H·W + b with Â the
+// GCN-normalised adjacency (graphs.GCNNorm) as a constant sparse input. The
+// product is taken as Â·(H·W), cheaper than (Â·H)·W whenever W narrows.
+type GCNConv struct {
+	*Linear
+	Adj *nn.Sparse
+}
+
+// NewGCNConv creates the layer's weight (Glorot) and bias on m; adj is Â.
+func NewGCNConv(m *nn.Model, name string, adj *nn.Sparse, in, out int) *GCNConv {
+	return &GCNConv{Linear: NewLinear(m, name, in, out, true, InitGlorot), Adj: adj}
+}
+
+// Forward returns Â·(h·W) + b.
+func (c *GCNConv) Forward(h *G.Node) *G.Node {
+	return c.AddBias(G.Must(nn.SpMM(c.Adj, nn.MatMul(h, c.W.Node))))
+}
+
+// ForwardInput returns Â·(X·W) + b for the model's feature input x (dense
+// or sparse), with input dropout p on the training path (Features.MatMul).
+func (c *GCNConv) ForwardInput(m *nn.Model, x *Features, p float64) *G.Node {
+	return c.AddBias(G.Must(nn.SpMM(c.Adj, x.MatMul(m, c.W, p))))
+}
