@@ -164,3 +164,10 @@ func (op *spmmOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 }
 
 var _ G.SDOp = (*spmmOp)(nil)
+
+// SpMMT returns Aᵀ·x for a constant sparse A (rows×cols) and x (rows, k).
+func SpMMT(s *Sparse, x *G.Node) (*G.Node, error) {
+	return G.ApplyOp(&spmmOp{s: s, trans: true}, x)
+}
+
+var _ G.SDOp = gaussianNoiseOp{}
