@@ -227,6 +227,38 @@ func (h HypergeomGaussian) Event() (RDPEvent, error) {
 	}}, nil
 }
 
+// Label names the mechanism of one step: String without the step count.
+// It is the name of the events of Counted and Step.
+func (h HypergeomGaussian) Label() string {
+	return fmt.Sprintf("HypergeomGaussian(N_tr=%d, B_d=%d, R=%d, multiplier=%g, change=%g)",
+		h.Population, h.Batch, h.Occurrences, h.Multiplier, h.Change)
+}
+
+// Counted returns the Steps steps as one RDPEvent named Label with Count
+// Steps (per-step curve γ): the event a privacy plan declares, to which
+// the one-step events a mechanism records in the ledger (Step) add up.
+// It composes exactly like Event.
+func (h HypergeomGaussian) Counted() (RDPEvent, error) {
+	c, err := h.curve()
+	if err != nil {
+		return RDPEvent{}, err
+	}
+	return RDPEvent{Name: h.Label(), Count: h.Steps, Curve: func(alpha float64) float64 {
+		g := c.gamma(alpha)
+		if math.IsNaN(g) {
+			return math.Inf(1)
+		}
+		return g
+	}}, nil
+}
+
+// Step returns the event of one step (Counted with Count 1).
+func (h HypergeomGaussian) Step() (RDPEvent, error) {
+	e, err := h.Counted()
+	e.Count = 1
+	return e, err
+}
+
 // CalibrateHypergeomGaussian returns the smallest multiplier σ (to
 // CalibrateNoise's tolerance, never below it) for which h with that
 // multiplier is (targetEps, delta)-DP under the RDP accountant (default

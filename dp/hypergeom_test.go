@@ -359,3 +359,31 @@ func TestFixedSample(t *testing.T) {
 		}
 	}
 }
+
+// TestHypergeomGaussianStepLedger: Counted composes like Event, and a plan
+// declaring Counted is met by exactly Steps one-step records (Step).
+func TestHypergeomGaussianStepLedger(t *testing.T) {
+	h := thm2(10000, 256, 121, 4, 5)
+	counted, err := h.Counted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := h.Event()
+	ec, _ := EpsilonOf("rdp", []Event{counted}, 1e-5)
+	ew, _ := EpsilonOf("rdp", []Event{whole}, 1e-5)
+	assertRel(t, "Counted vs Event", ec, ew, 1e-12)
+	step, err := h.Step()
+	if err != nil || step.Count != 1 || step.Name != counted.Name || strings.Contains(step.Name, "steps") {
+		t.Fatalf("step event %v (%v), counted %v", step, err, counted)
+	}
+	plan := &Plan{Level: "node", Epsilon: math.Inf(1), Delta: 1e-5, Accountant: "rdp",
+		Releases: []Planned{{Name: "d", Event: counted}}}
+	l := NewLedger()
+	for k := 1; k <= 6; k++ {
+		l.Record("d", step)
+		err := plan.Check(l)
+		if (k == 5) != (err == nil) {
+			t.Errorf("%d one-step records against 5 planned steps: %v", k, err)
+		}
+	}
+}

@@ -18,24 +18,42 @@ type SGDConfig struct {
 	// Multiplier is z, the noise multiplier: the summed clipped gradient
 	// gets N(0, (z·C)²) noise per coordinate.
 	Multiplier float64
-	// Rate is q, the Poisson sampling probability of each sample.
+	// Rate is q, the Poisson sampling probability of each sample (0 when
+	// Batch selects fixed-size batches).
 	Rate float64
-	// Samples is the number of training samples n; the expected batch size
-	// is B = q·n and the noisy sum is divided by B, not by the realised
-	// batch size.
+	// Batch > 0 selects fixed-size sampling instead of Poisson sampling:
+	// every step draws exactly Batch of the Samples without replacement
+	// (FixedSample, from the noise source), and the noisy sum is divided by
+	// Batch. Rate must then be 0. Poisson accounting does not apply to such
+	// steps: the caller says how one is accounted in StepEvent
+	// (HypergeomGaussian.Step for ASGL's discriminators).
+	Batch int
+	// Samples is the number of training samples n; with Poisson sampling
+	// the expected batch size is B = q·n and the noisy sum is divided by B,
+	// not by the realised batch size.
 	Samples int
 	// Capacity is the number of samples one run of the graph holds (its
 	// batch rows for one-row samples). A sampled batch larger than this is
 	// processed in chunks; noise is added once.
 	Capacity int
-	// Ledger, if set, records every step that adds noise as one
-	// PoissonGaussianEvent step under LedgerName.
+	// Ledger, if set, records every step that adds noise under LedgerName:
+	// StepEvent, or by default (Poisson sampling only) one
+	// PoissonGaussianEvent step.
 	Ledger     *Ledger
 	LedgerName string
+	// StepEvent is the event of one noisy step (required with Batch and a
+	// Ledger).
+	StepEvent Event
 }
 
-// ExpectedBatch is q·n.
-func (c SGDConfig) ExpectedBatch() float64 { return c.Rate * float64(c.Samples) }
+// ExpectedBatch is q·n with Poisson sampling and Batch with fixed-size
+// batches: what the noisy sum is divided by.
+func (c SGDConfig) ExpectedBatch() float64 {
+	if c.Batch > 0 {
+		return float64(c.Batch)
+	}
+	return c.Rate * float64(c.Samples)
+}
 
 // Validate checks the configuration.
 func (c SGDConfig) Validate() error {
@@ -45,13 +63,22 @@ func (c SGDConfig) Validate() error {
 	if err := checkNonNegativeFinite("noise multiplier", c.Multiplier); err != nil {
 		return err
 	}
-	if err := CheckRate(c.Rate); err != nil {
-		return err
-	}
 	if c.Samples <= 0 || c.Capacity <= 0 {
 		return fmt.Errorf("dp: DP-SGD needs positive sample count and capacity, got %d and %d", c.Samples, c.Capacity)
 	}
-	return nil
+	if c.Batch != 0 {
+		if c.Batch < 0 || c.Batch > c.Samples {
+			return fmt.Errorf("dp: DP-SGD fixed batch of %d samples out of %d, want 1 … %d", c.Batch, c.Samples, c.Samples)
+		}
+		if c.Rate != 0 {
+			return fmt.Errorf("dp: DP-SGD with a fixed batch of %d takes no Poisson rate (got %g)", c.Batch, c.Rate)
+		}
+		if c.Ledger != nil && c.StepEvent == nil {
+			return errors.New("dp: DP-SGD with fixed-size batches records its steps in a ledger only with a StepEvent (Poisson accounting does not apply)")
+		}
+		return nil
+	}
+	return CheckRate(c.Rate)
 }
 
 // DefaultCapacity is a batch capacity that a Poisson batch exceeds with
@@ -216,7 +243,7 @@ func (s *SGD) SetSource(src *Source) {
 
 // StepStats describes one DP-SGD step (for traces).
 type StepStats struct {
-	BatchSize   int                // realised Poisson batch size
+	BatchSize   int                // realised batch size
 	ClippedFrac float64            // fraction of sampled samples with clip factor < 1
 	MeanNorm    float64            // mean per-sample gradient norm before clipping
 	ParamNorms  map[string]float64 // RMS over the batch of per-sample norms, per parameter
@@ -237,13 +264,23 @@ func PoissonSample(src *Source, n int, q float64) []int {
 	return out
 }
 
-// Step runs one DP-SGD step: it draws a Poisson batch of the Cfg.Samples
-// samples, calls fill with each chunk of at most Capacity sample ids (fill
-// loads their rows into the batch inputs and sets Groups), runs the graph,
-// and returns the privatised gradient (Σ clipped + N(0,(zC)²))/B of every
-// parameter. Noise is added exactly once per step, also for an empty batch.
+// Step runs one DP-SGD step: it draws a batch of the Cfg.Samples samples
+// from the noise source (Poisson with Cfg.Rate, or exactly Cfg.Batch
+// without replacement), calls fill with each chunk of at most Capacity
+// sample ids (fill loads their rows into the batch inputs and sets
+// Groups), runs the graph, and returns the privatised gradient
+// (Σ clipped + N(0,(zC)²))/B of every parameter (B = ExpectedBatch).
+// Noise is added exactly once per step, also for an empty batch.
 func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, error) {
-	batch := PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate)
+	var batch []int
+	if s.Cfg.Batch > 0 {
+		var err error
+		if batch, err = FixedSample(s.src, s.Cfg.Samples, s.Cfg.Batch); err != nil {
+			return nil, StepStats{}, err
+		}
+	} else {
+		batch = PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate)
+	}
 	var chunks [][]int
 	for lo := 0; lo < len(batch); lo += s.Cfg.Capacity {
 		chunks = append(chunks, batch[lo:min(lo+s.Cfg.Capacity, len(batch))])
@@ -307,7 +344,11 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		}
 	}
 	if std > 0 {
-		s.Cfg.Ledger.Record(s.Cfg.LedgerName, PoissonGaussianEvent{Rate: s.Cfg.Rate, Multiplier: s.Cfg.Multiplier, Steps: 1})
+		var ev Event = PoissonGaussianEvent{Rate: s.Cfg.Rate, Multiplier: s.Cfg.Multiplier, Steps: 1}
+		if s.Cfg.StepEvent != nil {
+			ev = s.Cfg.StepEvent
+		}
+		s.Cfg.Ledger.Record(s.Cfg.LedgerName, ev)
 	}
 	noise := 0.0
 	for _, n := range s.Noise {

@@ -341,3 +341,73 @@ func ksNormal(x []float64) float64 {
 	}
 	return d
 }
+
+// TestDPSGDFixedBatch: with SGDConfig.Batch every step fills exactly Batch
+// distinct samples, drawn without replacement from the noise source (the
+// same draw FixedSample makes from a source in the same state), divides by
+// Batch, and records the caller's StepEvent once per noisy step; the
+// configuration is checked.
+func TestDPSGDFixedBatch(t *testing.T) {
+	tc := sgdCase{norm: layers.NormGroup, groups: []int{0, 1, 2, 3, 4, 5}}
+	_, _, labels := sgdInputs(6)
+	ledger := NewLedger()
+	step, err := HypergeomGaussian{Population: 6, Batch: 3, Occurrences: 2, Multiplier: 1, Change: 2, Steps: 1}.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := SGDConfig{Clip: 1, Multiplier: 0.5, Batch: 3, Samples: 6, Capacity: 2, Ledger: ledger, LedgerName: "d", StepEvent: step}
+	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
+	s, err := BuildSGD(m, ce.PerRow, cfg, NewSource(9), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ExpectedBatch() != 3 {
+		t.Fatalf("ExpectedBatch %v, want 3", cfg.ExpectedBatch())
+	}
+	ref := NewSource(9)
+	for range 20 {
+		var got []int
+		_, st, err := s.Step(func(samples []int) error {
+			got = append(got, samples...)
+			s.Groups.Singletons(len(samples))
+			return ce.SetRows(samples, labels)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := FixedSample(ref, 6, 3)
+		for _, n := range s.Noise { // the noise the step drew after the batch
+			ref.FillNormal(make([]float64, len(n.Last)))
+		}
+		if st.BatchSize != 3 || len(got) != 3 || !slicesEqual(got, want) {
+			t.Fatalf("batch %v (size %d), want exactly %v from the noise source", got, st.BatchSize, want)
+		}
+	}
+	if n := len(ledger.Entries()); n != 20 {
+		t.Fatalf("%d ledger entries for 20 noisy steps", n)
+	}
+	if e := ledger.Entries()[0].Event; e.String() != step.String() {
+		t.Fatalf("ledger records %v, want the step event %v", e, step)
+	}
+	for _, bad := range []SGDConfig{
+		{Clip: 1, Multiplier: 1, Batch: 7, Samples: 6, Capacity: 2},
+		{Clip: 1, Multiplier: 1, Batch: 3, Rate: 0.5, Samples: 6, Capacity: 2},
+		{Clip: 1, Multiplier: 1, Batch: 3, Samples: 6, Capacity: 2, Ledger: ledger},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v: want an error", bad)
+		}
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

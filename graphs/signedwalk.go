@@ -68,7 +68,8 @@ import (
 // from v* (degreebound.go explains why no degree projection we know avoids
 // this). On a graph whose degrees are already ≤ D the cap is the identity
 // and Claim 2 applies; a report that uses the cap must say the guarantee
-// assumes that.
+// assumes that. DegreeNone walks the raw graph and bounds nothing (for runs
+// without privacy): neither claim holds.
 //
 // Both claims take the score function as fixed: the same function on G and
 // on G − v*. Scores computed from a generator trained on walks of the
@@ -122,15 +123,21 @@ const (
 	// training subgraphs that differ between raw neighbours is not bounded:
 	// the papers' assumption, to be stated in the privacy report.
 	DegreeCap
+	// DegreeNone bounds nothing: the walks run on the raw graph, Degree is
+	// ignored and no occurrence bound holds (OccurrenceBound fails). For
+	// runs without privacy.
+	DegreeNone
 )
 
-// String returns "public" or "cap".
+// String returns "public", "cap" or "none".
 func (m DegreeMode) String() string {
 	switch m {
 	case DegreePublic:
 		return "public"
 	case DegreeCap:
 		return "cap"
+	case DegreeNone:
+		return "none"
 	}
 	return fmt.Sprintf("DegreeMode(%d)", int(m))
 }
@@ -138,8 +145,8 @@ func (m DegreeMode) String() string {
 // WalkConfig configures ASGL's constrained walks.
 type WalkConfig struct {
 	// Degree is D, the bound on every node's number of neighbours in the
-	// walk graph (public bound or cap, per Mode): ≥ 1. The occurrence bound
-	// is R_{D,L}. ASGL uses D = N = Paths.
+	// walk graph (public bound or cap, per Mode): ≥ 1 (ignored with
+	// DegreeNone). The occurrence bound is R_{D,L}. ASGL uses D = N = Paths.
 	Degree int
 	// Paths is N, the number of walks per root, for the discriminator (its
 	// fake pairs) and for the generator alike: ≥ 1.
@@ -153,10 +160,10 @@ type WalkConfig struct {
 	CapKey PairKey
 }
 
-// Validate checks the parameters and that R_{Degree,MaxLen} is at most
-// MaxReceptiveField.
+// Validate checks the parameters and, with a degree bound, that
+// R_{Degree,MaxLen} is at most MaxReceptiveField.
 func (c WalkConfig) Validate() error {
-	if c.Degree < 1 {
+	if c.Degree < 1 && c.Mode != DegreeNone {
 		return fmt.Errorf("graphs: walk config: degree bound %d, want ≥ 1", c.Degree)
 	}
 	if c.Paths < 1 {
@@ -165,7 +172,11 @@ func (c WalkConfig) Validate() error {
 	if c.MaxLen < 1 {
 		return fmt.Errorf("graphs: walk config: max path length %d, want ≥ 1", c.MaxLen)
 	}
-	if c.Mode != DegreePublic && c.Mode != DegreeCap {
+	switch c.Mode {
+	case DegreePublic, DegreeCap:
+	case DegreeNone:
+		return nil
+	default:
 		return fmt.Errorf("graphs: walk config: unknown degree mode %d", int(c.Mode))
 	}
 	_, err := ReceptiveField(c.Degree, c.MaxLen)
@@ -174,10 +185,14 @@ func (c WalkConfig) Validate() error {
 
 // OccurrenceBound returns R_{Degree,MaxLen}: the most training subgraphs a
 // node lies in (Claim 1) and, with DegreePublic, the most that differ
-// between a raw graph and the graph without one node (Claim 2).
+// between a raw graph and the graph without one node (Claim 2). It fails
+// with DegreeNone.
 func (c WalkConfig) OccurrenceBound() (int, error) {
 	if err := c.Validate(); err != nil {
 		return 0, err
+	}
+	if c.Mode == DegreeNone {
+		return 0, fmt.Errorf("graphs: walk config: no degree bound, so no occurrence bound")
 	}
 	return ReceptiveField(c.Degree, c.MaxLen)
 }
@@ -206,7 +221,10 @@ func NewSignedWalker(pos, neg *CSR, cfg WalkConfig) (*SignedWalker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r, _ := ReceptiveField(cfg.Degree, cfg.MaxLen)
+	r := 0 // no bound with DegreeNone
+	if cfg.Mode != DegreeNone {
+		r, _ = ReceptiveField(cfg.Degree, cfg.MaxLen)
+	}
 	adj, err := signedUnion(pos, neg)
 	if err != nil {
 		return nil, err
@@ -343,11 +361,12 @@ func (w *SignedWalker) Nodes() int { return w.adj.Rows }
 // Config returns the walker's configuration.
 func (w *SignedWalker) Config() WalkConfig { return w.cfg }
 
-// OccurrenceBound returns R_{D,L} (see WalkConfig.OccurrenceBound).
+// OccurrenceBound returns R_{D,L} (see WalkConfig.OccurrenceBound); 0
+// with DegreeNone.
 func (w *SignedWalker) OccurrenceBound() int { return w.r }
 
 // Graph returns a copy of the walk graph: symmetric, values ±1 (the edge
-// signs), degrees ≤ Degree (capped with DegreeCap).
+// signs), degrees ≤ Degree (capped with DegreeCap; any with DegreeNone).
 func (w *SignedWalker) Graph() *CSR { return w.adj.Clone() }
 
 // SignedTree is the BFS tree of a walk graph from Root, truncated at depth
@@ -372,7 +391,8 @@ type SignedTree struct {
 }
 
 // Tree returns the BFS tree from root, truncated at depth MaxLen. Its size
-// is at most min(n, R_{D,L}). It fails for a root out of range.
+// is at most min(n, R_{D,L}) (at most n with DegreeNone). It fails for a
+// root out of range.
 func (w *SignedWalker) Tree(root int) (*SignedTree, error) {
 	n := w.adj.Rows
 	if root < 0 || root >= n {
@@ -384,6 +404,9 @@ func (w *SignedWalker) Tree(root int) (*SignedTree, error) {
 		w.gen = 1
 	}
 	size := min(n, w.r)
+	if w.r == 0 {
+		size = min(n, 64) // no bound: a first guess, grown by append
+	}
 	t := &SignedTree{Root: root, MaxLen: w.cfg.MaxLen,
 		Nodes: make([]int, 1, size), Parent: make([]int, 1, size), Depth: make([]int, 1, size),
 		Sign: make([]int8, 1, size), ChildLo: make([]int, 0, size), ChildHi: make([]int, 0, size)}

@@ -778,3 +778,33 @@ func TestOccurrenceRealData(t *testing.T) {
 		}
 	}
 }
+
+// TestDegreeNone: without a degree bound the walker takes any graph (a
+// star far above Degree, with a depth whose R_{D,L} would overflow), has
+// no occurrence bound, and walks the raw graph.
+func TestDegreeNone(t *testing.T) {
+	const n = 300
+	var e [][3]int
+	for i := 1; i < n; i++ {
+		e = append(e, [3]int{0, i, 1})
+	}
+	pos, _ := signedFromEdges(n, e)
+	cfg := WalkConfig{Degree: 3, Paths: 2, MaxLen: 40, Mode: DegreeNone}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.OccurrenceBound(); err == nil {
+		t.Error("an occurrence bound without a degree bound")
+	}
+	w, err := NewSignedWalker(pos, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.OccurrenceBound() != 0 || w.Graph().NNZ() != pos.NNZ() || cfg.Mode.String() != "none" {
+		t.Fatalf("R = %d, %d of %d entries kept", w.OccurrenceBound(), w.Graph().NNZ(), pos.NNZ())
+	}
+	tr, err := w.Tree(5)
+	if err != nil || len(tr.Nodes) != n {
+		t.Fatalf("tree from a leaf has %d nodes (%v), want all %d", len(tr.Nodes), err, n)
+	}
+}

@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "github.com/dpgnn/dpgnn/methods/asgl"    // register asgl
 	_ "github.com/dpgnn/dpgnn/methods/caribou" // register caribou
 	_ "github.com/dpgnn/dpgnn/methods/dpar"    // register dpar
 	_ "github.com/dpgnn/dpgnn/methods/gap"     // register gap

@@ -1,0 +1,106 @@
+package asgl
+
+import (
+	"fmt"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
+)
+
+// AuditTarget is one private step of ASGL for `dpgnn audit`: a step of the
+// positive discriminator D+ from the initial parameters (the same on G and
+// G′, drawn from the run's seed), its walks steered by the initial
+// generator. Every random choice of the step — the batch of B_d roots
+// without replacement, the discriminator round's walk key and, with
+// --degree-bound cap, the cap's key — comes from the release's source, and
+// the walk graph is built on the graph given (so a removed node's edges
+// are gone from G+ and from every other root's tree). Released: the
+// privatised gradient of the embedding and the bias (every row, the
+// removed node's included). Claimed: the ε of one dp.HypergeomGaussian
+// step at the run's calibrated noise (with --multiplier, at that noise
+// multiplier: σ in strict accounting, the paper's σ with --accounting
+// paper). The audit's --remove-node edits the positive adjacency, which is
+// all a D+ step reads; a D− step is the same mechanism on G−.
+func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+	if !ctx.Private() || ctx.Level != methods.Node {
+		return nil, fmt.Errorf("asgl is audited at node level with a finite --epsilon")
+	}
+	if opts.Release != "" && opts.Release != "disc" {
+		return nil, fmt.Errorf("--release %q: asgl audits disc (one discriminator step)", opts.Release)
+	}
+	c := *ctx
+	if opts.Multiplier > 0 {
+		c.Multiplier = opts.Multiplier
+	}
+	g := ctx.Graph
+	p, err := m.calibrate(&c, g.N)
+	if err != nil {
+		return nil, err
+	}
+	step, err := p.disc.Step()
+	if err != nil {
+		return nil, err
+	}
+	claimed, err := methods.ClaimedEpsilon(step, p.Plan.Delta)
+	if err != nil {
+		return nil, err
+	}
+	cfg := m.cfg
+	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta,
+		What: fmt.Sprintf("one D+ step from the initial parameters: %d of %d roots without replacement, each root's gradient clipped to %g, noise std %.4g (R = %d, %s degree bound D=%d); released: the privatised gradient of the embedding and the bias",
+			cfg.DiscBatch, g.N, cfg.Clip, p.noiseMultiplier()*cfg.Clip, p.occ, p.walk.Mode, cfg.MaxDegree)}
+	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+		n := g.N
+		r := &run{cfg: cfg}
+		disc, err := m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, p.noiseMultiplier(), nil, nil, dp.NewSource(0))
+		if err != nil {
+			return nil, err
+		}
+		gen, err := m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, 1, 1, 1, 0, nil, nil, dp.NewSource(0))
+		if err != nil {
+			return nil, err
+		}
+		walker := func(key graphs.PairKey) (*graphs.SignedWalker, error) {
+			w := p.walk
+			w.CapKey = key
+			return graphs.NewSignedWalker(g.Adj, nil, w)
+		}
+		fixed, err := walker(graphs.PairKey{})
+		if err != nil {
+			return nil, fmt.Errorf("walk graph G+: %w", err)
+		}
+		return func(src *dp.Source) ([]float64, error) {
+			w := fixed
+			if p.walk.Mode == graphs.DegreeCap {
+				if w, err = walker(capKey(src.Split("asgl.cap"))); err != nil {
+					return nil, err
+				}
+			}
+			ph := &phase{name: "+", sign: 1, rule: graphs.TransitionPositive, walker: w, adj: w.Graph(), key: graphs.NewWalkKey(src.Split("asgl.walks"))}
+			if ph.disc, err = w.NewSampler(ph.key, ph.rule, gen.p.Scores()); err != nil {
+				return nil, err
+			}
+			disc.sgd.SetSource(src.Split("asgl.disc"))
+			grads, _, err := disc.sgd.Step(func(roots []int) error {
+				pairs, err := r.discPairs(ph, roots)
+				if err != nil {
+					return err
+				}
+				return disc.p.SetPairs(pairs, disc.groups, len(roots))
+			})
+			if err != nil {
+				return nil, err
+			}
+			var out []float64
+			for _, g := range grads {
+				out = append(out, g...)
+			}
+			return out, nil
+		}, nil
+	}
+	return t, nil
+}
+
+var _ methods.Auditor = (*ASGL)(nil)

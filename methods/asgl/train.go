@@ -1,0 +1,390 @@
+package asgl
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/nn"
+	"github.com/dpgnn/dpgnn/trainers"
+)
+
+// genChunk is the most roots of a generator batch one graph run holds (a
+// root has up to N·walkPairs pairs; larger batches run in chunks).
+const genChunk = 64
+
+// walkPairs is the most window pairs of one walk of at most maxLen hops
+// (maxLen+1 nodes) with window w.
+func walkPairs(maxLen, w int) int {
+	n := 0
+	for i := 0; i <= maxLen; i++ {
+		for j := max(0, i-w); j <= min(maxLen, i+w); j++ {
+			if j != i {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// phase is one adversarial pair's walk graph and sampling state: G+ with
+// the positive transition rule and sign +1, or G− with the negative rule
+// and sign −1.
+type phase struct {
+	name   string
+	sign   float64
+	rule   graphs.Transition
+	walker *graphs.SignedWalker
+	adj    *graphs.CSR // the walk graph (real neighbours)
+	// the discriminator round of the current epoch: its key and sampler
+	key  graphs.WalkKey
+	disc *graphs.Sampler
+}
+
+// player is one GAN player with its optimiser and one step's machinery:
+// DP-SGD with fixed-size batches when private, plain minibatch gradients
+// otherwise.
+type player struct {
+	m      *nn.Model
+	p      *layers.GANPlayer
+	opt    nn.Optimizer
+	decay  float64
+	lr     float64
+	sgd    *dp.SGD    // nil without privacy
+	src    *dp.Source // batch draws without privacy
+	n      int        // node ids: the population of roots
+	batch  int        // roots per step
+	chunk  int        // roots per graph run
+	groups *nn.RowGroups
+	// record, if set, records a step of a player without noise that the
+	// plan declares (the paper's generators).
+	record func()
+}
+
+// run is one training run.
+type run struct {
+	cfg       Config
+	ctx       *methods.Context
+	p         *privacy
+	phases    []*phase
+	disc, gen *player
+	keys      *dp.Source // walk keys
+}
+
+// newPlayer builds a player on n nodes with a capacity of chunk roots of
+// perRoot pairs each: recorded for DP-SGD (noise std mult·C on the summed
+// clipped gradient, fixed batches, every noisy step recorded in the ledger
+// under name with the event step) when mult > 0, plain otherwise (every
+// step then recorded with the event step when there is one).
+func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch, chunk, perRoot int, mult float64, step dp.Event, ledger *dp.Ledger, src *dp.Source) (*player, error) {
+	c := m.cfg
+	mod := nn.NewModel(seed)
+	private := mult > 0
+	if private {
+		mod.StartRecording()
+	}
+	gp, err := layers.NewGANPlayer(mod, name, kind, n, c.Dim, chunk*perRoot)
+	if err != nil {
+		return nil, err
+	}
+	mod.StopRecording()
+	pl := &player{m: mod, p: gp, decay: c.WeightDecay, lr: c.LR, n: n, batch: batch, chunk: chunk, src: src}
+	switch c.Optimizer {
+	case OptAdam:
+		pl.opt = nn.NewAdam(c.LR, 0)
+	default:
+		pl.opt = &nn.SGD{LR: c.LR}
+	}
+	if private {
+		pl.sgd, err = dp.BuildSGD(mod, gp.PerRow, dp.SGDConfig{Clip: c.Clip, Multiplier: mult, Batch: batch, Samples: n, Capacity: chunk,
+			Ledger: ledger, LedgerName: name, StepEvent: step}, src, nil)
+		if err != nil {
+			return nil, err
+		}
+		pl.groups = pl.sgd.Groups
+		return pl, nil
+	}
+	if err := mod.Compile(gp.Loss, nil); err != nil {
+		return nil, err
+	}
+	if step != nil {
+		pl.record = func() { ledger.Record(name, step) }
+	}
+	return pl, nil
+}
+
+// step takes one optimiser step on a batch of roots whose pairs pairsOf
+// gives (sample k of the pairs is roots[k]).
+func (pl *player) step(pairsOf func(roots []int) ([]layers.GANPair, error)) (trainers.EpochStats, error) {
+	var grads [][]float64
+	var st trainers.EpochStats
+	if pl.sgd != nil {
+		g, s, err := pl.sgd.Step(func(roots []int) error {
+			pairs, err := pairsOf(roots)
+			if err != nil {
+				return err
+			}
+			return pl.p.SetPairs(pairs, pl.groups, len(roots))
+		})
+		if err != nil {
+			return st, err
+		}
+		grads = g
+		st = trainers.EpochStats{Loss: s.Loss, GradNorms: s.ParamNorms, ClippedFrac: s.ClippedFrac, NoiseNorm: s.NoiseNorm, BatchSize: s.BatchSize}
+	} else {
+		roots, err := dp.FixedSample(pl.src, pl.n, pl.batch)
+		if err != nil {
+			return st, err
+		}
+		loss := 0.0
+		for lo := 0; lo < len(roots); lo += pl.chunk {
+			chunk := roots[lo:min(lo+pl.chunk, len(roots))]
+			pairs, err := pairsOf(chunk)
+			if err != nil {
+				return st, err
+			}
+			if err := pl.p.SetPairs(pairs, nil, 0); err != nil {
+				return st, err
+			}
+			l, err := pl.m.Step()
+			if err != nil {
+				return st, err
+			}
+			loss += l
+			g, err := pl.m.Grads()
+			if err != nil {
+				return st, err
+			}
+			if grads == nil {
+				grads = make([][]float64, len(g))
+				for i := range g {
+					grads[i] = make([]float64, len(g[i]))
+				}
+			}
+			for i := range g {
+				for j, v := range g[i] {
+					grads[i][j] += v
+				}
+			}
+		}
+		inv := 1 / float64(len(roots))
+		for i := range grads {
+			for j := range grads[i] {
+				grads[i][j] *= inv
+			}
+		}
+		st = trainers.EpochStats{Loss: loss * inv, BatchSize: len(roots)}
+		if pl.record != nil {
+			pl.record()
+		}
+	}
+	params := pl.m.ParamValues()
+	pl.opt.Step(params, grads)
+	if pl.decay > 0 { // decoupled weight decay: reads the parameters only
+		f := 1 - pl.lr*pl.decay
+		for _, p := range params {
+			for j := range p {
+				p[j] *= f
+			}
+		}
+	}
+	return st, nil
+}
+
+// newRun sets up a run: the walk graphs (degree-bounded as planned), the
+// two players and the mechanism sources.
+func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*run, error) {
+	c := m.cfg
+	g := ctx.Graph
+	n := g.N
+	src, err := ctx.NoiseSource("asgl")
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: c, ctx: ctx, p: p, keys: src.Split("asgl.walks")}
+	walk := p.walk
+	if walk.Mode == graphs.DegreeCap {
+		walk.CapKey = capKey(src.Split("asgl.cap"))
+	}
+	for _, ph := range []struct {
+		name     string
+		pos, neg *graphs.CSR
+		sign     float64
+		rule     graphs.Transition
+	}{{"+", g.Adj, nil, 1, graphs.TransitionPositive}, {"−", nil, g.Neg, -1, graphs.TransitionNegative}} {
+		w, err := graphs.NewSignedWalker(ph.pos, ph.neg, walk)
+		if err != nil {
+			if walk.Mode == graphs.DegreePublic {
+				return nil, fmt.Errorf("--max-degree %d (--degree-bound public) on %s, G%s: %v. --max-degree is a public bound on every node's degree in G+ and in G− and the guarantee covers graphs within it: "+
+					"raise it to a bound you can state without looking at the data, or pass --degree-bound cap (the paper's constrained trees, whose guarantee assumes the input is already within the bound)",
+					c.MaxDegree, ctx.Dataset, ph.name, err)
+			}
+			return nil, fmt.Errorf("walk graph G%s: %w", ph.name, err)
+		}
+		r.phases = append(r.phases, &phase{name: ph.name, sign: ph.sign, rule: ph.rule, walker: w, adj: w.Graph()})
+	}
+	mult, discStep, genStep := 0.0, dp.Event(nil), dp.Event(nil)
+	if p.private {
+		mult = p.noiseMultiplier()
+		if discStep, err = p.disc.Step(); err != nil {
+			return nil, err
+		}
+		switch {
+		case p.paper:
+			genStep = infiniteEvent(1)
+		case p.gen.Steps > 0:
+			if genStep, err = p.gen.Step(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ledger := ctx.Ledger()
+	if r.disc, err = m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, c.DiscBatch, c.DiscBatch, 2*c.Paths, mult, discStep, ledger, src.Split("asgl.disc")); err != nil {
+		return nil, err
+	}
+	genMult := mult
+	if p.paper {
+		genMult = 0 // the paper's generators: no clipping, no noise
+	}
+	if r.gen, err = m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, c.GenBatch, min(c.GenBatch, genChunk), c.Paths*walkPairs(c.MaxLen, c.Window), genMult, genStep, ledger, src.Split("asgl.gen")); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// capKey draws the degree cap's key from the mechanism source.
+func capKey(src *dp.Source) graphs.PairKey {
+	var k graphs.PairKey
+	for i := 0; i < len(k); i += 8 {
+		binary.LittleEndian.PutUint64(k[i:], src.Uint64())
+	}
+	return k
+}
+
+// realNeighbours returns root's neighbours in the walk graph, at most N of
+// them: all when there are at most N, else N drawn by a stream keyed by
+// the round's key and the root (a function of T_r and the key, as the
+// privacy argument needs).
+func (r *run) realNeighbours(ph *phase, root int) []int {
+	cols, _ := ph.adj.Row(root)
+	if len(cols) <= r.cfg.Paths {
+		return cols
+	}
+	h := sha256.New()
+	h.Write([]byte("dpgnn/asgl real pairs\x00"))
+	h.Write(ph.key[:])
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(root))
+	h.Write(b[:])
+	var seed [32]byte
+	copy(seed[:], h.Sum(nil))
+	rng := rand.New(rand.NewChaCha8(seed))
+	pick := slices.Clone(cols)
+	rng.Shuffle(len(pick), func(a, b int) { pick[a], pick[b] = pick[b], pick[a] })
+	return pick[:r.cfg.Paths]
+}
+
+// discPairs returns the discriminator pairs of a batch of roots in phase
+// ph: per root (sample k), its real neighbours (label 1) and the terminals
+// of its N walks (label 0), each kind weighted to average 1; nothing for
+// a root whose walk met a dead end (GraphGAN's rule) or that has no
+// neighbour.
+func (r *run) discPairs(ph *phase, roots []int) ([]layers.GANPair, error) {
+	var out []layers.GANPair
+	for k, root := range roots {
+		ds, err := ph.disc.Disc(root)
+		if err != nil {
+			return nil, err
+		}
+		if ds.Aborted || len(ds.Real) == 0 {
+			continue
+		}
+		real := r.realNeighbours(ph, root)
+		for _, v := range real {
+			out = append(out, layers.GANPair{U: root, V: v, Sign: ph.sign, Target: 1, Weight: 1 / float64(len(real)), Sample: k})
+		}
+		for _, f := range ds.Fakes {
+			out = append(out, layers.GANPair{U: root, V: f, Sign: ph.sign, Target: 0, Weight: 1 / float64(len(ds.Fakes)), Sample: k})
+		}
+	}
+	return out, nil
+}
+
+// genPairs returns the generator pairs of a batch of roots in phase ph
+// with sampler s: per root (sample k), the window pairs of its N walks (in
+// the negative phase only those balance theory signs negative), repeated
+// pairs merged, weights averaging 1, rewards from the current
+// discriminator.
+func (r *run) genPairs(ph *phase, s *graphs.Sampler, roots []int) ([]layers.GANPair, error) {
+	var out []layers.GANPair
+	type key struct{ u, v int }
+	for k, root := range roots {
+		walks, err := s.Gen(root)
+		if err != nil {
+			return nil, err
+		}
+		count := map[key]int{}
+		var order []key
+		total := 0
+		for _, w := range walks {
+			for _, q := range w.Pairs(r.cfg.Window) {
+				if float64(q.Sign) != ph.sign {
+					continue // on G−: an even hop distance, a positive pair by balance theory
+				}
+				kk := key{q.U, q.V}
+				if count[kk] == 0 {
+					order = append(order, kk)
+				}
+				count[kk]++
+				total++
+			}
+		}
+		for _, kk := range order {
+			out = append(out, layers.GANPair{U: kk.u, V: kk.v, Sign: ph.sign, Target: layers.Reward(r.disc.p, kk.u, kk.v, ph.sign),
+				Weight: float64(count[kk]) / float64(total), Sample: k})
+		}
+	}
+	return out, nil
+}
+
+// loop is the run's alternating loop.
+func (r *run) loop() *trainers.Adversarial {
+	var phases []trainers.Phase
+	for _, ph := range r.phases {
+		phases = append(phases, trainers.Phase{
+			Name: "G" + ph.name,
+			Begin: func(int) error {
+				// The discriminator round: a fresh key; the generator's
+				// scores stay fixed until its own steps.
+				ph.key = graphs.NewWalkKey(r.keys)
+				var err error
+				ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores())
+				return err
+			},
+			Disc: func() (trainers.EpochStats, error) {
+				return r.disc.step(func(roots []int) ([]layers.GANPair, error) { return r.discPairs(ph, roots) })
+			},
+			Gen: func() (trainers.EpochStats, error) {
+				s, err := ph.walker.NewSampler(graphs.NewWalkKey(r.keys), ph.rule, r.gen.p.Scores())
+				if err != nil {
+					return trainers.EpochStats{}, err
+				}
+				return r.gen.step(func(roots []int) ([]layers.GANPair, error) { return r.genPairs(ph, s, roots) })
+			},
+			DiscSteps: r.cfg.DiscSteps, GenSteps: r.cfg.GenSteps,
+		})
+	}
+	return &trainers.Adversarial{Epochs: r.cfg.TrainEpochs, Phases: phases, Recorder: r.ctx.Recorder, Run: r.ctx.Run}
+}
+
+// train runs the loop.
+func (r *run) train() error {
+	_, err := r.loop().Train()
+	return err
+}
