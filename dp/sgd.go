@@ -168,18 +168,9 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 		for i, p := range m.Params {
 			r := byParam[p]
 			d := delta[r.Probe]
-			var n *G.Node
-			switch {
-			case r.Kind == nn.LinearWeight && r.SparseInput != nil:
-				n = G.Must(nn.GhostNormSqSparse(r.SparseInput, d, s.Groups, p.Name))
-			case r.Kind == nn.LinearWeight:
-				n = G.Must(nn.GhostNormSq(r.Input, d, s.Groups, p.Name))
-			case r.Kind == nn.Bias:
-				n = G.Must(nn.GhostNormSq(nil, d, s.Groups, p.Name))
-			case r.Kind == nn.NormScale:
-				n = G.Must(nn.GhostNormSq(nil, G.Must(G.HadamardProd(d, r.Normalized)), s.Groups, p.Name))
-			default:
-				return fmt.Errorf("parameter %s: unknown per-sample kind %v", p.Name, r.Kind)
+			n, err := r.Rule.NormSq(d, s.Groups, p.Name)
+			if err != nil {
+				return fmt.Errorf("parameter %s (%s): %w", p.Name, r.Rule, err)
 			}
 			norms[i] = n
 		}
@@ -201,16 +192,9 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 		for _, p := range m.Params {
 			r := byParam[p]
 			cd := scaled[r.Probe]
-			var sum *G.Node
-			switch {
-			case r.Kind == nn.LinearWeight && r.SparseInput != nil:
-				sum = G.Must(nn.SpMMT(r.SparseInput, cd))
-			case r.Kind == nn.LinearWeight:
-				sum = nn.MatMulTA(r.Input, cd)
-			case r.Kind == nn.Bias:
-				sum = G.Must(G.Sum(cd, 0))
-			case r.Kind == nn.NormScale:
-				sum = G.Must(G.Sum(G.Must(G.HadamardProd(cd, r.Normalized)), 0))
+			sum, err := r.Rule.ClippedSum(cd)
+			if err != nil {
+				return fmt.Errorf("parameter %s (%s): %w", p.Name, r.Rule, err)
 			}
 			noise := &nn.Noise{Name: p.Name, Std: cfg.Multiplier * cfg.Clip, Src: src}
 			noisy := G.Must(G.Div(G.Must(nn.AddNoise(sum, noise)), b))

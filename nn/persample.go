@@ -7,45 +7,77 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// PerSampleKind says how a parameter's per-sample gradient is formed from a
-// layer's input and the gradient of the loss at the layer's output.
-type PerSampleKind int
-
-const (
-	// LinearWeight: y = a·W (+…); the gradient of sample rows r is aᵣᵀδᵣ.
-	LinearWeight PerSampleKind = iota
-	// Bias: y = … + b; the gradient of row r is δᵣ.
-	Bias
-	// NormScale: y = γ∘x̂ (+…); the gradient of row r is δᵣ∘x̂ᵣ.
-	NormScale
-)
-
-func (k PerSampleKind) String() string {
-	switch k {
-	case LinearWeight:
-		return "linear-weight"
-	case Bias:
-		return "bias"
-	case NormScale:
-		return "norm-scale"
-	}
-	return "unknown"
+// PerSampleRule is how a parameter's per-sample gradient is formed from the
+// gradient δ of the loss at its layer's output. DP-SGD asks the rule for
+// per-sample squared norms (ghost norms, without materialising per-sample
+// gradients) and for the sum of the per-sample gradients after clipping;
+// a new layer kind makes its parameters private by implementing it.
+type PerSampleRule interface {
+	// NormSq returns the per-sample squared norms ‖g_s‖² of the
+	// parameter's gradient, one per sample of groups.
+	NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Node, error)
+	// ClippedSum returns Σ_s c_s·g_s given cd = the rows of δ scaled by
+	// their sample's clip factor c_s.
+	ClippedSum(cd *G.Node) (*G.Node, error)
+	String() string
 }
 
+// LinearWeight is the rule of W in y = a·W (+…): sample s's gradient is
+// Σ_{r∈s} aᵣᵀδᵣ, with a dense input a or a constant sparse one.
+type LinearWeight struct {
+	Input       *G.Node
+	SparseInput *Sparse
+}
+
+func (r LinearWeight) NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Node, error) {
+	if r.SparseInput != nil {
+		return GhostNormSqSparse(r.SparseInput, delta, groups, name)
+	}
+	return GhostNormSq(r.Input, delta, groups, name)
+}
+
+func (r LinearWeight) ClippedSum(cd *G.Node) (*G.Node, error) {
+	if r.SparseInput != nil {
+		return SpMMT(r.SparseInput, cd)
+	}
+	return MatMulTA(r.Input, cd), nil
+}
+
+func (LinearWeight) String() string { return "linear-weight" }
+
+// Bias is the rule of b in y = … + b: sample s's gradient is Σ_{r∈s} δᵣ.
+type Bias struct{}
+
+func (Bias) NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Node, error) {
+	return GhostNormSq(nil, delta, groups, name)
+}
+
+func (Bias) ClippedSum(cd *G.Node) (*G.Node, error) { return G.Sum(cd, 0) }
+
+func (Bias) String() string { return "bias" }
+
+// NormScale is the rule of γ in y = γ∘x̂ (+…): sample s's gradient is
+// Σ_{r∈s} δᵣ∘x̂ᵣ.
+type NormScale struct {
+	Normalized *G.Node // x̂
+}
+
+func (r NormScale) NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Node, error) {
+	return GhostNormSq(nil, G.Must(G.HadamardProd(delta, r.Normalized)), groups, name)
+}
+
+func (r NormScale) ClippedSum(cd *G.Node) (*G.Node, error) {
+	return G.Sum(G.Must(G.HadamardProd(cd, r.Normalized)), 0)
+}
+
+func (NormScale) String() string { return "norm-scale" }
+
 // PerSample records, for one parameter on the training path of a model
-// built in recording mode, the nodes from which DP-SGD computes per-sample
-// gradient norms (ghost norms) and clipped gradient sums without ever
-// materialising per-sample gradients.
+// built in recording mode, its per-sample rule and the probe whose
+// gradient is δ.
 type PerSample struct {
 	Param *Param
-	Kind  PerSampleKind
-	// Input is the layer input a (LinearWeight, dense) or nil.
-	Input *G.Node
-	// SparseInput is the constant sparse layer input (LinearWeight on
-	// sparse features) or nil.
-	SparseInput *Sparse
-	// Normalized is x̂ (NormScale).
-	Normalized *G.Node
+	Rule  PerSampleRule
 	// Probe is a zero-valued input added to the layer's output; the
 	// gradient of the loss with respect to it is δ (gorgonia's Grad only
 	// differentiates with respect to leaf nodes).
@@ -89,9 +121,9 @@ func (m *Model) RecordLinear(y *G.Node, w, b *Param, a *G.Node, sa *Sparse) *G.N
 	}
 	s := y.Shape()
 	probe := m.Probe(fmt.Sprintf("%s.probe", w.Name), s[0], s[1])
-	m.records = append(m.records, PerSample{Param: w, Kind: LinearWeight, Input: a, SparseInput: sa, Probe: probe})
+	m.records = append(m.records, PerSample{Param: w, Rule: LinearWeight{Input: a, SparseInput: sa}, Probe: probe})
 	if b != nil {
-		m.records = append(m.records, PerSample{Param: b, Kind: Bias, Probe: probe})
+		m.records = append(m.records, PerSample{Param: b, Rule: Bias{}, Probe: probe})
 	}
 	return G.Must(G.Add(y, probe))
 }
@@ -105,7 +137,7 @@ func (m *Model) RecordAffine(y *G.Node, gamma, beta *Param, xhat *G.Node) *G.Nod
 	s := y.Shape()
 	probe := m.Probe(fmt.Sprintf("%s.probe", gamma.Name), s[0], s[1])
 	m.records = append(m.records,
-		PerSample{Param: gamma, Kind: NormScale, Normalized: xhat, Probe: probe},
-		PerSample{Param: beta, Kind: Bias, Probe: probe})
+		PerSample{Param: gamma, Rule: NormScale{Normalized: xhat}, Probe: probe},
+		PerSample{Param: beta, Rule: Bias{}, Probe: probe})
 	return G.Must(G.Add(y, probe))
 }
