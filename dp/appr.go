@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"slices"
 	"strings"
@@ -303,7 +304,7 @@ func APPRMatrix(a *graphs.CSR, sources []int, params graphs.ISTAParams, m APPRMe
 	}
 	rows := make([]graphs.SparseVec, len(sources))
 	errs := make([]error, len(sources))
-	graphs.ParallelRows(len(sources), len(sources)*n, func(lo, hi int) {
+	parallel.Rows(len(sources), len(sources)*n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			p, _, err := solver.Solve(sources[i])
 			if err != nil {

@@ -5,10 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"math/rand/v2"
-
-	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // Source is dpgnn's seeded noise source: a ChaCha8 stream (math/rand/v2)
@@ -114,7 +113,7 @@ func (s *Source) FillNormal(dst []float64) {
 	for b := range kids {
 		kids[b] = s.Split("FillNormal block")
 	}
-	graphs.ParallelRows(len(kids), 16*len(dst), func(lo, hi int) {
+	parallel.Rows(len(kids), 16*len(dst), func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			seg := dst[b*normalBlock : min((b+1)*normalBlock, len(dst))]
 			for i := range seg {

@@ -1,10 +1,9 @@
 package graphs
 
 import (
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"gonum.org/v1/gonum/floats"
-	"runtime"
 	"sort"
-	"sync"
 )
 
 // Transpose returns Mᵀ as a new CSR with sorted rows.
@@ -126,35 +125,6 @@ func FromCOO(rows, cols int, src, dst []int, vals []float64) *CSR {
 	return m
 }
 
-// ParallelRows runs f over [0, n) split into contiguous chunks over the CPUs
-// when work (about the number of scalar operations) is large enough to be
-// worth the goroutines; f must write only what its own chunk owns.
-func ParallelRows(n, work int, f func(lo, hi int)) {
-	p := runtime.GOMAXPROCS(0)
-	if p <= 1 || work < 1<<15 || n < 2*p {
-		f(0, n)
-		return
-	}
-	chunks := 4 * p
-	if chunks > n {
-		chunks = n
-	}
-	var wg sync.WaitGroup
-	step := (n + chunks - 1) / chunks
-	for lo := 0; lo < n; lo += step {
-		hi := lo + step
-		if hi > n {
-			hi = n
-		}
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, hi)
-	}
-	wg.Wait()
-}
-
 // MulDense computes out = M·X for a dense row-major X of shape Cols×k and
 // writes the Rows×k result into out (which must have length Rows·k; it is
 // overwritten). Rows are processed in parallel over GOMAXPROCS goroutines.
@@ -162,7 +132,7 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	if len(x) != m.Cols*k || len(out) != m.Rows*k {
 		panic("graphs: MulDense shape mismatch") // programming error, not user input
 	}
-	ParallelRows(m.Rows, m.NNZ()*k, func(lo, hi int) {
+	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*k : (i+1)*k : (i+1)*k]
 			clear(o)

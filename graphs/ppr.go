@@ -2,6 +2,7 @@ package graphs
 
 import (
 	"fmt"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"slices"
 )
@@ -253,7 +254,7 @@ func ExactPPR(a *CSR, source int, alpha, tol float64, maxIter int) ([]float64, i
 			scaled[j] = p[j] / deg[j]
 		}
 		// (A D^{-1} p)_i = Σ_j A_ij p_j/d_j, gathered over row i.
-		ParallelRows(n, adj.NNZ(), func(lo, hi int) {
+		parallel.Rows(n, adj.NNZ(), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				s := 0.0
 				for _, j := range adj.Indices[adj.Indptr[i]:adj.Indptr[i+1]] {

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -66,7 +67,7 @@ func (c *CGL) Apply(x, x0 []float64, d int, out []float64) {
 	}
 	c.Adj.MulDense(x, d, out)
 	a1, a2 := c.Lipschitz*c.Alpha1, c.Lipschitz*(1-c.Alpha1)
-	graphs.ParallelRows(n, n*d, func(lo, hi int) {
+	parallel.Rows(n, n*d, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o, r := out[i*d:(i+1)*d], x0[i*d:(i+1)*d]
 			for j := range o {
@@ -96,7 +97,7 @@ func NormalizeRows(x []float64, d int) { rescaleRows(x, d, 0) }
 // its norm.
 func rescaleRows(x []float64, d int, floor float64) {
 	n := len(x) / d
-	graphs.ParallelRows(n, len(x), func(lo, hi int) {
+	parallel.Rows(n, len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := x[i*d : (i+1)*d]
 			s := 0.0

@@ -157,11 +157,12 @@ func TestGANPlayerPerSampleNorms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sparse := func(r nn.PerSample) *nn.Sparse { return r.Rule.(nn.LinearWeight).SparseInput }
 		for i, rec := range recs {
-			norms = append(norms, G.Must(nn.GhostNormSqSparse(rec.SparseInput, deltas[i], groups, rec.Param.Name)))
+			norms = append(norms, G.Must(nn.GhostNormSqSparse(sparse(rec), deltas[i], groups, rec.Param.Name)))
 		}
 		total := G.Must(G.Add(norms[0], norms[1]))
-		if err := mdp.CompileGradients(pdp.Loss, []*G.Node{G.Must(nn.SpMMT(recs[0].SparseInput, deltas[0])), G.Must(nn.SpMMT(recs[1].SparseInput, deltas[1]))}, nil, total); err != nil {
+		if err := mdp.CompileGradients(pdp.Loss, []*G.Node{G.Must(nn.SpMMT(sparse(recs[0]), deltas[0])), G.Must(nn.SpMMT(sparse(recs[1]), deltas[1]))}, nil, total); err != nil {
 			t.Fatal(err)
 		}
 		if err := pdp.SetPairs(pairs, groups, samples); err != nil {

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"fmt"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -253,7 +254,7 @@ func fitLogistic(x, y []float64, d int, c float64) ([]float64, error) {
 	pl := make([]float64, parts)
 	// eval returns the objective at w and writes its gradient to grad.
 	eval := func(w, grad []float64) float64 {
-		graphs.ParallelRows(parts, 2*n*d, func(lo, hi int) {
+		parallel.Rows(parts, 2*n*d, func(lo, hi int) {
 			for part := lo; part < hi; part++ {
 				g := pg[part]
 				clear(g)

@@ -1,9 +1,8 @@
 package nn
 
 import (
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
-
-	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // Optimizer updates parameter slices in place from gradient slices. Both
@@ -46,7 +45,7 @@ func (a *Adam) Step(params, grads [][]float64) {
 	for i, p := range params {
 		g, m, v := grads[i][:len(p)], a.m[i][:len(p)], a.v[i][:len(p)]
 		// element-wise, so large parameters are split over the cores
-		graphs.ParallelRows(len(p), 4*len(p), func(lo, hi int) {
+		parallel.Rows(len(p), 4*len(p), func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				gj := g[j] + wd*p[j]
 				m[j] = b1*m[j] + (1-b1)*gj

@@ -2,11 +2,11 @@ package nn
 
 import (
 	"fmt"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"hash"
 	"math"
 
 	"github.com/chewxy/hm"
-	"github.com/dpgnn/dpgnn/graphs"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -50,7 +50,7 @@ func (seluOp) Do(vals ...G.Value) (G.Value, error) {
 // computed over the cores.
 func elementwise(x *tensor.Dense, f func(i int) float64) G.Value {
 	out := make([]float64, x.Shape().TotalSize())
-	graphs.ParallelRows(len(out), 8*len(out), func(lo, hi int) {
+	parallel.Rows(len(out), 8*len(out), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = f(i)
 		}
@@ -129,7 +129,7 @@ func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("nn: %s of (%d, %d) got a vector of %d", o.label(), n, d, len(bd))
 	}
 	out := make([]float64, len(xd))
-	graphs.ParallelRows(n, len(xd), func(lo, hi int) {
+	parallel.Rows(n, len(xd), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r, y := xd[i*d:(i+1)*d], out[i*d:(i+1)*d]
 			if o.mul {
