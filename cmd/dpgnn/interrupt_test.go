@@ -123,15 +123,16 @@ func TestTrainInterruptedPrintsFinishedRuns(t *testing.T) {
 }
 
 // TestSweepInterruptedKeepsFinishedCells: a sweep interrupted in its second
-// cell keeps the first cell's record in --out, prints the table with that
-// cell filled, and says how many cells finished and which one was stopped.
+// run keeps the first run's record in --out, prints the table with that
+// cell filled, and says how many runs are recorded and which one was
+// stopped.
 func TestSweepInterruptedKeepsFinishedCells(t *testing.T) {
 	outFile := filepath.Join(t.TempDir(), "sweep.jsonl")
 	ctx := armStopHook(t, 2, 0)
 	out, _, err := runCLIContext(t, ctx, "sweep", "--methods", "stopmlp,gcn", "--epsilons", "1,inf", "--privacy", "node", "--delta", "1e-5",
 		"--runs", "1", "--set", "stopmlp:--epochs 2 --batch-size 50", "--set", "gcn:--epochs 2", "--out", outFile)
-	wantInterrupted(t, err, "interrupted: 1 of 3 cells finished (their records are in "+outFile+")",
-		"cell 2 of 3, stopmlp at ε=inf, was stopped after 0 of 1 runs and is not recorded")
+	wantInterrupted(t, err, "interrupted: 1 of 3 runs of the grid are recorded in "+outFile+" (1 trained now)",
+		"stopped while training and not recorded: stopmlp at ε=inf, seed 1; the same command resumes")
 	b, rerr := os.ReadFile(outFile)
 	if rerr != nil || strings.Count(string(b), "\n") != 1 || !strings.Contains(string(b), `"method":"stopmlp"`) {
 		t.Fatalf("--out after the interruption (%v):\n%s", rerr, b)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,98 +13,177 @@ import (
 	"golang.org/x/term"
 )
 
-// sweepProgress is the progress of a sweep on stderr, naming the cell that
-// trains: its method, its ε, "cell k of N" and "run r of R". On a terminal
-// it draws a bar per cell; otherwise (a log file, a batch job) it writes a
-// line when a cell starts and then a line at most once per interval:
+// sweepProgress is the progress of a sweep on stderr: how many of the runs
+// it trains are done, and the runs in flight (several with --workers),
+// each by method, ε and seed with its epochs. On a terminal it draws one
+// bar over the epochs of all its runs; otherwise (a log file, a batch job)
+// it writes a line when a run starts and then a line at most once per
+// interval:
 //
-//	sweep: cell 2 of 6: gap at ε=1, 5 runs
-//	progress: cell 2 of 6 (gap at ε=1), run 3 of 5: 120/300 epochs (40%), 12s elapsed, about 18s left
+//	sweep: run 3 of 8: gap at ε=1, seed 2
+//	progress: 2 of 8 runs done; in flight: gap at ε=1, seed 2 (40/100 epochs); gap at ε=1, seed 3 (12/100 epochs); 12s elapsed, about 30s left
 //
-// It is the trainers.Recorder of every methods.Train call of the sweep;
-// between Done and the next startCell it ignores what it is told.
+// Every run gets its own trainers.Recorder (startRun); what a run reports
+// after its Done (an abandoned run) is ignored.
 type sweepProgress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	bar      bool // draw a bar (a terminal)
 	interval time.Duration
 	now      func() time.Time
-	cells    int // N
 
-	active      bool
-	cell, runs  int // k (from 1) and R
-	method, eps string
-	run         int // the run of the last epoch reported (from 0)
-	total, done int // epochs of the cell planned and reported
-	start, last time.Time
-	pb          *progressbar.ProgressBar
+	runs              int // runs to train
+	started, finished int
+	flight            []*runProgress // in flight, in start order
+	planned, done     int            // epochs planned by the runs started, and reported
+	start, last       time.Time
+	pb                *progressbar.ProgressBar
 }
 
-// newSweepProgress returns the progress of a sweep of cells cells on w: a
-// bar when w is a terminal, lines every 10 seconds otherwise.
-func newSweepProgress(w *os.File, cells int) *sweepProgress {
-	p := newSweepLines(w, cells, 10*time.Second)
+// runProgress is the trainers.Recorder of one run of a sweep.
+type runProgress struct {
+	p             *sweepProgress
+	label         string // "gap at ε=1, seed 2"
+	planned, done int
+	active        bool
+}
+
+// newSweepProgress returns the progress of a sweep that trains runs runs
+// on w: a bar when w is a terminal, lines every 10 seconds otherwise.
+func newSweepProgress(w *os.File, runs int) *sweepProgress {
+	p := newSweepLines(w, runs, 10*time.Second)
 	p.bar = term.IsTerminal(int(w.Fd()))
 	return p
 }
 
-// newSweepLines returns the plain-line progress of a sweep of cells cells
-// on w, a line at most once per interval.
-func newSweepLines(w io.Writer, cells int, interval time.Duration) *sweepProgress {
-	return &sweepProgress{w: w, cells: cells, interval: interval, now: time.Now}
+// newSweepLines returns the plain-line progress of a sweep that trains
+// runs runs on w, a line at most once per interval.
+func newSweepLines(w io.Writer, runs int, interval time.Duration) *sweepProgress {
+	return &sweepProgress{w: w, runs: runs, interval: interval, now: time.Now}
 }
 
-// startCell announces the next cell to train: the k-th of the sweep (from
-// 1), method at ε = eps with runs runs.
-func (p *sweepProgress) startCell(k int, method, eps string, runs int) {
+// startRun announces a run that starts training and returns its recorder.
+func (p *sweepProgress) startRun(label string) *runProgress {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.finishBar()
-	p.active, p.cell, p.method, p.eps, p.runs = true, k, method, eps, runs
-	p.run, p.total, p.done = 0, 0, 0
-	p.start = p.now()
-	p.last = p.start
-	if !p.bar {
-		fmt.Fprintf(p.w, "sweep: cell %d of %d: %s at ε=%s, %d run(s)\n", k, p.cells, method, eps, runs)
+	if p.started == 0 {
+		p.start = p.now()
+		p.last = p.start
+	}
+	p.started++
+	r := &runProgress{p: p, label: label, active: true}
+	p.flight = append(p.flight, r)
+	if p.bar {
+		p.describe()
+	} else {
+		fmt.Fprintf(p.w, "sweep: run %d of %d: %s\n", p.started, p.runs, label)
+	}
+	return r
+}
+
+// endRun takes a run out of flight; ok counts it as done.
+func (p *sweepProgress) endRun(r *runProgress, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.active = false
+	for i, f := range p.flight {
+		if f == r {
+			p.flight = append(p.flight[:i:i], p.flight[i+1:]...)
+			break
+		}
+	}
+	if ok {
+		p.finished++
+	}
+	if p.bar && p.pb != nil {
+		if p.finished == p.runs {
+			_ = p.pb.Finish()
+			p.pb = nil
+			return
+		}
+		p.describe()
 	}
 }
 
-// label names the cell and the run: "cell 2 of 6 (gap at ε=1), run 3 of 5".
-func (p *sweepProgress) label() string {
-	return fmt.Sprintf("cell %d of %d (%s at ε=%s), run %d of %d", p.cell, p.cells, p.method, p.eps, p.run+1, p.runs)
-}
-
-func (p *sweepProgress) Plan(n int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.active {
+// skipRun takes a run out of the count of runs to train (another run's
+// result fills it). A nil progress ignores it.
+func (p *sweepProgress) skipRun() {
+	if p == nil {
 		return
 	}
-	p.total += n
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.runs--
+	if p.bar && p.pb != nil {
+		p.pb.ChangeMax(p.estimate())
+		p.describe()
+	}
+}
+
+// flightText lists the runs in flight with their epochs.
+func (p *sweepProgress) flightText() string {
+	parts := make([]string, len(p.flight))
+	for i, r := range p.flight {
+		parts[i] = fmt.Sprintf("%s (%d/%d epochs)", r.label, r.done, r.planned)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// describe sets the bar's description: runs done and in flight.
+func (p *sweepProgress) describe() {
+	if p.pb == nil {
+		return
+	}
+	labels := make([]string, len(p.flight))
+	for i, r := range p.flight {
+		labels[i] = r.label
+	}
+	p.pb.Describe(fmt.Sprintf("%d/%d runs; %s", p.finished, p.runs, strings.Join(labels, "; ")))
+}
+
+func (r *runProgress) Plan(n int) {
+	p := r.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !r.active {
+		return
+	}
+	r.planned += n
+	p.planned += n
 	if !p.bar {
 		return
 	}
 	if p.pb == nil {
-		p.pb = progressbar.NewOptions(n, progressbar.OptionSetWriter(p.w),
+		p.pb = progressbar.NewOptions(p.estimate(), progressbar.OptionSetWriter(p.w),
 			progressbar.OptionSetWidth(30), progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionSetDescription(p.label()))
+			progressbar.OptionThrottle(100*time.Millisecond))
+		p.describe()
 		return
 	}
-	p.pb.AddMax(n)
+	p.pb.ChangeMax(p.estimate())
 }
 
-func (p *sweepProgress) Epoch(s trainers.EpochStats) {
+// estimate is the epochs the whole sweep will report: those planned by the
+// runs started, and as many per run for the runs to come.
+func (p *sweepProgress) estimate() int {
+	if p.started == 0 {
+		return p.planned
+	}
+	return p.planned + (p.runs-p.started)*p.planned/p.started
+}
+
+func (r *runProgress) Epoch(trainers.EpochStats) {
+	p := r.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.active {
+	if !r.active {
 		return
 	}
+	r.done++
 	p.done++
-	p.run = s.Run
 	if p.bar {
 		if p.pb != nil {
-			p.pb.Describe(fmt.Sprintf("%s, loss %.3f", p.label(), s.Loss))
 			_ = p.pb.Add(1)
 		}
 		return
@@ -117,31 +197,23 @@ func (p *sweepProgress) Epoch(s trainers.EpochStats) {
 // printLine writes the plain progress line at time t.
 func (p *sweepProgress) printLine(t time.Time) {
 	el := t.Sub(p.start)
-	line := fmt.Sprintf("progress: %s: %d/%d epochs", p.label(), p.done, p.total)
-	if p.total > 0 {
-		line += fmt.Sprintf(" (%.0f%%)", 100*float64(p.done)/float64(p.total))
+	line := fmt.Sprintf("progress: %d of %d runs done", p.finished, p.runs)
+	if len(p.flight) > 0 {
+		line += "; in flight: " + p.flightText()
 	}
-	line += fmt.Sprintf(", %s elapsed", el.Round(time.Second))
-	if p.done > 0 && p.total > p.done {
-		left := time.Duration(float64(el) * float64(p.total-p.done) / float64(p.done))
+	line += fmt.Sprintf("; %s elapsed", el.Round(time.Second))
+	if total := p.estimate(); p.done > 0 && total > p.done {
+		left := time.Duration(float64(el) * float64(total-p.done) / float64(p.done))
 		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
 	}
 	fmt.Fprintln(p.w, line)
 }
 
-func (p *sweepProgress) Step(trainers.EpochStats) {}
+func (r *runProgress) Step(trainers.EpochStats) {}
 
-// Done ends the cell.
-func (p *sweepProgress) Done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.finishBar()
-	p.active = false
-}
-
-func (p *sweepProgress) finishBar() {
-	if p.pb != nil {
-		_ = p.pb.Finish()
-		p.pb = nil
-	}
+// Done ends the run's reports (an abandoned run may report more: ignored).
+func (r *runProgress) Done() {
+	r.p.mu.Lock()
+	defer r.p.mu.Unlock()
+	r.active = false
 }

@@ -1,199 +1,361 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
+// sweepFlags are the flags of `dpgnn sweep`.
+type sweepFlags struct {
+	d                                        dataFlags
+	methodList, epsList, out, plotFile, from string
+	shard, emit, emitOut, dpgnn              string
+	sets, sbatch                             []string
+	runs, workers, shards                    int
+}
+
 // newSweepCmd builds `dpgnn sweep`: methods × budgets × seeded runs on one
-// dataset and split, every result as a JSON record, and a markdown table.
+// dataset and split, every run's result as a JSON record, and a markdown
+// table.
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
-	var d dataFlags
-	var methodList, epsList, out, plotFile, from string
-	var sets []string
-	var runs int
+	var f sweepFlags
 	cmd := &cobra.Command{
 		Use:   "sweep --methods A,B --epsilons 1,8,inf [flags]",
 		Short: "Run methods × privacy budgets × seeds and tabulate test accuracy",
 		Long: `Run every method at every ε on the same dataset, split, privacy level and
-seeds, append one JSON record per (method, ε) (the record of 'train --json') to
---out, and print a markdown table of mean test accuracy ± 95% bootstrap
-half-width (and with --plot, draw it). A method that does not support the privacy level runs once,
-non-private, in the ∞ column (e.g. gcn as the upper baseline); at edge level
-the feature-only mlp costs ε = 0: it runs once and fills every finite ε.
+seeds (--runs N: seeds --seed, --seed+1, ...), and print a markdown table of
+mean test accuracy ± 95% bootstrap half-width per (method, ε) cell (a cell of
+one run has no half-width). The columns are the budgets in ascending order, ∞
+last. A method that does not support the privacy level runs, non-private,
+only in the ∞ column (e.g. gcn as the upper baseline); a run that reads no
+private data (the feature-only mlp at edge level, ε = 0) runs once per seed
+and fills every finite ε.
 
 The whole grid is checked before anything trains: every method, ε and --set
 string, the privacy level against each method's, the dataset and the split
-(all methods must use the same one). Records already in --out must be of the
-same dataset and split, and none may be one this sweep would write again.
+(all methods must use the same one).
 
-With --from FILE[,FILE...] it trains nothing and redraws the table (and the
-plot) from records written earlier with --out or 'train --json'. Records of
-different datasets, splits or privacy levels are refused, and so are two
-records for one (method, ε) cell — unless they are byte-identical copies,
-which count once (with a warning).
+Records and resuming. --out DIR appends one JSON record per finished run
+(the record of 'train --json' for that run, with its method, ε, seed, split,
+metrics, privacy report and provenance, plus "run", "sweep_seed",
+"delta_setting" and "selection") to DIR/results.jsonl, synced to disk, and
+when the grid is complete writes the table to DIR/table.md and the plot to
+DIR/accuracy_vs_epsilon.png. Running the same command again trains only the
+runs not recorded yet: a run is recorded when a record has its method, ε and
+seed; records of this dataset, split and level that the grid does not ask
+for are kept and left out of the table. A record of another dataset, data,
+split or level, or of a method of this sweep with other hyperparameters,
+--delta or --selection, is refused before anything trains. A last line cut
+short (a sweep killed while writing) is dropped with a warning and its run
+trains again. --out FILE.jsonl is the results file alone, resumed the same
+way; the table then goes only to stdout (and to --plot).
+
+Workers and shards. --workers W trains W runs at once (each run is seeded
+on its own: the records are those of W = 1, only their order in the file
+differs). --shard I/N trains only the runs k (in the order method, ε, seed)
+with k mod N = I; shards on one machine or on several (a shared file
+system with locks) append to the same --out safely, each record one whole
+line under a lock. Whichever shard finds the grid complete writes the
+table; so do 'sweep --from DIR' and a rerun without --shard (which trains
+nothing then).
+
+Slurm. --emit slurm prints an sbatch job-array script (or writes it to
+--emit-out FILE): one array task per shard (--shards N, default one per run
+of the grid), each running this command with --shard $SLURM_ARRAY_TASK_ID/N,
+the dpgnn binary (this one, or --dpgnn PATH), --out and --data-dir given as
+absolute paths; --sbatch 'OPTION' adds '#SBATCH OPTION' lines (partition,
+time, memory). Submitting the script again resumes.
+
+With --from DIR|FILE[,FILE...] it trains nothing and tabulates the records
+(and with --plot draws them): every record found, per-run records averaged
+per cell, records of 'train --json' as they are; for a directory it writes
+DIR/table.md and DIR/accuracy_vs_epsilon.png too. Records of different
+datasets, splits or privacy levels are refused, and so are two records for
+one run or one cell — unless they are byte-identical copies, which count
+once (with a warning).
 
 Method hyperparameters: --set METHOD:KEY=VALUE,..., the keys being the method's
 flag names, e.g. --set progap:hops=1,lr=0.05 (a value may hold commas:
 --set gcon:steps=0,2,lambda=1), or --set 'METHOD:FLAGS' as on the command line,
 e.g. --set 'progap:--hops 1 --lr 0.05' (repeatable).
 
-Progress on stderr names the cell training (method, ε, cell k of N, run r of R).
-Ctrl-C stops the sweep: it prints the table of the cells that finished (their
-records are already in --out; the cell in progress is not recorded), says how
-many finished, and exits with status 130.`,
+Progress on stderr names the runs in flight (method, ε, seed) and counts the
+runs done. Ctrl-C stops the sweep: it prints the table of the runs that
+finished (their records are in --out), names the runs it stopped (not
+recorded), and exits with status 130; the same command resumes.`,
 		Example: `  dpgnn sweep --methods mlp,gap,progap,gcn --epsilons 1,8,inf --privacy edge \
-      --dataset cora --data-dir ../shared/datasets --split ratio:0.1:0.2 --runs 5 --out cora.jsonl --plot cora.png`,
+      --dataset cora --data-dir ../shared/datasets --split ratio:0.1:0.2 --runs 5 --out cora-sweep --workers 2
+  dpgnn sweep --from cora-sweep --plot cora.svg
+  dpgnn sweep --methods gap,progap --epsilons 1,8,inf --privacy edge --dataset cora \
+      --data-dir ../shared/datasets --runs 5 --out cora-sweep --emit slurm --sbatch '--time=1:00:00' > sweep.sbatch
+  sbatch sweep.sbatch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if plotFile != "" {
-				if err := checkPlotFile(plotFile); err != nil {
-					return err
-				}
-			}
-			if from != "" {
-				return sweepFromRecords(stdout, stderr, strings.Split(from, ","), plotFile)
-			}
-			opts, err := d.options()
-			if err != nil {
-				return err
-			}
-			if opts.Level == methods.None {
-				return fmt.Errorf("sweep needs --privacy edge or node (the budgets are the columns)")
-			}
-			opts.Runs, opts.Command = runs, commandLine(cmd, args)
-			plan, err := planSweep(opts, methodList, epsList, sets)
-			if err != nil {
-				return err
-			}
-			set := newRecordSet(stderr)
-			var w io.Writer = io.Discard
-			if out != "" {
-				if err := set.readFile(out, true); err != nil {
-					return fmt.Errorf("--out %w", err)
-				}
-				for _, p := range plan.cells() {
-					if err := set.check(p); err != nil {
-						return fmt.Errorf("--out %s: %w", out, err)
-					}
-				}
-				f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-				if err != nil {
-					return fmt.Errorf("--out: %w", err)
-				}
-				defer f.Close()
-				w = f
-			}
-			grid := len(plan.cells())
-			var progress *sweepProgress
-			var rec trainers.Recorder = trainers.Nop{}
-			if f, ok := stderr.(*os.File); ok {
-				progress = newSweepProgress(f, grid)
-				rec = progress
-			}
-			interruptible.Store(true)
-			ctx := cmd.Context()
-			cells := map[string][]sweepCell{}
-			k, finished := 0, 0 // the cell in the grid's order (plan.cells), the cells filled
-			for _, name := range plan.names {
-				cell := make([]sweepCell, len(plan.eps))
-				cells[name] = cell
-				var free *trainers.Record // a run that read no private data (ε = 0)
-				for i, e := range plan.eps {
-					if free != nil && !math.IsInf(e, 1) {
-						// Same seeds, same model: the result does not depend on ε.
-						k++
-						cell[i] = cellOf(free)
-						finished++
-						continue
-					}
-					level, ok := plan.level(name, e)
-					if !ok {
-						continue
-					}
-					k++
-					m, err := plan.method(name)
-					if err != nil {
-						return err
-					}
-					o := opts
-					o.Epsilon, o.Level, o.Recorder = e, level, rec
-					if progress != nil {
-						progress.startCell(k, name, plan.epsText[i], runs)
-					}
-					r, err := methods.TrainContext(ctx, m, o)
-					var stopped *methods.InterruptedError
-					if errors.As(err, &stopped) {
-						// The table of the cells that finished; no plot.
-						if err := reportSweep(stdout, "", "", plan.epsText, plan.names, cells); err != nil {
-							return err
-						}
-						kept := ""
-						if out != "" && finished > 0 {
-							kept = fmt.Sprintf(" (their records are in %s)", out)
-						}
-						return &interruptedError{cause: stopped, msg: fmt.Sprintf(
-							"interrupted: %d of %d cells finished%s; cell %d of %d, %s at ε=%s, was stopped after %d of %d runs and is not recorded",
-							finished, grid, kept, k, grid, name, plan.epsText[i], stopped.Finished, stopped.Runs)}
-					}
-					if err != nil {
-						return fmt.Errorf("%s at ε=%s: %w", name, plan.epsText[i], err)
-					}
-					b, err := json.Marshal(r)
-					if err != nil {
-						return err
-					}
-					if _, err := set.add(&sweepRecord{Record: r, raw: b, where: fmt.Sprintf("this sweep's %s at ε=%s", name, plan.epsText[i])}); err != nil {
-						return fmt.Errorf("sweep: %w", err)
-					}
-					if _, err := w.Write(append(b, '\n')); err != nil {
-						return fmt.Errorf("--out: %w", err)
-					}
-					cell[i] = cellOf(r)
-					finished++
-					if isFree(r) && !math.IsInf(e, 1) {
-						free = r
-					}
-				}
-			}
-			title := fmt.Sprintf("%s, %s-level DP, %d runs", plan.dataset, opts.Level, runs)
-			return reportSweep(stdout, plotFile, title, plan.epsText, plan.names, cells)
+			return runSweepCmd(cmd, args, &f, stdout, stderr)
 		},
 	}
-	d.bind(cmd.Flags())
-	f := cmd.Flags()
-	f.StringVar(&methodList, "methods", "mlp,gap,progap", "comma-separated methods")
-	f.StringVar(&epsList, "epsilons", "1,8,inf", "comma-separated budgets (inf allowed)")
-	f.IntVar(&runs, "runs", 5, "runs per (method, ε) with seeds seed, seed+1, ...")
-	f.StringVar(&out, "out", "", "append one JSON record per (method, ε) to FILE (JSON lines; records already there must be of the same dataset and split, none for a cell this sweep fills)")
-	f.StringVar(&from, "from", "", "train nothing: tabulate (and with --plot draw) the JSON records of earlier sweeps or 'train --json' runs, FILE[,FILE...]")
-	f.StringVar(&plotFile, "plot", "", "draw test accuracy against ε, one line per method with 95% error bars, to FILE (.png, .svg or .pdf)")
-	f.StringArrayVar(&sets, "set", nil, "method hyperparameters, METHOD:KEY=VALUE,... or 'METHOD:--FLAG VALUE ...' (repeatable)")
+	f.d.bind(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&f.methodList, "methods", "mlp,gap,progap", "comma-separated methods")
+	fl.StringVar(&f.epsList, "epsilons", "1,8,inf", "comma-separated budgets (inf allowed)")
+	fl.IntVar(&f.runs, "runs", 5, "runs per (method, ε) with seeds seed, seed+1, ...")
+	fl.StringVar(&f.out, "out", "", "keep one JSON record per run in DIR/results.jsonl (and the table and plot in DIR when the grid is complete);\nrerunning trains only the runs not recorded; a path ending in .jsonl is the results file alone")
+	fl.IntVar(&f.workers, "workers", 1, "train W runs at once")
+	fl.StringVar(&f.shard, "shard", "", "train only shard I of N: the runs k (method, ε, seed order) with k mod N = I (needs --out)")
+	fl.StringVar(&f.from, "from", "", "train nothing: tabulate (and with --plot draw) the records of earlier sweeps or 'train --json' runs, DIR|FILE[,FILE...]")
+	fl.StringVar(&f.plotFile, "plot", "", "also draw test accuracy against ε (log scale, ∞ at the right), one line per method with 95% error bars, to FILE (.png, .svg or .pdf)")
+	fl.StringArrayVar(&f.sets, "set", nil, "method hyperparameters, METHOD:KEY=VALUE,... or 'METHOD:--FLAG VALUE ...' (repeatable)")
+	fl.StringVar(&f.emit, "emit", "", "train nothing: print a job script that runs the sweep, sharded (slurm: an sbatch job array)")
+	fl.StringVar(&f.emitOut, "emit-out", "", "write the --emit script to FILE instead of stdout")
+	fl.IntVar(&f.shards, "shards", 0, "array tasks of --emit slurm (default: one per run of the grid)")
+	fl.StringVar(&f.dpgnn, "dpgnn", "", "the dpgnn binary --emit slurm runs (default: this one, by its absolute path)")
+	fl.StringArrayVar(&f.sbatch, "sbatch", nil, "an '#SBATCH OPTION' line for --emit slurm, e.g. --sbatch '--partition=gpu' (repeatable)")
 	return cmd
+}
+
+// runSweepCmd runs `dpgnn sweep`.
+func runSweepCmd(cmd *cobra.Command, args []string, f *sweepFlags, stdout, stderr io.Writer) error {
+	if f.plotFile != "" {
+		if err := checkPlotFile(f.plotFile); err != nil {
+			return err
+		}
+	}
+	if f.from != "" {
+		return sweepFromRecords(stdout, stderr, f.from, f.plotFile)
+	}
+	if f.workers < 1 {
+		return fmt.Errorf("--workers must be at least 1, got %d", f.workers)
+	}
+	shard, err := parseShard(f.shard)
+	if err != nil {
+		return err
+	}
+	switch f.emit {
+	case "":
+		for _, name := range []string{"emit-out", "shards", "dpgnn", "sbatch"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s is for --emit slurm", name)
+			}
+		}
+	case "slurm":
+		if f.shard != "" {
+			return fmt.Errorf("--shard %s with --emit slurm: each array task sets its own --shard; give the number of tasks with --shards N", f.shard)
+		}
+	default:
+		return fmt.Errorf("--emit %q: the one script it writes is slurm", f.emit)
+	}
+	if !shard.whole() && f.out == "" {
+		return fmt.Errorf("--shard %s needs --out: the shards merge their runs there", shard)
+	}
+	var out *sweepOut
+	if f.out != "" {
+		if out, err = parseSweepOut(f.out); err != nil {
+			return err
+		}
+	}
+	opts, err := f.d.options()
+	if err != nil {
+		return err
+	}
+	if opts.Level == methods.None {
+		return fmt.Errorf("sweep needs --privacy edge or node (the budgets are the columns)")
+	}
+	opts.Runs, opts.Command = f.runs, commandLine(cmd, args)
+	plan, err := planSweep(opts, f.methodList, f.epsList, f.sets)
+	if err != nil {
+		return err
+	}
+	if f.emit != "" {
+		return emitSlurm(stdout, stderr, cmd, f, plan, out)
+	}
+	return runSweep(cmd.Context(), stdout, stderr, plan, out, shard, f.workers, f.plotFile)
+}
+
+// runSweep trains the runs of the grid in the shard that are not recorded
+// in out yet (all of them without out), then prints the table and, when
+// the grid is complete, writes it (and the plot) to out's directory.
+func runSweep(ctx context.Context, stdout, stderr io.Writer, plan *sweepPlan, out *sweepOut, shard sweepShard, workers int, plotFile string) error {
+	set, err := loadSweepRecords(plan, out, stderr)
+	if err != nil {
+		return err
+	}
+	grid := plan.runs()
+	var todo []sweepRun
+	mine := 0
+	for _, r := range grid {
+		if !shard.owns(r) {
+			continue
+		}
+		mine++
+		if set.covers(r.method, r.eps, r.seed) == nil {
+			todo = append(todo, r)
+		}
+	}
+	var results *resultsFile
+	if out != nil {
+		if out.dir != "" {
+			if err := os.MkdirAll(out.dir, 0o755); err != nil {
+				return fmt.Errorf("--out %s: %w", out.flag, err)
+			}
+			if err := writeManifest(out.dir, plan.manifest()); err != nil {
+				return fmt.Errorf("--out %s: %w", out.flag, err)
+			}
+		}
+		if results, err = openResults(out.results, stderr); err != nil {
+			return fmt.Errorf("--out %s: %w", out.flag, err)
+		}
+		defer results.Close()
+	}
+	x := &sweepExec{plan: plan, workers: workers, results: results, set: set}
+	if f, ok := stderr.(*os.File); ok {
+		x.progress = newSweepProgress(f, len(todo))
+		what := ""
+		if !shard.whole() {
+			what = fmt.Sprintf(", %d in shard %s", mine, shard)
+		}
+		fmt.Fprintf(f, "sweep: %d runs in the grid%s; %d to train with %d worker(s)\n", len(grid), what, len(todo), workers)
+	}
+	interruptible.Store(true)
+	if err := x.run(ctx, todo); err != nil {
+		return err
+	}
+	if out != nil {
+		// The runs other shards recorded meanwhile.
+		if set, err = loadSweepRecords(plan, out, io.Discard); err != nil {
+			return err
+		}
+	}
+	t, covered := plan.table(set)
+	if ctx.Err() != nil {
+		if err := renderTable(stdout, t); err != nil {
+			return err
+		}
+		return &interruptedError{cause: ctx.Err(), msg: interruptedText(x, covered, len(grid), out)}
+	}
+	if err := renderTable(stdout, t); err != nil {
+		return err
+	}
+	if covered < len(grid) && out != nil {
+		fmt.Fprintf(stderr, "sweep: shard %s is done; %d of %d runs of the grid are recorded in %s: the table is written by the shard that completes it, or by 'dpgnn sweep --from %s'\n",
+			shard, covered, len(grid), out.results, out.flag)
+		return nil
+	}
+	return writeSweepOutputs(out, plotFile, plan.title(), t)
+}
+
+// loadSweepRecords reads the records already in out (none without out) and
+// checks them against the plan: the table's dataset, data, split and level,
+// the configuration of every method of the sweep, and the run index of
+// every run the grid shares with them.
+func loadSweepRecords(plan *sweepPlan, out *sweepOut, warn io.Writer) (*recordSet, error) {
+	set := newRecordSet(warn)
+	if out == nil {
+		return set, nil
+	}
+	recs, err := readResults(out.results, warn)
+	if err != nil {
+		return nil, fmt.Errorf("--out %w", err)
+	}
+	for _, r := range recs {
+		if _, err := set.add(r); err != nil {
+			return nil, fmt.Errorf("--out %w", err)
+		}
+	}
+	for _, name := range plan.names {
+		for col, e := range plan.eps {
+			if _, ok := plan.level(name, e); !ok {
+				continue
+			}
+			exp, err := plan.expected(name, col)
+			if err != nil {
+				return nil, err
+			}
+			if err := set.checkTable(exp); err != nil {
+				return nil, fmt.Errorf("--out %s: %w", out.results, err)
+			}
+			if r := set.cells[cellKey{name, exp.eps()}]; r != nil {
+				return nil, fmt.Errorf("--out %s: %s is a record of %d run(s) for the cell %s at ε=%s, which this sweep records run by run; move it to another file ('sweep --from' reads several)",
+					out.results, r.where, r.Runs, name, epsLabel(e))
+			}
+			if o := set.configs[name]; o != nil {
+				if d := configDiff(o, exp); d != "" {
+					return nil, fmt.Errorf("--out %s: %s is a run of %s with another configuration than this sweep's (%s): one results file holds one configuration per method; use another --out",
+						out.results, o.where, name, d)
+				}
+			}
+		}
+	}
+	for _, run := range plan.runs() {
+		if r := set.runs[run.key()]; r != nil && *r.Run != run.r {
+			return nil, fmt.Errorf("--out %s: %s holds %s as run %d of --seed %d, but this sweep runs it as run %d of --seed %d: use --seed %d or another --out",
+				out.results, r.where, run, *r.Run, *r.SweepSeed, run.r, plan.opts.Seed, *r.SweepSeed)
+		}
+	}
+	return set, nil
+}
+
+// interruptedText is the message of an interrupted sweep.
+func interruptedText(x *sweepExec, covered, grid int, out *sweepOut) string {
+	stopped := "none was in progress"
+	if len(x.stopped) > 0 {
+		slices.SortFunc(x.stopped, func(a, b sweepRun) int { return a.k - b.k })
+		names := make([]string, len(x.stopped))
+		for i, r := range x.stopped {
+			names[i] = r.String()
+		}
+		stopped = "stopped while training and not recorded: " + strings.Join(names, "; ")
+	}
+	if out == nil {
+		return fmt.Sprintf("interrupted: %d of %d runs finished (not kept: no --out); %s", covered, grid, stopped)
+	}
+	return fmt.Sprintf("interrupted: %d of %d runs of the grid are recorded in %s (%d trained now); %s; the same command resumes",
+		covered, grid, out.results, x.trained, stopped)
+}
+
+// writeSweepOutputs writes a complete table to out's directory (table.md
+// and the plot) and, with plotFile, draws it there too.
+func writeSweepOutputs(out *sweepOut, plotFile, title string, t *sweepTable) error {
+	if out != nil && out.dir != "" {
+		var b strings.Builder
+		if err := renderTable(&b, t); err != nil {
+			return err
+		}
+		if err := writeTextAtomic(filepath.Join(out.dir, sweepTableFile), b.String()); err != nil {
+			return fmt.Errorf("--out %w", err)
+		}
+		file := filepath.Join(out.dir, sweepPlotFile)
+		if err := plotSweep(file, title, t); err != nil {
+			return fmt.Errorf("--out %s: %w", file, err)
+		}
+	}
+	if plotFile != "" {
+		if err := plotSweep(plotFile, title, t); err != nil {
+			return fmt.Errorf("--plot %s: %w", plotFile, err)
+		}
+	}
+	return nil
 }
 
 // sweepPlan is a sweep's grid, checked before anything trains.
 type sweepPlan struct {
-	opts    methods.TrainOptions
-	names   []string
-	eps     []float64
-	epsText []string
-	sets    map[string][]string // --set settings by method, in order
+	opts  methods.TrainOptions
+	names []string
+	eps   []float64           // ascending, +Inf last
+	sets  map[string][]string // --set settings by method, in order
 	// dataset, split and fingerprint are what every record of the sweep
 	// will say.
 	dataset, split, fingerprint string
@@ -211,6 +373,7 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
 	}
 	p := &sweepPlan{opts: opts, sets: map[string][]string{}}
+	var given []string
 	for _, t := range strings.Split(epsList, ",") {
 		t = strings.TrimSpace(t)
 		e, err := parseEpsilon(t)
@@ -218,10 +381,11 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 			return nil, fmt.Errorf("--epsilons %s: %w", epsList, err)
 		}
 		if k := slices.Index(p.eps, e); k >= 0 {
-			return nil, fmt.Errorf("--epsilons %s: %s and %s are the same budget", epsList, p.epsText[k], t)
+			return nil, fmt.Errorf("--epsilons %s: %s and %s are the same budget", epsList, given[k], t)
 		}
-		p.eps, p.epsText = append(p.eps, e), append(p.epsText, t)
+		p.eps, given = append(p.eps, e), append(given, t)
 	}
+	slices.Sort(p.eps) // +Inf sorts last
 	for _, name := range strings.Split(methodList, ",") {
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -270,7 +434,7 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 	}
 	p.dataset, p.fingerprint = g.Name, methods.DatasetFingerprint(g)
 	for _, name := range p.names {
-		for i, e := range p.eps {
+		for _, e := range p.eps {
 			level, ok := p.level(name, e)
 			if !ok {
 				continue
@@ -280,7 +444,7 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 			o.Epsilon, o.Level = e, level
 			split, err := methods.Check(m, o, g)
 			if err != nil {
-				return nil, fmt.Errorf("%s at ε=%s: %s", name, p.epsText[i], oneLine(err))
+				return nil, fmt.Errorf("%s at ε=%s: %s", name, epsLabel(e), oneLine(err))
 			}
 			if p.split == "" {
 				p.split = split
@@ -338,299 +502,262 @@ func (p *sweepPlan) level(name string, e float64) (methods.Level, bool) {
 	return methods.None, math.IsInf(e, 1)
 }
 
-// cells are the records the sweep may write, as far as they are known
-// before training (dataset, split, level, ε, seeds), to check against the
-// records already in --out.
-func (p *sweepPlan) cells() []*sweepRecord {
-	seeds := make([]uint64, p.opts.Runs)
-	for r := range seeds {
-		seeds[r] = p.opts.Seed + uint64(r)
+// seeds are the seeds of the grid's runs.
+func (p *sweepPlan) seeds() []uint64 {
+	s := make([]uint64, p.opts.Runs)
+	for r := range s {
+		s[r] = p.opts.Seed + uint64(r)
 	}
-	var out []*sweepRecord
+	return s
+}
+
+// manifest is the grid as DIR/sweep.json states it.
+func (p *sweepPlan) manifest() sweepManifest {
+	labels := make([]string, len(p.eps))
+	for i, e := range p.eps {
+		labels[i] = epsLabel(e)
+	}
+	return sweepManifest{Methods: p.names, Epsilons: labels, Runs: p.opts.Runs, Seed: p.opts.Seed}
+}
+
+// title is the plot's title.
+func (p *sweepPlan) title() string {
+	return fmt.Sprintf("%s, split %s, %s-level DP, %d runs", p.dataset, p.split, p.opts.Level, p.opts.Runs)
+}
+
+// table is the grid's table from the records of set: each cell averages
+// the runs of the grid's seeds that are recorded (or filled by a run that
+// read no private data). covered counts the grid's runs that have a
+// result.
+func (p *sweepPlan) table(set *recordSet) (t *sweepTable, covered int) {
+	t = &sweepTable{names: p.names, eps: p.eps, runs: p.opts.Runs, cells: map[string][]sweepCell{}}
 	for _, name := range p.names {
+		row := make([]sweepCell, len(p.eps))
 		for i, e := range p.eps {
-			level, ok := p.level(name, e)
-			if !ok {
+			if _, ok := p.level(name, e); !ok {
 				continue
 			}
-			if level == methods.None {
-				e = math.Inf(1)
+			var rs []*sweepRecord
+			for _, s := range p.seeds() {
+				if r := set.covers(name, e, s); r != nil {
+					rs = append(rs, r)
+				}
 			}
-			r := &trainers.Record{Method: name, Dataset: p.dataset, Split: p.split, Privacy: string(level),
-				Epsilon: dp.EpsilonJSON(e), Runs: p.opts.Runs, Seed: p.opts.Seed, Seeds: seeds, DatasetFingerprint: p.fingerprint}
-			out = append(out, &sweepRecord{Record: r, where: fmt.Sprintf("this sweep's %s at ε=%s", name, p.epsText[i])})
+			covered += len(rs)
+			row[i] = summarise(rs)
 		}
+		t.cells[name] = row
 	}
-	return out
+	return t, covered
 }
 
 // oneLine joins a multi-line error (errors.Join) into one line.
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
 
-// sweepRecord is a record with where it came from (file and line, or the
-// running sweep) and its bytes as read or written.
-type sweepRecord struct {
-	*trainers.Record
-	raw   []byte
-	where string
-}
-
-// eps is the record's budget, +Inf for null.
-func (r *sweepRecord) eps() float64 {
-	if r.Epsilon == nil {
-		return math.Inf(1)
+// epsLabel is a budget as the table's column names it: "inf" for ∞.
+func epsLabel(e float64) string {
+	if math.IsInf(e, 1) {
+		return "inf"
 	}
-	return *r.Epsilon
+	return strconv.FormatFloat(e, 'g', 6, 64)
 }
 
-// seeds are the record's run seeds (derived from seed and runs for records
-// written before they were listed).
-func (r *sweepRecord) seeds() []uint64 {
-	if len(r.Seeds) > 0 {
-		return r.Seeds
+// sweepTable is a sweep's table: the rows (methods) and columns (budgets,
+// ascending, ∞ last) and each cell's result.
+type sweepTable struct {
+	names []string
+	eps   []float64
+	// runs is the number of runs of a complete cell; a cell with fewer
+	// says how many it has (0: no such note).
+	runs  int
+	cells map[string][]sweepCell
+}
+
+// summarise is the cell of per-run records: mean test accuracy and the
+// 95% bootstrap half-width of the runs ordered by seed (the bootstrap
+// seeded with the first seed, as 'train --runs' does), so the result does
+// not depend on the order the records were written in.
+func summarise(rs []*sweepRecord) sweepCell {
+	if len(rs) == 0 {
+		return sweepCell{}
 	}
-	out := make([]uint64, r.Runs)
-	for i := range out {
-		out[i] = r.Seed + uint64(i)
+	rs = slices.Clone(rs)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Seed < rs[j].Seed })
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = r.Metrics["test_acc"].Mean
 	}
-	return out
+	s := trainers.Summarize(v, rs[0].Seed)
+	return sweepCell{mean: s.Mean, ci: s.CI95, n: len(v), ok: true}
 }
 
-// cell names the record's table cell with its level and seeds.
-func (r *sweepRecord) cell() string {
-	return fmt.Sprintf("%s at ε=%s (%s, split %s, privacy %s, seeds %s)", r.Method, fmtEps(r.Epsilon), r.Dataset, r.Split, r.Privacy, seedText(r.seeds()))
-}
-
-// seedText is a list of seeds, a run of consecutive ones as "a–b".
-func seedText(s []uint64) string {
-	if len(s) == 0 {
-		return "none"
+// cellOf is a per-cell record's mean test accuracy and its 95% half-width.
+func cellOf(r *trainers.Record) sweepCell {
+	s := r.Metrics["test_acc"]
+	n := r.Runs
+	if n == 0 {
+		n = len(s.Values)
 	}
-	consecutive := true
-	for i := 1; i < len(s); i++ {
-		consecutive = consecutive && s[i] == s[i-1]+1
+	return sweepCell{s.Mean, s.CI95, n, true}
+}
+
+// renderTable prints the markdown table: "mean ± half-width" per cell,
+// the mean alone for a cell of one run, "–" for an empty cell, and
+// "(n of R runs)" after a cell with fewer runs than the table's.
+func renderTable(w io.Writer, t *sweepTable) error {
+	labels := make([]string, len(t.eps))
+	for i, e := range t.eps {
+		labels[i] = "ε=" + epsLabel(e)
 	}
-	if len(s) > 1 && consecutive {
-		return fmt.Sprintf("%d–%d", s[0], s[len(s)-1])
-	}
-	t := make([]string, len(s))
-	for i, v := range s {
-		t[i] = fmt.Sprint(v)
-	}
-	return strings.Join(t, ",")
-}
-
-type cellKey struct {
-	method string
-	eps    float64
-}
-
-// recordSet holds the records of one table and refuses those that do not
-// belong in it: another dataset (by name, or by fingerprint when both
-// records carry one), another split, another private level, or a second
-// record for a (method, ε) cell. A byte-identical copy of a record is
-// counted once, with a warning.
-type recordSet struct {
-	list    []*sweepRecord
-	cells   map[cellKey]*sweepRecord
-	first   *sweepRecord // the dataset and split of the table
-	printed *sweepRecord // the first with a dataset fingerprint
-	private *sweepRecord // the first at a private level
-	warn    io.Writer
-}
-
-func newRecordSet(warn io.Writer) *recordSet {
-	return &recordSet{cells: map[cellKey]*sweepRecord{}, warn: warn}
-}
-
-// errIdentical marks a byte-identical repeat of a record in the set.
-var errIdentical = errors.New("identical record")
-
-// check reports whether r may join the set (errIdentical for a
-// byte-identical repeat).
-func (s *recordSet) check(r *sweepRecord) error {
-	if f := s.first; f != nil {
-		if r.Dataset != f.Dataset {
-			return fmt.Errorf("%s is on dataset %s but %s is on %s: records of different datasets cannot share one table",
-				r.where, r.Dataset, f.where, f.Dataset)
+	var b strings.Builder
+	fmt.Fprintf(&b, "| method | %s |\n|---|%s\n", strings.Join(labels, " | "), strings.Repeat("---|", len(t.eps)))
+	for _, name := range t.names {
+		row := make([]string, len(t.eps))
+		for i := range row {
+			row[i] = "–"
+			if i >= len(t.cells[name]) || !t.cells[name][i].ok {
+				continue
+			}
+			c := t.cells[name][i]
+			row[i] = fmt.Sprintf("%.3f ± %.3f", c.mean, c.ci)
+			if c.n == 1 {
+				row[i] = fmt.Sprintf("%.3f", c.mean)
+			}
+			if t.runs > 0 && c.n < t.runs {
+				row[i] += fmt.Sprintf(" (%d of %d runs)", c.n, t.runs)
+			}
 		}
-		if r.Split != f.Split {
-			return fmt.Errorf("%s has split %s but %s has %s: records of different splits cannot share one table",
-				r.where, r.Split, f.where, f.Split)
-		}
+		fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(row, " | "))
 	}
-	if f := s.printed; f != nil && r.DatasetFingerprint != "" && r.DatasetFingerprint != f.DatasetFingerprint {
-		return fmt.Errorf("%s and %s are both on %s but on different data (dataset fingerprints %.12s… and %.12s…): records of different data cannot share one table",
-			r.where, f.where, r.Dataset, r.DatasetFingerprint, f.DatasetFingerprint)
-	}
-	if f := s.private; f != nil && r.Privacy != string(methods.None) && r.Privacy != f.Privacy {
-		return fmt.Errorf("%s is at %s level but %s at %s level: records of different privacy levels cannot share one table",
-			r.where, r.Privacy, f.where, f.Privacy)
-	}
-	o, ok := s.cells[cellKey{r.Method, r.eps()}]
-	if !ok {
-		return nil
-	}
-	if r.raw != nil && bytes.Equal(r.raw, o.raw) {
-		return errIdentical
-	}
-	if r.Privacy == o.Privacy && slices.Equal(r.seeds(), o.seeds()) {
-		if r.raw == nil { // a cell a live sweep is about to run
-			return fmt.Errorf("duplicate records for %s: %s holds it already and %s would write it again; use another --out or remove that record",
-				r.cell(), o.where, r.where)
-		}
-		return fmt.Errorf("duplicate records for %s: %s and %s differ; keep one", r.cell(), o.where, r.where)
-	}
-	return fmt.Errorf("%s and %s both fill the cell %s at ε=%s, with different runs (privacy %s, seeds %s vs privacy %s, seeds %s); keep one",
-		o.where, r.where, r.Method, fmtEps(r.Epsilon), o.Privacy, seedText(o.seeds()), r.Privacy, seedText(r.seeds()))
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
-// add puts r into the set, or reports why it does not belong there; a
-// byte-identical repeat is dropped with a warning (added is then false).
-func (s *recordSet) add(r *sweepRecord) (added bool, err error) {
-	if err := s.check(r); err != nil {
-		if errors.Is(err, errIdentical) {
-			o := s.cells[cellKey{r.Method, r.eps()}]
-			fmt.Fprintf(s.warn, "dpgnn: warning: %s repeats %s byte for byte (%s at ε=%s); counted once\n", r.where, o.where, r.Method, fmtEps(r.Epsilon))
-			return false, nil
-		}
-		return false, err
-	}
-	if s.first == nil {
-		s.first = r
-	}
-	if s.printed == nil && r.DatasetFingerprint != "" {
-		s.printed = r
-	}
-	if s.private == nil && r.Privacy != string(methods.None) {
-		s.private = r
-	}
-	s.list = append(s.list, r)
-	s.cells[cellKey{r.Method, r.eps()}] = r
-	return true, nil
-}
-
-// readFile adds the records of a JSON-lines file (blank lines skipped);
-// with missingOK a file that does not exist holds none.
-func (s *recordSet) readFile(file string, missingOK bool) error {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		if missingOK && errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	for n, line := range bytes.Split(b, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		r := &trainers.Record{}
-		if err := json.Unmarshal(line, r); err != nil {
-			return fmt.Errorf("%s line %d: not a dpgnn JSON record: %v", file, n+1, err)
-		}
-		if _, ok := r.Metrics["test_acc"]; !ok || r.Method == "" {
-			return fmt.Errorf("%s line %d: record has no method or test_acc", file, n+1)
-		}
-		if _, err := s.add(&sweepRecord{Record: r, raw: line, where: fmt.Sprintf("%s line %d", file, n+1)}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// sweepFromRecords rebuilds a sweep's table from JSON records: columns are
-// the budgets found (finite ones ascending, then ∞), rows the methods in
-// order of first appearance; a run that read no private data fills every
-// finite column it has no record for, as in a live sweep. Records that do
-// not belong in one table are refused (recordSet).
-func sweepFromRecords(w, stderr io.Writer, files []string, plotFile string) error {
+// sweepFromRecords rebuilds a sweep's table from JSON records, read from
+// files or from sweep directories (DIR/results.jsonl): columns are the
+// budgets found (ascending, ∞ last), rows the methods in the order of the
+// directory's sweep.json, then in order of first appearance. A cell
+// averages its per-run records (see summarise), or shows a per-cell
+// record as it is; a run that read no private data fills every finite
+// column of its method and seed that has no record of its own, as in a
+// live sweep. Records that do not belong in one table are refused
+// (recordSet). With one directory, the table and the plot are written into
+// it as well.
+func sweepFromRecords(w, stderr io.Writer, from, plotFile string) error {
 	set := newRecordSet(stderr)
-	for _, file := range files {
-		if err := set.readFile(strings.TrimSpace(file), false); err != nil {
+	var order []string
+	runs, dir := 0, ""
+	entries := strings.Split(from, ",")
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		file := e
+		if st, err := os.Stat(e); err == nil && st.IsDir() {
+			file = filepath.Join(e, sweepResultsFile)
+			if _, err := os.Stat(file); err != nil {
+				return fmt.Errorf("--from %s: a directory without %s", e, sweepResultsFile)
+			}
+			m, ok, err := readManifest(e)
+			if err != nil {
+				return fmt.Errorf("--from %w", err)
+			}
+			if ok {
+				order, runs = append(order, m.Methods...), max(runs, m.Runs)
+			}
+			if len(entries) == 1 {
+				dir = e
+			}
+		}
+		recs, err := readResults(file, stderr)
+		if err == nil && recs == nil {
+			if _, serr := os.Stat(file); serr != nil {
+				err = serr
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("--from %w", err)
+		}
+		for _, r := range recs {
+			if _, err := set.add(r); err != nil {
+				return fmt.Errorf("--from %w", err)
+			}
 		}
 	}
 	if len(set.list) == 0 {
-		return fmt.Errorf("--from %s: no records", strings.Join(files, ","))
+		return fmt.Errorf("--from %s: no records", from)
 	}
-	free := map[string]*trainers.Record{}
-	var names []string
-	seenEps := map[float64]bool{}
-	for _, r := range set.list {
-		if !slices.Contains(names, r.Method) {
-			names = append(names, r.Method)
-		}
-		seenEps[r.eps()] = true
-		if isFree(r.Record) {
-			free[r.Method] = r.Record
-		}
-	}
-	eps := slices.Sorted(maps.Keys(seenEps)) // +Inf sorts last
-	epsText := make([]string, len(eps))
-	for i, e := range eps {
-		epsText[i] = "inf"
-		if !math.IsInf(e, 1) {
-			epsText[i] = fmtEps(&e)
-		}
-	}
-	cells := map[string][]sweepCell{}
-	for _, name := range names {
-		cell := make([]sweepCell, len(eps))
-		for i, e := range eps {
-			if r, ok := set.cells[cellKey{name, e}]; ok {
-				cell[i] = cellOf(r.Record)
-			} else if f, ok := free[name]; ok && !math.IsInf(e, 1) {
-				cell[i] = cellOf(f)
-			}
-		}
-		cells[name] = cell
+	t := recordsTable(set, order, runs)
+	if err := renderTable(w, t); err != nil {
+		return err
 	}
 	level := set.first.Privacy
 	if set.private != nil {
 		level = set.private.Privacy
 	}
-	return reportSweep(w, plotFile, fmt.Sprintf("%s, split %s, %s-level DP", set.first.Dataset, set.first.Split, level), epsText, names, cells)
+	title := fmt.Sprintf("%s, split %s, %s-level DP", set.first.Dataset, set.first.Split, level)
+	var out *sweepOut
+	if dir != "" {
+		out = &sweepOut{flag: dir, dir: dir, results: filepath.Join(dir, sweepResultsFile)}
+	}
+	return writeSweepOutputs(out, plotFile, title, t)
 }
 
-// cellOf is a record's mean test accuracy and its 95% half-width.
-func cellOf(r *trainers.Record) sweepCell {
-	s := r.Metrics["test_acc"]
-	return sweepCell{s.Mean, s.CI95, true}
-}
-
-// isFree reports a run that read no private data (privacy report ε = 0,
-// e.g. the feature-only MLP at edge level): its result holds at every ε.
-func isFree(r *trainers.Record) bool {
-	p := r.PrivacyReport
-	return p != nil && p.Epsilon != nil && *p.Epsilon == 0
-}
-
-// reportSweep prints the markdown table of a sweep and, with a plot file,
-// draws it.
-func reportSweep(w io.Writer, plotFile, title string, epsText, names []string, cells map[string][]sweepCell) error {
-	fmt.Fprintf(w, "| method | %s |\n|---|%s\n", strings.Join(prefixAll("ε=", epsText), " | "), strings.Repeat("---|", len(epsText)))
+// recordsTable is the table of every record in set (see sweepFromRecords);
+// order lists methods to put first, runs is the run count of a complete
+// cell (0: the most any cell has).
+func recordsTable(set *recordSet, order []string, runs int) *sweepTable {
+	var names []string
+	for _, n := range order {
+		if !slices.Contains(names, n) && slices.ContainsFunc(set.list, func(r *sweepRecord) bool { return r.Method == n }) {
+			names = append(names, n)
+		}
+	}
+	seenEps := map[float64]bool{}
+	free := map[string]*trainers.Record{} // per-cell records that read no private data
+	for _, r := range set.list {
+		if !slices.Contains(names, r.Method) {
+			names = append(names, r.Method)
+		}
+		seenEps[r.eps()] = true
+		if !r.isRun() && isFree(r.Record) {
+			free[r.Method] = r.Record
+		}
+	}
+	t := &sweepTable{names: names, eps: slices.Sorted(maps.Keys(seenEps)), cells: map[string][]sweepCell{}}
 	for _, name := range names {
-		row := make([]string, len(epsText))
-		for i := range row {
-			row[i] = "–"
-			if i < len(cells[name]) && cells[name][i].ok {
-				c := cells[name][i]
-				row[i] = fmt.Sprintf("%.3f ± %.3f", c.mean, c.ci)
+		row := make([]sweepCell, len(t.eps))
+		for i, e := range t.eps {
+			if r, ok := set.cells[cellKey{name, e}]; ok {
+				row[i] = cellOf(r.Record)
+				continue
+			}
+			bySeed := map[uint64]*sweepRecord{}
+			for _, r := range set.list {
+				if r.isRun() && r.Method == name && r.eps() == e {
+					bySeed[r.Seed] = r
+				}
+			}
+			if !math.IsInf(e, 1) {
+				for s, r := range set.free[name] {
+					if _, ok := bySeed[s]; !ok {
+						bySeed[s] = r
+					}
+				}
+			}
+			if len(bySeed) > 0 {
+				row[i] = summarise(slices.Collect(maps.Values(bySeed)))
+			} else if f, ok := free[name]; ok && !math.IsInf(e, 1) {
+				row[i] = cellOf(f)
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s |\n", name, strings.Join(row, " | "))
+		t.cells[name] = row
 	}
-	if plotFile == "" {
-		return nil
+	if runs == 0 {
+		for _, row := range t.cells {
+			for _, c := range row {
+				runs = max(runs, c.n)
+			}
+		}
 	}
-	return plotSweep(plotFile, title, epsText, names, cells)
-}
-
-func prefixAll(p string, xs []string) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = p + x
-	}
-	return out
+	t.runs = runs
+	return t
 }

@@ -140,9 +140,11 @@ func TestSweepFromRefusesMixedRecords(t *testing.T) {
 }
 
 // TestSweepAppendsCheckedRecords: a live sweep appends to an existing --out
-// file only records that belong in one table with those already there; a
-// sweep that would repeat a record, or write another dataset, data, split
-// or privacy level, stops before training and leaves the file as it was.
+// file only records that belong in one table with those already there and
+// trains only the runs not recorded there; a sweep of another dataset,
+// data, split, privacy level or method configuration, or one whose runs a
+// per-cell record already fills, stops before training and leaves the file
+// as it was.
 func TestSweepAppendsCheckedRecords(t *testing.T) {
 	base := []string{"sweep", "--methods", "mlp", "--epsilons", "2", "--privacy", "edge", "--runs", "1", "--set", "mlp:--epochs 2"}
 	seed := filepath.Join(t.TempDir(), "seed.jsonl")
@@ -154,6 +156,12 @@ func TestSweepAppendsCheckedRecords(t *testing.T) {
 		t.Fatalf("first sweep wrote %q (%v), want one record", first, err)
 	}
 	line := strings.TrimSpace(string(first))
+	cell, err := runCLI(t, "train", "mlp", "--privacy", "edge", "--epsilon", "2", "--epochs", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell = strings.TrimSpace(cell)
+	inf := append(base[:4:4], "inf", "--privacy", "edge", "--runs", "1", "--set", "mlp:--epochs 2")
 	for _, tc := range []struct {
 		name     string
 		existing string // the --out file before the sweep ("" : none)
@@ -162,14 +170,20 @@ func TestSweepAppendsCheckedRecords(t *testing.T) {
 		records  int // records in --out afterwards
 	}{
 		{"new file", "", base, nil, 1},
-		{"another budget appended", line + "\n", append(base[:4:4], "inf", "--privacy", "edge", "--runs", "1", "--set", "mlp:--epochs 2"), nil, 2},
-		{"byte-identical lines already there", line + "\n" + line + "\n", append(base[:4:4], "inf", "--privacy", "edge", "--runs", "1", "--set", "mlp:--epochs 2"), nil, 3},
-		{"rerun", line + "\n", base, []string{"duplicate records for mlp at ε=2", "out.jsonl line 1 holds it already and this sweep's mlp at ε=2 would write it again"}, 1},
+		{"another budget appended", line + "\n", inf, nil, 2},
+		{"byte-identical lines already there", line + "\n" + line + "\n", inf, nil, 3},
+		{"rerun trains nothing", line + "\n", base, nil, 1},
 		{"other split", line + "\n", append(base, "--split", "ratio:0.3:0.3"), []string{"this sweep's mlp at ε=2 has split ratio:0.3:0.3", "different splits"}, 1},
 		{"other data", line + "\n", append(base, "--seed", "2"), []string{"different data"}, 1},
 		{"other dataset", strings.Replace(line, `"dataset":"csbm"`, `"dataset":"cora"`, 1) + "\n", base, []string{"this sweep's mlp at ε=2 is on dataset csbm", "different datasets"}, 1},
 		{"other level", line + "\n", append(base[:6:6], "node", "--delta", "1e-5", "--runs", "1", "--set", "mlp:--epochs 2 --batch-size 50"),
 			[]string{"this sweep's mlp at ε=2 is at node level", "line 1 at edge level"}, 1},
+		{"other hyperparameters", line + "\n", append(base, "--set", "mlp:--epochs 3"),
+			[]string{"out.jsonl line 1 is a run of mlp with another configuration than this sweep's (epochs=2 vs 3)", "one configuration per method"}, 1},
+		{"other --delta", line + "\n", append(base, "--delta", "1e-6"), []string{"(--delta auto vs 1e-06)"}, 1},
+		{"the run under another --seed", strings.Replace(strings.Replace(line, `"run":0`, `"run":1`, 1), `"sweep_seed":1`, `"sweep_seed":0`, 1) + "\n", base,
+			[]string{"line 1 holds mlp at ε=2, seed 1 as run 1 of --seed 0, but this sweep runs it as run 0 of --seed 1: use --seed 0 or another --out"}, 1},
+		{"a per-cell record of the cell", cell + "\n", base, []string{"out.jsonl line 1 is a record of 1 run(s) for the cell mlp at ε=2, which this sweep records run by run"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.jsonl")
@@ -198,8 +212,8 @@ func TestSweepAppendsCheckedRecords(t *testing.T) {
 			if n := strings.Count(string(b), "\n"); n != tc.records {
 				t.Fatalf("--out holds %d records, want %d:\n%s", n, tc.records, b)
 			}
-			if len(tc.wantErr) > 0 && string(b) != tc.existing {
-				t.Error("a refused sweep changed --out")
+			if (len(tc.wantErr) > 0 || tc.records == strings.Count(tc.existing, "\n")) && string(b) != tc.existing {
+				t.Error("a refused sweep, or one with nothing to train, changed --out")
 			}
 			if len(tc.wantErr) == 0 {
 				if _, err := runCLI(t, "sweep", "--from", out); err != nil {
