@@ -106,6 +106,18 @@ type Outcome struct {
 	Privacy *dp.Report
 	// Extra metrics (e.g. "train_acc", "auc") summarised alongside accuracy.
 	Extra map[string]float64
+	// Scores are the released model's posteriors, softmax of its logits,
+	// for every node of the run's graph (N×C, row-major); nil for a method
+	// that computes none.
+	Scores []float64
+	// Query re-runs the trained model's inference over the run's graph
+	// with replaced node features, and QueryCost is what each query costs
+	// in privacy (nil for a run without a privacy claim). QueryOn is the
+	// same over another graph (the trained model applied to it). All three
+	// are nil for a method that offers no queries.
+	Query     QueryFunc
+	QueryCost *QueryCost
+	QueryOn   func(g *graphs.Graph) (QueryFunc, *QueryCost, error)
 }
 
 // Method is a registered training method. A fresh value is made for every

@@ -72,6 +72,16 @@ Releases: gap, progap — one NAP aggregation; mlp — one DP-SGD step (node
 level); gcon — the perturbed minimiser. 'dpgnn audit gaussian' audits a bare
 Gaussian mechanism (the audit's own calibration check).
 
+Attacks (--attack, any method that outputs posteriors): train the model and
+attack it through queries — linkteller (LinkTeller, Wu et al. 2022: a query
+scales one node's features by 1+Δ, and the change of another node's
+posterior scores the pair as an edge) or mia (G-MIA, Olatunji et al. 2021,
+TSTF: target and shadow models trained on the subgraphs of their training
+nodes, queried on the full graph, a classifier on the shadow's sorted
+posteriors). Both report the AUC, an ε lower bound from the scores and what
+the queries cost: a method that re-runs a private mechanism at inference
+(GAP, ProGAP, CARIBOU) makes a new release with every query.
+
 Adversarial graphs (remove node 0): --dataset spread and spread-1000 (node 0
 linked to 200 or 1,000 nodes u that all link to the same 100 nodes: sampling
 degrees down to D=100 and charging √D is wrong there; spread-1000 with
@@ -83,11 +93,8 @@ of a public bound).`,
 	names := []string{"gaussian"}
 	audit.AddCommand(newAuditGaussianCmd(stdout))
 	for _, name := range methods.Names() {
-		m, _ := methods.New(name)
-		if _, ok := m.(methods.Auditor); ok {
-			audit.AddCommand(newAuditMethodCmd(name, stdout, stderr))
-			names = append(names, name)
-		}
+		audit.AddCommand(newAuditMethodCmd(name, stdout, stderr))
+		names = append(names, name)
 	}
 	audit.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
@@ -176,11 +183,28 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 	m, _ := methods.New(name)
 	var c dataFlags
 	var a auditFlags
+	var atk attackFlags
+	auditor, isAuditor := m.(methods.Auditor)
+	short := "Audit one private release of " + name + ", or attack the trained model (--attack)"
+	if !isAuditor {
+		short = "Attack the trained " + name + " (--attack linkteller|mia)"
+	}
 	cmd := &cobra.Command{
-		Use:   name + " --privacy edge|node --epsilon E (--remove-node V | --remove-edge U,V | --neighbor FILE) [flags]",
-		Short: "Audit one private release of " + name,
+		Use:   name + " (--privacy edge|node --epsilon E (--remove-node V | --remove-edge U,V | --neighbor FILE) | --attack linkteller|mia) [flags]",
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if atk.Attack != "" || cmd.Flags().Changed("attack") {
+				return runAttack(cmd, stdout, stderr, m, &c, &a, &atk)
+			}
+			for _, f := range []string{"runs", "nodes", "influence-delta", "mia-per-class"} {
+				if cmd.Flags().Changed(f) {
+					return fmt.Errorf("--%s is for an attack: give --attack linkteller or mia", f)
+				}
+			}
+			if !isAuditor {
+				return fmt.Errorf("%s has no audit of a release (it makes no private release to replay): attack it with --attack linkteller or --attack mia", name)
+			}
 			start := time.Now()
 			opts, err := c.options()
 			if err != nil {
@@ -202,7 +226,7 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			target, err := m.(methods.Auditor).AuditTarget(ctx, methods.AuditOptions{Embedding: a.target.Embedding, Width: a.target.Width, Multiplier: a.target.Multiplier, Release: a.target.Release})
+			target, err := auditor.AuditTarget(ctx, methods.AuditOptions{Embedding: a.target.Embedding, Width: a.target.Width, Multiplier: a.target.Multiplier, Release: a.target.Release})
 			if err != nil {
 				return err
 			}
@@ -268,6 +292,8 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 	a.target = auditTarget{RemoveNode: -1, Embedding: "aligned"}
 	methods.BindConfig(f, &a.target)
 	a.bindStats(cmd)
+	atk.defaults()
+	methods.BindConfig(f, &atk)
 	methods.BindConfig(f, m.Config())
 	return cmd
 }

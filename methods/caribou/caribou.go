@@ -277,7 +277,7 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	// 1. Encoder, trained on features and labels only; rows of X⁽⁰⁾ have norm 1.
-	x0, width, err := m.encode(ctx, s, z, norm, src.Split("caribou.encoder"))
+	x0, width, enc, err := m.encode(ctx, s, z, norm, src.Split("caribou.encoder"))
 	if err != nil {
 		return nil, err
 	}
@@ -301,23 +301,118 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}, nil
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep, Scores: methods.Softmax(nn.Values(mod.Logits), g.N, g.NumClasses)}
+	qsrc, err := ctx.NoiseSource("caribou.queries")
+	if err != nil {
+		return nil, err
+	}
+	return out, methods.SetInference(out, g, m.inference(ctx, s, cal, enc, mod, qsrc))
 }
 
-// encode returns X⁽⁰⁾ (N×width, rows of norm 1): the encoder's row-normalised
-// embedding, or without encoder the row-normalised raw features.
-func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.NormKind, src *dp.Source) ([]float64, int, error) {
+// inference is the trained CARIBOU's query over a graph h: the encoder over
+// the query features, PCMP over h with fresh noise from the mechanism
+// source (each query one new PCMP release, recorded under
+// methods.LedgerQueries; h must meet the public degree bounds), the
+// classifier over [X⁽⁰⁾, X⁽ᴷ⁾].
+func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibrated, enc, cls *methods.Module, qsrc *dp.Source) func(h *graphs.Graph) (*methods.Inference, error) {
+	return func(h *graphs.Graph) (*methods.Inference, error) {
+		gf, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
+		if err != nil {
+			return nil, err
+		}
+		z := cal.Multiplier
+		var cost *methods.QueryCost
+		if ctx.Private() {
+			cost = methods.NewQueryCost(ctx, cal.Plan, fmt.Sprintf("one PCMP release over the query graph with fresh noise (%d hops, std %.4g per layer, sensitivity %.4g)",
+				m.cfg.Hops, z*s.sensitivity, s.sensitivity), pcmpEvent(z, gf))
+		}
+		src := qsrc.Split("graph")
+		q := methods.Lazy(func() (methods.QueryFunc, error) {
+			layer, err := m.queryLayer(ctx.Level, h)
+			if err != nil {
+				return nil, err
+			}
+			p := m.newPCMP(&setup{layer: layer}, z*s.sensitivity, src.Split("pcmp"))
+			if ctx.Private() {
+				l := ctx.Ledger()
+				p.OnRelease = func() { l.Record(methods.LedgerQueries, pcmpEvent(z, gf)) }
+			}
+			var encEval *methods.Evaluator
+			if enc != nil {
+				if encEval, err = enc.NewEvaluator(h.N); err != nil {
+					return nil, err
+				}
+			}
+			clsEval, err := cls.NewEvaluator(h.N)
+			if err != nil {
+				return nil, err
+			}
+			return func(x *graphs.Features) ([]float64, error) {
+				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
+					return nil, err
+				}
+				cost.Charge()
+				var x0 []float64
+				width := m.cfg.Hidden
+				if encEval != nil {
+					outs, err := encEval.Outputs(x)
+					if err != nil {
+						return nil, err
+					}
+					x0 = outs[0]
+				} else {
+					x0, width = x.ToDense(), x.F
+					layers.NormalizeRows(x0, width)
+				}
+				xk, err := p.Release(x0, width)
+				if err != nil {
+					return nil, err
+				}
+				logits, err := clsEval.Logits(layers.DenseFeatures(x0, h.N, width), layers.DenseFeatures(xk, h.N, width))
+				if err != nil {
+					return nil, err
+				}
+				return methods.Softmax(logits, h.N, h.NumClasses), nil
+			}, nil
+		})
+		return &methods.Inference{Query: q, Cost: cost}, nil
+	}
+}
+
+// queryLayer is the CGL over a query graph h, which must meet the public
+// degree bounds a run's graph meets (--min-degree; --max-degree at node
+// level).
+func (m *CARIBOU) queryLayer(level methods.Level, h *graphs.Graph) (*layers.CGL, error) {
+	layer, err := layers.NewCGL(h.Adj, m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range layer.Adj.Degrees() {
+		if d-1 < m.cfg.MinDegree {
+			return nil, fmt.Errorf("query: --min-degree %d: the query graph has a node of degree %d", m.cfg.MinDegree, d-1)
+		}
+		if level == methods.Node && d-1 > m.cfg.MaxDegree {
+			return nil, fmt.Errorf("query: node level, --max-degree %d: the query graph has a node of degree %d", m.cfg.MaxDegree, d-1)
+		}
+	}
+	return layer, nil
+}
+
+// encode returns X⁽⁰⁾ (N×width, rows of norm 1) and the encoder (nil
+// without one): the encoder's row-normalised embedding, or without encoder
+// the row-normalised raw features.
+func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.NormKind, src *dp.Source) ([]float64, int, *methods.Module, error) {
 	g := ctx.Graph
 	if m.cfg.EncoderLayers == 0 {
 		x := g.X.ToDense()
 		layers.NormalizeRows(x, g.X.F)
-		return x, g.X.F, nil
+		return x, g.X.F, nil, nil
 	}
 	mod, err := m.cfg.TrainEncoder(ctx, m.cfg.Training(ctx, s.rate, z, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src, ctx.Seed, "caribou")
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	return append([]float64(nil), nn.Values(mod.Outputs[0])...), m.cfg.Hidden, nil
+	return append([]float64(nil), nn.Values(mod.Outputs[0])...), m.cfg.Hidden, mod, nil
 }
 
 // pcmp runs PCMP once over x0 with noise std z·Δ and records the release.

@@ -154,6 +154,8 @@ type net struct {
 	h      *G.Node // f_θ(X) over every node
 	capEx  int
 	rows   int
+	// forward is f_θ over a features input (a new path on m).
+	forward func(*layers.Features) *G.Node
 }
 
 func (m *DPAR) buildNet(seed uint64, x *graphs.Features, classes, capEx, capRows int, record bool) (*net, error) {
@@ -172,6 +174,7 @@ func (m *DPAR) buildNet(seed uint64, x *graphs.Features, classes, capEx, capRows
 			}
 			return l2.Forward(mm.Dropout(nn.ReLU(h), m.cfg.Dropout))
 		}
+		n.forward = forward
 		var err error
 		if n.batch, err = layers.NewFeatureBatch(mm, x, capRows, "X.rows"); err != nil {
 			return err
@@ -278,12 +281,102 @@ func (m *DPAR) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &methods.Outcome{Pred: res.pred, ValAcc: res.valAcc, Privacy: rep}, nil
+	out := &methods.Outcome{Pred: res.pred, ValAcc: res.valAcc, Privacy: rep}
+	if out.Scores, err = m.scores(g, res.gs, nn.Values(res.net.h)); err != nil {
+		return nil, err
+	}
+	return out, methods.SetInference(out, g, m.inference(ctx, p, res))
 }
 
 type result struct {
 	pred   []int
 	valAcc float64
+	net    *net
+	gs     *graphsOf
+}
+
+// inference is the trained DPAR's query over a graph h: f_θ over the query
+// features, then, as in a run, PPR propagation over the graph of the
+// non-training nodes (on the run's graph) or over all of h's nodes and
+// edges (on another graph). It draws no noise. On the run's graph a query
+// reads θ and the inference graph, which DPAR treats as an inference input
+// its guarantee does not cover (§4): it costs nothing beyond the run. On
+// another graph it reads the edges of every node without noise, the
+// training nodes' included: no ε covers that.
+func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *graphs.Graph) (*methods.Inference, error) {
+	return func(h *graphs.Graph) (*methods.Inference, error) {
+		gs := res.gs
+		if h != ctx.Graph {
+			all := make([]int, h.N)
+			for i := range all {
+				all[i] = i
+			}
+			gs = &graphsOf{infer: all, inferAdj: unweighted(h.Adj)}
+		}
+		var cost *methods.QueryCost
+		if ctx.Private() {
+			what := "f_θ over the query features and PPR over the inference graph, no noise"
+			if h == ctx.Graph {
+				cost = methods.NewQueryCost(ctx, p.Plan, what+" (the non-training nodes' graph, an inference input DPAR does not protect)", nil)
+			} else {
+				cost = methods.UncoveredQueries(ctx, p.Plan, what, "the query propagates over all of the query graph's edges without noise, the protected nodes' included")
+			}
+		}
+		q := methods.Lazy(func() (methods.QueryFunc, error) {
+			var x *layers.Features
+			var out *G.Node
+			err := nn.Build(func() error {
+				var err error
+				if x, err = methods.NewQueryInput(res.net.m, ctx.Graph.X, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
+					return err
+				}
+				out = res.net.forward(x)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			run, err := res.net.m.NewRunner(out)
+			if err != nil {
+				return nil, err
+			}
+			return func(f *graphs.Features) ([]float64, error) {
+				if err := methods.CheckQuery(f, h.N, ctx.Graph.X.F); err != nil {
+					return nil, err
+				}
+				cost.Charge()
+				if err := methods.SetQueryInput(x, f); err != nil {
+					return nil, err
+				}
+				if err := run.Run(); err != nil {
+					return nil, err
+				}
+				return m.scores(h, gs, nn.Values(out))
+			}, nil
+		})
+		return &methods.Inference{Query: q, Cost: cost}, nil
+	}
+}
+
+// scores is infer's posteriors: softmax of f_θ(x) for the nodes outside
+// gs.infer, of the PPR-propagated logits for those in it.
+func (m *DPAR) scores(g *graphs.Graph, gs *graphsOf, h []float64) ([]float64, error) {
+	c := g.NumClasses
+	logits := append([]float64(nil), h...)
+	if len(gs.infer) > 0 {
+		hi := make([]float64, len(gs.infer)*c)
+		for k, i := range gs.infer {
+			copy(hi[k*c:(k+1)*c], h[i*c:(i+1)*c])
+		}
+		q, err := layers.PPR(graphs.RowNorm(gs.inferAdj), hi, c, m.cfg.PropAlpha, m.cfg.PropSteps)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range gs.infer {
+			copy(logits[i*c:(i+1)*c], q[k*c:(k+1)*c])
+		}
+	}
+	return methods.Softmax(logits, g.N, c), nil
 }
 
 // train runs the pipeline: split, Π, training, inference.
@@ -375,7 +468,7 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &result{pred: pred, valAcc: math.NaN()}
+	res := &result{pred: pred, valAcc: math.NaN(), net: n, gs: gs}
 	if len(g.Split.Val) > 0 {
 		res.valAcc = trainers.Accuracy(pred, g.Labels, g.Split.Val)
 	}

@@ -147,7 +147,7 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	nTrain := len(g.Split.Train)
 
 	// 1. Encoder, trained on features and labels only.
-	x0, width, err := m.encode(ctx, setup, z, norm, src.Split("gap.encoder"))
+	x0, width, enc, err := m.encode(ctx, setup, z, norm, src.Split("gap.encoder"))
 	if err != nil {
 		return nil, err
 	}
@@ -174,26 +174,91 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}, nil
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep, Scores: methods.Softmax(nn.Values(mod.Logits), g.N, g.NumClasses)}
+	qsrc, err := ctx.NoiseSource("gap.queries")
+	if err != nil {
+		return nil, err
+	}
+	return out, methods.SetInference(out, g, m.inference(ctx, setup, priv, enc, mod, qsrc))
 }
 
-// encode trains the encoder (when EncoderLayers > 0) and returns X0 and its
-// width: GAP's row-normalised encoder embedding for all nodes or, with
-// EncoderFolds ≥ 2, cross-fitted class probabilities (encodeCrossFit).
-func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
+// inference is the trained GAP's query over a graph h: the encoder over
+// the query features, K NAP hops over h with fresh noise from the
+// mechanism source (each query K new Gaussian releases, recorded under
+// methods.LedgerQueries), the classifier over the hops.
+func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.Calibrated, enc, cls *methods.Module, qsrc *dp.Source) func(h *graphs.Graph) (*methods.Inference, error) {
+	return func(h *graphs.Graph) (*methods.Inference, error) {
+		cost := m.cfg.NAPQueryCost(ctx, priv, setup.Sensitivity)
+		src := qsrc.Split("graph")
+		q := methods.Lazy(func() (methods.QueryFunc, error) {
+			if m.cfg.EncoderFolds >= 2 {
+				return nil, fmt.Errorf("gap --encoder-folds %d: queries are not supported (X0 comes from %d cross-fitted encoders)", m.cfg.EncoderFolds, m.cfg.EncoderFolds)
+			}
+			adj, err := m.cfg.QueryAdj(ctx.Level, h, src.Split("degree-bound"))
+			if err != nil {
+				return nil, err
+			}
+			nap := layers.NewNAP("gap.query.nap", adj, priv.Multiplier*setup.Sensitivity, src.Split("nap"))
+			if ctx.Private() {
+				ap.RecordNAP(nap, ctx.Ledger(), methods.LedgerQueries, priv.Multiplier, setup.Sensitivity)
+			}
+			var encEval *methods.Evaluator
+			if enc != nil {
+				if encEval, err = enc.NewEvaluator(h.N); err != nil {
+					return nil, err
+				}
+			}
+			clsEval, err := cls.NewEvaluator(h.N)
+			if err != nil {
+				return nil, err
+			}
+			return func(x *graphs.Features) ([]float64, error) {
+				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
+					return nil, err
+				}
+				cost.Charge()
+				x0, width := x, x.F
+				if encEval != nil {
+					outs, err := encEval.Outputs(x)
+					if err != nil {
+						return nil, err
+					}
+					x0, width = layers.DenseFeatures(outs[0], h.N, m.cfg.Hidden), m.cfg.Hidden
+				}
+				hops, err := m.hops(nap, h.N, x0, width)
+				if err != nil {
+					return nil, err
+				}
+				logits, err := clsEval.Logits(hops...)
+				if err != nil {
+					return nil, err
+				}
+				return methods.Softmax(logits, h.N, h.NumClasses), nil
+			}, nil
+		})
+		return &methods.Inference{Query: q, Cost: cost}, nil
+	}
+}
+
+// encode trains the encoder (when EncoderLayers > 0) and returns X0, its
+// width and the encoder (nil without one, or cross-fitted): GAP's
+// row-normalised encoder embedding for all nodes or, with EncoderFolds ≥ 2,
+// cross-fitted class probabilities (encodeCrossFit).
+func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, *methods.Module, error) {
 	g := ctx.Graph
 	if m.cfg.EncoderLayers == 0 {
-		return g.X, g.X.F, nil
+		return g.X, g.X.F, nil, nil
 	}
 	if m.cfg.EncoderFolds >= 2 {
-		return m.encodeCrossFit(ctx, setup, norm, src)
+		x0, width, err := m.encodeCrossFit(ctx, setup, norm, src)
+		return x0, width, nil, err
 	}
 	mod, err := m.cfg.TrainEncoder(ctx, m.cfg.Training(ctx, setup.Rate, z, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src, ctx.Seed, "gap")
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	x0 := append([]float64(nil), nn.Values(mod.Outputs[0])...)
-	return layers.DenseFeatures(x0, g.N, m.cfg.Hidden), m.cfg.Hidden, nil
+	return layers.DenseFeatures(x0, g.N, m.cfg.Hidden), m.cfg.Hidden, mod, nil
 }
 
 // encodeCrossFit is the cross-fitted encoder (--encoder-folds k, edge level
@@ -284,16 +349,28 @@ func addSoftmax(dst, z []float64, w float64) {
 // aggregate computes the K cached hops [X0, X1, …, XK] with
 // X_k = rownorm(NAP(X_{k−1})): exactly K NAP calls.
 func (m *GAP) aggregate(ctx *methods.Context, setup *ap.APSetup, z float64, x0 *graphs.Features, width int, src *dp.Source) ([]*graphs.Features, error) {
-	g := ctx.Graph
+	nap := layers.NewNAP("gap.nap", setup.Adj, z*setup.Sensitivity, src)
+	ap.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
+	hops, err := m.hops(nap, ctx.Graph.N, x0, width)
+	if err != nil {
+		return nil, err
+	}
+	if nap.Adj.Calls != m.cfg.Hops {
+		return nil, fmt.Errorf("gap: %d adjacency products for %d hops (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
+	}
+	return hops, nil
+}
+
+// hops runs the K NAP calls of nap over x0 (n×width) and returns
+// [rownorm(X0), X1, …, XK].
+func (m *GAP) hops(nap *layers.NAP, n int, x0 *graphs.Features, width int) ([]*graphs.Features, error) {
 	if x0.Sparse != nil {
 		x0 = layers.DenseFeatures(x0.ToDense(), x0.N, x0.F)
 	}
-	mm := nn.NewModel(ctx.Seed)
-	nap := layers.NewNAP("gap.nap", setup.Adj, z*setup.Sensitivity, src)
-	ap.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
+	mm := nn.NewModel(0)
 	var outs []*G.Node
 	err := nn.Build(func() error {
-		x := G.Must(nn.RowNormalize(mm.Input("X0", x0.Dense, g.N, width)))
+		x := G.Must(nn.RowNormalize(mm.Input("X0", x0.Dense, n, width)))
 		outs = append(outs, x)
 		for k := 0; k < m.cfg.Hops; k++ {
 			x = G.Must(nn.RowNormalize(nap.Forward(x)))
@@ -311,12 +388,9 @@ func (m *GAP) aggregate(ctx *methods.Context, setup *ap.APSetup, z float64, x0 *
 	if err := r.Run(); err != nil {
 		return nil, err
 	}
-	if nap.Adj.Calls != m.cfg.Hops {
-		return nil, fmt.Errorf("gap: %d adjacency products for %d hops (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
-	}
 	hops := make([]*graphs.Features, len(outs))
 	for i, o := range outs {
-		hops[i] = layers.DenseFeatures(append([]float64(nil), nn.Values(o)...), g.N, width)
+		hops[i] = layers.DenseFeatures(append([]float64(nil), nn.Values(o)...), n, width)
 	}
 	return hops, nil
 }

@@ -58,10 +58,25 @@ func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 // Build constructs the GCN's expression graph on g and returns the model,
 // its logits over all nodes and its loss.
 func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.CrossEntropy, error) {
+	n, err := m.buildNet(g, seed)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return n.model, n.logits, n.ce, nil
+}
+
+// net is the GCN's model with its two layers.
+type net struct {
+	model  *nn.Model
+	logits *G.Node
+	ce     *nn.CrossEntropy
+	l1, l2 *layers.GCNConv
+}
+
+func (m *GCN) buildNet(g *graphs.Graph, seed uint64) (*net, error) {
 	model := nn.NewModel(seed)
 	adj := nn.NewSparse("Â", graphs.GCNNorm(g.Adj))
-	var logits *G.Node
-	var ce *nn.CrossEntropy
+	n := &net{model: model}
 	err := nn.Build(func() error {
 		feats := g.X
 		if m.cfg.NormFeatures {
@@ -71,40 +86,96 @@ func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.Cross
 		if err != nil {
 			return err
 		}
-		l1 := layers.NewGCNConv(model, "gcn.0", adj, g.X.F, m.cfg.Hidden)
-		l2 := layers.NewGCNConv(model, "gcn.1", adj, m.cfg.Hidden, g.NumClasses)
-		h := model.Dropout(nn.ReLU(l1.ForwardInput(model, x, m.cfg.Dropout)), m.cfg.Dropout)
-		logits = l2.Forward(h)
-		if ce, err = nn.NewCrossEntropy(model, logits, "loss"); err != nil {
+		n.l1 = layers.NewGCNConv(model, "gcn.0", adj, g.X.F, m.cfg.Hidden)
+		n.l2 = layers.NewGCNConv(model, "gcn.1", adj, m.cfg.Hidden, g.NumClasses)
+		n.logits = m.forward(model, n.l1, n.l2, x)
+		if n.ce, err = nn.NewCrossEntropy(model, n.logits, "loss"); err != nil {
 			return err
 		}
-		return model.Compile(ce.Mean, []*G.Node{logits})
+		return model.Compile(n.ce.Mean, []*G.Node{n.logits})
 	})
-	return model, logits, ce, err
+	return n, err
+}
+
+// forward is the two layers over the features x: Â·ReLU(Â·X·W₁ + b₁)·W₂ + b₂
+// with dropout on the input and the hidden layer.
+func (m *GCN) forward(model *nn.Model, l1, l2 *layers.GCNConv, x *layers.Features) *G.Node {
+	h := model.Dropout(nn.ReLU(l1.ForwardInput(model, x, m.cfg.Dropout)), m.cfg.Dropout)
+	return l2.Forward(h)
+}
+
+// inference is the trained GCN's query over a graph h: the same layers
+// with h's normalised adjacency, on features of h's size (preprocessed as
+// the training features were). The GCN is not private: its queries have no
+// privacy cost to state.
+func (m *GCN) inference(n *net, like *graphs.Features) func(h *graphs.Graph) (*methods.Inference, error) {
+	return func(h *graphs.Graph) (*methods.Inference, error) {
+		q := methods.Lazy(func() (methods.QueryFunc, error) {
+			var x *layers.Features
+			var logits *G.Node
+			err := nn.Build(func() error {
+				adj := nn.NewSparse(fmt.Sprintf("Â.query%d", h.N), graphs.GCNNorm(h.Adj))
+				var err error
+				if x, err = methods.NewQueryInput(n.model, like, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
+					return err
+				}
+				c1 := &layers.GCNConv{Linear: n.l1.Linear, Adj: adj}
+				c2 := &layers.GCNConv{Linear: n.l2.Linear, Adj: adj}
+				logits = m.forward(n.model, c1, c2, x)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			run, err := n.model.NewRunner(logits)
+			if err != nil {
+				return nil, err
+			}
+			return func(f *graphs.Features) ([]float64, error) {
+				if err := methods.CheckQuery(f, h.N, like.F); err != nil {
+					return nil, err
+				}
+				if m.cfg.NormFeatures {
+					f = graphs.L1NormalizeFeatures(f)
+				}
+				if err := methods.SetQueryInput(x, f); err != nil {
+					return nil, err
+				}
+				if err := run.Run(); err != nil {
+					return nil, err
+				}
+				return methods.Softmax(nn.Values(logits), h.N, h.NumClasses), nil
+			}, nil
+		})
+		return &methods.Inference{Query: q}, nil
+	}
 }
 
 // BuildModel builds the graph Run trains, its loss over the split's
 // training nodes.
 func (m *GCN) BuildModel(ctx *methods.Context) (*nn.Model, error) {
-	model, _, err := m.build(ctx)
-	return model, err
+	n, err := m.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return n.model, nil
 }
 
-// build is Build on the context's graph with the loss set to the training
-// nodes.
-func (m *GCN) build(ctx *methods.Context) (*nn.Model, *G.Node, error) {
+// build is buildNet on the context's graph with the loss set to the
+// training nodes.
+func (m *GCN) build(ctx *methods.Context) (*net, error) {
 	if ctx.Level != methods.None {
-		return nil, nil, fmt.Errorf("gcn is not private: it supports only --privacy none")
+		return nil, fmt.Errorf("gcn is not private: it supports only --privacy none")
 	}
 	g := ctx.Graph
-	model, logits, ce, err := m.Build(g, ctx.Seed)
+	n, err := m.buildNet(g, ctx.Seed)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := ce.SetRows(g.Split.Train, g.Labels); err != nil {
-		return nil, nil, err
+	if err := n.ce.SetRows(g.Split.Train, g.Labels); err != nil {
+		return nil, err
 	}
-	return model, logits, nil
+	return n, nil
 }
 
 // Run trains once on the context's split.
@@ -113,16 +184,17 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err := methods.CheckModelMemory(ctx, "gcn", m.cfg.Hidden, 2); err != nil {
 		return nil, err
 	}
-	model, logits, err := m.build(ctx)
+	n, err := m.build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	task := &trainers.ModelTask{Model: model, Logits: logits, Opt: nn.NewAdam(m.cfg.LR, m.cfg.WeightDecay)}
+	task := &trainers.ModelTask{Model: n.model, Logits: n.logits, Opt: nn.NewAdam(m.cfg.LR, m.cfg.WeightDecay)}
 	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.cfg.TrainEpochs, Run: ctx.Run, Recorder: ctx.Recorder})
 	if err != nil {
 		return nil, err
 	}
-	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}, nil
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: methods.Softmax(nn.Values(n.logits), g.N, g.NumClasses)}
+	return out, methods.SetInference(out, g, m.inference(n, g.X))
 }
 
 var _ methods.Builder = (*GCN)(nil)

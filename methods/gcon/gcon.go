@@ -160,6 +160,9 @@ type encoded struct {
 	X      []float64 // n × d1, rows of unit norm (or zero)
 	Pred   []int     // encoder argmax for every node
 	ValAcc float64
+	// Mod is the trained encoder (its Outputs[0] is the encoding before
+	// centring and normalisation).
+	Mod *methods.Module
 }
 
 // encode trains the 2-layer MLP encoder on the labelled training nodes
@@ -206,11 +209,17 @@ func (m *GCON) encode(ctx *methods.Context) (*encoded, error) {
 	if len(x) != g.N*m.cfg.EncoderHidden {
 		return nil, fmt.Errorf("encoder: %d encoded values, want %d×%d", len(x), g.N, m.cfg.EncoderHidden)
 	}
+	m.finishEncoding(x, g.N)
+	return &encoded{X: x, Pred: res.Pred, ValAcc: res.ValAcc, Mod: mod}, nil
+}
+
+// finishEncoding centres (with --center) and row-normalises n encodings in
+// place (Alg. 1 step 2).
+func (m *GCON) finishEncoding(x []float64, n int) {
 	if m.cfg.Center {
-		CenterColumns(x, g.N, m.cfg.EncoderHidden)
+		CenterColumns(x, n, m.cfg.EncoderHidden)
 	}
-	NormalizeRows(x, g.N, m.cfg.EncoderHidden)
-	return &encoded{X: x, Pred: res.Pred, ValAcc: res.ValAcc}, nil
+	NormalizeRows(x, n, m.cfg.EncoderHidden)
 }
 
 // trainingRows returns the loss rows and their one-hot targets: the
@@ -459,17 +468,42 @@ func (m *GCON) solveAdam(seed uint64, p *Problem, z []float64, n int, cal Calibr
 	return res, nil
 }
 
+// inferenceFeatures is Z_inf over the transition matrix at: with private
+// inference the one-hop OneHop features (node v's row reads only its own
+// edges), otherwise the full propagation.
+func (m *GCON) inferenceFeatures(at *graphs.CSR, x []float64, d1 int) ([]float64, error) {
+	if m.cfg.Inference == "public" {
+		return Concat(at, x, d1, m.cfg.Alpha, m.steps)
+	}
+	return OneHop(at, x, d1, m.alphaI(), m.steps)
+}
+
+// Scores returns the posteriors softmax_j (Z_inf Θ)_vj of every node v
+// (n×c, row-major).
+func (m *GCON) Scores(fit *Fit, at *graphs.CSR, x []float64, d1, c int) ([]float64, error) {
+	z, err := m.inferenceFeatures(at, x, d1)
+	if err != nil {
+		return nil, err
+	}
+	n, d := at.Rows, fit.D
+	s := make([]float64, n*c)
+	for i := 0; i < n; i++ {
+		for j := 0; j < c; j++ {
+			var v float64
+			for k := 0; k < d; k++ {
+				v += z[i*d+k] * fit.Theta[k*c+j]
+			}
+			s[i*c+j] = v
+		}
+	}
+	return methods.Softmax(s, n, c), nil
+}
+
 // Predict returns argmax_j (Z_inf Θ)_vj for every node v: with private
 // inference Z_inf is the one-hop OneHop features (node v's prediction
 // reads only its own edges), otherwise the full propagation.
 func (m *GCON) Predict(fit *Fit, at *graphs.CSR, x []float64, d1, c int) ([]int, error) {
-	var z []float64
-	var err error
-	if m.cfg.Inference == "public" {
-		z, err = Concat(at, x, d1, m.cfg.Alpha, m.steps)
-	} else {
-		z, err = OneHop(at, x, d1, m.alphaI(), m.steps)
-	}
+	z, err := m.inferenceFeatures(at, x, d1)
 	if err != nil {
 		return nil, err
 	}
@@ -577,7 +611,62 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		}
 		out.Privacy.Notes = note
 	}
-	return out, nil
+	if out.Scores, err = m.Scores(fit, inferAt, enc.X, m.cfg.EncoderHidden, g.NumClasses); err != nil {
+		return nil, err
+	}
+	plan := Plan(ctx, fit.Cal, fit.Delta, fit.DeltaSource, fit.N1, fit.D)
+	return out, methods.SetInference(out, g, m.inference(ctx, plan, fit, enc.Mod, inferAt))
+}
+
+// inference is the trained GCON's query over a graph h: the encoder over
+// the query features (centred and normalised over h's nodes), then Θ on
+// the inference features over h — the run's inference graph when h is the
+// run's graph. It draws no noise. With private (one-hop) inference every
+// node's posterior reads its own edges without noise: GCON's argument
+// covers a node receiving its own prediction, not a querier who sees every
+// node's, so no ε covers the queries. With public inference the run's
+// graph is queried over its public test graph only, at no cost; another
+// graph is propagated over in full, which nothing covers.
+func (m *GCON) inference(ctx *methods.Context, plan *dp.Plan, fit *Fit, enc *methods.Module, runAt *graphs.CSR) func(h *graphs.Graph) (*methods.Inference, error) {
+	return func(h *graphs.Graph) (*methods.Inference, error) {
+		at := runAt
+		if h != ctx.Graph {
+			at = Transition(h.Adj)
+		}
+		var cost *methods.QueryCost
+		if ctx.Private() {
+			what := "the encoder and Θ over the query graph, no noise"
+			switch {
+			case m.cfg.Inference != "public":
+				cost = methods.UncoveredQueries(ctx, plan, what, "one-hop private inference reads every node's own edges without noise and shows the posteriors to the querier; "+
+					"GCON's argument covers a node that receives only its own prediction")
+			case h != ctx.Graph:
+				cost = methods.UncoveredQueries(ctx, plan, what, "--inference public propagates over all of the query graph's edges without noise; only the run's public test graph is public")
+			default:
+				cost = methods.NewQueryCost(ctx, plan, what+" (the run's public test graph)", nil)
+			}
+		}
+		q := methods.Lazy(func() (methods.QueryFunc, error) {
+			ev, err := enc.NewEvaluator(h.N)
+			if err != nil {
+				return nil, err
+			}
+			return func(x *graphs.Features) ([]float64, error) {
+				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
+					return nil, err
+				}
+				cost.Charge()
+				outs, err := ev.Outputs(x)
+				if err != nil {
+					return nil, err
+				}
+				e := outs[0]
+				m.finishEncoding(e, h.N)
+				return m.Scores(fit, at, e, m.cfg.EncoderHidden, h.NumClasses)
+			}, nil
+		})
+		return &methods.Inference{Query: q, Cost: cost}, nil
+	}
 }
 
 // AuditTarget is GCON's one release, the perturbed minimiser Θ, for `dpgnn

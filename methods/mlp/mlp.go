@@ -200,7 +200,8 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}, nil
+		out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}
+		return out, m.setInference(ctx, out, mod, priv.Plan)
 	}
 	mod, tr, err := m.module(ctx)
 	if err != nil {
@@ -211,15 +212,32 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
+	var plan *dp.Plan
 	if ctx.Level == methods.Edge {
-		rep, err := ctx.Report(&dp.Plan{Level: "edge", Accountant: "none", Epsilon: ctx.Epsilon,
-			Notes: []string{"the MLP never reads edges: ε = 0 at edge level"}})
+		plan = &dp.Plan{Level: "edge", Accountant: "none", Epsilon: ctx.Epsilon,
+			Notes: []string{"the MLP never reads edges: ε = 0 at edge level"}}
+		rep, err := ctx.Report(plan)
 		if err != nil {
 			return nil, err
 		}
 		out.Privacy = rep
 	}
-	return out, nil
+	return out, m.setInference(ctx, out, mod, plan)
+}
+
+// setInference sets the outcome's scores (the trained MLP's posteriors)
+// and queries: the MLP over the query features. A query reads no edge and
+// applies the released model to the querier's features, so it costs
+// nothing beyond the run (nil plan: no privacy claim).
+func (m *MLP) setInference(ctx *methods.Context, out *methods.Outcome, mod *methods.Module, plan *dp.Plan) error {
+	g := ctx.Graph
+	out.Scores = methods.Softmax(nn.Values(mod.Logits), g.N, g.NumClasses)
+	return methods.SetInference(out, g, methods.FeatureInference(mod, g.NumClasses, func(*graphs.Graph) *methods.QueryCost {
+		if plan == nil || !ctx.Private() {
+			return nil
+		}
+		return methods.NewQueryCost(ctx, plan, "the MLP on the query features (reads no edge; post-processing of the released model)", nil)
+	}))
 }
 
 var _ methods.Builder = (*MLP)(nil)

@@ -207,6 +207,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 	inputs := []*graphs.Features{g.X}
 	var prev *stage
 	var res *methods.Outcome
+	var stages []*stage
 	for s := 0; s <= m.cfg.Hops; s++ {
 		if s > 0 {
 			agg, err := m.release(ctx, prev, nap)
@@ -226,6 +227,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 		}
 		res = &methods.Outcome{Pred: r.Pred, ValAcc: r.ValAcc}
 		prev = st
+		stages = append(stages, st)
 	}
 	if nap.Adj.Calls != m.cfg.Hops {
 		return nil, nil, nil, fmt.Errorf("progap: the adjacency was multiplied %d times for K=%d (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
@@ -233,7 +235,70 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 	if res.Privacy, err = ctx.Report(priv.Plan); err != nil {
 		return nil, nil, nil, err
 	}
+	res.Scores = methods.Softmax(nn.Values(prev.mod.Logits), g.N, g.NumClasses)
+	qsrc, err := ctx.NoiseSource("progap.queries")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := methods.SetInference(res, g, m.inference(ctx, setup, priv, stages, qsrc)); err != nil {
+		return nil, nil, nil, err
+	}
 	return res, nap, prev, nil
+}
+
+// inference is the trained ProGAP's query over a graph h: stage s's model
+// over the query features and the s aggregates so far gives the input of
+// the next NAP call, run over h with fresh noise from the mechanism source
+// (each query K new Gaussian releases, recorded under
+// methods.LedgerQueries); the last stage gives the posteriors.
+func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.Calibrated, stages []*stage, qsrc *dp.Source) func(h *graphs.Graph) (*methods.Inference, error) {
+	return func(h *graphs.Graph) (*methods.Inference, error) {
+		cost := m.cfg.NAPQueryCost(ctx, priv, setup.Sensitivity)
+		src := qsrc.Split("graph")
+		q := methods.Lazy(func() (methods.QueryFunc, error) {
+			adj, err := m.cfg.QueryAdj(ctx.Level, h, src.Split("degree-bound"))
+			if err != nil {
+				return nil, err
+			}
+			nap := layers.NewNAP("progap.query.nap", adj, priv.Multiplier*setup.Sensitivity, src.Split("nap"))
+			if ctx.Private() {
+				ap.RecordNAP(nap, ctx.Ledger(), methods.LedgerQueries, priv.Multiplier, setup.Sensitivity)
+			}
+			evals := make([]*methods.Evaluator, len(stages))
+			for s, st := range stages {
+				if evals[s], err = st.mod.NewEvaluator(h.N); err != nil {
+					return nil, err
+				}
+			}
+			return func(x *graphs.Features) ([]float64, error) {
+				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
+					return nil, err
+				}
+				cost.Charge()
+				inputs := []*graphs.Features{x}
+				for s, ev := range evals {
+					if s == len(evals)-1 {
+						logits, err := ev.Logits(inputs...)
+						if err != nil {
+							return nil, err
+						}
+						return methods.Softmax(logits, h.N, h.NumClasses), nil
+					}
+					outs, err := ev.Outputs(inputs...)
+					if err != nil {
+						return nil, err
+					}
+					agg, err := ap.RunNAP(nap, outs[0], h.N, m.cfg.Hidden)
+					if err != nil {
+						return nil, err
+					}
+					inputs = append(inputs, layers.DenseFeatures(agg, h.N, m.cfg.Hidden))
+				}
+				return nil, fmt.Errorf("progap: no stage to query")
+			}, nil
+		})
+		return &methods.Inference{Query: q, Cost: cost}, nil
+	}
 }
 
 // release computes X̃ = NAP(A, H) once, where H is the newest base MLP's

@@ -387,3 +387,32 @@ func (a *Config) SetupCounts(level methods.Level, c methods.Counts) (*APSetup, e
 	}
 	return s, nil
 }
+
+// QueryAdj is the adjacency NAP aggregates over in a query on graph h (a
+// release on h): h's own at edge level and without privacy; at node level
+// h's own within the public out-degree bound (an input above it is
+// refused, as in a run), or with --degree-bound sample its keyed sample,
+// the key drawn from src.
+func (a *Config) QueryAdj(level methods.Level, h *graphs.Graph, src *dp.Source) (*graphs.CSR, error) {
+	if level != methods.Node {
+		return h.Adj, nil
+	}
+	if a.DegreeBound == DegreeSample {
+		return graphs.SampleOutDegree(h.Adj, a.MaxDegree, PairKeyFrom(src)), nil
+	}
+	if err := graphs.CheckOutDegree(h.Adj, a.MaxDegree); err != nil {
+		return nil, fmt.Errorf("query: node level, --max-degree %d: %v", a.MaxDegree, err)
+	}
+	return h.Adj, nil
+}
+
+// NAPQueryCost is the cost of queries that run the K NAP calls of an
+// aggregation-perturbation model over the query graph with fresh noise:
+// K Gaussian releases at multiplier z each (nil without privacy).
+func (a *Config) NAPQueryCost(ctx *methods.Context, cal *methods.Calibrated, sensitivity float64) *methods.QueryCost {
+	if !ctx.Private() {
+		return nil
+	}
+	return methods.NewQueryCost(ctx, cal.Plan, fmt.Sprintf("%d NAP aggregation(s) over the query graph with fresh noise (std %.4g, sensitivity %.4g)",
+		a.Hops, cal.Multiplier*sensitivity, sensitivity), dp.GaussianEvent{Multiplier: cal.Multiplier, Count: a.Hops})
+}
