@@ -121,18 +121,18 @@ func (m APPRMechanism) Validate() error {
 	if m.Kind == APPRNone {
 		return nil
 	}
-	if err := checkPositiveFinite("DP-APPR clip bound", m.Clip); err != nil {
+	if err := CheckPositiveFinite("DP-APPR clip bound", m.Clip); err != nil {
 		return err
 	}
 	switch m.Kind {
 	case APPRGM:
-		return checkPositiveFinite("DP-APPR Gaussian std", m.GaussianStd)
+		return CheckPositiveFinite("DP-APPR Gaussian std", m.GaussianStd)
 	case APPREM1:
-		if err := checkPositiveFinite("DP-APPR Laplace scale", m.LaplaceScale); err != nil {
+		if err := CheckPositiveFinite("DP-APPR Laplace scale", m.LaplaceScale); err != nil {
 			return err
 		}
 	}
-	return checkPositiveFinite("DP-APPR Gumbel scale", m.GumbelScale)
+	return CheckPositiveFinite("DP-APPR Gumbel scale", m.GumbelScale)
 }
 
 // GumbelEpsilon returns the paper's Gumbel ε = C2/β of an EM mechanism
@@ -430,7 +430,7 @@ func ClipColumns(pi *graphs.CSR, tau float64, mode ColumnMode) (*graphs.CSR, err
 	if err := pi.Validate(); err != nil {
 		return nil, fmt.Errorf("dp: Π: %w", err)
 	}
-	if err := checkPositiveFinite("column clip tau", tau); err != nil {
+	if err := CheckPositiveFinite("column clip tau", tau); err != nil {
 		return nil, err
 	}
 	if mode != ColumnClip && mode != ColumnNormalize {
@@ -464,13 +464,13 @@ func ClipColumns(pi *graphs.CSR, tau float64, mode ColumnMode) (*graphs.CSR, err
 // ε < 1; larger ε are computed (to reproduce the paper) but guarantee
 // nothing. Prefer CalibrateGaussian.
 func ClassicalGaussianStd(eps, delta, sensitivity float64) (float64, error) {
-	if err := checkPositiveFinite("epsilon", eps); err != nil {
+	if err := CheckPositiveFinite("epsilon", eps); err != nil {
 		return 0, err
 	}
 	if err := CheckDelta(delta); err != nil {
 		return 0, err
 	}
-	if err := checkPositiveFinite("Gaussian sensitivity", sensitivity); err != nil {
+	if err := CheckPositiveFinite("Gaussian sensitivity", sensitivity); err != nil {
 		return 0, err
 	}
 	return math.Sqrt(2*math.Log(1.25/delta)) * sensitivity / eps, nil
@@ -479,7 +479,7 @@ func ClassicalGaussianStd(eps, delta, sensitivity float64) (float64, error) {
 // ClassicalGaussianEpsilon inverts ClassicalGaussianStd: the ε that DPAR's
 // code reports for a GM row with noise std (valid only when it is < 1).
 func ClassicalGaussianEpsilon(std, delta, sensitivity float64) (float64, error) {
-	if err := checkPositiveFinite("Gaussian std", std); err != nil {
+	if err := CheckPositiveFinite("Gaussian std", std); err != nil {
 		return 0, err
 	}
 	return ClassicalGaussianStd(std, delta, sensitivity)
@@ -650,13 +650,13 @@ func CalibrateAPPR(kind APPRKind, k int, clip float64, b APPRBudget) (APPRMechan
 	if err := CheckCount("DP-APPR top-K size K", k); err != nil {
 		return APPRMechanism{}, err
 	}
-	if err := checkPositiveFinite("DP-APPR clip bound", clip); err != nil {
+	if err := CheckPositiveFinite("DP-APPR clip bound", clip); err != nil {
 		return APPRMechanism{}, err
 	}
 	if err := CheckCount("number of DP-APPR rows", b.Rows); err != nil {
 		return APPRMechanism{}, err
 	}
-	if err := checkPositiveFinite("DP-APPR epsilon", b.Epsilon); err != nil {
+	if err := CheckPositiveFinite("DP-APPR epsilon", b.Epsilon); err != nil {
 		return APPRMechanism{}, err
 	}
 	if err := CheckDelta(b.Delta); err != nil {
@@ -780,7 +780,7 @@ func (a Amplification) Amplified(eps, delta, q float64) (float64, float64, error
 	}
 	switch a {
 	case AmplifyLinear:
-		if err := checkPositiveFinite("epsilon", eps); err != nil {
+		if err := CheckPositiveFinite("epsilon", eps); err != nil {
 			return 0, 0, err
 		}
 		if err := CheckRate(q); err != nil {
@@ -809,7 +809,7 @@ func (a Amplification) Inner(eps, delta, q float64) (float64, float64, error) {
 	}
 	switch a {
 	case AmplifyLinear:
-		if err := checkPositiveFinite("amplified epsilon", eps); err != nil {
+		if err := CheckPositiveFinite("amplified epsilon", eps); err != nil {
 			return 0, 0, err
 		}
 		return eps / q, delta / q, nil

@@ -678,7 +678,7 @@ func cpTable(n int, level float64) func(int) float64 {
 // many runs (at eps = 2: about 0.8 with 10,000 runs per side, 1.2 with
 // 100,000; see Audit).
 func AuditGaussian(eps, delta float64, trials int, seed uint64, cfg AuditConfig) (AuditResult, float64, error) {
-	if err := checkPositiveFinite("audit epsilon", eps); err != nil {
+	if err := CheckPositiveFinite("audit epsilon", eps); err != nil {
 		return AuditResult{}, 0, err
 	}
 	if err := CheckCount("audit trials", trials); err != nil {

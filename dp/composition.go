@@ -19,7 +19,7 @@ import (
 // amplification). It is here to reproduce DPAR; prefer an RDP or GDP
 // accountant for a guarantee you rely on.
 func KairouzStepBudget(totalEps, totalDelta float64, k int) (stepEps, stepDelta float64, err error) {
-	if err := checkPositiveFinite("total epsilon", totalEps); err != nil {
+	if err := CheckPositiveFinite("total epsilon", totalEps); err != nil {
 		return 0, 0, err
 	}
 	if err := CheckDelta(totalDelta); err != nil {
@@ -41,7 +41,7 @@ func kairouzH(eg, dg float64, k int) float64 {
 // increasing). It bisects to a relative 1e-13 and returns the upper end of
 // the bracket (never below the true root).
 func KairouzTotalEpsilon(stepEps, totalDelta float64, k int) (float64, error) {
-	if err := checkPositiveFinite("per-mechanism epsilon", stepEps); err != nil {
+	if err := CheckPositiveFinite("per-mechanism epsilon", stepEps); err != nil {
 		return 0, err
 	}
 	if err := CheckDelta(totalDelta); err != nil {

@@ -5,8 +5,10 @@
 // released, the accountants that turn a ledger of events into (ε, δ) (Rényi
 // DP with the Poisson- and hypergeometrically subsampled Gaussian, the
 // contractive noisy iteration, exact Gaussian / Gaussian DP), the RDP →
-// (ε, δ) conversions, noise calibration by conservative bisection, and the
-// δ "auto" rule.
+// (ε, δ) conversions, noise calibration by conservative bisection, the
+// δ "auto" rule, privacy plans, ledgers and reports, and the audit
+// statistics. It builds no expression graph: the privacy nodes of gorgonia
+// models (DP-SGD, objective perturbation) are in dp/dpnn.
 //
 // The package separates what was released from how it is accounted, as
 // Google's dp_accounting does: a mechanism is a plain config struct with a

@@ -71,7 +71,7 @@ type GDPEvent struct {
 }
 
 func (e GDPEvent) validate() error {
-	if err := checkPositiveFinite("GDP mu", e.Mu); err != nil {
+	if err := CheckPositiveFinite("GDP mu", e.Mu); err != nil {
 		return fmt.Errorf("%w (in %s)", err, e)
 	}
 	return nil
@@ -135,7 +135,7 @@ type PureEvent struct {
 }
 
 func (e PureEvent) validate() error {
-	if err := checkPositiveFinite("pure-DP epsilon", e.Epsilon); err != nil {
+	if err := CheckPositiveFinite("pure-DP epsilon", e.Epsilon); err != nil {
 		return fmt.Errorf("%w (in %s)", err, e)
 	}
 	if err := CheckCount("pure-DP event count", e.Count); err != nil {
@@ -201,7 +201,7 @@ func (e ComposedEvent) String() string {
 // standard amplification-by-subsampling bound (Balle, Barthe & Gaboardi 2018).
 // It is ≥ q·ε (so the linear q'·ε of DPAR's Theorem 2 understates the loss).
 func AmplifiedEpsilon(eps, q float64) (float64, error) {
-	if err := checkPositiveFinite("epsilon", eps); err != nil {
+	if err := CheckPositiveFinite("epsilon", eps); err != nil {
 		return 0, err
 	}
 	if err := CheckRate(q); err != nil {
@@ -224,7 +224,7 @@ func amplify(eps, q float64) float64 {
 // InnerEpsilon inverts AmplifiedEpsilon: the largest per-run ε whose
 // amplification with rate q is at most amplified: ln(1 + (e^amplified − 1)/q).
 func InnerEpsilon(amplified, q float64) (float64, error) {
-	if err := checkPositiveFinite("amplified epsilon", amplified); err != nil {
+	if err := CheckPositiveFinite("amplified epsilon", amplified); err != nil {
 		return 0, err
 	}
 	if err := CheckRate(q); err != nil {

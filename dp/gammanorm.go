@@ -25,7 +25,7 @@ type GammaNorm struct {
 
 // Validate reports whether the configuration is usable.
 func (g GammaNorm) Validate() error {
-	if err := checkPositiveFinite("Gamma-norm rate beta", g.Beta); err != nil {
+	if err := CheckPositiveFinite("Gamma-norm rate beta", g.Beta); err != nil {
 		return err
 	}
 	return CheckCount("Gamma-norm dimension", g.Dim)

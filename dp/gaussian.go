@@ -25,10 +25,10 @@ func (g Gaussian) Std() float64 { return g.Multiplier * g.Sensitivity }
 
 // Validate reports whether the configuration is usable.
 func (g Gaussian) Validate() error {
-	if err := checkNonNegativeFinite("Gaussian noise multiplier", g.Multiplier); err != nil {
+	if err := CheckNonNegativeFinite("Gaussian noise multiplier", g.Multiplier); err != nil {
 		return err
 	}
-	return checkNonNegativeFinite("Gaussian sensitivity", g.Sensitivity)
+	return CheckNonNegativeFinite("Gaussian sensitivity", g.Sensitivity)
 }
 
 // AddNoise adds independent N(0, Std()²) noise to every element of x in

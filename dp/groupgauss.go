@@ -56,7 +56,7 @@ func (p PoissonGroupGaussian) Validate() error {
 	if err := CheckMultiplier(p.Multiplier); err != nil {
 		return fmt.Errorf("%w (Poisson group Gaussian σ)", err)
 	}
-	if err := checkPositiveFinite("Poisson group Gaussian change per example", p.Change); err != nil {
+	if err := CheckPositiveFinite("Poisson group Gaussian change per example", p.Change); err != nil {
 		return err
 	}
 	return CheckCount("Poisson group Gaussian steps", p.Steps)

@@ -15,7 +15,7 @@ type Gumbel struct {
 }
 
 // Validate reports whether the configuration is usable.
-func (g Gumbel) Validate() error { return checkNonNegativeFinite("Gumbel scale", g.Scale) }
+func (g Gumbel) Validate() error { return CheckNonNegativeFinite("Gumbel scale", g.Scale) }
 
 func (g Gumbel) draw(src *Source) float64 {
 	return -g.Scale * math.Log(-math.Log(src.Uniform()))
@@ -55,7 +55,7 @@ func (g Gumbel) Sample(n int, src *Source) ([]float64, error) {
 // cost is GumbelTopKEpsilon, and GumbelTopKScale calibrates the scale.
 // scale = 0 gives the exact (non-private) top k.
 func GumbelTopK(scores []float64, k int, scale float64, src *Source) ([]int, error) {
-	if err := checkNonNegativeFinite("Gumbel scale", scale); err != nil {
+	if err := CheckNonNegativeFinite("Gumbel scale", scale); err != nil {
 		return nil, err
 	}
 	if src == nil {
@@ -128,10 +128,10 @@ func (h *scoredHeap) Pop() any {
 // with the code's formula would under-count by a factor 2, which is why this
 // function takes the scale itself. delta = 0 gives the basic bound k·ε₀.
 func GumbelTopKEpsilon(scale, sensitivity float64, k int, delta float64) (float64, error) {
-	if err := checkPositiveFinite("Gumbel scale", scale); err != nil {
+	if err := CheckPositiveFinite("Gumbel scale", scale); err != nil {
 		return 0, err
 	}
-	if err := checkPositiveFinite("score sensitivity", sensitivity); err != nil {
+	if err := CheckPositiveFinite("score sensitivity", sensitivity); err != nil {
 		return 0, err
 	}
 	if err := CheckCount("top-k size k", k); err != nil {
@@ -159,10 +159,10 @@ func gumbelCost(eps0 float64, k int, delta float64) float64 {
 // returns the conservative end, whose cost was computed as
 // GumbelTopKEpsilon computes it, so GumbelTopKEpsilon(result) ≤ eps.
 func GumbelTopKScale(eps, delta float64, k int, sensitivity float64) (float64, error) {
-	if err := checkPositiveFinite("epsilon", eps); err != nil {
+	if err := CheckPositiveFinite("epsilon", eps); err != nil {
 		return 0, err
 	}
-	if err := checkPositiveFinite("score sensitivity", sensitivity); err != nil {
+	if err := CheckPositiveFinite("score sensitivity", sensitivity); err != nil {
 		return 0, err
 	}
 	if err := CheckCount("top-k size k", k); err != nil {

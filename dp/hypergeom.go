@@ -112,7 +112,7 @@ func (h HypergeomGaussian) Validate() error {
 	if err := CheckMultiplier(h.Multiplier); err != nil {
 		return fmt.Errorf("%w (hypergeometric Gaussian σ)", err)
 	}
-	if err := checkPositiveFinite("hypergeometric Gaussian change per subgraph", h.Change); err != nil {
+	if err := CheckPositiveFinite("hypergeometric Gaussian change per subgraph", h.Change); err != nil {
 		return err
 	}
 	if err := CheckCount("hypergeometric Gaussian steps", h.Steps); err != nil {

@@ -18,10 +18,10 @@ type Laplace struct {
 // LaplaceForEpsilon returns the Laplace mechanism that makes one release of
 // a query with L1 sensitivity l1Sensitivity ε-DP: Scale = l1Sensitivity/ε.
 func LaplaceForEpsilon(eps, l1Sensitivity float64) (Laplace, error) {
-	if err := checkPositiveFinite("epsilon", eps); err != nil {
+	if err := CheckPositiveFinite("epsilon", eps); err != nil {
 		return Laplace{}, err
 	}
-	if err := checkPositiveFinite("L1 sensitivity", l1Sensitivity); err != nil {
+	if err := CheckPositiveFinite("L1 sensitivity", l1Sensitivity); err != nil {
 		return Laplace{}, err
 	}
 	return Laplace{Scale: l1Sensitivity / eps}, nil
@@ -29,7 +29,7 @@ func LaplaceForEpsilon(eps, l1Sensitivity float64) (Laplace, error) {
 
 // Validate reports whether the configuration is usable.
 func (l Laplace) Validate() error {
-	return checkNonNegativeFinite("Laplace scale", l.Scale)
+	return CheckNonNegativeFinite("Laplace scale", l.Scale)
 }
 
 // Epsilon returns the pure-DP ε of one release on a query with L1
@@ -41,10 +41,10 @@ func (l Laplace) Epsilon(l1Sensitivity float64) float64 {
 // Event returns the accounting event for count releases on a query with L1
 // sensitivity l1Sensitivity.
 func (l Laplace) Event(l1Sensitivity float64, count int) (PureEvent, error) {
-	if err := checkPositiveFinite("Laplace scale", l.Scale); err != nil {
+	if err := CheckPositiveFinite("Laplace scale", l.Scale); err != nil {
 		return PureEvent{}, err
 	}
-	if err := checkPositiveFinite("L1 sensitivity", l1Sensitivity); err != nil {
+	if err := CheckPositiveFinite("L1 sensitivity", l1Sensitivity); err != nil {
 		return PureEvent{}, err
 	}
 	e := PureEvent{Epsilon: l.Epsilon(l1Sensitivity), Count: count}

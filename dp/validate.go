@@ -48,17 +48,17 @@ func CheckCount(what string, n int) error {
 	return nil
 }
 
-// checkPositiveFinite is the shared check for positive finite parameters.
-func checkPositiveFinite(what string, x float64) error {
+// CheckPositiveFinite is the shared check for positive finite parameters.
+func CheckPositiveFinite(what string, x float64) error {
 	if math.IsNaN(x) || x <= 0 || math.IsInf(x, 1) {
 		return fmt.Errorf("dp: %s must be positive and finite, got %g", what, x)
 	}
 	return nil
 }
 
-// checkNonNegativeFinite is the shared check for parameters where 0 means
+// CheckNonNegativeFinite is the shared check for parameters where 0 means
 // "no noise" (a non-private, deterministic mechanism).
-func checkNonNegativeFinite(what string, x float64) error {
+func CheckNonNegativeFinite(what string, x float64) error {
 	if math.IsNaN(x) || x < 0 || math.IsInf(x, 1) {
 		return fmt.Errorf("dp: %s must be non-negative and finite, got %g", what, x)
 	}

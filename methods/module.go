@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -58,14 +59,14 @@ type ModuleTraining struct {
 // DP-SGD.
 func (t ModuleTraining) Capacity(nTrain int) int {
 	if t.Private {
-		return dp.DefaultCapacity(t.Rate, nTrain)
+		return dpnn.DefaultCapacity(t.Rate, nTrain)
 	}
 	return nTrain
 }
 
 // SGDSteps is the number of DP-SGD steps of the training (what the
 // accountant must be told).
-func (t ModuleTraining) SGDSteps() int { return dp.Steps(t.Epochs, t.Rate) }
+func (t ModuleTraining) SGDSteps() int { return dpnn.Steps(t.Epochs, t.Rate) }
 
 // BuildModule builds a module: build receives the model and the inputs'
 // batch and full feature nodes and returns (train logits, logits, extra
@@ -218,7 +219,7 @@ func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watc
 		if src == nil {
 			return nil, fmt.Errorf("DP-SGD needs a noise source")
 		}
-		sgd, err := dp.BuildSGD(m, mod.CE.PerRow, dp.SGDConfig{Clip: tr.Clip, Multiplier: tr.Multiplier,
+		sgd, err := dpnn.BuildSGD(m, mod.CE.PerRow, dpnn.SGDConfig{Clip: tr.Clip, Multiplier: tr.Multiplier,
 			Rate: tr.Rate, Samples: n, Capacity: capacity, Ledger: ctx.Ledger(), LedgerName: tr.Ledger}, src, evalOut)
 		if err != nil {
 			return nil, err

@@ -82,7 +82,7 @@ type GraphView struct {
 //     privacy op of ghost.go (GhostNormSq, ClipFactor, ExpandToRows,
 //     GaussianNoise); an explicit Tag names the node before the op does,
 //     and the op before a TagNew section label;
-//   - grad: added by Model.Grad (Compile and dp.BuildSGD use it), or marked
+//   - grad: added by Model.Grad (Compile and dpnn.BuildSGD use it), or marked
 //     by gorgonia as the gradient of another node (DerivOf) when the
 //     gradient was taken with G.Grad directly;
 //   - input (leaf) or const (op without inputs);

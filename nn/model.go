@@ -472,7 +472,7 @@ func (m *Model) Tags(n *G.Node) []string {
 // TagNew runs f and labels every node f added to the graph with tag, except
 // nodes a nested TagNew (or Grad) inside f already labelled: the innermost
 // label wins. Nodes f reuses (gorgonia merges a new node into an equal
-// existing one) keep their old label. dp.BuildSGD labels its whole
+// existing one) keep their old label. dpnn.BuildSGD labels its whole
 // construction "dp:dp-sgd" this way.
 func (m *Model) TagNew(tag string, f func() error) error {
 	// gorgonia numbers nodes from a counter that only grows, so the nodes

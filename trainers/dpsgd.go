@@ -3,7 +3,7 @@ package trainers
 import (
 	"fmt"
 
-	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -13,7 +13,7 @@ import (
 // the optimiser (DP-Adam when Opt is Adam). The total number of steps over
 // all epochs is exactly TotalSteps, the number the accountant was told.
 type SGDTask struct {
-	SGD    *dp.SGD
+	SGD    *dpnn.SGD
 	Model  *nn.Model
 	Logits *G.Node // evaluation logits over all nodes
 	Opt    nn.Optimizer

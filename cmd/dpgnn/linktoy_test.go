@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
@@ -75,7 +76,7 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	q := methods.NodeRate(64, len(samples))
 	tr := m.train(m.GroupEpochs)
 	cal, err := methods.Calibrate(ctx, methods.EdgeUnits(g.N, true, nil), "rdp", func(z float64) []dp.Planned {
-		return []dp.Planned{{Name: "dpsgd", What: "pair scorer DP-SGD", Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: dp.Steps(tr.Epochs, q)}}}
+		return []dp.Planned{{Name: "dpsgd", What: "pair scorer DP-SGD", Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: dpnn.Steps(tr.Epochs, q)}}}
 	}, func(float64) map[string]float64 { return map[string]float64{} })
 	if err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ type privacy struct {
 }
 
 // noiseMultiplier is the noise std on a player's summed clipped gradient
-// over the clip, σ·R (what dp.SGDConfig.Multiplier takes).
+// over the clip, σ·R (what dpnn.SGDConfig.Multiplier takes).
 func (p *privacy) noiseMultiplier() float64 { return p.disc.Multiplier * float64(p.occ) }
 
 // infiniteEvent is the generators' steps in paper mode: they read the

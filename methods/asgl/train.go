@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
@@ -56,7 +57,7 @@ type player struct {
 	opt    nn.Optimizer
 	decay  float64
 	lr     float64
-	sgd    *dp.SGD    // nil without privacy
+	sgd    *dpnn.SGD  // nil without privacy
 	src    *dp.Source // batch draws without privacy
 	n      int        // node ids: the population of roots
 	batch  int        // roots per step
@@ -102,7 +103,7 @@ func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch
 		pl.opt = &nn.SGD{LR: c.LR}
 	}
 	if private {
-		pl.sgd, err = dp.BuildSGD(mod, gp.PerRow, dp.SGDConfig{Clip: c.Clip, Multiplier: mult, Batch: batch, Samples: n, Capacity: chunk,
+		pl.sgd, err = dpnn.BuildSGD(mod, gp.PerRow, dpnn.SGDConfig{Clip: c.Clip, Multiplier: mult, Batch: batch, Samples: n, Capacity: chunk,
 			Ledger: ledger, LedgerName: name, StepEvent: step}, src, nil)
 		if err != nil {
 			return nil, err

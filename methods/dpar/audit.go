@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	G "gorgonia.org/gorgonia"
@@ -140,12 +141,12 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 		for k, i := range base {
 			labels[k] = g.Labels[i]
 		}
-		capEx := dp.DefaultCapacity(p.rate, len(examples))
+		capEx := dpnn.DefaultCapacity(p.rate, len(examples))
 		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(q), true)
 		if err != nil {
 			return nil, err
 		}
-		sgd, err := dp.BuildSGD(n.m, n.perRow, dp.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: len(examples), Capacity: capEx},
+		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: len(examples), Capacity: capEx},
 			dp.NewSource(0), []*G.Node{n.h})
 		if err != nil {
 			return nil, err

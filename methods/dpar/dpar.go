@@ -15,6 +15,7 @@ import (
 	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
@@ -208,7 +209,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	}
 	expected := p.nodeRate * float64(nTrain) // the expected size of G, from the split's size
 	p.rate = math.Min(1, float64(m.cfg.BatchSize)/math.Max(1, expected))
-	p.steps = dp.Steps(m.cfg.TrainEpochs, p.rate)
+	p.steps = dpnn.Steps(m.cfg.TrainEpochs, p.rate)
 	units := methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(nTrain, "training nodes")}
 	if !p.private {
 		c, err := methods.Calibrate(ctx, units, "rdp", nil, func(float64) map[string]float64 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
@@ -248,7 +249,7 @@ func TestNodeSensitivity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sgd, err := dp.BuildSGD(nt.m, nt.perRow, dp.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
+		sgd, err := dpnn.BuildSGD(nt.m, nt.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,7 +328,7 @@ func removalShift(t *testing.T, m *DPAR, pi *graphs.CSR, xf *graphs.Features, la
 		if err != nil {
 			t.Fatal(err)
 		}
-		sgd, err := dp.BuildSGD(nt.m, nt.perRow, dp.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
+		sgd, err := dpnn.BuildSGD(nt.m, nt.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
 		if err != nil {
 			t.Fatal(err)
 		}

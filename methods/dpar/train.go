@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
@@ -423,11 +424,11 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 	var task trainers.Task
 	var n *net
 	if p.private {
-		capEx := dp.DefaultCapacity(p.rate, nG)
+		capEx := dpnn.DefaultCapacity(p.rate, nG)
 		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true); err != nil {
 			return nil, err
 		}
-		sgd, err := dp.BuildSGD(n.m, n.perRow, dp.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: nG, Capacity: capEx},
+		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: nG, Capacity: capEx},
 			src.Split("dpar.dpsgd"), []*G.Node{n.h})
 		if err != nil {
 			return nil, err

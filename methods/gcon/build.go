@@ -3,8 +3,7 @@ package gcon
 import (
 	"math/rand/v2"
 
-	"github.com/dpgnn/dpgnn/dp"
-
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -66,7 +65,7 @@ func (m *GCON) objectiveModel(seed uint64, zt, y, z []float64, n, n1, d, c int, 
 		}
 		data := G.Must(G.Mul(G.Must(G.Sum(per)), G.NewConstant(1/float64(n1), G.WithName("1/n1"))))
 		reg := G.Must(G.Mul(G.Must(G.Sum(G.Must(G.Square(theta.Node)))), G.NewConstant(cal.Lambda/2, G.WithName("Λ/2"))))
-		pert, err := dp.ObjectivePerturbation(model, theta.Node, b, cal.LambdaPrime, n1)
+		pert, err := dpnn.ObjectivePerturbation(model, theta.Node, b, cal.LambdaPrime, n1)
 		if err != nil {
 			return err
 		}

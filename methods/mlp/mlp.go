@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
@@ -271,7 +272,7 @@ func (m *MLP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Cali
 		return nil, err
 	}
 	q := methods.NodeRate(m.cfg.BatchSize, c.TrainNodes)
-	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dp.Steps(m.cfg.TrainEpochs, q), m.cfg.Clip, conv)
+	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dpnn.Steps(m.cfg.TrainEpochs, q), m.cfg.Clip, conv)
 }
 
 var _ methods.Accountable = (*MLP)(nil)

@@ -1,8 +1,9 @@
-package dp
+package dpnn
 
 import (
 	"errors"
 	"fmt"
+	"github.com/dpgnn/dpgnn/dp"
 	"math"
 	"strings"
 
@@ -23,7 +24,7 @@ type SGDConfig struct {
 	Rate float64
 	// Batch > 0 selects fixed-size sampling instead of Poisson sampling:
 	// every step draws exactly Batch of the Samples without replacement
-	// (FixedSample, from the noise source), and the noisy sum is divided by
+	// (dp.FixedSample, from the noise source), and the noisy sum is divided by
 	// Batch. Rate must then be 0. Poisson accounting does not apply to such
 	// steps: the caller says how one is accounted in StepEvent
 	// (HypergeomGaussian.Step for ASGL's discriminators).
@@ -38,12 +39,12 @@ type SGDConfig struct {
 	Capacity int
 	// Ledger, if set, records every step that adds noise under LedgerName:
 	// StepEvent, or by default (Poisson sampling only) one
-	// PoissonGaussianEvent step.
-	Ledger     *Ledger
+	// dp.PoissonGaussianEvent step.
+	Ledger     *dp.Ledger
 	LedgerName string
 	// StepEvent is the event of one noisy step (required with Batch and a
 	// Ledger).
-	StepEvent Event
+	StepEvent dp.Event
 }
 
 // ExpectedBatch is q·n with Poisson sampling and Batch with fixed-size
@@ -57,10 +58,10 @@ func (c SGDConfig) ExpectedBatch() float64 {
 
 // Validate checks the configuration.
 func (c SGDConfig) Validate() error {
-	if err := checkPositiveFinite("clipping bound C", c.Clip); err != nil {
+	if err := dp.CheckPositiveFinite("clipping bound C", c.Clip); err != nil {
 		return err
 	}
-	if err := checkNonNegativeFinite("noise multiplier", c.Multiplier); err != nil {
+	if err := dp.CheckNonNegativeFinite("noise multiplier", c.Multiplier); err != nil {
 		return err
 	}
 	if c.Samples <= 0 || c.Capacity <= 0 {
@@ -78,7 +79,7 @@ func (c SGDConfig) Validate() error {
 		}
 		return nil
 	}
-	return CheckRate(c.Rate)
+	return dp.CheckRate(c.Rate)
 }
 
 // DefaultCapacity is a batch capacity that a Poisson batch exceeds with
@@ -111,7 +112,7 @@ type SGD struct {
 	Noise          []*nn.Noise
 
 	model *nn.Model
-	src   *Source
+	src   *dp.Source
 }
 
 // BuildSGD adds the DP-SGD nodes to m. perRowLoss is the vector of per-row
@@ -120,7 +121,7 @@ type SGD struct {
 // 0). It refuses models whose recorded path mixes samples (BatchNorm) or has
 // parameters without a per-sample rule. It compiles m with the privatised
 // gradients; outputs are the evaluation outputs.
-func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outputs []*G.Node) (*SGD, error) {
+func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, outputs []*G.Node) (*SGD, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *Source, outpu
 
 // SetSource replaces the source the Poisson sampling and the noise are drawn
 // from (an audit gives every replayed step its own source).
-func (s *SGD) SetSource(src *Source) {
+func (s *SGD) SetSource(src *dp.Source) {
 	s.src = src
 	for _, n := range s.Noise {
 		n.Src = src
@@ -235,19 +236,6 @@ type StepStats struct {
 	Loss        float64            // mean loss over the sampled samples
 }
 
-// PoissonSample returns the indices in [0, n) kept independently with
-// probability q, drawn from the noise source (the sampling is part of the
-// mechanism and must be as unpredictable as the noise).
-func PoissonSample(src *Source, n int, q float64) []int {
-	var out []int
-	for i := 0; i < n; i++ {
-		if src.Uniform() < q {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // Step runs one DP-SGD step: it draws a batch of the Cfg.Samples samples
 // from the noise source (Poisson with Cfg.Rate, or exactly Cfg.Batch
 // without replacement), calls fill with each chunk of at most Capacity
@@ -259,11 +247,11 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 	var batch []int
 	if s.Cfg.Batch > 0 {
 		var err error
-		if batch, err = FixedSample(s.src, s.Cfg.Samples, s.Cfg.Batch); err != nil {
+		if batch, err = dp.FixedSample(s.src, s.Cfg.Samples, s.Cfg.Batch); err != nil {
 			return nil, StepStats{}, err
 		}
 	} else {
-		batch = PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate)
+		batch = dp.PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate)
 	}
 	var chunks [][]int
 	for lo := 0; lo < len(batch); lo += s.Cfg.Capacity {
@@ -328,7 +316,7 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		}
 	}
 	if std > 0 {
-		var ev Event = PoissonGaussianEvent{Rate: s.Cfg.Rate, Multiplier: s.Cfg.Multiplier, Steps: 1}
+		var ev dp.Event = dp.PoissonGaussianEvent{Rate: s.Cfg.Rate, Multiplier: s.Cfg.Multiplier, Steps: 1}
 		if s.Cfg.StepEvent != nil {
 			ev = s.Cfg.StepEvent
 		}

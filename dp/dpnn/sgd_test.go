@@ -1,4 +1,4 @@
-package dp
+package dpnn
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -119,7 +120,7 @@ func TestGhostClippingMatchesPerSampleReference(t *testing.T) {
 			}
 			// DP-SGD path, noise off, B = 1 so Noisy = Clipped.
 			m, ce, _, sp := buildSGDModel(t, tc, true, nil)
-			s, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: tc.clip, Multiplier: 0, Rate: 1, Samples: 1, Capacity: rows}, NewSource(1), nil)
+			s, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: tc.clip, Multiplier: 0, Rate: 1, Samples: 1, Capacity: rows}, dp.NewSource(1), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +218,7 @@ func TestGhostClippingMatchesPerSampleReference(t *testing.T) {
 func TestDPSGDRefusesBatchNorm(t *testing.T) {
 	tc := sgdCase{norm: layers.NormBatch, groups: []int{0, 1, 2}}
 	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
-	_, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 3, Capacity: 3}, NewSource(1), nil)
+	_, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 3, Capacity: 3}, dp.NewSource(1), nil)
 	if err == nil || !strings.Contains(err.Error(), "GroupNorm") {
 		t.Fatalf("BatchNorm under DP-SGD: got %v, want an error pointing to GroupNorm", err)
 	}
@@ -227,7 +228,7 @@ func TestDPSGDRefusesUnrecordedParameter(t *testing.T) {
 	tc := sgdCase{groups: []int{0, 1, 2}}
 	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
 	m.NewParam("stray", nn.Constant(0), 2)
-	_, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 3, Capacity: 3}, NewSource(1), nil)
+	_, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 3, Capacity: 3}, dp.NewSource(1), nil)
 	if err == nil || !strings.Contains(err.Error(), "stray") {
 		t.Fatalf("got %v, want an error naming the parameter", err)
 	}
@@ -242,7 +243,7 @@ func TestDPSGDNoiseScale(t *testing.T) {
 	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
 	const z, c = 1.3, 0.7
 	cfg := SGDConfig{Clip: c, Multiplier: z, Rate: 1e-9, Samples: 4, Capacity: 4}
-	s, err := BuildSGD(m, ce.PerRow, cfg, NewSource(5), nil)
+	s, err := BuildSGD(m, ce.PerRow, cfg, dp.NewSource(5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestDPSGDNoiseScale(t *testing.T) {
 	cfg1 := cfg
 	cfg1.Multiplier, cfg1.Rate, cfg1.Samples = 0, 1, 1
 	m1, ce1, _, _ := buildSGDModel(t, tc, true, nil)
-	s1, err := BuildSGD(m1, ce1.PerRow, SGDConfig{Clip: 1e-3, Multiplier: 0, Rate: 1, Samples: 1, Capacity: 4}, NewSource(5), nil)
+	s1, err := BuildSGD(m1, ce1.PerRow, SGDConfig{Clip: 1e-3, Multiplier: 0, Rate: 1, Samples: 1, Capacity: 4}, dp.NewSource(5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +304,7 @@ func TestDPSGDNoiseScale(t *testing.T) {
 
 	// Chunks: capacity 1 with 4 samples at q = 1 → 4 chunks, one noise draw.
 	m2, ce2, _, _ := buildSGDModel(t, tc, true, nil)
-	s2, err := BuildSGD(m2, ce2.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 1, Samples: 4, Capacity: 1}, NewSource(5), nil)
+	s2, err := BuildSGD(m2, ce2.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 1, Samples: 4, Capacity: 1}, dp.NewSource(5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,27 +345,27 @@ func ksNormal(x []float64) float64 {
 
 // TestDPSGDFixedBatch: with SGDConfig.Batch every step fills exactly Batch
 // distinct samples, drawn without replacement from the noise source (the
-// same draw FixedSample makes from a source in the same state), divides by
+// same draw dp.FixedSample makes from a source in the same state), divides by
 // Batch, and records the caller's StepEvent once per noisy step; the
 // configuration is checked.
 func TestDPSGDFixedBatch(t *testing.T) {
 	tc := sgdCase{norm: layers.NormGroup, groups: []int{0, 1, 2, 3, 4, 5}}
 	_, _, labels := sgdInputs(6)
-	ledger := NewLedger()
-	step, err := HypergeomGaussian{Population: 6, Batch: 3, Occurrences: 2, Multiplier: 1, Change: 2, Steps: 1}.Step()
+	ledger := dp.NewLedger()
+	step, err := dp.HypergeomGaussian{Population: 6, Batch: 3, Occurrences: 2, Multiplier: 1, Change: 2, Steps: 1}.Step()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := SGDConfig{Clip: 1, Multiplier: 0.5, Batch: 3, Samples: 6, Capacity: 2, Ledger: ledger, LedgerName: "d", StepEvent: step}
 	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
-	s, err := BuildSGD(m, ce.PerRow, cfg, NewSource(9), nil)
+	s, err := BuildSGD(m, ce.PerRow, cfg, dp.NewSource(9), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.ExpectedBatch() != 3 {
 		t.Fatalf("ExpectedBatch %v, want 3", cfg.ExpectedBatch())
 	}
-	ref := NewSource(9)
+	ref := dp.NewSource(9)
 	for range 20 {
 		var got []int
 		_, st, err := s.Step(func(samples []int) error {
@@ -375,7 +376,7 @@ func TestDPSGDFixedBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := FixedSample(ref, 6, 3)
+		want, _ := dp.FixedSample(ref, 6, 3)
 		for _, n := range s.Noise { // the noise the step drew after the batch
 			ref.FillNormal(make([]float64, len(n.Last)))
 		}

@@ -1,10 +1,11 @@
-package dp_test
+package dpnn_test
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -24,19 +25,19 @@ func Example_dpsgdMLP() {
 	}
 	const epochs, batch = 5, 50
 	q := float64(batch) / float64(len(train))
-	steps := dp.Steps(epochs, q)
+	steps := dpnn.Steps(epochs, q)
 	// Noise for (ε, δ) = (4, 1e-3) over exactly the steps we run.
 	z, err := dp.CalibratePoissonGaussian(q, 4, 1e-3, steps, dp.ConversionImproved)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	capacity := dp.DefaultCapacity(q, len(train))
+	capacity := dpnn.DefaultCapacity(q, len(train))
 
 	m := nn.NewModel(1)
 	var logits *G.Node
 	var ce *nn.CrossEntropy
-	var sgd *dp.SGD
+	var sgd *dpnn.SGD
 	var xb *layers.FeatureBatch
 	err = nn.Build(func() error {
 		mlp, err := layers.NewMLP(m, "mlp", layers.MLPConfig{Dims: []int{16, 32, 3},
@@ -58,7 +59,7 @@ func Example_dpsgdMLP() {
 		if ce, err = nn.NewCrossEntropy(m, batchLogits, "loss"); err != nil {
 			return err
 		}
-		sgd, err = dp.BuildSGD(m, ce.PerRow, dp.SGDConfig{Clip: 1, Multiplier: z, Rate: q,
+		sgd, err = dpnn.BuildSGD(m, ce.PerRow, dpnn.SGDConfig{Clip: 1, Multiplier: z, Rate: q,
 			Samples: len(train), Capacity: capacity}, dp.NewSource(7), []*G.Node{logits})
 		return err
 	})
