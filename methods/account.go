@@ -55,3 +55,30 @@ func CheckCounts(c Counts, names []string) error {
 	}
 	return nil
 }
+
+// NodeCountPlan is Accountable for a node-level method whose plan needs only
+// the training-node count: Counts names that count at node level and Plan
+// checks the level and the count, then calls calibrate.
+type NodeCountPlan struct {
+	Method    string
+	Calibrate func(ctx *Context, trainNodes int) (*Calibrated, error)
+}
+
+// Counts is AccountCounts: the training-node count at node level.
+func (p NodeCountPlan) Counts(level Level) []string {
+	if level == Node {
+		return []string{CountTrainNodes}
+	}
+	return nil
+}
+
+// Plan is AccountPlan.
+func (p NodeCountPlan) Plan(ctx *Context, c Counts) (*Calibrated, error) {
+	if ctx.Level != Node {
+		return nil, fmt.Errorf("%s accounts at node level only", p.Method)
+	}
+	if err := CheckCounts(c, []string{CountTrainNodes}); err != nil {
+		return nil, err
+	}
+	return p.Calibrate(ctx, c.TrainNodes)
+}

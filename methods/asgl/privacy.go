@@ -308,29 +308,24 @@ func (p *privacy) annotate(rep *dp.Report) {
 	}
 }
 
-// AccountCounts: ASGL's plan needs the number of node ids (one training
-// subgraph each), given as --train-nodes.
-func (m *ASGL) AccountCounts(level methods.Level) []string {
-	if level == methods.Node {
-		return []string{methods.CountTrainNodes}
-	}
-	return nil
+// accountPlan: ASGL's plan (`dpgnn account asgl`) needs the number of node ids (one training subgraph each), given as
+// --train-nodes.
+func (m *ASGL) accountPlan() methods.NodeCountPlan {
+	return methods.NodeCountPlan{Method: "asgl", Calibrate: func(ctx *methods.Context, n int) (*methods.Calibrated, error) {
+		p, err := m.calibrate(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		return p.Calibrated, nil
+	}}
 }
 
-// AccountPlan is ASGL's privacy plan for n = c.TrainNodes node ids
-// (`dpgnn account asgl`).
+// AccountCounts names the counts of AccountPlan.
+func (m *ASGL) AccountCounts(level methods.Level) []string { return m.accountPlan().Counts(level) }
+
+// AccountPlan is the plan of a run with these counts.
 func (m *ASGL) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
-	if ctx.Level != methods.Node {
-		return nil, fmt.Errorf("asgl accounts at node level only")
-	}
-	if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
-		return nil, err
-	}
-	p, err := m.calibrate(ctx, c.TrainNodes)
-	if err != nil {
-		return nil, err
-	}
-	return p.Calibrated, nil
+	return m.accountPlan().Plan(ctx, c)
 }
 
 var _ methods.Accountable = (*ASGL)(nil)

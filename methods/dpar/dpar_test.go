@@ -225,61 +225,10 @@ func TestNodeSensitivity(t *testing.T) {
 	if col > m.cfg.Tau+1e-12 {
 		t.Fatalf("hub column ℓ1 %v above τ", col)
 	}
-	xf := &graphs.Features{N: n, F: feats, Dense: x}
-	clippedSum := func(drop int) []float64 {
-		// Π of the neighbour: the hub's entries removed (it is absent),
-		// its own example gone.
-		examples := []int{}
-		for i := 0; i < n; i++ {
-			if i != drop {
-				examples = append(examples, i)
-			}
-		}
-		q := &graphs.CSR{Rows: n, Cols: n, Indptr: []int{0}, Data: []float64{}}
-		for i := 0; i < n; i++ {
-			for k := pi.Indptr[i]; k < pi.Indptr[i+1]; k++ {
-				if pi.Indices[k] != drop {
-					q.Indices = append(q.Indices, pi.Indices[k])
-					q.Data = append(q.Data, pi.Value(k))
-				}
-			}
-			q.Indptr = append(q.Indptr, len(q.Indices))
-		}
-		nt, err := m.buildNet(7, xf, classes, n, n*maxRow(q), true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sgd, err := dpnn.BuildSGD(nt.m, nt.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fill := nt.filler(q, all, labels, sgd.Groups)
-		grads, _, err := sgd.Step(func(s []int) error {
-			ids := make([]int, len(s))
-			for k, e := range s {
-				ids[k] = examples[e]
-			}
-			return fill(ids)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []float64
-		for _, g := range grads {
-			out = append(out, g...)
-		}
-		// Undo the division by the expected batch (q·n).
-		for i := range out {
-			out[i] *= float64(len(examples))
-		}
-		return out
+	d, refs := removalShift(t, m, pi, &graphs.Features{N: n, F: feats, Dense: x}, labels, classes, 0)
+	if refs != c {
+		t.Fatalf("removalShift counted %d references, want %d", refs, c)
 	}
-	a, b := clippedSum(-1), clippedSum(0)
-	d := 0.0
-	for i := range a {
-		d += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	d = math.Sqrt(d)
 	// The accounting's bound: 1 + c differing examples, each moving the
 	// clipped sum by at most 2C.
 	strict := 2 * m.cfg.Clip * float64(1+c)

@@ -500,31 +500,24 @@ func (m *DPAR) infer(g *graphs.Graph, gs *graphsOf, h []float64) ([]int, error) 
 	return pred, nil
 }
 
-// AccountCounts: DPAR's plan needs the split's training-node count (the
-// expected size q′·N_train of G sets the DP-SGD rate).
-func (m *DPAR) AccountCounts(level methods.Level) []string {
-	if level == methods.Node {
-		return []string{methods.CountTrainNodes}
-	}
-	return nil
+// accountPlan: DPAR's plan (`dpgnn account dpar`) needs the split's training-node count (the expected size q′·N_train of G sets
+// the DP-SGD rate).
+func (m *DPAR) accountPlan() methods.NodeCountPlan {
+	return methods.NodeCountPlan{Method: "dpar", Calibrate: func(ctx *methods.Context, n int) (*methods.Calibrated, error) {
+		p, err := m.calibrate(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		return p.Calibrated, nil
+	}}
 }
 
-// AccountPlan is DPAR's privacy plan for these counts (`dpgnn account
-// dpar`). Its ε and δ are on the node-subsampled graph G; the amplified
-// values are in its noise map (amplified_epsilon, amplified_delta) and
-// notes.
+// AccountCounts names the counts of AccountPlan.
+func (m *DPAR) AccountCounts(level methods.Level) []string { return m.accountPlan().Counts(level) }
+
+// AccountPlan is the plan of a run with these counts.
 func (m *DPAR) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
-	if ctx.Level != methods.Node {
-		return nil, fmt.Errorf("dpar accounts at node level only")
-	}
-	if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
-		return nil, err
-	}
-	p, err := m.calibrate(ctx, c.TrainNodes)
-	if err != nil {
-		return nil, err
-	}
-	return p.Calibrated, nil
+	return m.accountPlan().Plan(ctx, c)
 }
 
 var _ methods.Accountable = (*DPAR)(nil)
