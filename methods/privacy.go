@@ -144,14 +144,22 @@ func Events(rel []dp.Planned) []dp.Event {
 }
 
 // CalibrateSGD calibrates one Poisson-subsampled Gaussian DP-SGD run of
-// `steps` steps at rate q over n samples (RDP accountant with the given
-// conversion), plus the run's private model selections.
+// `steps` steps at rate q over n training nodes (node units; RDP
+// accountant with the given conversion), plus the run's private model
+// selections.
 func CalibrateSGD(ctx *Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*Calibrated, error) {
+	return CalibrateSGDUnits(ctx, DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}, q, steps, clip, conv)
+}
+
+// CalibrateSGDUnits is CalibrateSGD for any privacy unit (e.g. an edge per
+// sample at edge level: EdgeUnits); its release is named "dpsgd" in the
+// ledger.
+func CalibrateSGDUnits(ctx *Context, units DeltaUnits, q float64, steps int, clip float64, conv dp.Conversion) (*Calibrated, error) {
 	name := "rdp"
 	if conv == dp.ConversionStandard {
 		name = "rdp-standard"
 	}
-	return Calibrate(ctx, DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}, name,
+	return Calibrate(ctx, units, name,
 		func(z float64) []dp.Planned {
 			return append([]dp.Planned{{Name: "dpsgd", What: fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g, clip %g, noise std %.4g·clip", steps, q, clip, z),
 				Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}}, ctx.SelectionReleases(1)...)

@@ -11,7 +11,6 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/dpgnn/dpgnn/trainers"
 )
 
 // linkToy is a link-prediction method written as a user of the framework
@@ -49,41 +48,18 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if _, err := enc.Train(ctx, m.train(m.GroupEpochs), nil); err != nil {
 		return nil, err
 	}
-	h, c := nn.Values(enc.Outputs[0]), g.NumClasses
-	// Group 2, DP-SGD: one row h_u ⊙ h_v per pair; training edges are class 1,
-	// random pairs (drawn without looking at the graph) class 0.
-	src, dst := listEdges(g.EdgeTrain)
-	ts, td := listEdges(g.EdgeTest)
-	r := dp.NewSource(ctx.Seed)
-	var rows []float64
-	var samples, targets []int
-	add := func(u, v, class int, train bool) {
-		if train {
-			samples, targets = append(samples, len(rows)/c), append(targets, class)
-		}
-		for k := 0; k < c; k++ {
-			rows = append(rows, h[u*c+k]*h[v*c+k])
-		}
-	}
-	for k := range src {
-		add(src[k], dst[k], 1, true)
-		add(int(r.Uint64()%uint64(g.N)), int(r.Uint64()%uint64(g.N)), 0, true)
-	}
-	for k := range ts {
-		add(ts[k], td[k], 1, false)
-		add(int(r.Uint64()%uint64(g.N)), int(r.Uint64()%uint64(g.N)), 0, false)
-	}
-	q := methods.NodeRate(64, len(samples))
+	// Group 2, DP-SGD: one row h_u ⊙ h_v per pair, each training edge a sample.
+	pairs := methods.NewLinkPairs(g, ctx.Seed)
 	tr := m.train(m.GroupEpochs)
-	cal, err := methods.Calibrate(ctx, methods.EdgeUnits(g.N, true, nil), "rdp", func(z float64) []dp.Planned {
-		return []dp.Planned{{Name: "dpsgd", What: "pair scorer DP-SGD", Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: dpnn.Steps(tr.Epochs, q)}}}
-	}, func(float64) map[string]float64 { return map[string]float64{} })
+	q := methods.NodeRate(64, pairs.Train)
+	cal, err := methods.CalibrateSGDUnits(ctx, methods.EdgeUnits(g.N, true, nil), q, dpnn.Steps(tr.Epochs, q), 1, dp.ConversionImproved)
 	if err != nil {
 		return nil, err
 	}
-	tr.Private, tr.Multiplier, tr.Clip, tr.Rate, tr.Ledger, tr.Samples, tr.Targets = ctx.Private(), cal.Multiplier, 1, q, "dpsgd", samples, targets
-	n := len(rows) / c
-	scorer, err := methods.BuildModule(ctx.Seed+1, []*graphs.Features{layers.DenseFeatures(rows, n, c)}, []string{"pair"}, tr, len(samples), methods.MLPBody("score", body(c, 2)))
+	tr.Private, tr.Multiplier, tr.Clip, tr.Rate, tr.Ledger = ctx.Private(), cal.Multiplier, 1, q, "dpsgd"
+	tr.Samples, tr.Targets = pairs.Samples()
+	x := pairs.Hadamard(nn.Values(enc.Outputs[0]), g.NumClasses)
+	scorer, err := methods.BuildModule(ctx.Seed+1, []*graphs.Features{x}, []string{"pair"}, tr, pairs.Train, methods.MLPBody("score", body(x.F, 2)))
 	if err != nil {
 		return nil, err
 	}
@@ -94,32 +70,15 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if _, err := scorer.Train(ctx, tr, noise); err != nil {
 		return nil, err
 	}
-	logits := nn.Values(scorer.Logits)
-	var pos, neg []float64
-	for i := 2 * len(src); i < n; i++ {
-		s := logits[2*i+1] - logits[2*i]
-		if (i-2*len(src))%2 == 0 {
-			pos = append(pos, s)
-		} else {
-			neg = append(neg, s)
-		}
+	logits, score := nn.Values(scorer.Logits), make([]float64, x.N)
+	for k := range score {
+		score[k] = logits[2*k+1] - logits[2*k]
 	}
 	rep, err := ctx.Report(cal.Plan)
 	if err != nil {
 		return nil, err
 	}
-	return &methods.Outcome{Extra: map[string]float64{"test_auc": trainers.AUC(pos, neg)}, Privacy: rep}, nil
-}
-
-// listEdges lists the entries of a CSR.
-func listEdges(a *graphs.CSR) (src, dst []int) {
-	for i := 0; i < a.Rows; i++ {
-		cols, _ := a.Row(i)
-		for _, j := range cols {
-			src, dst = append(src, i), append(dst, j)
-		}
-	}
-	return src, dst
+	return &methods.Outcome{Extra: map[string]float64{"test_auc": pairs.TestAUC(score)}, Privacy: rep}, nil
 }
 
 func init() { methods.Register(func() methods.Method { return &linkToy{GroupEpochs: 30} }) }
