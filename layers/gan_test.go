@@ -23,9 +23,9 @@ func buildPlayer(t *testing.T, kind GANKind, n, k, capacity int, record bool) (*
 	return m, p
 }
 
-// TestDiscriminatorSpecVector is the spec's worked example: d_u = [0.1,
+// TestDiscriminatorSpecVector is a worked example computed by hand: d_u = [0.1,
 // −0.2], d_v = [0.3, 0.4], b = 0 give s = −0.05, D = 0.4875026035157896 and
-// the BCE values and gradients for y = 1 and y = 0 (ASGL spec §5.2).
+// the BCE values and gradients for y = 1 and y = 0.
 func TestDiscriminatorSpecVector(t *testing.T) {
 	for _, tc := range []struct {
 		y, bce float64

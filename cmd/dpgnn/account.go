@@ -185,7 +185,7 @@ func writeAccount(w io.Writer, asJSON bool, report any, lines ...string) error {
 }
 
 // jsonFloat is a float64 that encodes ±Inf and NaN as null (JSON has no
-// infinity; DESIGN.md writes ε = ∞ as null).
+// infinity; the CLI's records write ε = ∞ as null).
 type jsonFloat float64
 
 func (x jsonFloat) MarshalJSON() ([]byte, error) {

@@ -335,7 +335,7 @@ func TestAccountErrors(t *testing.T) {
 	}
 }
 
-// TestAccountGCON: the calculator reproduces the spec's first and fourth
+// TestAccountGCON: the calculator reproduces the first and fourth reference
 // calibration vectors computed from GCON's Theorem 1 in float64 (ξ = 1e-6) and ξ = auto gives Λ = 2Λ_min.
 func TestAccountGCON(t *testing.T) {
 	get := func(args ...string) map[string]float64 {

@@ -20,7 +20,7 @@ import (
 )
 
 // dataFlags are the options of every command that builds a method's model
-// on a dataset: `train METHOD` and `inspect METHOD` (DESIGN.md).
+// on a dataset: `train METHOD` and `inspect METHOD`.
 type dataFlags struct {
 	dataset, dataDir, split, features, privacy, epsilon, delta string
 	selection                                                  string
@@ -76,7 +76,7 @@ func (c *dataFlags) options() (methods.TrainOptions, error) {
 		MaxMemory: maxMem}, nil
 }
 
-// commonFlags are the options every `train METHOD` accepts (DESIGN.md).
+// commonFlags are the options every `train METHOD` accepts.
 type commonFlags struct {
 	dataFlags
 	trace       string

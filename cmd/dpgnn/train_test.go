@@ -120,7 +120,7 @@ func TestDataInfoCora(t *testing.T) {
 }
 
 func TestAccountProGAPAndGAP(t *testing.T) {
-	// The spec's edge-level σ table (exact Gaussian column): K = 2, ε = 1,
+	// ProGAP's edge-level σ table (exact Gaussian column): K = 2, ε = 1,
 	// δ = 1e-7 → 6.6166.
 	out, err := runCLI(t, "account", "progap", "--hops", "2", "--epsilon", "1", "--delta", "1e-7", "--json")
 	if err != nil {

@@ -176,7 +176,7 @@ func TestColumnsCapped(t *testing.T) {
 // released, so DP-SGD conditions on it): the hub's column of Π has ℓ1 ≤ τ.
 // The paper's τ·C (Thm 2, linearised gradients) is logged against the
 // measured change; the rigorous bound C·(1 + 2·c) (c other rows referencing
-// the node; spec §4.6) must hold.
+// the node) must hold.
 func TestNodeSensitivity(t *testing.T) {
 	const leaves, feats, classes = 12, 4, 3
 	n := leaves + 1

@@ -138,7 +138,7 @@ func (in CalibrationInput) validate() error {
 }
 
 // Calibrate is GCON's CALIBRATE (Theorem 1, Eqs. 17–24), in the
-// spec's order: Λ is overwritten by Eq. 22 before c_θ, ε_Λ, Λ' and β use
+// order that makes Λ well defined: it is overwritten by Eq. 22 before c_θ, ε_Λ, Λ' and β use
 // it. Degenerate cases: Ψ = 0 (all m_i = 0, or α = 1: edges unused) or
 // ε = ∞ give β = +Inf (B = 0), Λ' = 0 and Λ unchanged.
 func Calibrate(in CalibrationInput) (Calibration, error) {

@@ -36,8 +36,8 @@ func input(l Loss, alpha float64, steps []int, d, n1 int, eps, lambda, delta flo
 		C1: c1, C2: c2, C3: c3, N1: n1, Classes: l.Classes, Dim: d, Alpha: alpha, Steps: steps}
 }
 
-// TestCalibrationRegressionVectors is the spec's table of §7 (ξ = 1e-6,
-// ω = 0.9), to its printed precision.
+// TestCalibrationRegressionVectors checks reference vectors recomputed from
+// GCON's Theorem 1 (ξ = 1e-6, ω = 0.9), to their printed precision.
 func TestCalibrationRegressionVectors(t *testing.T) {
 	cora := 1.0 / 16316
 	for _, tc := range []struct {
@@ -154,7 +154,7 @@ func TestCalibrationInvariantsGrid(t *testing.T) {
 	}
 }
 
-// TestCalibrationPitfallP2 checks the spec's CiteSeer example of pitfall P2
+// TestCalibrationPitfallP2 checks a CiteSeer-sized example
 // (n1 = 120, d = 64, α = 0.2, m = 10, ε = 0.5, Λ = 0.01, c = 6, SM).
 func TestCalibrationPitfallP2(t *testing.T) {
 	in := input(mustLoss(t, SoftMargin, 6, 0), 0.2, []int{10}, 64, 120, 0.5, 0.01, 1.0/9104)

@@ -112,8 +112,8 @@ func TestProGAPStageStructure(t *testing.T) {
 	}
 }
 
-// TestProGAPEdgeSigmaTable reproduces the spec's edge-level σ table (§7.1,
-// exact analytic Gaussian column) through the method's own calibration.
+// TestProGAPEdgeSigmaTable reproduces the edge-level σ table of ProGAP's
+// accounting (exact analytic Gaussian) through the method's calibration.
 func TestProGAPEdgeSigmaTable(t *testing.T) {
 	for _, tc := range []struct {
 		k          int
@@ -143,7 +143,7 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 	}
 }
 
-// TestProGAPNodeLevelCalibration reproduces a node-level z of the spec
+// TestProGAPNodeLevelCalibration reproduces a node-level z recomputed from ProGAP's accounting
 // (N_train = 19,804, B = 256, 10 epochs per stage, K = 2, δ = 1e-5, ε = 8:
 // BBGHS 1.0434) through the method's accountant.
 func TestProGAPNodeLevelCalibration(t *testing.T) {
@@ -155,7 +155,7 @@ func TestProGAPNodeLevelCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The spec counts T = ⌊n_ep·N/B⌋ = 773 steps; we run ⌈n_ep/q⌉ = 774,
-	// one more, so z is a hair larger than the spec's.
+	// one more, so z is a hair larger than the reference value.
 	if c.Multiplier < 1.0434*(1-2e-3) || c.Multiplier > 1.0434*(1+5e-3) {
 		t.Fatalf("node-level z = %.5f, spec (BBGHS) 1.0434", c.Multiplier)
 	}
