@@ -347,6 +347,13 @@ func (a *auditFlags) neighbour(g *graphs.Graph, opts methods.TrainOptions, t *me
 		return nil, 0, "", fmt.Errorf("--remove-node %d: want a node id in [0, %d)", v, g.N)
 	}
 	gp := g.WithAdj(graphs.RemoveNode(g.Adj, v))
+	// Every private edge set loses v's edges: a signed graph's negative
+	// edges and the train/test edge lists of link tasks.
+	for _, a := range []**graphs.CSR{&gp.Neg, &gp.EdgeTrain, &gp.EdgeTest} {
+		if *a != nil && (*a).Rows == g.N && (*a).Cols == g.N {
+			*a = graphs.RemoveNode(*a, v)
+		}
+	}
 	drop := func(ids []int) []int { return slices.DeleteFunc(slices.Clone(ids), func(i int) bool { return i == v }) }
 	gp.Split = graphs.Split{Train: drop(g.Split.Train), Val: drop(g.Split.Val), Test: drop(g.Split.Test)}
 	return gp, v, fmt.Sprintf("remove node %d with its %d out-edge(s) and its features and label", v, g.Adj.Indptr[v+1]-g.Adj.Indptr[v]), nil

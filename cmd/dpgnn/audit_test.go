@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
 )
 
 type auditJSON struct {
@@ -127,5 +129,33 @@ func TestAuditBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestRemoveNodeFromEveryEdgeSet: --remove-node takes the node's edges out
+// of every private edge set — the adjacency, a signed graph's negative
+// edges, and the train/test edge lists.
+func TestRemoveNodeFromEveryEdgeSet(t *testing.T) {
+	full := func() *graphs.CSR {
+		a := &graphs.CSR{Rows: 3, Cols: 3, Indptr: []int{0, 2, 4, 6}, Indices: []int{1, 2, 0, 2, 0, 1}}
+		return a
+	}
+	g := &graphs.Graph{Name: "t", N: 3, Adj: full(), Neg: full(), EdgeTrain: full(), EdgeTest: full()}
+	a := &auditFlags{}
+	a.target.RemoveNode = 1
+	gp, drop, _, err := a.neighbour(g, methods.TrainOptions{}, &methods.AuditTarget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]*graphs.CSR{"adjacency": gp.Adj, "negative edges": gp.Neg, "train edges": gp.EdgeTrain, "test edges": gp.EdgeTest} {
+		for i := 0; i < m.Rows; i++ {
+			cols, _ := m.Row(i)
+			if (i == 1 && len(cols) > 0) || slices.Contains(cols, 1) {
+				t.Errorf("%s: row %d = %v still holds node 1", name, i, cols)
+			}
+		}
+	}
+	if drop != 1 || g.Neg.NNZ() != 6 {
+		t.Fatalf("drop %d; the input's negative edges changed to %d entries", drop, g.Neg.NNZ())
 	}
 }
