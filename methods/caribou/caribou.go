@@ -523,3 +523,35 @@ func (m *CARIBOU) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.
 }
 
 var _ methods.Accountable = (*CARIBOU)(nil)
+
+// BuildModel builds the classifier a run trains, for `dpgnn inspect`: the
+// module on [X⁽⁰⁾, X⁽ᴷ⁾] with DP-SGD's nodes at node level. X⁽⁰⁾ and X⁽ᴷ⁾
+// are seeded placeholders: PCMP is a release computed outside the
+// expression graph (layers.PCMP), and the encoder is a module of its own.
+func (m *CARIBOU) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	g := ctx.Graph
+	s, cal, norm, err := m.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	width := m.cfg.Hidden
+	if m.cfg.EncoderLayers == 0 {
+		width = g.X.F
+	}
+	in := []*graphs.Features{methods.Placeholder(g.N, width, ctx.Seed), methods.Placeholder(g.N, width, ctx.Seed+1)}
+	tr := m.cfg.Training(ctx, s.rate, cal.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
+	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier("caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	if err != nil {
+		return nil, err
+	}
+	src, err := ctx.NoiseSource("caribou")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := mod.Prepare(ctx, tr, src.Split("caribou.classifier")); err != nil {
+		return nil, err
+	}
+	return mod.Model, nil
+}
+
+var _ methods.Builder = (*CARIBOU)(nil)

@@ -521,3 +521,55 @@ func (m *DPAR) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Cal
 }
 
 var _ methods.Accountable = (*DPAR)(nil)
+
+// BuildModel builds the graph a run trains, for `dpgnn inspect`: the
+// bias-free MLP on Π-aggregated training examples of the whole training
+// side, with DP-SGD's clipping and noise nodes when private. Π is the
+// noise-free top-K APPR of the M sources of largest degree (a run's Π is a
+// DP release drawn at training time; the graph's operations do not depend
+// on its values). Without privacy every example is loaded, so the loss and
+// its gradients can be evaluated (--grad-check).
+func (m *DPAR) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	g := ctx.Graph
+	p, err := m.calibrate(ctx, len(g.Split.Train))
+	if err != nil {
+		return nil, err
+	}
+	gs, err := splitGraphs(g, 1, nil)
+	if err != nil {
+		return nil, err
+	}
+	nG := len(gs.train)
+	mech := dp.APPRMechanism{Kind: dp.APPRNone, K: min(m.cfg.TopK, nG)}
+	pi, err := m.buildPi(gs.trainAdj, largestDegree(gs.trainAdj, m.cfg.Rows), mech, p.maxRefs, nil)
+	if err != nil {
+		return nil, err
+	}
+	if p.private {
+		capEx := dpnn.DefaultCapacity(p.rate, nG)
+		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: nG, Capacity: capEx},
+			dp.NewSource(ctx.Seed), []*G.Node{n.h}); err != nil {
+			return nil, err
+		}
+		return n.m, nil
+	}
+	n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, nG, pi.NNZ(), false)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.m.Compile(n.ce.Mean, []*G.Node{n.h}); err != nil {
+		return nil, err
+	}
+	labels := make([]int, nG)
+	all := make([]int, nG)
+	for k, i := range gs.train {
+		labels[k], all[k] = g.Labels[i], k
+	}
+	return n.m, n.filler(pi, gs.train, labels, nil)(all)
+}
+
+var _ methods.Builder = (*DPAR)(nil)
