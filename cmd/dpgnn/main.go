@@ -128,6 +128,6 @@ contextual stochastic block model), so no files are needed to try it:
 	root.SetVersionTemplate("dpgnn version {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newTrainCmd(stdout, stderr), newDataCmd(stdout), newAccountCmd(stdout), newInspectCmd(stdout), newSweepCmd(stdout, stderr), newAuditCmd(stdout, stderr), newTuneCmd(stdout, stderr))
+	root.AddCommand(newTrainCmd(stdout, stderr), newDataCmd(stdout), newAccountCmd(stdout), newInspectCmd(stdout), newSweepCmd(stdout, stderr), newAuditCmd(stdout, stderr), newTuneCmd(stdout, stderr), newReproduceCmd(stdout, stderr))
 	return root
 }

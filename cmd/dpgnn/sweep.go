@@ -26,6 +26,7 @@ type sweepFlags struct {
 	shard, emit, emitOut, dpgnn              string
 	sets, sbatch                             []string
 	runs, workers, shards                    int
+	metric                                   string
 }
 
 // newSweepCmd builds `dpgnn sweep`: methods × budgets × seeded runs on one
@@ -88,6 +89,14 @@ datasets, splits or privacy levels are refused, and so are two records for
 one run or one cell — unless they are byte-identical copies, which count
 once (with a warning).
 
+The table shows test accuracy; --metric NAME shows another metric of the
+records (e.g. ssi for edge-sign prediction), a run without it counting as
+not recorded.
+
+Labels: --methods may name a method twice under labels METHOD@TAG (e.g.
+dpar@paper), each a row of its own with its own --set settings; a label's
+records carry it as their method.
+
 Method hyperparameters: --set METHOD:KEY=VALUE,..., the keys being the method's
 flag names, e.g. --set progap:hops=1,lr=0.05 (a value may hold commas:
 --set gcon:steps=0,2,lambda=1), or --set 'METHOD:FLAGS' as on the command line,
@@ -118,6 +127,7 @@ recorded), and exits with status 130; the same command resumes.`,
 	fl.StringVar(&f.shard, "shard", "", "train only shard I of N: the runs k (method, ε, seed order) with k mod N = I (needs --out)")
 	fl.StringVar(&f.from, "from", "", "train nothing: tabulate (and with --plot draw) the records of earlier sweeps or 'train --json' runs, DIR|FILE[,FILE...]")
 	fl.StringVar(&f.plotFile, "plot", "", "also draw test accuracy against ε (log scale, ∞ at the right), one line per method with 95% error bars, to FILE (.png, .svg or .pdf)")
+	fl.StringVar(&f.metric, "metric", "test_acc", "the metric the table and plot show (a key of the records' metrics, e.g. ssi)")
 	fl.StringArrayVar(&f.sets, "set", nil, "method hyperparameters, METHOD:KEY=VALUE,... or 'METHOD:--FLAG VALUE ...' (repeatable)")
 	fl.StringVar(&f.emit, "emit", "", "train nothing: print a job script that runs the sweep, sharded (slurm: an sbatch job array)")
 	fl.StringVar(&f.emitOut, "emit-out", "", "write the --emit script to FILE instead of stdout")
@@ -135,7 +145,7 @@ func runSweepCmd(cmd *cobra.Command, args []string, f *sweepFlags, stdout, stder
 		}
 	}
 	if f.from != "" {
-		return sweepFromRecords(stdout, stderr, f.from, f.plotFile)
+		return sweepFromRecords(stdout, stderr, f.from, f.plotFile, f.metric)
 	}
 	if f.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, got %d", f.workers)
@@ -179,6 +189,7 @@ func runSweepCmd(cmd *cobra.Command, args []string, f *sweepFlags, stdout, stder
 	if err != nil {
 		return err
 	}
+	plan.metric = f.metric
 	if f.emit != "" {
 		return emitSlurm(stdout, stderr, cmd, f, plan, out)
 	}
@@ -356,6 +367,8 @@ type sweepPlan struct {
 	names []string
 	eps   []float64           // ascending, +Inf last
 	sets  map[string][]string // --set settings by method, in order
+	// metric is the metric the table shows ("" : test_acc).
+	metric string
 	// dataset, split and fingerprint are what every record of the sweep
 	// will say.
 	dataset, split, fingerprint string
@@ -391,7 +404,7 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 		if name == "" {
 			return nil, fmt.Errorf("--methods %q: empty method name", methodList)
 		}
-		if _, err := methods.New(name); err != nil {
+		if _, err := methods.New(methodOf(name)); err != nil {
 			return nil, fmt.Errorf("--methods: %w", err)
 		}
 		if slices.Contains(p.names, name) {
@@ -405,7 +418,7 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 		if !ok {
 			return nil, fmt.Errorf("--set %q: want METHOD:KEY=VALUE,... or METHOD:FLAGS", s)
 		}
-		if _, err := methods.New(name); err != nil {
+		if _, err := methods.New(methodOf(name)); err != nil {
 			return nil, fmt.Errorf("--set %q: %w", s, err)
 		}
 		if !slices.Contains(p.names, name) {
@@ -417,7 +430,7 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 		if _, err := p.method(name); err != nil {
 			return nil, err
 		}
-		m, _ := methods.New(name)
+		m, _ := methods.New(methodOf(name))
 		if !methods.Supports(m, opts.Level) {
 			if !methods.Supports(m, methods.None) {
 				return nil, fmt.Errorf("%s supports neither --privacy %s nor none (supported: %v)", name, opts.Level, m.Levels())
@@ -458,11 +471,18 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 	return p, nil
 }
 
+// methodOf is the method a --methods entry names: METHOD of a label
+// METHOD@TAG, the entry itself otherwise.
+func methodOf(label string) string {
+	m, _, _ := strings.Cut(label, "@")
+	return m
+}
+
 // method returns a fresh instance of the named method with its --set
 // settings applied in order: "key=value,key=value" (keys are flag names)
 // or, when a setting starts with "-", flags as on the command line.
 func (p *sweepPlan) method(name string) (methods.Method, error) {
-	m, err := methods.New(name)
+	m, err := methods.New(methodOf(name))
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +515,7 @@ func applySetting(cfg any, set string) error {
 // when it has no cell there: a method without the sweep's level runs once,
 // without privacy, in the ∞ column.
 func (p *sweepPlan) level(name string, e float64) (methods.Level, bool) {
-	m, _ := methods.New(name)
+	m, _ := methods.New(methodOf(name))
 	if methods.Supports(m, p.opts.Level) {
 		return p.opts.Level, true
 	}
@@ -530,7 +550,7 @@ func (p *sweepPlan) title() string {
 // read no private data). covered counts the grid's runs that have a
 // result.
 func (p *sweepPlan) table(set *recordSet) (t *sweepTable, covered int) {
-	t = &sweepTable{names: p.names, eps: p.eps, runs: p.opts.Runs, cells: map[string][]sweepCell{}}
+	t = &sweepTable{names: p.names, eps: p.eps, runs: p.opts.Runs, metric: p.metric, cells: map[string][]sweepCell{}}
 	for _, name := range p.names {
 		row := make([]sweepCell, len(p.eps))
 		for i, e := range p.eps {
@@ -539,12 +559,12 @@ func (p *sweepPlan) table(set *recordSet) (t *sweepTable, covered int) {
 			}
 			var rs []*sweepRecord
 			for _, s := range p.seeds() {
-				if r := set.covers(name, e, s); r != nil {
+				if r := set.covers(name, e, s); r != nil && hasMetric(r.Record, t.metricName()) {
 					rs = append(rs, r)
 				}
 			}
 			covered += len(rs)
-			row[i] = summarise(rs)
+			row[i] = summarise(rs, t.metricName())
 		}
 		t.cells[name] = row
 	}
@@ -569,15 +589,30 @@ type sweepTable struct {
 	eps   []float64
 	// runs is the number of runs of a complete cell; a cell with fewer
 	// says how many it has (0: no such note).
-	runs  int
-	cells map[string][]sweepCell
+	runs   int
+	metric string // the metric of the cells ("" : test_acc)
+	cells  map[string][]sweepCell
 }
 
-// summarise is the cell of per-run records: mean test accuracy and the
+// metricName is the metric of the table's cells.
+func (t *sweepTable) metricName() string {
+	if t.metric == "" {
+		return "test_acc"
+	}
+	return t.metric
+}
+
+// hasMetric reports whether r holds the metric.
+func hasMetric(r *trainers.Record, metric string) bool {
+	_, ok := r.Metrics[metric]
+	return ok
+}
+
+// summarise is the cell of per-run records: the mean of the metric and the
 // 95% bootstrap half-width of the runs ordered by seed (the bootstrap
 // seeded with the first seed, as 'train --runs' does), so the result does
 // not depend on the order the records were written in.
-func summarise(rs []*sweepRecord) sweepCell {
+func summarise(rs []*sweepRecord, metric string) sweepCell {
 	if len(rs) == 0 {
 		return sweepCell{}
 	}
@@ -585,15 +620,15 @@ func summarise(rs []*sweepRecord) sweepCell {
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Seed < rs[j].Seed })
 	v := make([]float64, len(rs))
 	for i, r := range rs {
-		v[i] = r.Metrics["test_acc"].Mean
+		v[i] = r.Metrics[metric].Mean
 	}
 	s := trainers.Summarize(v, rs[0].Seed)
 	return sweepCell{mean: s.Mean, ci: s.CI95, n: len(v), ok: true}
 }
 
-// cellOf is a per-cell record's mean test accuracy and its 95% half-width.
-func cellOf(r *trainers.Record) sweepCell {
-	s := r.Metrics["test_acc"]
+// cellOf is a per-cell record's mean of the metric and its 95% half-width.
+func cellOf(r *trainers.Record, metric string) sweepCell {
+	s := r.Metrics[metric]
 	n := r.Runs
 	if n == 0 {
 		n = len(s.Values)
@@ -643,7 +678,7 @@ func renderTable(w io.Writer, t *sweepTable) error {
 // live sweep. Records that do not belong in one table are refused
 // (recordSet). With one directory, the table and the plot are written into
 // it as well.
-func sweepFromRecords(w, stderr io.Writer, from, plotFile string) error {
+func sweepFromRecords(w, stderr io.Writer, from, plotFile, metric string) error {
 	set := newRecordSet(stderr)
 	var order []string
 	runs, dir := 0, ""
@@ -685,7 +720,10 @@ func sweepFromRecords(w, stderr io.Writer, from, plotFile string) error {
 	if len(set.list) == 0 {
 		return fmt.Errorf("--from %s: no records", from)
 	}
-	t := recordsTable(set, order, runs)
+	if metric != "" && !slices.ContainsFunc(set.list, func(r *sweepRecord) bool { return hasMetric(r.Record, metric) }) {
+		return fmt.Errorf("--metric %s: no record of --from %s has it", metric, from)
+	}
+	t := recordsTable(set, order, runs, metric)
 	if err := renderTable(w, t); err != nil {
 		return err
 	}
@@ -704,7 +742,7 @@ func sweepFromRecords(w, stderr io.Writer, from, plotFile string) error {
 // recordsTable is the table of every record in set (see sweepFromRecords);
 // order lists methods to put first, runs is the run count of a complete
 // cell (0: the most any cell has).
-func recordsTable(set *recordSet, order []string, runs int) *sweepTable {
+func recordsTable(set *recordSet, order []string, runs int, metric string) *sweepTable {
 	var names []string
 	for _, n := range order {
 		if !slices.Contains(names, n) && slices.ContainsFunc(set.list, func(r *sweepRecord) bool { return r.Method == n }) {
@@ -722,31 +760,34 @@ func recordsTable(set *recordSet, order []string, runs int) *sweepTable {
 			free[r.Method] = r.Record
 		}
 	}
-	t := &sweepTable{names: names, eps: slices.Sorted(maps.Keys(seenEps)), cells: map[string][]sweepCell{}}
+	t := &sweepTable{names: names, eps: slices.Sorted(maps.Keys(seenEps)), metric: metric, cells: map[string][]sweepCell{}}
+	metric = t.metricName()
 	for _, name := range names {
 		row := make([]sweepCell, len(t.eps))
 		for i, e := range t.eps {
 			if r, ok := set.cells[cellKey{name, e}]; ok {
-				row[i] = cellOf(r.Record)
+				if hasMetric(r.Record, metric) {
+					row[i] = cellOf(r.Record, metric)
+				}
 				continue
 			}
 			bySeed := map[uint64]*sweepRecord{}
 			for _, r := range set.list {
-				if r.isRun() && r.Method == name && r.eps() == e {
+				if r.isRun() && r.Method == name && r.eps() == e && hasMetric(r.Record, metric) {
 					bySeed[r.Seed] = r
 				}
 			}
 			if !math.IsInf(e, 1) {
 				for s, r := range set.free[name] {
-					if _, ok := bySeed[s]; !ok {
+					if _, ok := bySeed[s]; !ok && hasMetric(r.Record, metric) {
 						bySeed[s] = r
 					}
 				}
 			}
 			if len(bySeed) > 0 {
-				row[i] = summarise(slices.Collect(maps.Values(bySeed)))
-			} else if f, ok := free[name]; ok && !math.IsInf(e, 1) {
-				row[i] = cellOf(f)
+				row[i] = summarise(slices.Collect(maps.Values(bySeed)), metric)
+			} else if f, ok := free[name]; ok && !math.IsInf(e, 1) && hasMetric(f, metric) {
+				row[i] = cellOf(f, metric)
 			}
 		}
 		t.cells[name] = row

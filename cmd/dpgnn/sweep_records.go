@@ -58,8 +58,8 @@ func parseRecord(line []byte, where string) (*sweepRecord, error) {
 		return nil, fmt.Errorf("%s: not a dpgnn JSON record: %v", where, err)
 	}
 	r := &sweepRecord{Record: rr.Record, runFields: rr.runFields, raw: line, where: where}
-	if _, ok := r.Metrics["test_acc"]; !ok || r.Method == "" {
-		return nil, fmt.Errorf("%s: record has no method or test_acc", where)
+	if len(r.Metrics) == 0 || r.Method == "" {
+		return nil, fmt.Errorf("%s: record has no method or metrics", where)
 	}
 	if r.isRun() {
 		if r.Runs != 1 || len(r.Seeds) > 1 || len(r.Seeds) == 1 && r.Seeds[0] != r.Seed {

@@ -159,7 +159,7 @@ func (p *sweepPlan) trainRun(ctx context.Context, run sweepRun, rec trainers.Rec
 	if err != nil {
 		return nil, err
 	}
-	r.Seed, r.Seeds = run.seed, []uint64{run.seed}
+	r.Method, r.Seed, r.Seeds = run.method, run.seed, []uint64{run.seed}
 	idx, base := run.r, p.opts.Seed
 	f := p.config()
 	f.Run, f.SweepSeed = &idx, &base
