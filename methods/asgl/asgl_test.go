@@ -403,3 +403,45 @@ func TestAuditStep(t *testing.T) {
 		t.Errorf("audit ε_lb %.3f above the claim %.3f", res.EpsilonLB, target.Claimed)
 	}
 }
+
+// TestDiscNoiseAtAccountedScale: one D+ step adds noise of the accounted
+// std σ·R·C. The clipped sum has norm at most B·C, so the norm of the
+// release times B lies within B·C of the noise's norm, which concentrates
+// at std·√n (5 std-of-norm of slack).
+func TestDiscNoiseAtAccountedScale(t *testing.T) {
+	g, d := tinySigned(t, 30)
+	cfg := tinyConfig(d)
+	cfg.Dim, cfg.DiscBatch = 4, 10
+	m := New(cfg)
+	ctx := context(g, 8)
+	c := *ctx
+	c.Multiplier = 0.5
+	p, err := m.calibrate(&c, g.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	std := p.noiseMultiplier() * cfg.Clip
+	target, err := m.AuditTarget(ctx, methods.AuditOptions{Multiplier: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := target.Prepare(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		r, err := rel(dp.NewSource(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		norm := 0.0
+		for _, v := range r {
+			norm += v * v * float64(cfg.DiscBatch*cfg.DiscBatch)
+		}
+		norm = math.Sqrt(norm)
+		want := std * math.Sqrt(float64(len(r)))
+		if slack := float64(cfg.DiscBatch)*cfg.Clip + 5*std; math.Abs(norm-want) > slack {
+			t.Fatalf("seed %d: ‖B·release‖ = %.4g, noise alone ≈ %.4g (std %.4g over %d coordinates), want within %.4g", seed, norm, want, std, len(r), slack)
+		}
+	}
+}

@@ -411,3 +411,49 @@ func TestNodeSensitivityWithinAccounting(t *testing.T) {
 	}
 	check("cora_ml", mc, cpi, xs, cl, g.NumClasses, order[:3])
 }
+
+// TestSGDNoiseAtAccountedScale: the noise DP-SGD adds is the accounted
+// σ·R·C. With every example in the batch (rate 1) and no dropout, two
+// releases from different sources differ only by their noise, so their
+// difference, scaled back by the batch size and 1/√2, has the per-coordinate
+// std the plan states (χ² bound over the coordinates).
+func TestSGDNoiseAtAccountedScale(t *testing.T) {
+	g := testGraph(t)
+	m := newDPAR(t, "--batch-size", "100000", "--dropout", "0", "--node-rate", "1", "--hidden", "16")
+	ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Delta: 1e-3, DeltaRule: methods.DeltaGiven, Seed: 1, Selection: trainers.SelectLast}
+	p, err := m.calibrate(ctx, len(g.Split.Train))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.rate != 1 {
+		t.Fatalf("test set-up: rate %v, want 1", p.rate)
+	}
+	target, err := m.AuditTarget(ctx, methods.AuditOptions{Release: "sgd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := target.Prepare(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := rel(dp.NewSource(11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rel(dp.NewSource(12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := float64(len(g.Split.Train))
+	ss := 0.0
+	for i := range a {
+		d := (a[i] - b[i]) * batch / math.Sqrt2
+		ss += d * d
+	}
+	n := float64(len(a))
+	ratio := math.Sqrt(ss/n) / p.sgdStd
+	t.Logf("%d coordinates: empirical noise std / accounted σ·R·C (%.4g) = %.4f", len(a), p.sgdStd, ratio)
+	if tol := 5 / math.Sqrt(2*n); math.Abs(ratio-1) > tol {
+		t.Fatalf("noise std is %.4f of the accounted σ·R·C, want within %.3f of 1", ratio, tol)
+	}
+}
