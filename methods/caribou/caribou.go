@@ -252,11 +252,7 @@ func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *methods.Calibrated, la
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	auto := layers.NormBatch
-	if ctx.Level == methods.Node {
-		auto = layers.NormNone
-	}
-	norm, err := m.cfg.NormFor(ctx.Level, auto)
+	norm, err := m.cfg.NormFor(ctx.Level, layers.NormNone)
 	return s, c, norm, err
 }
 

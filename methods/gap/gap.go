@@ -120,11 +120,7 @@ func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *methods.Calibrated, l
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	auto := layers.NormBatch
-	if ctx.Level == methods.Node {
-		auto = layers.NormNone
-	}
-	norm, err := m.cfg.NormFor(ctx.Level, auto)
+	norm, err := m.cfg.NormFor(ctx.Level, layers.NormNone)
 	return setup, priv, norm, err
 }
 

@@ -110,11 +110,7 @@ type stage struct {
 // frozen), with a fresh base s and a fresh head.
 func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Features, prev *stage, tr methods.ModuleTraining) (*stage, error) {
 	g := ctx.Graph
-	auto := layers.NormBatch
-	if ctx.Level == methods.Node {
-		auto = layers.NormGroup
-	}
-	norm, err := m.cfg.NormFor(ctx.Level, auto)
+	norm, err := m.cfg.NormFor(ctx.Level, layers.NormGroup)
 	if err != nil {
 		return nil, err
 	}

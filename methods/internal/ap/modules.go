@@ -49,11 +49,16 @@ func (a *Modules) Validate() error {
 		methods.Positive(&a.BatchSize), methods.PositiveF(&a.Clip))
 }
 
-// NormFor returns the norm layer for a level: --norm, or with "auto" the
-// given default.
-func (a *Modules) NormFor(level methods.Level, auto layers.NormKind) (layers.NormKind, error) {
+// NormFor resolves --norm for a level: auto is BatchNorm at edge level and
+// without privacy (the modules train on public features and labels) and
+// nodeAuto at node level, where DP-SGD forbids layers that mix samples;
+// an explicit batchnorm is refused at node level.
+func (a *Modules) NormFor(level methods.Level, nodeAuto layers.NormKind) (layers.NormKind, error) {
 	if a.Norm == "auto" || a.Norm == "" {
-		return auto, nil
+		if level == methods.Node {
+			return nodeAuto, nil
+		}
+		return layers.NormBatch, nil
 	}
 	k, err := layers.ParseNorm(a.Norm)
 	if err != nil {
