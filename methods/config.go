@@ -2,6 +2,7 @@ package methods
 
 import (
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"sort"
@@ -186,4 +187,20 @@ func setField(cfg any, key, value string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown key %q (keys: %s)", key, strings.Join(ConfigKeys(cfg), ", "))
+}
+
+// ParseConfigFlags sets cfg from command-line flags as `dpgnn train METHOD`
+// takes them (e.g. "--hops", "1"); an argument that is not a flag is an
+// error.
+func ParseConfigFlags(cfg any, args []string) error {
+	fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	BindConfig(fs, cfg)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if rest := fs.Args(); len(rest) > 0 {
+		return fmt.Errorf("%q is not a flag", rest[0])
+	}
+	return nil
 }

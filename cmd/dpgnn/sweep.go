@@ -16,7 +16,6 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // sweepFlags are the flags of `dpgnn sweep`.
@@ -499,16 +498,7 @@ func applySetting(cfg any, set string) error {
 	if !strings.HasPrefix(strings.TrimSpace(set), "-") {
 		return methods.SetConfig(cfg, set)
 	}
-	flags := pflag.NewFlagSet("set", pflag.ContinueOnError)
-	flags.SetOutput(io.Discard)
-	methods.BindConfig(flags, cfg)
-	if err := flags.Parse(strings.Fields(set)); err != nil {
-		return err
-	}
-	if args := flags.Args(); len(args) > 0 {
-		return fmt.Errorf("%q is not a flag", args[0])
-	}
-	return nil
+	return methods.ParseConfigFlags(cfg, strings.Fields(set))
 }
 
 // level is the privacy level a method runs at in the ε column e, and false

@@ -9,33 +9,17 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
-	"github.com/spf13/pflag"
+	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 )
 
 func newCARIBOU(t *testing.T, args ...string) *CARIBOU {
 	t.Helper()
 	m := New(DefaultConfig())
-	fs := pflag.NewFlagSet("caribou", pflag.ContinueOnError)
-	methods.BindConfig(fs, m.Config())
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	methodtest.Configure(t, m, args...)
 	return m
 }
 
-func testGraph(t *testing.T) *graphs.Graph {
-	t.Helper()
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.85, Signal: 1}, 5)
-	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
-	g, err := graphs.ApplySplit(g, spec, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
+func testGraph(t *testing.T) *graphs.Graph { return methodtest.Graph(t, "ratio:0.5:0.25") }
 
 // TestCalibrationMatchesCNIVectors: at edge level the plan's multiplier is
 // σ_mult = √g/μ* — CARIBOU's calibration (Thm 6 with the exact GDP

@@ -11,35 +11,19 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 	"github.com/dpgnn/dpgnn/trainers"
-	"github.com/spf13/pflag"
 	G "gorgonia.org/gorgonia"
 )
 
 func newDPAR(t *testing.T, args ...string) *DPAR {
 	t.Helper()
 	m := New(DefaultConfig())
-	fs := pflag.NewFlagSet("dpar", pflag.ContinueOnError)
-	methods.BindConfig(fs, m.Config())
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	methodtest.Configure(t, m, args...)
 	return m
 }
 
-func testGraph(t *testing.T) *graphs.Graph {
-	t.Helper()
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.85, Signal: 1}, 5)
-	spec, _ := graphs.ParseSplit("inductive:0.8")
-	g, err := graphs.ApplySplit(g, spec, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
+func testGraph(t *testing.T) *graphs.Graph { return methodtest.Graph(t, "inductive:0.8") }
 
 var small = []string{"--epochs", "20", "--rows", "10", "--node-rate", "0.5", "--batch-size", "30", "--lr", "0.02"}
 

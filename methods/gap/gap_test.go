@@ -8,20 +8,13 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
-	"github.com/spf13/pflag"
+	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 )
 
 func newGAP(t *testing.T, args ...string) *GAP {
 	t.Helper()
 	m := New(DefaultConfig())
-	fs := pflag.NewFlagSet("gap", pflag.ContinueOnError)
-	methods.BindConfig(fs, m.Config())
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	methodtest.Configure(t, m, args...)
 	return m
 }
 
@@ -180,9 +173,9 @@ func TestGAPCrossFitOnlyWithoutNodePrivacy(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--encoder-folds", "1"}, {"--encoder-folds", "3", "--encoder-layers", "0"}} {
 		m := New(DefaultConfig())
-		fs := pflag.NewFlagSet("gap", pflag.ContinueOnError)
-		methods.BindConfig(fs, m.Config())
-		_ = fs.Parse(args)
+		if err := methods.ParseConfigFlags(m.Config(), args); err != nil {
+			t.Fatal(err)
+		}
 		if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "EncoderFolds (--encoder-folds) ") {
 			t.Errorf("%v: err = %v, want an error naming EncoderFolds (--encoder-folds)", args, err)
 		}

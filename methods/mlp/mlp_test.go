@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/methods"
-	"github.com/spf13/pflag"
 )
 
 // TestInputDropoutFlag: by default the input features get --dropout without
@@ -27,9 +26,7 @@ func TestInputDropoutFlag(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			m := New(DefaultConfig())
-			fs := pflag.NewFlagSet("mlp", pflag.ContinueOnError)
-			methods.BindConfig(fs, m.Config())
-			if err := fs.Parse(tc.args); err != nil {
+			if err := methods.ParseConfigFlags(m.Config(), tc.args); err != nil {
 				t.Fatal(err)
 			}
 			err := m.Validate()

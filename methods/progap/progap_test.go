@@ -9,34 +9,18 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
+	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 	"github.com/dpgnn/dpgnn/trainers"
-	"github.com/spf13/pflag"
 )
 
 func newProGAP(t *testing.T, args ...string) *ProGAP {
 	t.Helper()
 	m := New(DefaultConfig())
-	fs := pflag.NewFlagSet("progap", pflag.ContinueOnError)
-	methods.BindConfig(fs, m.Config())
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	methodtest.Configure(t, m, args...)
 	return m
 }
 
-func testGraph(t *testing.T) *graphs.Graph {
-	t.Helper()
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.85, Signal: 1}, 5)
-	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
-	g, err := graphs.ApplySplit(g, spec, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
+func testGraph(t *testing.T) *graphs.Graph { return methodtest.Graph(t, "ratio:0.5:0.25") }
 
 // TestProGAPTouchesAdjacencyExactlyKTimes: a whole run makes exactly K NAP
 // calls; predicting again after training makes none; predictions do not

@@ -9,16 +9,13 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
-	"github.com/spf13/pflag"
 )
 
 func apWithUnit(t *testing.T, unit string) *Config {
 	t.Helper()
 	a := DefaultConfig()
 	a.Hops, a.TrainEpochs = 2, 10
-	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
-	methods.BindConfig(fs, &a)
-	if err := fs.Parse([]string{"--edge-unit", unit}); err != nil {
+	if err := methods.ParseConfigFlags(&a, []string{"--edge-unit", unit}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Validate(); err != nil {
@@ -100,9 +97,7 @@ func TestEdgeUnit(t *testing.T) {
 	}
 	a := DefaultConfig()
 	a.Hops, a.TrainEpochs = 2, 10
-	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
-	methods.BindConfig(fs, &a)
-	_ = fs.Parse([]string{"--edge-unit", "both"})
+	_ = methods.ParseConfigFlags(&a, []string{"--edge-unit", "both"})
 	if err := a.Validate(); err == nil || !strings.Contains(err.Error(), `EdgeUnit (--edge-unit) must be directed or undirected, got "both"`) {
 		t.Errorf("--edge-unit both: err = %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
-	"github.com/spf13/pflag"
 )
 
 // oldBoundOutDegree is the node-level degree bounding dpgnn used before the
@@ -48,9 +47,7 @@ func apFor(t *testing.T, args ...string) *Config {
 	t.Helper()
 	a := DefaultConfig()
 	a.Hops, a.TrainEpochs = 1, 10
-	fs := pflag.NewFlagSet("ap", pflag.ContinueOnError)
-	methods.BindConfig(fs, &a)
-	if err := fs.Parse(args); err != nil {
+	if err := methods.ParseConfigFlags(&a, args); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Validate(); err != nil {
