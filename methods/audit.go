@@ -115,15 +115,7 @@ func SGDAudit(ctx *Context, opts AuditOptions, build func(*Context) (*Module, Mo
 		}
 		return func(src *dp.Source) ([]float64, error) {
 			st.SGD.SetSource(src)
-			grads, _, err := st.SGD.Step(st.Fill)
-			if err != nil {
-				return nil, err
-			}
-			var out []float64
-			for _, g := range grads {
-				out = append(out, g...)
-			}
-			return out, nil
+			return st.SGD.Release(st.Fill)
 		}, nil
 	}
 	return t, nil

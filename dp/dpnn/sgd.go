@@ -340,6 +340,21 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 	return total, st, nil
 }
 
+// Release runs one Step and returns the privatised gradients of every
+// parameter concatenated in parameter order: what a step releases, as an
+// audit compares it.
+func (s *SGD) Release(fill func(samples []int) error) ([]float64, error) {
+	grads, _, err := s.Step(fill)
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for _, g := range grads {
+		out = append(out, g...)
+	}
+	return out, nil
+}
+
 // Steps is the number of DP-SGD steps of `epochs` passes at rate q over n
 // samples as the accountant is told: ⌈epochs/q⌉ (one epoch is 1/q expected
 // steps). Training runs exactly this many steps.

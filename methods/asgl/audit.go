@@ -83,21 +83,13 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 				return nil, err
 			}
 			disc.sgd.SetSource(src.Split("asgl.disc"))
-			grads, _, err := disc.sgd.Step(func(roots []int) error {
+			return disc.sgd.Release(func(roots []int) error {
 				pairs, err := r.discPairs(ph, roots)
 				if err != nil {
 					return err
 				}
 				return disc.p.SetPairs(pairs, disc.groups, len(roots))
 			})
-			if err != nil {
-				return nil, err
-			}
-			var out []float64
-			for _, g := range grads {
-				out = append(out, g...)
-			}
-			return out, nil
 		}, nil
 	}
 	return t, nil

@@ -154,21 +154,13 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 		fill := n.filler(q, base, labels, sgd.Groups)
 		return func(src *dp.Source) ([]float64, error) {
 			sgd.SetSource(src)
-			grads, _, err := sgd.Step(func(s []int) error {
+			return sgd.Release(func(s []int) error {
 				ids := make([]int, len(s))
 				for k, e := range s {
 					ids[k] = examples[e]
 				}
 				return fill(ids)
 			})
-			if err != nil {
-				return nil, err
-			}
-			var out []float64
-			for _, g := range grads {
-				out = append(out, g...)
-			}
-			return out, nil
 		}, nil
 	}
 	return t, nil

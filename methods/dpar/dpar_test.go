@@ -266,7 +266,7 @@ func removalShift(t *testing.T, m *DPAR, pi *graphs.CSR, xf *graphs.Features, la
 			t.Fatal(err)
 		}
 		fill := nt.filler(q, all, labels, sgd.Groups)
-		grads, _, err := sgd.Step(func(s []int) error {
+		out, err := sgd.Release(func(s []int) error {
 			ids := make([]int, len(s))
 			for k, e := range s {
 				ids[k] = examples[e]
@@ -276,11 +276,8 @@ func removalShift(t *testing.T, m *DPAR, pi *graphs.CSR, xf *graphs.Features, la
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []float64
-		for _, g := range grads {
-			for _, v := range g {
-				out = append(out, v*float64(len(examples))) // undo ÷ expected batch
-			}
+		for i := range out {
+			out[i] *= float64(len(examples)) // undo ÷ expected batch
 		}
 		return out
 	}
