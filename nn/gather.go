@@ -49,17 +49,19 @@ func (op *gatherOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{len(op.idx), s[1]}, nil
 }
 
-func (op *gatherOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *gatherOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (op *gatherOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "GatherRows")
 	if err != nil {
 		return nil, err
 	}
 	_, k := shape2(x)
-	out := make([]float64, len(op.idx)*k)
+	t, out := output(prealloc, len(op.idx), k)
 	for r, i := range op.idx {
 		copy(out[r*k:(r+1)*k], xd[i*k:(i+1)*k])
 	}
-	return tensor.New(tensor.WithShape(len(op.idx), k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 func (op *gatherOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -82,20 +84,23 @@ func (op *scatterOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.g.n, s[1]}, nil
 }
 
-func (op *scatterOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *scatterOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (op *scatterOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "ScatterAddRows")
 	if err != nil {
 		return nil, err
 	}
 	_, k := shape2(x)
-	out := make([]float64, op.g.n*k)
+	t, out := output(prealloc, op.g.n, k)
+	clear(out)
 	for r, i := range op.g.idx {
 		o := out[i*k : (i+1)*k]
 		for c, v := range xd[r*k : (r+1)*k] {
 			o[c] += v
 		}
 	}
-	return tensor.New(tensor.WithShape(op.g.n, k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 var _ G.SDOp = (*gatherOp)(nil)

@@ -35,10 +35,6 @@ func (g *RowGroups) Singletons(n int) {
 
 func vecType() hm.Type { return G.TensorType{Dims: 1, Of: hm.TypeVariable('a')} }
 
-func vector(data []float64) *tensor.Dense {
-	return tensor.New(tensor.WithShape(len(data)), tensor.WithBacking(data))
-}
-
 // groupGramOp computes, for each sample g, the squared norm of its gradient
 // contribution Σ_{r,r'∈g} (aᵣ·aᵣ')(δᵣ·δᵣ') — the Gram form of the ghost norm
 // (for one row per sample, ‖aᵣ‖²‖δᵣ‖²). Without an input a (bias, norm
@@ -97,7 +93,9 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
-func (op *groupGramOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *groupGramOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (op *groupGramOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	dv := vals[len(vals)-1]
 	d, dd, err := denseF64(dv, "GhostNormSq")
 	if err != nil {
@@ -136,7 +134,8 @@ func (op *groupGramOp) Do(vals ...G.Value) (G.Value, error) {
 			members[g] = append(members[g], r)
 		}
 	}
-	out := make([]float64, rows)
+	t, out := output(prealloc, rows)
+	clear(out)
 	for g, rs := range members {
 		s := 0.0
 		for i, r := range rs {
@@ -148,7 +147,7 @@ func (op *groupGramOp) Do(vals ...G.Value) (G.Value, error) {
 		}
 		out[g] = math.Max(s, 0) // a Gram form is ≥ 0; clamp rounding
 	}
-	return vector(out), nil
+	return t, nil
 }
 
 // rowDot is the dot product of rows r and s of the sparse matrix.
@@ -193,16 +192,18 @@ func (op clipFactorOp) String() string        { return fmt.Sprintf("ClipFactor(C
 func (op clipFactorOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return in[0].(tensor.Shape).Clone(), nil
 }
-func (op clipFactorOp) Do(vals ...G.Value) (G.Value, error) {
+func (op clipFactorOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (op clipFactorOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	_, n, err := denseF64(vals[0], "ClipFactor")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, len(n))
+	t, out := output(prealloc, len(n))
 	for i, v := range n {
 		out[i] = math.Min(1, op.c/(math.Sqrt(v)+1e-6))
 	}
-	return vector(out), nil
+	return t, nil
 }
 
 // expandOp maps per-sample values to rows: out[r] = v[groups.Of[r]] (0 for
@@ -225,16 +226,20 @@ func (op expandOp) String() string        { return "ExpandToRows" }
 func (op expandOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{len(op.groups.Of)}, nil
 }
-func (op expandOp) Do(vals ...G.Value) (G.Value, error) {
+func (op expandOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (op expandOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	_, v, err := denseF64(vals[0], "ExpandToRows")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, len(op.groups.Of))
+	t, out := output(prealloc, len(op.groups.Of))
 	for r, g := range op.groups.Of {
 		if g >= 0 {
 			out[r] = v[g]
+		} else {
+			out[r] = 0
 		}
 	}
-	return vector(out), nil
+	return t, nil
 }

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // logSoftmaxOp is a row-wise log-softmax, z_ij − log Σ_k exp(z_ik), computed
@@ -20,13 +19,15 @@ func LogSoftmax(x *G.Node) (*G.Node, error) { return G.ApplyOp(logSoftmax, x) }
 
 func (logSoftmaxOp) DiffWRT(int) []bool { return []bool{true} }
 
-func (logSoftmaxOp) Do(vals ...G.Value) (G.Value, error) {
+func (op logSoftmaxOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (logSoftmaxOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "LogSoftmax")
 	if err != nil {
 		return nil, err
 	}
 	n, k := shape2(x)
-	out := make([]float64, len(xd))
+	t, out := output(prealloc, n, k)
 	for i := 0; i < n; i++ {
 		r := xd[i*k : (i+1)*k]
 		mx := math.Inf(-1)
@@ -43,7 +44,7 @@ func (logSoftmaxOp) Do(vals ...G.Value) (G.Value, error) {
 			o[c] = v - lse
 		}
 	}
-	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -53,13 +54,17 @@ func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 // logSoftmaxGradOp takes (y = log-softmax output, dy).
 type logSoftmaxGradOp struct{ labelled }
 
-func (logSoftmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op logSoftmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
+	return op.UsePreallocDo(nil, vals...)
+}
+
+func (logSoftmaxGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	y, yd, _, dy, err := densePair(vals, "LogSoftmaxGrad")
 	if err != nil {
 		return nil, err
 	}
 	n, k := shape2(y)
-	out := make([]float64, len(yd))
+	t, out := output(prealloc, n, k)
 	for i := 0; i < n; i++ {
 		s := 0.0
 		for _, v := range dy[i*k : (i+1)*k] {
@@ -70,7 +75,7 @@ func (logSoftmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 			out[p] = dy[p] - math.Exp(yd[p])*s
 		}
 	}
-	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 var _ G.SDOp = logSoftmax

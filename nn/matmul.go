@@ -74,7 +74,9 @@ func (o matMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{m, n}, nil
 }
 
-func (o matMulOp) Do(vals ...G.Value) (G.Value, error) {
+func (o matMulOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	a, ad, b, bd, err := densePair(vals, o.label())
 	if err != nil {
 		return nil, err
@@ -83,7 +85,7 @@ func (o matMulOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, m*n)
+	t, out := output(prealloc, m, n)
 	trans := func(t bool) blas.Transpose {
 		if t {
 			return blas.Trans
@@ -94,8 +96,10 @@ func (o matMulOp) Do(vals ...G.Value) (G.Value, error) {
 	gb := blas64.General{Rows: b.Shape()[0], Cols: b.Shape()[1], Stride: b.Shape()[1], Data: bd}
 	if m > 0 && n > 0 && ga.Rows > 0 && ga.Cols > 0 && gb.Rows > 0 && gb.Cols > 0 {
 		blas64.Gemm(trans(o.ta), trans(o.tb), 1, ga, gb, 0, blas64.General{Rows: m, Cols: n, Stride: n, Data: out})
+	} else {
+		clear(out)
 	}
-	return tensor.New(tensor.WithShape(m, n), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 // SymDiff of C = op(A)·op(B) with output gradient G:

@@ -16,6 +16,9 @@ import (
 type Param struct {
 	Name string
 	Node *G.Node
+	// grad is the node of the loss's gradient with respect to the
+	// parameter (Compile).
+	grad *G.Node
 }
 
 // Value returns the parameter's values (row-major), aliased: writing to the
@@ -28,11 +31,14 @@ func (p *Param) Size() int { return p.Node.Shape().TotalSize() }
 // Grad returns the gradient computed by the last training run (aliased; it
 // is overwritten by the next run).
 func (p *Param) Grad() ([]float64, error) {
-	g, err := p.Node.Grad()
-	if err != nil {
-		return nil, fmt.Errorf("nn: gradient of %s: %w", p.Name, err)
+	if p.grad == nil {
+		return nil, fmt.Errorf("nn: %s has no gradient compiled", p.Name)
 	}
-	return g.Data().([]float64), nil
+	g := Values(p.grad)
+	if g == nil {
+		return nil, fmt.Errorf("nn: gradient of %s has not been computed", p.Name)
+	}
+	return g, nil
 }
 
 // Init fills a parameter's values given its shape (fan-in first).
@@ -84,9 +90,9 @@ func fans(s []int) (int, int) {
 type modal interface{ SetTraining(bool) }
 
 // Model is one gorgonia expression graph with its learnable parameters,
-// input feeds, dropout masks and train/eval mode. Compile builds two tape
-// machines over it: one for the loss and its gradients, one (forward only)
-// for the evaluation outputs.
+// input feeds, dropout masks and train/eval mode. Compile builds two
+// machines over it (machine.go): one for the loss and its gradients, one
+// (forward only) for the evaluation outputs.
 type Model struct {
 	G      *G.ExprGraph
 	Params []*Param
@@ -97,9 +103,9 @@ type Model struct {
 
 	loss    *G.Node
 	outputs []*G.Node
-	trainVM G.VM
-	evalVM  G.VM
-	extra   []*G.Node // extra nodes whose gradients are wanted (probes)
+	trainVM *machine
+	evalVM  *machine
+	keep    []*G.Node // intermediate nodes read after runs (Keep)
 
 	// DP-SGD support (persample.go)
 	recording bool
@@ -350,30 +356,55 @@ func (m *Model) Learnables() G.Nodes {
 }
 
 // Compile adds the symbolic gradient of loss with respect to every parameter
-// (and to the extra leaf nodes given, such as gradient probes) and builds
-// the machines. outputs are what Evaluate computes (logits, embeddings);
-// loss may be nil for a model that is never trained by gradient.
-func (m *Model) Compile(loss *G.Node, outputs []*G.Node, extra ...*G.Node) error {
+// and builds the machines. outputs are what Evaluate computes (logits,
+// embeddings); loss may be nil for a model that is never trained by
+// gradient.
+func (m *Model) Compile(loss *G.Node, outputs []*G.Node) error {
 	return Build(func() error {
-		m.loss, m.outputs, m.extra = loss, outputs, extra
+		m.loss, m.outputs = loss, outputs
 		if loss != nil {
-			wrt := append(m.Learnables(), extra...)
-			grads, err := m.Grad(loss, wrt...)
+			grads, err := m.Grad(loss, m.Learnables()...)
 			if err != nil {
 				return err
+			}
+			for i, p := range m.Params {
+				p.grad = grads[i]
 			}
 			// Only what the loss and its gradients need: evaluation-only
 			// paths (e.g. a forward pass over all nodes) stay out.
 			roots := append(G.Nodes{loss}, grads...)
-			sub := m.G.SubgraphRoots(roots...)
-			m.markTrainPath(sub)
-			m.trainVM = G.NewTapeMachine(sub, G.BindDualValues(wrt...))
+			if m.trainVM, err = m.newMachine(roots); err != nil {
+				return err
+			}
 		}
-		if len(outputs) > 0 {
-			m.evalVM = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
-		}
-		return nil
+		return m.compileEval(outputs)
 	})
+}
+
+// newMachine builds a training machine over roots and records which
+// dropout masks it runs.
+// The evaluation outputs it computes on the way are kept too (readable
+// after Step), and so are the nodes marked with Keep.
+func (m *Model) newMachine(roots G.Nodes) (*machine, error) {
+	sub := m.G.SubgraphRoots(roots...)
+	m.markTrainPath(sub)
+	keep := append(append(append(G.Nodes{}, roots...), m.outputs...), m.keep...)
+	return newMachine(sub, keep)
+}
+
+// Keep marks nodes whose values are read after a run (Values, ScalarValue)
+// though they are neither the loss, a gradient nor an output: the
+// machines reuse every other intermediate buffer within a run. Call it
+// before Compile.
+func (m *Model) Keep(nodes ...*G.Node) { m.keep = append(m.keep, nodes...) }
+
+func (m *Model) compileEval(outputs []*G.Node) error {
+	if len(outputs) == 0 {
+		return nil
+	}
+	var err error
+	m.evalVM, err = newMachine(m.G.SubgraphRoots(outputs...), append(append(G.Nodes{}, outputs...), m.keep...))
+	return err
 }
 
 // CompileGradients builds the training machine over the given roots and
@@ -391,13 +422,14 @@ func (m *Model) CompileGradients(loss *G.Node, gradNodes []*G.Node, outputs []*G
 		if loss != nil {
 			roots = append(roots, loss)
 		}
-		sub := m.G.SubgraphRoots(roots...)
-		m.markTrainPath(sub)
-		m.trainVM = G.NewTapeMachine(sub)
-		if len(outputs) > 0 {
-			m.evalVM = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
+		var err error
+		if m.trainVM, err = m.newMachine(roots); err != nil {
+			return err
 		}
-		return nil
+		for i, p := range m.Params {
+			p.grad = gradNodes[i]
+		}
+		return m.compileEval(outputs)
 	})
 }
 
@@ -407,15 +439,16 @@ func (m *Model) CompileGradients(loss *G.Node, gradNodes []*G.Node, outputs []*G
 // per-epoch evaluation machine.
 type Runner struct {
 	m  *Model
-	vm G.VM
+	vm *machine
 }
 
 // NewRunner compiles a forward-only machine for the given outputs.
 func (m *Model) NewRunner(outputs ...*G.Node) (*Runner, error) {
 	r := &Runner{m: m}
 	err := Build(func() error {
-		r.vm = G.NewTapeMachine(m.G.SubgraphRoots(outputs...))
-		return nil
+		var err error
+		r.vm, err = newMachine(m.G.SubgraphRoots(outputs...), append(append(G.Nodes{}, outputs...), m.keep...))
+		return err
 	})
 	return r, err
 }
@@ -423,11 +456,7 @@ func (m *Model) NewRunner(outputs ...*G.Node) (*Runner, error) {
 // Run evaluates the outputs once.
 func (r *Runner) Run() error {
 	r.m.SetTraining(false)
-	r.vm.Reset()
-	if err := r.vm.RunAll(); err != nil {
-		return fmt.Errorf("nn: run: %w", err)
-	}
-	return nil
+	return r.vm.Run()
 }
 
 // TagGrad is the label of the nodes a symbolic differentiation added
@@ -557,18 +586,7 @@ func (m *Model) StepMode(training bool) (float64, error) {
 		return 0, errors.New("nn: model has no training graph compiled")
 	}
 	m.SetTraining(training)
-	m.trainVM.Reset()
-	// gorgonia accumulates into the dual values' gradients (its solvers
-	// zero them after each step); our optimisers only read them, so zero
-	// them here or every step would see the sum of all past gradients.
-	for _, n := range append(m.Learnables(), m.extra...) {
-		if g, err := n.Grad(); err == nil {
-			if t, ok := g.(tensor.Tensor); ok {
-				t.Zero()
-			}
-		}
-	}
-	if err := m.trainVM.RunAll(); err != nil {
+	if err := m.trainVM.Run(); err != nil {
 		return 0, fmt.Errorf("nn: training step: %w", err)
 	}
 	if m.loss == nil {
@@ -583,8 +601,7 @@ func (m *Model) Evaluate() error {
 		return errors.New("nn: model has no outputs compiled")
 	}
 	m.SetTraining(false)
-	m.evalVM.Reset()
-	if err := m.evalVM.RunAll(); err != nil {
+	if err := m.evalVM.Run(); err != nil {
 		return fmt.Errorf("nn: evaluation: %w", err)
 	}
 	return nil
@@ -615,19 +632,13 @@ func Values(n *G.Node) []float64 {
 // Grads returns the current gradient of every parameter, in Params order.
 func (m *Model) Grads() ([][]float64, error) {
 	out := make([][]float64, len(m.Params))
-	if m.gradNodes != nil {
-		for i, n := range m.gradNodes {
-			out[i] = Values(n)
-			if len(out[i]) != m.Params[i].Size() {
-				return nil, fmt.Errorf("nn: gradient node of %s has %d values, want %d", m.Params[i].Name, len(out[i]), m.Params[i].Size())
-			}
-		}
-		return out, nil
-	}
 	for i, p := range m.Params {
 		g, err := p.Grad()
 		if err != nil {
 			return nil, err
+		}
+		if len(g) != p.Size() {
+			return nil, fmt.Errorf("nn: gradient node of %s has %d values, want %d", p.Name, len(g), p.Size())
 		}
 		out[i] = g
 	}
@@ -682,4 +693,20 @@ func (m *Model) NumParams() int {
 		n += p.Size()
 	}
 	return n
+}
+
+// Fallbacks counts, by op, the runs in which a dense op of the model's
+// machines allocated its output instead of reusing its buffer (an op that
+// implements neither UsePreallocDo nor in-place UnsafeDo).
+func (m *Model) Fallbacks() map[string]int {
+	out := map[string]int{}
+	for _, mc := range []*machine{m.trainVM, m.evalVM} {
+		if mc == nil {
+			continue
+		}
+		for k, v := range mc.fallbacks {
+			out[k] += v
+		}
+	}
+	return out
 }

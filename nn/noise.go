@@ -57,12 +57,14 @@ func (op gaussianNoiseOp) DiffWRT(int) []bool { return []bool{true} }
 func (op gaussianNoiseOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return in[0].(tensor.Shape).Clone(), nil
 }
-func (op gaussianNoiseOp) Do(vals ...G.Value) (G.Value, error) {
+func (op gaussianNoiseOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (op gaussianNoiseOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "GaussianNoise")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, len(xd))
+	t, out := output(prealloc, x.Shape()...)
 	if cap(op.n.Last) < len(xd) {
 		op.n.Last = make([]float64, len(xd))
 	}
@@ -91,7 +93,7 @@ func (op gaussianNoiseOp) Do(vals ...G.Value) (G.Value, error) {
 		clear(op.n.Last)
 		copy(out, xd)
 	}
-	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out)), nil
+	return t, nil
 }
 func (op gaussianNoiseOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	return G.Nodes{grad}, nil

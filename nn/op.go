@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"hash"
+	"slices"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -15,8 +16,34 @@ import (
 // only its arithmetic (Do), its gradient (SymDiff, DiffWRT) and, if its
 // output is not shaped like its first input, InferShape.
 
-// pure is embedded by every custom op here: Do returns a fresh value, calls
-// no external library and overwrites no input.
+// Every custom op here implements gorgonia's UsePreallocDoer: the machine
+// (machine.go) hands it last run's buffer and the op writes every entry of
+// its result into it; Do is UsePreallocDo without a buffer.
+
+// output returns the tensor an op writes its result into: prealloc when it
+// is a float64 tensor of the result's size (its contents are stale: the op
+// must write every entry), a new one otherwise.
+func output(prealloc G.Value, shape ...int) (*tensor.Dense, []float64) {
+	size := 1
+	for _, s := range shape {
+		size *= s
+	}
+	if t, ok := prealloc.(*tensor.Dense); ok && t.Size() == size {
+		if d, ok := t.Data().([]float64); ok {
+			if !t.Shape().Eq(tensor.Shape(shape)) {
+				if err := t.Reshape(shape...); err != nil {
+					panic(err) // same size: cannot fail
+				}
+			}
+			return t, d
+		}
+	}
+	d := make([]float64, size)
+	return tensor.New(tensor.WithShape(slices.Clone(shape)...), tensor.WithBacking(d)), d
+}
+
+// pure is embedded by every custom op here: it calls no external library
+// and overwrites no input.
 type pure struct{}
 
 func (pure) ReturnsPtr() bool     { return false }

@@ -64,13 +64,15 @@ func hash32(w func(hash.Hash)) uint32 {
 
 func (rowNormOp) DiffWRT(int) []bool { return []bool{true} }
 
-func (rowNormOp) Do(vals ...G.Value) (G.Value, error) {
+func (op rowNormOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "RowNormalize")
 	if err != nil {
 		return nil, err
 	}
 	n, k := shape2(x)
-	out := make([]float64, len(xd))
+	t, out := output(prealloc, n, k)
 	for i := 0; i < n; i++ {
 		r := xd[i*k : (i+1)*k]
 		s := 0.0
@@ -78,6 +80,7 @@ func (rowNormOp) Do(vals ...G.Value) (G.Value, error) {
 			s += v * v
 		}
 		if s == 0 {
+			clear(out[i*k : (i+1)*k])
 			continue
 		}
 		inv := 1 / math.Sqrt(s)
@@ -86,7 +89,7 @@ func (rowNormOp) Do(vals ...G.Value) (G.Value, error) {
 			o[c] = v * inv
 		}
 	}
-	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 func (rowNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -97,13 +100,15 @@ func (rowNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 // y_i = x_i/‖x_i‖, and 0 for zero rows.
 type rowNormGradOp struct{ labelled }
 
-func (rowNormGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op rowNormGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (rowNormGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, _, dy, err := densePair(vals, "RowNormalizeGrad")
 	if err != nil {
 		return nil, err
 	}
 	n, k := shape2(x)
-	out := make([]float64, len(xd))
+	t, out := output(prealloc, n, k)
 	for i := 0; i < n; i++ {
 		r := xd[i*k : (i+1)*k]
 		g := dy[i*k : (i+1)*k]
@@ -112,6 +117,7 @@ func (rowNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 			s += v * v
 		}
 		if s == 0 {
+			clear(out[i*k : (i+1)*k])
 			continue
 		}
 		norm := math.Sqrt(s)
@@ -125,7 +131,7 @@ func (rowNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 			o[c] = (g[c] - v/norm*dot) / norm
 		}
 	}
-	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 var _ G.SDOp = rowNorm

@@ -33,12 +33,14 @@ func SELU(x *G.Node) *G.Node { return G.Must(G.ApplyOp(seluFwd, x)) }
 
 func (seluOp) DiffWRT(int) []bool { return []bool{true} }
 
-func (seluOp) Do(vals ...G.Value) (G.Value, error) {
+func (op seluOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (seluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "SELU")
 	if err != nil {
 		return nil, err
 	}
-	return elementwise(x, func(i int) float64 {
+	return elementwise(prealloc, x, func(i int) float64 {
 		if v := xd[i]; v > 0 {
 			return seluLambda * v
 		}
@@ -48,14 +50,14 @@ func (seluOp) Do(vals ...G.Value) (G.Value, error) {
 
 // elementwise returns the tensor shaped like x whose element i is f(i),
 // computed over the cores.
-func elementwise(x *tensor.Dense, f func(i int) float64) G.Value {
-	out := make([]float64, x.Shape().TotalSize())
+func elementwise(prealloc G.Value, x *tensor.Dense, f func(i int) float64) G.Value {
+	t, out := output(prealloc, x.Shape()...)
 	parallel.Rows(len(out), 8*len(out), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = f(i)
 		}
 	})
-	return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(out))
+	return t
 }
 
 func (seluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -65,12 +67,14 @@ func (seluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 // seluGradOp is dx = dy·λ for x > 0 and dy·λ·α·eᵡ otherwise.
 type seluGradOp struct{ labelled }
 
-func (seluGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op seluGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (seluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, _, dy, err := densePair(vals, "SELUGrad")
 	if err != nil {
 		return nil, err
 	}
-	return elementwise(x, func(i int) float64 {
+	return elementwise(prealloc, x, func(i int) float64 {
 		if xd[i] > 0 {
 			return seluLambda * dy[i]
 		}
@@ -119,7 +123,9 @@ func (o rowVecOp) Hashcode() uint32      { return hash32(o.WriteHash) }
 func (o rowVecOp) String() string        { return o.label() }
 func (rowVecOp) DiffWRT(int) []bool      { return []bool{true, true} }
 
-func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) {
+func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (o rowVecOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, _, bd, err := densePair(vals, o.label())
 	if err != nil {
 		return nil, err
@@ -128,7 +134,7 @@ func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(bd) != d {
 		return nil, fmt.Errorf("nn: %s of (%d, %d) got a vector of %d", o.label(), n, d, len(bd))
 	}
-	out := make([]float64, len(xd))
+	t, out := output(prealloc, n, d)
 	parallel.Rows(n, len(xd), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r, y := xd[i*d:(i+1)*d], out[i*d:(i+1)*d]
@@ -143,7 +149,7 @@ func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) {
 			}
 		}
 	})
-	return tensor.New(tensor.WithShape(n, d), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 // SymDiff: for x + b, dx = dy and db = Σ_rows dy; for x ∘ b, dx = dy ∘ b and
@@ -189,7 +195,9 @@ func (o scaleRowsOp) Hashcode() uint32    { return hash32(o.WriteHash) }
 func (scaleRowsOp) String() string        { return "ScaleRows" }
 func (scaleRowsOp) DiffWRT(int) []bool    { return []bool{true, true} }
 
-func (scaleRowsOp) Do(vals ...G.Value) (G.Value, error) {
+func (op scaleRowsOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (scaleRowsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, _, fd, err := densePair(vals, "ScaleRows")
 	if err != nil {
 		return nil, err
@@ -198,14 +206,14 @@ func (scaleRowsOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(fd) != n {
 		return nil, fmt.Errorf("nn: ScaleRows of (%d, %d) got %d factors", n, d, len(fd))
 	}
-	out := make([]float64, len(xd))
+	t, out := output(prealloc, n, d)
 	for i := 0; i < n; i++ {
 		f, y := fd[i], out[i*d:(i+1)*d]
 		for j, v := range xd[i*d : (i+1)*d] {
 			y[j] = f * v
 		}
 	}
-	return tensor.New(tensor.WithShape(n, d), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 // SymDiff: dx = dy with row i scaled by f_i; df_i = Σ_j dy_ij·x_ij.
@@ -253,7 +261,9 @@ func (o concatColsOp) DiffWRT(k int) []bool {
 	return d
 }
 
-func (o concatColsOp) Do(vals ...G.Value) (G.Value, error) {
+func (o concatColsOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (o concatColsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	n, width := 0, 0
 	data := make([][]float64, len(vals))
 	cols := make([]int, len(vals))
@@ -269,7 +279,7 @@ func (o concatColsOp) Do(vals ...G.Value) (G.Value, error) {
 		n, data[k], cols[k] = r, xd, c
 		width += c
 	}
-	out := make([]float64, n*width)
+	t, out := output(prealloc, n, width)
 	for i := 0; i < n; i++ {
 		off := i * width
 		for k, xd := range data {
@@ -277,7 +287,7 @@ func (o concatColsOp) Do(vals ...G.Value) (G.Value, error) {
 			off += copy(out[off:off+c], xd[i*c:(i+1)*c])
 		}
 	}
-	return tensor.New(tensor.WithShape(n, width), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 // SymDiff hands each input its own block of columns of the output gradient.
@@ -313,18 +323,20 @@ func (o colsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return s, nil
 }
 
-func (o colsOp) Do(vals ...G.Value) (G.Value, error) {
+func (o colsOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (o colsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], o.label)
 	if err != nil {
 		return nil, err
 	}
 	n, d := shape2(x)
 	w := o.hi - o.lo
-	out := make([]float64, n*w)
+	t, out := output(prealloc, n, w)
 	for i := 0; i < n; i++ {
 		copy(out[i*w:(i+1)*w], xd[i*d+o.lo:i*d+o.hi])
 	}
-	return tensor.New(tensor.WithShape(n, w), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 var (

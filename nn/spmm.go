@@ -119,7 +119,9 @@ func (op *spmmOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{rows, s[1]}, nil
 }
 
-func (op *spmmOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *spmmOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (op *spmmOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, ok := vals[0].(*tensor.Dense)
 	if !ok {
 		return nil, fmt.Errorf("nn: SpMM wants a dense tensor, got %T", vals[0])
@@ -133,9 +135,9 @@ func (op *spmmOp) Do(vals ...G.Value) (G.Value, error) {
 	if !op.trans {
 		op.s.Calls++
 	}
-	out := make([]float64, m.Rows*k)
+	t, out := output(prealloc, m.Rows, k)
 	m.MulDense(xd, k, out)
-	return tensor.New(tensor.WithShape(m.Rows, k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 func (op *spmmOp) WriteHash(h hash.Hash) {

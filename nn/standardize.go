@@ -122,7 +122,9 @@ func (op *standardizeOp) stats(xd []float64, n, k int, update bool) (mean, inv [
 	return mean, inv
 }
 
-func (op *standardizeOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *standardizeOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (op *standardizeOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, err := denseF64(vals[0], "standardise")
 	if err != nil {
 		return nil, err
@@ -130,7 +132,7 @@ func (op *standardizeOp) Do(vals ...G.Value) (G.Value, error) {
 	n, k := shape2(x)
 	mean, inv := op.stats(xd, n, k, op.training)
 	_, _, ri, ci := op.layout(n, k)
-	out := make([]float64, len(xd))
+	t, out := output(prealloc, n, k)
 	for i := 0; i < n; i++ {
 		o := out[i*k : (i+1)*k]
 		for c, v := range xd[i*k : (i+1)*k] {
@@ -138,7 +140,7 @@ func (op *standardizeOp) Do(vals ...G.Value) (G.Value, error) {
 			o[c] = (v - mean[g]) * inv[g]
 		}
 	}
-	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 func (op *standardizeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -163,6 +165,10 @@ func (op *standardizeGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) 
 }
 
 func (op *standardizeGradOp) Do(vals ...G.Value) (G.Value, error) {
+	return op.UsePreallocDo(nil, vals...)
+}
+
+func (op *standardizeGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	x, xd, _, dy, err := densePair(vals, "standardise grad")
 	if err != nil {
 		return nil, err
@@ -171,7 +177,7 @@ func (op *standardizeGradOp) Do(vals ...G.Value) (G.Value, error) {
 	f := op.fwd
 	mean, inv := f.stats(xd, n, k, false)
 	groups, size, ri, ci := f.layout(n, k)
-	out := make([]float64, len(xd))
+	t, out := output(prealloc, n, k)
 	if f.axis == 0 && !f.training && f.statsObserved { // fixed statistics
 		for i := 0; i < n; i++ {
 			o := out[i*k : (i+1)*k]
@@ -179,7 +185,7 @@ func (op *standardizeGradOp) Do(vals ...G.Value) (G.Value, error) {
 				o[c] = inv[i*ri+c*ci] * d
 			}
 		}
-		return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+		return t, nil
 	}
 	mdy := make([]float64, groups)  // mean(dy) per group
 	mdyy := make([]float64, groups) // mean(dy∘y) per group
@@ -203,7 +209,7 @@ func (op *standardizeGradOp) Do(vals ...G.Value) (G.Value, error) {
 			o[c] = inv[g] * (d - mdy[g] - y*mdyy[g])
 		}
 	}
-	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(out)), nil
+	return t, nil
 }
 
 var _ G.SDOp = (*standardizeOp)(nil)

@@ -1,0 +1,285 @@
+package nn
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// machine executes a compiled subgraph of a Model's expression graph. It
+// replaces gorgonia's TapeMachine, which drops every value on Reset so that
+// each op allocates its output again on every step.
+//
+// The machine keeps one output buffer per slot and reuses it across runs:
+// ops that implement gorgonia's UsePreallocDoer (every custom op of this
+// package, gorgonia's elementwise binary ops and matrix products) write
+// into it. Elementwise unary gorgonia ops (Neg, Square, Rectify, ...) are
+// run in place on a copy of their input in the slot (UnsafeDo). Other ops
+// (reductions to scalars, reshapes, constants) run Do and allocate, as
+// before.
+//
+// Slots are shared by liveness, like a register allocator: a node's buffer
+// returns to the free list after its last reader has run, unless the node
+// is kept (a root of the machine: loss, gradients, outputs). Memory is
+// therefore close to the largest set of values alive at once, not the sum
+// over every node. Two rules keep sharing safe:
+//   - a node's slot is taken before its inputs' slots are released, so an
+//     op never writes into a buffer it reads;
+//   - the inputs of an op that runs Do are never released: its result may
+//     be a view of them (Reshape returns one).
+//
+// After a run the kept nodes' values are bound to their nodes (Node.Value,
+// Values). Intermediate nodes hold no value: their buffers belong to other
+// nodes by then.
+type machine struct {
+	steps []step
+	vals  []G.Value // value of every node in order, this run
+	slots []*tensor.Dense
+	keep  []int // positions of kept op nodes (bound after each run)
+	nodes []*G.Node
+	// Fallbacks counts, by op, the runs in which an op allocated its
+	// output (Do instead of a reused buffer); tests read it.
+	fallbacks map[string]int
+}
+
+type stepKind uint8
+
+const (
+	leaf      stepKind = iota // a node without op: its bound value is read
+	prealloc                  // UsePreallocDo into the slot
+	unaryCopy                 // copy the input into the slot, then UnsafeDo
+	fresh                     // Do: allocates
+)
+
+type step struct {
+	kind stepKind
+	node *G.Node
+	op   G.Op
+	in   []int // positions of the inputs in vals
+	slot int   // slot of the output (prealloc, unaryCopy); -1 otherwise
+	size int
+}
+
+// newMachine compiles sub (a subgraph of the model's graph) for execution;
+// keep are the nodes whose values must survive the run.
+func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
+	sorted, err := G.Sort(sub)
+	if err != nil {
+		return nil, fmt.Errorf("nn: sorting graph: %w", err)
+	}
+	slices.Reverse(sorted)
+	pos := make(map[*G.Node]int, len(sorted))
+	for i, n := range sorted {
+		pos[n] = i
+	}
+	kept := make([]bool, len(sorted))
+	for _, n := range keep {
+		if i, ok := pos[n]; ok {
+			kept[i] = true
+		}
+	}
+	mc := &machine{
+		steps:     make([]step, len(sorted)),
+		vals:      make([]G.Value, len(sorted)),
+		nodes:     sorted,
+		fallbacks: map[string]int{},
+	}
+	// Plan each step's kind, then the last reader of every value.
+	last := make([]int, len(sorted))
+	pinned := make([]bool, len(sorted))
+	for i, n := range sorted {
+		s := step{node: n, op: n.Op(), slot: -1}
+		for _, c := range children(sub, n) {
+			j, ok := pos[c]
+			if !ok {
+				return nil, fmt.Errorf("nn: node %v reads %v, which is outside its machine", n, c)
+			}
+			s.in = append(s.in, j)
+			last[j] = i
+		}
+		switch {
+		case s.op == nil:
+			s.kind = leaf
+		case !denseShape(n):
+			s.kind = fresh
+		case isPrealloc(s.op):
+			s.kind = prealloc
+		case isUnaryInPlace(s.op, n, children(sub, n)):
+			s.kind = unaryCopy
+		default:
+			s.kind = fresh
+		}
+		if s.kind == fresh {
+			for _, j := range s.in {
+				pinned[j] = true
+			}
+		}
+		if s.kind == prealloc || s.kind == unaryCopy {
+			s.size = n.Shape().TotalSize()
+		}
+		mc.steps[i] = s
+		if kept[i] && s.op != nil {
+			mc.keep = append(mc.keep, i)
+		}
+	}
+	// Assign slots in execution order from a free list (by size).
+	free := map[int][]int{}
+	var sizes []int
+	for i := range mc.steps {
+		s := &mc.steps[i]
+		if s.kind == prealloc || s.kind == unaryCopy {
+			if l := free[s.size]; len(l) > 0 && !kept[i] {
+				s.slot = l[len(l)-1]
+				free[s.size] = l[:len(l)-1]
+			} else {
+				s.slot = len(sizes)
+				sizes = append(sizes, s.size)
+			}
+		}
+		for k, j := range s.in {
+			if slices.Contains(s.in[:k], j) {
+				continue // read twice (x·x): release once
+			}
+			in := &mc.steps[j]
+			if last[j] == i && !kept[j] && !pinned[j] && in.slot >= 0 {
+				free[in.size] = append(free[in.size], in.slot)
+			}
+		}
+	}
+	mc.slots = make([]*tensor.Dense, len(sizes))
+	return mc, nil
+}
+
+// denseShape reports whether n's value is a float64 tensor (not a scalar).
+func denseShape(n *G.Node) bool {
+	return len(n.Shape()) > 0 && n.Shape().TotalSize() > 0 && n.Dtype() == tensor.Float64 && !n.IsScalar()
+}
+
+func isPrealloc(op G.Op) bool {
+	_, ok := op.(G.UsePreallocDoer)
+	return ok
+}
+
+// isUnaryInPlace: gorgonia's elementwise unary ops overwrite their one
+// tensor input under UnsafeDo and keep its shape.
+func isUnaryInPlace(op G.Op, n *G.Node, kids []*G.Node) bool {
+	if _, ok := op.(G.UnsafeDoer); !ok || op.Arity() != 1 || op.OverwritesInput() != 0 {
+		return false
+	}
+	c := kids
+	return len(c) == 1 && c[0].Shape().Eq(n.Shape()) && c[0].Dtype() == n.Dtype()
+}
+
+// slot returns slot k's buffer, shaped like n (allocated on first use).
+func (mc *machine) slot(k int, n *G.Node) *tensor.Dense {
+	t := mc.slots[k]
+	if t == nil || t.Shape().TotalSize() != n.Shape().TotalSize() {
+		t = tensor.New(tensor.WithShape(n.Shape().Clone()...), tensor.Of(tensor.Float64))
+		mc.slots[k] = t
+	} else if !t.Shape().Eq(n.Shape()) {
+		if err := t.Reshape(n.Shape().Clone()...); err != nil {
+			panic(err) // same size: cannot fail
+		}
+	}
+	return t
+}
+
+// Run executes every step once and binds the kept nodes' values.
+func (mc *machine) Run() error {
+	var ins []G.Value
+	for i := range mc.steps {
+		s := &mc.steps[i]
+		if s.kind == leaf {
+			v := s.node.Value()
+			if v == nil {
+				return fmt.Errorf("nn: input %v has no value", s.node)
+			}
+			mc.vals[i] = v
+			continue
+		}
+		ins = ins[:0]
+		for _, j := range s.in {
+			ins = append(ins, mc.vals[j])
+		}
+		var v G.Value
+		var err error
+		switch s.kind {
+		case prealloc:
+			out := mc.slot(s.slot, s.node)
+			v, err = s.op.(G.UsePreallocDoer).UsePreallocDo(out, ins...)
+			if err == nil && !sameData(v, out) {
+				mc.fallbacks[s.op.String()]++
+				if aliases(v, ins) {
+					err = fmt.Errorf("returned a view of its input where a buffer was given")
+				}
+			}
+		case unaryCopy:
+			out := mc.slot(s.slot, s.node)
+			src, ok := ins[0].(*tensor.Dense)
+			if !ok {
+				err = fmt.Errorf("input is %T, not a dense tensor", ins[0])
+				break
+			}
+			copy(out.Data().([]float64), src.Data().([]float64))
+			v, err = s.op.(G.UnsafeDoer).UnsafeDo(out)
+		default:
+			if denseShape(s.node) {
+				mc.fallbacks[s.op.String()]++
+			}
+			v, err = s.op.Do(ins...)
+		}
+		if err != nil {
+			return fmt.Errorf("nn: running %v: %w", s.node, err)
+		}
+		mc.vals[i] = v
+	}
+	for _, i := range mc.keep {
+		if err := G.UnsafeLet(mc.nodes[i], mc.vals[i]); err != nil {
+			return fmt.Errorf("nn: binding %v: %w", mc.nodes[i], err)
+		}
+	}
+	return nil
+}
+
+// sameData reports whether v's data is t's buffer.
+func sameData(v G.Value, t *tensor.Dense) bool {
+	d, ok := v.(*tensor.Dense)
+	return ok && d.Uintptr() == t.Uintptr()
+}
+
+// aliases reports whether v shares memory with one of ins.
+func aliases(v G.Value, ins []G.Value) bool {
+	d, ok := v.(*tensor.Dense)
+	if !ok || d.Size() == 0 {
+		return false
+	}
+	for _, in := range ins {
+		if e, ok := in.(*tensor.Dense); ok && e.Size() > 0 && e.Uintptr() == d.Uintptr() {
+			return true
+		}
+	}
+	return false
+}
+
+// SlotBytes is the memory held by the machine's reused buffers.
+func (mc *machine) SlotBytes() int {
+	b := 0
+	for _, t := range mc.slots {
+		if t != nil {
+			b += t.Size() * int(unsafe.Sizeof(float64(0)))
+		}
+	}
+	return b
+}
+
+// children returns n's inputs in argument order.
+func children(g *G.ExprGraph, n *G.Node) []*G.Node {
+	var out []*G.Node
+	for it := g.From(n.ID()); it != nil && it.Next(); {
+		out = append(out, it.Node().(*G.Node))
+	}
+	return out
+}
