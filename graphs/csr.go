@@ -128,6 +128,8 @@ func FromCOO(rows, cols int, src, dst []int, vals []float64) *CSR {
 // MulDense computes out = M·X for a dense row-major X of shape Cols×k and
 // writes the Rows×k result into out (which must have length Rows·k; it is
 // overwritten). Rows are processed in parallel over GOMAXPROCS goroutines.
+// Stored zeros (entries removed by sparse dropout) are skipped: they add
+// nothing unless X holds an infinity or NaN.
 func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	if len(x) != m.Cols*k || len(out) != m.Rows*k {
 		panic("graphs: MulDense shape mismatch") // programming error, not user input
@@ -140,6 +142,9 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 				v := 1.0
 				if m.Data != nil {
 					v = m.Data[p]
+				}
+				if v == 0 {
+					continue // an entry dropped by sparse dropout
 				}
 				j := m.Indices[p]
 				axpy(v, x[j*k:(j+1)*k:(j+1)*k], o)

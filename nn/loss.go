@@ -63,6 +63,3 @@ func (ce *CrossEntropy) SetRows(rows []int, labels []int) error {
 	}
 	return G.Let(ce.Count, cnt)
 }
-
-// ReLU is gorgonia's Rectify.
-func ReLU(x *G.Node) *G.Node { return G.Must(G.Rectify(x)) }

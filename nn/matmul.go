@@ -5,6 +5,7 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
@@ -94,12 +95,62 @@ func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	}
 	ga := blas64.General{Rows: a.Shape()[0], Cols: a.Shape()[1], Stride: a.Shape()[1], Data: ad}
 	gb := blas64.General{Rows: b.Shape()[0], Cols: b.Shape()[1], Stride: b.Shape()[1], Data: bd}
+	if n <= narrow && !o.tb {
+		mulNarrow(o.ta, m, n, ga, bd, out)
+		return t, nil
+	}
 	if m > 0 && n > 0 && ga.Rows > 0 && ga.Cols > 0 && gb.Rows > 0 && gb.Cols > 0 {
 		blas64.Gemm(trans(o.ta), trans(o.tb), 1, ga, gb, 0, blas64.General{Rows: m, Cols: n, Stride: n, Data: out})
 	} else {
 		clear(out)
 	}
 	return t, nil
+}
+
+// narrow is the widest product mulNarrow computes: gonum's Gemm calls an
+// assembly axpy per (row, inner index) pair, whose set-up dominates when a
+// row is a few classes or hidden units wide.
+const narrow = 32
+
+// mulNarrow computes C = op(A)·B (C is m×n, n ≤ narrow) in plain loops,
+// rows split over the cores. Every entry is summed over the inner index in
+// increasing order, skipping zero factors, exactly as gonum's serial and
+// blocked Gemm do, so the result is bit-identical to blas64.Gemm's.
+func mulNarrow(ta bool, m, n int, a blas64.General, b, c []float64) {
+	k := a.Cols
+	if ta {
+		k = a.Rows
+	}
+	parallel.Rows(m, m*n*k, func(lo, hi int) {
+		cs := c[lo*n : hi*n]
+		clear(cs)
+		if !ta {
+			for i := lo; i < hi; i++ {
+				ci := c[i*n : (i+1)*n : (i+1)*n]
+				for l, v := range a.Data[i*a.Stride : i*a.Stride+k] {
+					if v != 0 {
+						bl := b[l*n : (l+1)*n : (l+1)*n]
+						for j, w := range bl {
+							ci[j] += v * w
+						}
+					}
+				}
+			}
+			return
+		}
+		// op(A) = Aᵀ: row i of C sums a[l][i]·b[l] over l.
+		for l := 0; l < k; l++ {
+			bl := b[l*n : (l+1)*n : (l+1)*n]
+			for i, v := range a.Data[l*a.Stride+lo : l*a.Stride+hi] {
+				if v != 0 {
+					ci := cs[i*n : (i+1)*n : (i+1)*n]
+					for j, w := range bl {
+						ci[j] += v * w
+					}
+				}
+			}
+		}
+	})
 }
 
 // SymDiff of C = op(A)·op(B) with output gradient G:

@@ -188,9 +188,9 @@ func (d *dropout) SetTraining(t bool) {
 	}
 	d.ones = !t
 	if t && d.p > 0 {
-		keep := 1 / (1 - d.p)
+		keep, drop := 1/(1-d.p), dropThreshold(d.p)
 		for i := range d.buf {
-			if d.rng.Float64() < d.p {
+			if d.rng.Uint64()&(1<<53-1) < drop {
 				d.buf[i] = 0
 			} else {
 				d.buf[i] = keep
@@ -202,6 +202,12 @@ func (d *dropout) SetTraining(t bool) {
 		}
 	}
 }
+
+// dropThreshold is the integer form of the test rng.Float64() < p: Float64
+// is the low 53 bits of Uint64 divided by 2⁵³, and an integer x satisfies
+// x/2⁵³ < p exactly when x < ⌈p·2⁵³⌉, so comparing the bits with the
+// threshold draws the same masks without the conversion.
+func dropThreshold(p float64) uint64 { return uint64(math.Ceil(p * (1 << 53))) }
 
 // Dropout returns x with each entry zeroed with probability p during
 // training (survivors scaled by 1/(1−p)); identity in evaluation.
@@ -249,9 +255,9 @@ func (d *sparseDropout) SetTraining(t bool) {
 		return
 	}
 	d.clean = !t
-	keep := 1 / (1 - d.p)
+	keep, drop := 1/(1-d.p), dropThreshold(d.p)
 	for k, v := range d.orig {
-		if t && d.rng.Float64() < d.p {
+		if t && d.rng.Uint64()&(1<<53-1) < drop {
 			d.mine.Data[k] = 0
 		} else if t {
 			d.mine.Data[k] = v * keep

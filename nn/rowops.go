@@ -2,11 +2,11 @@ package nn
 
 import (
 	"fmt"
-	"github.com/dpgnn/dpgnn/internal/parallel"
 	"hash"
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -80,6 +80,65 @@ func (seluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 		}
 		return seluLambda * seluAlpha * math.Exp(xd[i]) * dy[i]
 	}), nil
+}
+
+// reluOp is x for x ≥ 0 and 0 otherwise (NaN stays NaN), as gorgonia's
+// Rectify computes it (x·[x ≥ 0]) but in one parallel loop instead of a
+// comparison, a mask and a product; its gradient passes dy where x ≥ 0.
+type reluOp struct{ labelled }
+
+var reluFwd = reluOp{labelled{label: "ReLU", arity: 1}}
+
+// ReLU is the rectified linear unit max(x, 0) as one op.
+func ReLU(x *G.Node) *G.Node { return G.Must(G.ApplyOp(reluFwd, x)) }
+
+func (reluOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (op reluOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (reluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "ReLU")
+	if err != nil {
+		return nil, err
+	}
+	t, out := output(prealloc, x.Shape()...)
+	parallel.Rows(len(out), len(out), func(lo, hi int) {
+		for i, v := range xd[lo:hi] {
+			if !(v < 0) {
+				out[lo+i] = v
+			} else {
+				out[lo+i] = 0
+			}
+		}
+	})
+	return t, nil
+}
+
+func (reluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	return gradient(G.ApplyOp(reluGradOp{labelled{label: "ReLUGrad", arity: 2}}, inputs[0], grad))
+}
+
+// reluGradOp is dx = dy where x ≥ 0 and 0 elsewhere.
+type reluGradOp struct{ labelled }
+
+func (op reluGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+func (reluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	x, xd, _, dy, err := densePair(vals, "ReLUGrad")
+	if err != nil {
+		return nil, err
+	}
+	t, out := output(prealloc, x.Shape()...)
+	parallel.Rows(len(out), len(out), func(lo, hi int) {
+		for i, v := range xd[lo:hi] {
+			if v >= 0 {
+				out[lo+i] = dy[lo+i]
+			} else {
+				out[lo+i] = 0
+			}
+		}
+	})
+	return t, nil
 }
 
 // rowVecOp combines every row of an (N, d) matrix with a (d) vector:

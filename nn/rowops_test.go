@@ -5,11 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// TestFusedOpsMatchGorgonia: SELU, AddRow, MulRow, ScaleRows and ConcatCols give what
+// TestFusedOpsMatchGorgonia: SELU, ReLU, AddRow, MulRow, ScaleRows and ConcatCols give what
 // gorgonia's composed ops give, in value and in the gradient of a weighted
 // sum (the gradient checks in nn_test.go cover them against finite
 // differences inside a model).
@@ -39,7 +41,7 @@ func TestFusedOpsMatchGorgonia(t *testing.T) {
 		f := G.NewVector(g, G.Float64, G.WithShape(n), G.WithValue(fv.Clone()), G.WithName("f"))
 		var h *G.Node
 		if fused {
-			h = ConcatCols(SELU(AddRow(MulRow(x, b), b)), ScaleRows(y, f))
+			h = ConcatCols(SELU(AddRow(MulRow(x, b), b)), ReLU(ScaleRows(y, f)))
 		} else {
 			const alpha, lambda = seluAlpha, seluLambda
 			s := G.Must(G.BroadcastHadamardProd(x, b, nil, []byte{0}))
@@ -47,7 +49,7 @@ func TestFusedOpsMatchGorgonia(t *testing.T) {
 			pos := G.Must(G.Rectify(s))
 			neg := G.Must(G.Neg(G.Must(G.Rectify(G.Must(G.Neg(s))))))
 			sum := G.Must(G.Add(pos, G.Must(G.Mul(G.Must(G.Expm1(neg)), G.NewConstant(alpha)))))
-			ys := G.Must(G.BroadcastHadamardProd(y, f, nil, []byte{1}))
+			ys := G.Must(G.Rectify(G.Must(G.BroadcastHadamardProd(y, f, nil, []byte{1}))))
 			h = G.Must(G.Concat(1, G.Must(G.Mul(sum, G.NewConstant(lambda))), ys))
 		}
 		loss := G.Must(G.Sum(G.Must(G.HadamardProd(h, w))))
@@ -96,6 +98,23 @@ func TestFusedOpsMatchGorgonia(t *testing.T) {
 	got := v.Data().([]float64)
 	if math.Abs(got[0]-seluLambda) > 1e-15 || math.Abs(got[1]-seluLambda*seluAlpha*(math.Exp(-1)-1)) > 1e-15 {
 		t.Fatalf("SELU(1, −1) = %v", got)
+	}
+	// ReLU keeps 0 and NaN, zeroes negatives; its gradient passes at 0
+	x := tensor.New(tensor.WithShape(1, 4), tensor.WithBacking([]float64{-1, 0, 2, math.NaN()}))
+	v, err = reluFwd.Do(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Data().([]float64); got[0] != 0 || got[1] != 0 || got[2] != 2 || !math.IsNaN(got[3]) {
+		t.Fatalf("ReLU(−1, 0, 2, NaN) = %v", got)
+	}
+	dy := tensor.New(tensor.WithShape(1, 4), tensor.WithBacking([]float64{5, 6, 7, 8}))
+	v, err = reluGradOp{}.Do(x, dy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Data().([]float64); got[0] != 0 || got[1] != 6 || got[2] != 7 || got[3] != 0 {
+		t.Fatalf("ReLU gradient at (−1, 0, 2, NaN) = %v", got)
 	}
 }
 
@@ -201,6 +220,47 @@ func TestMatMulMatchesGorgonia(t *testing.T) {
 			for i := range got[j] {
 				if math.Abs(got[j][i]-want[j][i]) > 1e-12 {
 					t.Fatalf("ta=%v tb=%v %s[%d] = %v, gorgonia %v", tc.ta, tc.tb, what, i, got[j][i], want[j][i])
+				}
+			}
+		}
+	}
+}
+
+// TestMulNarrowMatchesGemm: the narrow kernel gives gonum's Gemm result bit
+// for bit (same summation order, zero factors skipped), for A and Aᵀ, on
+// sizes that run serially and over the cores, with exact zeros in A.
+func TestMulNarrowMatchesGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {300, 64, 7}, {2708, 16, 32}, {40, 1433, 16}} {
+		m, k, n := sz[0], sz[1], sz[2]
+		for _, ta := range []bool{false, true} {
+			rows, cols := m, k
+			if ta {
+				rows, cols = k, m
+			}
+			ad := make([]float64, rows*cols)
+			for i := range ad {
+				if rng.Float64() < 0.3 {
+					continue // exact zeros, as after ReLU or dropout
+				}
+				ad[i] = rng.NormFloat64()
+			}
+			bd := randSlice(rng, k*n)
+			a := blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: ad}
+			want := make([]float64, m*n)
+			tr := blas.NoTrans
+			if ta {
+				tr = blas.Trans
+			}
+			blas64.Gemm(tr, blas.NoTrans, 1, a, blas64.General{Rows: k, Cols: n, Stride: n, Data: bd}, 0, blas64.General{Rows: m, Cols: n, Stride: n, Data: want})
+			got := make([]float64, m*n)
+			for i := range got {
+				got[i] = math.NaN() // stale contents are overwritten
+			}
+			mulNarrow(ta, m, n, a, bd, got)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%v ta=%v: entry %d = %v, Gemm %v", sz, ta, i, got[i], want[i])
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -72,5 +73,26 @@ func TestSparseDropoutFollowsBatchRefills(t *testing.T) {
 	}
 	if s.A.NNZ() != 1200 || zero == 0 || zero == 1200 {
 		t.Fatalf("after the second refill: %d entries, %d dropped", s.A.NNZ(), zero)
+	}
+}
+
+// TestDropThresholdIsFloat64Test: comparing the low 53 bits with
+// dropThreshold(p) decides exactly as rng.Float64() < p, at random draws
+// and at the boundary draws ⌊p·2⁵³⌋ and ⌈p·2⁵³⌉.
+func TestDropThresholdIsFloat64Test(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, p := range []float64{1e-9, 0.1, 0.25, 0.5, 0.7, 1.0 / 3, 0.999999} {
+		th := dropThreshold(p)
+		x := p * (1 << 53)
+		cand := []uint64{uint64(math.Floor(x)), uint64(math.Ceil(x)), uint64(math.Floor(x)) - 1, uint64(math.Ceil(x)) + 1}
+		for i := 0; i < 10000; i++ {
+			cand = append(cand, rng.Uint64())
+		}
+		for _, u := range cand {
+			low := u & (1<<53 - 1)
+			if (float64(low)/(1<<53) < p) != (low < th) {
+				t.Fatalf("p=%v draw %d: Float64 test and threshold %d disagree", p, low, th)
+			}
+		}
 	}
 }

@@ -1,0 +1,182 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// machineModel builds a graph mixing the package's ops and gorgonia's
+// (elementwise binary, unary, matrix product, reductions, a reshape) with a
+// scalar loss, returning the model, the loss and an output.
+func machineModel(t *testing.T, seed uint64) (*Model, *G.Node, *G.Node) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	m := NewModel(seed)
+	a := randCSR(rng, 9, 9, 0.3)
+	x := m.Input("x", randSlice(rng, 9*5), 9, 5)
+	w := m.NewParam("w", GlorotUniform(), 5, 4)
+	b := m.NewParam("b", Constant(0.1), 4)
+	v := m.NewParam("v", GlorotUniform(), 8, 3)
+	var loss, out *G.Node
+	err := Build(func() error {
+		h := AddRow(MatMul(x, w.Node), b.Node)
+		h = SELU(G.Must(SpMM(NewSparse("A", a), h)))
+		h2 := G.Must(G.Neg(G.Must(G.Square(h))))
+		hh := ConcatCols(G.Must(RowNormalize(h)), G.Must(G.HadamardProd(h, h2)))
+		logits := MatMul(hh, v.Node)
+		r := G.Must(G.Reshape(logits, tensor.Shape{27}))
+		out = G.Must(LogSoftmax(logits))
+		loss = G.Must(G.Add(G.Must(G.Sum(G.Must(G.Square(r)))), G.Must(G.Sum(G.Must(G.HadamardProd(out, out))))))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, loss, out
+}
+
+// TestMachineMatchesTapeMachine runs the same graph on the machine (twice:
+// the second run reuses every buffer) and on gorgonia's TapeMachine: loss,
+// gradients and output agree exactly. Slots are shared (fewer slots than
+// dense op nodes) and no dense op other than gorgonia's reductions and the
+// reshape allocates.
+func TestMachineMatchesTapeMachine(t *testing.T) {
+	m, loss, out := machineModel(t, 3)
+	if err := m.Compile(loss, []*G.Node{out}); err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	var gotLoss float64
+	for run := 0; run < 3; run++ {
+		l, err := m.StepMode(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := m.Grads()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := append([]float64(nil), Values(out)...)
+		for _, g := range gs {
+			cur = append(cur, g...)
+		}
+		if run > 0 && (l != gotLoss || !equalSlices(cur, got)) {
+			t.Fatalf("run %d differs from run 0", run)
+		}
+		got, gotLoss = cur, l
+	}
+	for op, n := range m.trainVM.fallbacks {
+		if !strings.HasPrefix(op, "Σ") && !strings.HasPrefix(op, "Reshape") {
+			t.Errorf("op %s allocated its output in %d runs", op, n)
+		}
+	}
+	dense := 0
+	for _, s := range m.trainVM.steps {
+		if s.kind == prealloc || s.kind == unaryCopy {
+			dense++
+		}
+	}
+	if len(m.trainVM.slots) >= dense {
+		t.Errorf("%d slots for %d buffered nodes: nothing shared", len(m.trainVM.slots), dense)
+	}
+
+	// The reference: gorgonia's TapeMachine on a fresh copy of the graph.
+	ref, rloss, rout := machineModel(t, 3)
+	grads, err := G.Grad(rloss, ref.Learnables()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := G.NewTapeMachine(ref.G)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]float64(nil), Values(rout)...)
+	for _, g := range grads {
+		want = append(want, Values(g)...)
+	}
+	if gotLoss != ScalarValue(rloss) {
+		t.Errorf("loss %v, TapeMachine %v", gotLoss, ScalarValue(rloss))
+	}
+	if !equalSlices(got, want) {
+		t.Errorf("output and gradients differ from the TapeMachine's:\n%v\n%v", got, want)
+	}
+}
+
+func equalSlices(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestMachinePinsViews: Reshape returns a view of its input; the input's
+// buffer must not be handed to a later node while the view is read.
+func TestMachinePinsViews(t *testing.T) {
+	m := NewModel(1)
+	x := m.Input("x", []float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	var y *G.Node
+	err := Build(func() error {
+		a := G.Must(G.Neg(x))                         // slot s
+		r := G.Must(G.Reshape(a, tensor.Shape{3, 2})) // a view of s
+		b := G.Must(G.Square(x))                      // would reuse s if a were released
+		c := G.Must(G.Add(G.Must(G.Reshape(b, tensor.Shape{3, 2})), r))
+		y = G.Must(G.Add(c, G.Must(G.Neg(G.Must(G.Reshape(x, tensor.Shape{3, 2}))))))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Compile(nil, []*G.Node{y}); err != nil {
+		t.Fatal(err)
+	}
+	for run := 0; run < 2; run++ {
+		if err := m.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+		// x² − x − x
+		want := []float64{-1, 0, 3, 8, 15, 24}
+		if !equalSlices(Values(y), want) {
+			t.Fatalf("run %d: %v, want %v", run, Values(y), want)
+		}
+	}
+}
+
+// TestMachineKeep: Keep makes an intermediate node readable after a step.
+func TestMachineKeep(t *testing.T) {
+	m := NewModel(1)
+	x := m.Input("x", []float64{1, -2, 3, -4}, 2, 2)
+	w := m.NewParam("w", Constant(2), 2, 2)
+	var h, loss *G.Node
+	if err := Build(func() error {
+		h = SELU(MatMul(x, w.Node))
+		loss = G.Must(G.Sum(G.Must(G.Square(G.Must(G.Neg(h))))))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m.Keep(h)
+	if err := m.Compile(loss, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Step(); err != nil {
+		t.Fatal(err)
+	}
+	// rows (1,−2)·2 = (−2,−2) and (3,−4)·2 = (−2,−2): SELU(−2) everywhere
+	want := seluLambda * seluAlpha * (math.Exp(-2) - 1)
+	for _, v := range Values(h) {
+		if math.Abs(v-want) > 1e-15 {
+			t.Fatalf("kept node %v, want %v", Values(h), want)
+		}
+	}
+}
