@@ -113,38 +113,46 @@ func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 const narrow = 32
 
 // mulNarrow computes C = op(A)·B (C is m×n, n ≤ narrow) in plain loops,
-// rows split over the cores. Every entry is summed over the inner index in
-// increasing order, skipping zero factors, exactly as gonum's serial and
-// blocked Gemm do, so the result is bit-identical to blas64.Gemm's.
+// rows split over the cores. Every entry is summed over the inner index l
+// in increasing order, as gonum's serial and blocked Gemm sum it; four
+// consecutive l are added in one pass over a row of C held in registers
+// (s += v₀·b₀; s += v₁·b₁; ... in that order). gonum skips zero factors;
+// here a zero factor inside a block of four adds ±0, which leaves every
+// sum unchanged (a sum starting at +0 never becomes −0), so the result is
+// bit-identical to blas64.Gemm's for finite B.
 func mulNarrow(ta bool, m, n int, a blas64.General, b, c []float64) {
-	k := a.Cols
+	// op(A)[i][l] is ad[i*ri + l*li].
+	k, ri, li := a.Cols, a.Stride, 1
 	if ta {
-		k = a.Rows
+		k, ri, li = a.Rows, 1, a.Stride
 	}
+	ad := a.Data
+	row := func(l int) []float64 { return b[l*n : (l+1)*n : (l+1)*n] }
 	parallel.Rows(m, m*n*k, func(lo, hi int) {
-		cs := c[lo*n : hi*n]
-		clear(cs)
-		if !ta {
-			for i := lo; i < hi; i++ {
-				ci := c[i*n : (i+1)*n : (i+1)*n]
-				for l, v := range a.Data[i*a.Stride : i*a.Stride+k] {
-					if v != 0 {
-						bl := b[l*n : (l+1)*n : (l+1)*n]
-						for j, w := range bl {
-							ci[j] += v * w
-						}
-					}
+		clear(c[lo*n : hi*n])
+		for i := lo; i < hi; i++ {
+			ci := c[i*n : (i+1)*n : (i+1)*n]
+			p := i * ri
+			l := 0
+			for ; l+4 <= k; l += 4 {
+				q := p + l*li
+				v0, v1, v2, v3 := ad[q], ad[q+li], ad[q+2*li], ad[q+3*li]
+				if v0 == 0 && v1 == 0 && v2 == 0 && v3 == 0 {
+					continue
+				}
+				b0, b1, b2, b3 := row(l), row(l+1), row(l+2), row(l+3)
+				for j := range ci {
+					s := ci[j]
+					s += v0 * b0[j]
+					s += v1 * b1[j]
+					s += v2 * b2[j]
+					s += v3 * b3[j]
+					ci[j] = s
 				}
 			}
-			return
-		}
-		// op(A) = Aᵀ: row i of C sums a[l][i]·b[l] over l.
-		for l := 0; l < k; l++ {
-			bl := b[l*n : (l+1)*n : (l+1)*n]
-			for i, v := range a.Data[l*a.Stride+lo : l*a.Stride+hi] {
-				if v != 0 {
-					ci := cs[i*n : (i+1)*n : (i+1)*n]
-					for j, w := range bl {
+			for ; l < k; l++ {
+				if v := ad[p+l*li]; v != 0 {
+					for j, w := range row(l) {
 						ci[j] += v * w
 					}
 				}
