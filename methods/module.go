@@ -158,13 +158,16 @@ func (mod *Module) watchPath(split graphs.Split, n int) (trainers.MonitorFunc, e
 	if err != nil {
 		return nil, err
 	}
+	var top, pred []int // reused: the loop reads a monitoring result only until the next call
 	return func() ([]int, error) {
 		if err := r.Run(); err != nil {
 			return nil, err
 		}
 		c := logits.Shape()[1]
-		top := trainers.Argmax(nn.Values(logits), len(rows), c)
-		pred := make([]int, n)
+		top = trainers.ArgmaxInto(top, nn.Values(logits), len(rows), c)
+		if pred == nil {
+			pred = make([]int, n)
+		}
 		for i := range pred {
 			pred[i] = -1
 		}

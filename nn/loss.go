@@ -35,7 +35,7 @@ func NewCrossEntropy(m *Model, logits *G.Node, name string) (*CrossEntropy, erro
 		ce.Count = G.NewScalar(m.G, G.Float64, G.WithName(name+".count"), G.WithValue(1.0))
 		logp := G.Must(LogSoftmax(logits))
 		picked := G.Must(G.HadamardProd(logp, ce.Target))
-		ce.PerRow = G.Must(G.Neg(G.Must(G.Sum(picked, 1))))
+		ce.PerRow = G.Must(G.Neg(RowSums(picked)))
 		ce.Mean = G.Must(G.Div(G.Must(G.Sum(ce.PerRow)), ce.Count))
 		return nil
 	})

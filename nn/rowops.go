@@ -281,8 +281,7 @@ func (scaleRowsOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 	if err != nil {
 		return nil, err
 	}
-	df, err := G.Sum(prod, 1)
-	return G.Nodes{ScaleRows(grad, inputs[1]), df}, err
+	return G.Nodes{ScaleRows(grad, inputs[1]), RowSums(prod)}, nil
 }
 
 // concatColsOp places its (N, d_k) inputs side by side: (N, Σ d_k).
@@ -404,3 +403,91 @@ var (
 	_ G.SDOp = concatColsOp{}
 	_ G.SDOp = scaleRowsOp{}
 )
+
+// rowSumOp is the vector of row sums of an (N, k) matrix, each summed left
+// to right (gorgonia's Sum along axis 1 allocates its result every step).
+type rowSumOp struct{ pure }
+
+// RowSums returns the (N) vector of x's row sums.
+func RowSums(x *G.Node) *G.Node { return G.Must(G.ApplyOp(rowSumOp{}, x)) }
+
+func (rowSumOp) Arity() int { return 1 }
+func (rowSumOp) Type() hm.Type {
+	return hm.NewFnType(matType(), vecType())
+}
+func (rowSumOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("nn: RowSums wants a matrix, got %v", in[0])
+	}
+	return tensor.Shape{s[0]}, nil
+}
+func (rowSumOp) WriteHash(h hash.Hash)                 { fmt.Fprint(h, "RowSums") }
+func (o rowSumOp) Hashcode() uint32                    { return hash32(o.WriteHash) }
+func (rowSumOp) String() string                        { return "RowSums" }
+func (rowSumOp) DiffWRT(int) []bool                    { return []bool{true} }
+func (o rowSumOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (rowSumOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "RowSums")
+	if err != nil {
+		return nil, err
+	}
+	n, k := shape2(x)
+	t, out := output(prealloc, n)
+	for i := range out {
+		s := 0.0
+		for _, v := range xd[i*k : (i+1)*k] {
+			s += v
+		}
+		out[i] = s
+	}
+	return t, nil
+}
+
+func (rowSumOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	return gradient(G.ApplyOp(rowSpreadOp{cols: inputs[0].Shape()[1]}, grad))
+}
+
+// rowSpreadOp is RowSums' gradient: the (N, cols) matrix whose row i is
+// dy[i] in every column.
+type rowSpreadOp struct {
+	pure
+	cols int
+}
+
+func (rowSpreadOp) Arity() int { return 1 }
+func (rowSpreadOp) Type() hm.Type {
+	return hm.NewFnType(vecType(), matType())
+}
+func (o rowSpreadOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 1 {
+		return nil, fmt.Errorf("nn: RowSpread wants a vector, got %v", in[0])
+	}
+	return tensor.Shape{s[0], o.cols}, nil
+}
+func (o rowSpreadOp) WriteHash(h hash.Hash)               { fmt.Fprint(h, "RowSpread", o.cols) }
+func (o rowSpreadOp) Hashcode() uint32                    { return hash32(o.WriteHash) }
+func (o rowSpreadOp) String() string                      { return fmt.Sprintf("RowSpread(%d)", o.cols) }
+func (rowSpreadOp) DiffWRT(int) []bool                    { return []bool{true} }
+func (o rowSpreadOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (o rowSpreadOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	_, dy, err := denseF64(vals[0], "RowSpread")
+	if err != nil {
+		return nil, err
+	}
+	t, out := output(prealloc, len(dy), o.cols)
+	for i, v := range dy {
+		r := out[i*o.cols : (i+1)*o.cols]
+		for j := range r {
+			r[j] = v
+		}
+	}
+	return t, nil
+}
+
+func (rowSpreadOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	return gradient(G.ApplyOp(rowSumOp{}, grad))
+}

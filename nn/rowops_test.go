@@ -266,3 +266,42 @@ func TestMulNarrowMatchesGemm(t *testing.T) {
 		}
 	}
 }
+
+// TestRowSumsMatchGorgonia: RowSums and its gradient agree exactly with
+// gorgonia's Sum along axis 1.
+func TestRowSumsMatchGorgonia(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{1, 7, 131} {
+		xv, vv := randSlice(rng, 6*k), randSlice(rng, 6)
+		run := func(own bool) (val, grad []float64) {
+			g := G.NewGraph()
+			x := G.NewMatrix(g, G.Float64, G.WithShape(6, k), G.WithValue(tensor.New(tensor.WithShape(6, k), tensor.WithBacking(append([]float64(nil), xv...)))), G.WithName("x"))
+			v := G.NewVector(g, G.Float64, G.WithShape(6), G.WithValue(tensor.New(tensor.WithShape(6), tensor.WithBacking(append([]float64(nil), vv...)))), G.WithName("v"))
+			var s *G.Node
+			if own {
+				s = RowSums(x)
+			} else {
+				s = G.Must(G.Sum(x, 1))
+			}
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(s, v))))
+			if _, err := G.Grad(loss, x); err != nil {
+				t.Fatal(err)
+			}
+			vm := G.NewTapeMachine(g)
+			defer vm.Close()
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			gx, err := x.Grad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append([]float64(nil), s.Value().Data().([]float64)...), append([]float64(nil), gx.Data().([]float64)...)
+		}
+		ov, og := run(true)
+		gv, gg := run(false)
+		if !equalSlices(ov, gv) || !equalSlices(og, gg) {
+			t.Fatalf("width %d: RowSums %v grad %v; gorgonia %v grad %v", k, ov, og, gv, gg)
+		}
+	}
+}

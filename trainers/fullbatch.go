@@ -25,7 +25,8 @@ type Task interface {
 // loop looks at after every epoch (validation and training nodes) more
 // cheaply than all of them. MonitorPredict returns a prediction for every
 // node, −1 for the ones it did not evaluate; on the nodes it did evaluate it
-// must agree with Predict. The final prediction always comes from Predict.
+// must agree with Predict. The final prediction always comes from Predict;
+// a MonitorPredict result may be overwritten by the next call.
 type Monitor interface {
 	MonitorPredict() ([]int, error)
 }
@@ -213,6 +214,8 @@ type ModelTask struct {
 	Opt    nn.Optimizer
 	// Watch, if set, predicts the monitored nodes after each epoch.
 	Watch MonitorFunc
+
+	monitor []int // MonitorPredict's buffer
 	// Extra state saved with the parameters (e.g. BatchNorm running
 	// statistics are saved by the model itself).
 }
@@ -243,8 +246,21 @@ func (t *ModelTask) Predict() ([]int, error) {
 	return Argmax(nn.Values(t.Logits), s[0], s[1]), nil
 }
 
-// MonitorPredict predicts the monitored nodes (all of them without Watch).
-func (t *ModelTask) MonitorPredict() ([]int, error) { return t.Watch.or(t.Predict) }
+// MonitorPredict predicts the monitored nodes (all of them without Watch);
+// the slice is reused by the next call.
+func (t *ModelTask) MonitorPredict() ([]int, error) {
+	return t.Watch.or(func() ([]int, error) {
+		if err := t.Model.Evaluate(); err != nil {
+			return nil, err
+		}
+		s := t.Logits.Shape()
+		if len(s) != 2 {
+			return nil, errors.New("trainers: logits are not a matrix")
+		}
+		t.monitor = ArgmaxInto(t.monitor, nn.Values(t.Logits), s[0], s[1])
+		return t.monitor, nil
+	})
+}
 
 // Snapshot saves parameters and norm statistics.
 func (t *ModelTask) Snapshot() any { return t.Model.Snapshot() }

@@ -48,8 +48,16 @@ func MicroF1(pred, labels, idx []int) float64 {
 
 // Argmax returns the index of the largest entry of each row of a row-major
 // (n, c) matrix.
-func Argmax(logits []float64, n, c int) []int {
-	out := make([]int, n)
+func Argmax(logits []float64, n, c int) []int { return ArgmaxInto(nil, logits, n, c) }
+
+// ArgmaxInto is Argmax writing into dst when it has room for n rows (the
+// per-epoch monitoring reuses one buffer), into a new slice otherwise.
+func ArgmaxInto(dst []int, logits []float64, n, c int) []int {
+	out := dst
+	if cap(out) < n {
+		out = make([]int, n)
+	}
+	out = out[:n]
 	for i := 0; i < n; i++ {
 		row := logits[i*c : (i+1)*c]
 		best := 0
