@@ -127,7 +127,6 @@ func mulNarrow(ta bool, m, n int, a blas64.General, b, c []float64) {
 		k, ri, li = a.Rows, 1, a.Stride
 	}
 	ad := a.Data
-	row := func(l int) []float64 { return b[l*n : (l+1)*n : (l+1)*n] }
 	parallel.Rows(m, m*n*k, func(lo, hi int) {
 		clear(c[lo*n : hi*n])
 		for i := lo; i < hi; i++ {
@@ -140,7 +139,9 @@ func mulNarrow(ta bool, m, n int, a blas64.General, b, c []float64) {
 				if v0 == 0 && v1 == 0 && v2 == 0 && v3 == 0 {
 					continue
 				}
-				b0, b1, b2, b3 := row(l), row(l+1), row(l+2), row(l+3)
+				o := l * n
+				b0, b1, b2, b3 := b[o:o+n:o+n], b[o+n:o+2*n:o+2*n], b[o+2*n:o+3*n:o+3*n], b[o+3*n:o+4*n:o+4*n]
+				b0, b1, b2, b3 = b0[:len(ci)], b1[:len(ci)], b2[:len(ci)], b3[:len(ci)]
 				for j := range ci {
 					s := ci[j]
 					s += v0 * b0[j]
@@ -152,7 +153,7 @@ func mulNarrow(ta bool, m, n int, a blas64.General, b, c []float64) {
 			}
 			for ; l < k; l++ {
 				if v := ad[p+l*li]; v != 0 {
-					for j, w := range row(l) {
+					for j, w := range b[l*n : (l+1)*n] {
 						ci[j] += v * w
 					}
 				}
