@@ -63,6 +63,7 @@ type FeatureBatch struct {
 	Features
 	full *graphs.Features
 	buf  []float64
+	csr  *graphs.CSR // the sparse batch, refilled in place
 }
 
 // NewFeatureBatch adds a batch input of the given capacity (rows) for x.
@@ -89,7 +90,11 @@ func (b *FeatureBatch) Fill(rows []int) error {
 	f := b.F
 	if b.Sparse != nil {
 		src := b.full.Sparse
-		a := &graphs.CSR{Rows: b.N, Cols: f, Indptr: make([]int, b.N+1)}
+		if b.csr == nil {
+			b.csr = &graphs.CSR{Rows: b.N, Cols: f, Indptr: make([]int, b.N+1)}
+		}
+		a := b.csr
+		a.Indices, a.Data = a.Indices[:0], a.Data[:0]
 		weighted := src.Data != nil
 		for k, r := range rows {
 			cols, vals := src.Row(r)

@@ -23,6 +23,7 @@ type Sparse struct {
 	once sync.Once
 	at   *graphs.CSR
 	perm []int // at.Indices[p] came from A position perm[p]
+	next []int // T's scratch
 	// Calls counts forward products with A (not Aᵀ): tests use it to check
 	// that private adjacencies are touched exactly as often as accounted.
 	Calls int
@@ -38,23 +39,30 @@ func (s *Sparse) Set(a *graphs.CSR) error {
 	}
 	s.A = a
 	s.once = sync.Once{}
-	s.at, s.perm = nil, nil
-	return nil
+	return nil // T rebuilds the transpose in its old buffers
 }
 
 // T returns Aᵀ with values refreshed from A.
 func (s *Sparse) T() *graphs.CSR {
 	s.once.Do(func() {
 		a := s.A
-		t := &graphs.CSR{Rows: a.Cols, Cols: a.Rows, Indptr: make([]int, a.Cols+1), Indices: make([]int, a.NNZ())}
-		s.perm = make([]int, a.NNZ())
+		t := s.at
+		if t == nil {
+			t = &graphs.CSR{}
+		}
+		t.Rows, t.Cols = a.Cols, a.Rows
+		t.Indptr = resize(t.Indptr, a.Cols+1)
+		clear(t.Indptr)
+		t.Indices = resize(t.Indices, a.NNZ())
+		s.perm = resize(s.perm, a.NNZ())
 		for _, j := range a.Indices {
 			t.Indptr[j+1]++
 		}
 		for j := 0; j < a.Cols; j++ {
 			t.Indptr[j+1] += t.Indptr[j]
 		}
-		next := append([]int(nil), t.Indptr[:a.Cols]...)
+		s.next = append(s.next[:0], t.Indptr[:a.Cols]...)
+		next := s.next
 		for i := 0; i < a.Rows; i++ {
 			for k := a.Indptr[i]; k < a.Indptr[i+1]; k++ {
 				j := a.Indices[k]
@@ -68,14 +76,22 @@ func (s *Sparse) T() *graphs.CSR {
 	if s.A.Data == nil {
 		s.at.Data = nil
 	} else {
-		if s.at.Data == nil {
-			s.at.Data = make([]float64, len(s.perm))
+		if len(s.at.Data) != len(s.perm) {
+			s.at.Data = resize(s.at.Data, len(s.perm))
 		}
 		for p, k := range s.perm {
 			s.at.Data[p] = s.A.Data[k]
 		}
 	}
 	return s.at
+}
+
+// resize returns x with length n, reusing its array when it has room.
+func resize[T any](x []T, n int) []T {
+	if cap(x) < n {
+		return make([]T, n)
+	}
+	return x[:n]
 }
 
 // spmmOp computes A·X (or Aᵀ·X) for a constant sparse A and a dense matrix

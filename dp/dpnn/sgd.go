@@ -113,6 +113,7 @@ type SGD struct {
 
 	model *nn.Model
 	src   *dp.Source
+	total [][]float64 // Step's result, reused
 }
 
 // BuildSGD adds the DP-SGD nodes to m. perRowLoss is the vector of per-row
@@ -241,8 +242,9 @@ type StepStats struct {
 // without replacement), calls fill with each chunk of at most Capacity
 // sample ids (fill loads their rows into the batch inputs and sets
 // Groups), runs the graph, and returns the privatised gradient
-// (Σ clipped + N(0,(zC)²))/B of every parameter (B = ExpectedBatch).
-// Noise is added exactly once per step, also for an empty batch.
+// (Σ clipped + N(0,(zC)²))/B of every parameter (B = ExpectedBatch),
+// in buffers the next Step overwrites. Noise is added exactly once per
+// step, also for an empty batch.
 func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, error) {
 	var batch []int
 	if s.Cfg.Batch > 0 {
@@ -261,7 +263,10 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		chunks = [][]int{nil}
 	}
 	st := StepStats{BatchSize: len(batch), ParamNorms: map[string]float64{}}
-	var total [][]float64
+	total := s.total
+	for _, t := range total {
+		clear(t)
+	}
 	std := s.Cfg.Multiplier * s.Cfg.Clip
 	lossSum, normSum, clipped := 0.0, 0.0, 0
 	paramSq := make([]float64, len(s.model.Params))
@@ -294,6 +299,7 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 			for i, g := range grads {
 				total[i] = make([]float64, len(g))
 			}
+			s.total = total
 		}
 		for i, g := range grads {
 			for j, v := range g {
