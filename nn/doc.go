@@ -1,12 +1,21 @@
 // Package nn is dpgnn's glue to gorgonia: custom ops (sparse×dense product
 // with its transposed gradient, row L2-normalisation, batch and per-sample
 // standardisation, and fused forms of what every layer does — MatMul with
-// transpose flags, SELU, AddRow/MulRow/ScaleRows, ConcatCols — that replace
-// gorgonia's allocating compositions and broadcasts), parameters and initialisers, dropout, losses that keep
-// the per-row loss vector, the Model that compiles a training and an
-// evaluation tape machine over one expression graph, and optimisers (Adam,
-// SGD) that work on flat float64 parameter and gradient slices so that DP
-// optimisers can hand them privatised gradients.
+// transpose flags and a narrow-product kernel, ReLU, SELU,
+// AddRow/MulRow/ScaleRows, RowSums, ConcatCols — that replace gorgonia's
+// allocating compositions and broadcasts), parameters and initialisers,
+// dropout, losses that keep the per-row loss vector, the Model that
+// compiles a training and an evaluation machine over one expression graph,
+// and optimisers (Adam, SGD) that work on flat float64 parameter and
+// gradient slices so that DP optimisers can hand them privatised gradients.
+//
+// Graphs are built and differentiated with gorgonia and executed by the
+// package's own machine (machine.go): every op writes into an output buffer
+// allocated on the first run and reused afterwards, buffers shared between
+// nodes whose values are not alive at the same time, so a training step
+// allocates almost nothing in steady state. Only a machine's roots (loss,
+// gradients, outputs) and nodes marked with Model.Keep hold values after a
+// run.
 //
 // All values are float64. Graph construction errors are programming errors
 // (shape mismatches); Build recovers them into returned errors so callers
