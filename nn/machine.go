@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 	"slices"
-	"unsafe"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -40,9 +39,6 @@ type machine struct {
 	slots []*tensor.Dense
 	keep  []int // positions of kept op nodes (bound after each run)
 	nodes []*G.Node
-	// Fallbacks counts, by op, the runs in which an op allocated its
-	// output (Do instead of a reused buffer); tests read it.
-	fallbacks map[string]int
 }
 
 type stepKind uint8
@@ -61,6 +57,9 @@ type step struct {
 	in   []int // positions of the inputs in vals
 	slot int   // slot of the output (prealloc, unaryCopy); -1 otherwise
 	size int
+	// allocs counts the runs in which the step allocated a dense output
+	// (Do instead of its buffer): Model.Fallbacks reports them.
+	allocs int
 }
 
 // newMachine compiles sub (a subgraph of the model's graph) for execution;
@@ -82,17 +81,17 @@ func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
 		}
 	}
 	mc := &machine{
-		steps:     make([]step, len(sorted)),
-		vals:      make([]G.Value, len(sorted)),
-		nodes:     sorted,
-		fallbacks: map[string]int{},
+		steps: make([]step, len(sorted)),
+		vals:  make([]G.Value, len(sorted)),
+		nodes: sorted,
 	}
 	// Plan each step's kind, then the last reader of every value.
 	last := make([]int, len(sorted))
 	pinned := make([]bool, len(sorted))
 	for i, n := range sorted {
 		s := step{node: n, op: n.Op(), slot: -1}
-		for _, c := range children(sub, n) {
+		kids := children(sub, n)
+		for _, c := range kids {
 			j, ok := pos[c]
 			if !ok {
 				return nil, fmt.Errorf("nn: node %v reads %v, which is outside its machine", n, c)
@@ -107,7 +106,7 @@ func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
 			s.kind = fresh
 		case isPrealloc(s.op):
 			s.kind = prealloc
-		case isUnaryInPlace(s.op, n, children(sub, n)):
+		case isUnaryInPlace(s.op, n, kids):
 			s.kind = unaryCopy
 		default:
 			s.kind = fresh
@@ -211,7 +210,7 @@ func (mc *machine) Run() error {
 			out := mc.slot(s.slot, s.node)
 			v, err = s.op.(G.UsePreallocDoer).UsePreallocDo(out, ins...)
 			if err == nil && !sameData(v, out) {
-				mc.fallbacks[s.op.String()]++
+				s.allocs++
 				if aliases(v, ins) {
 					err = fmt.Errorf("returned a view of its input where a buffer was given")
 				}
@@ -226,10 +225,10 @@ func (mc *machine) Run() error {
 			copy(out.Data().([]float64), src.Data().([]float64))
 			v, err = s.op.(G.UnsafeDoer).UnsafeDo(out)
 		default:
-			if denseShape(s.node) {
-				mc.fallbacks[s.op.String()]++
-			}
 			v, err = s.op.Do(ins...)
+			if _, ok := v.(*tensor.Dense); ok {
+				s.allocs++
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("nn: running %v: %w", s.node, err)
@@ -262,17 +261,6 @@ func aliases(v G.Value, ins []G.Value) bool {
 		}
 	}
 	return false
-}
-
-// SlotBytes is the memory held by the machine's reused buffers.
-func (mc *machine) SlotBytes() int {
-	b := 0
-	for _, t := range mc.slots {
-		if t != nil {
-			b += t.Size() * int(unsafe.Sizeof(float64(0)))
-		}
-	}
-	return b
 }
 
 // children returns n's inputs in argument order.

@@ -70,7 +70,7 @@ func TestMachineMatchesTapeMachine(t *testing.T) {
 		}
 		got, gotLoss = cur, l
 	}
-	for op, n := range m.trainVM.fallbacks {
+	for op, n := range m.Fallbacks() {
 		if !strings.HasPrefix(op, "Σ") && !strings.HasPrefix(op, "Reshape") {
 			t.Errorf("op %s allocated its output in %d runs", op, n)
 		}

@@ -710,8 +710,10 @@ func (m *Model) Fallbacks() map[string]int {
 		if mc == nil {
 			continue
 		}
-		for k, v := range mc.fallbacks {
-			out[k] += v
+		for _, s := range mc.steps {
+			if s.allocs > 0 {
+				out[s.op.String()] += s.allocs
+			}
 		}
 	}
 	return out
