@@ -21,23 +21,6 @@ import (
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
-// sharedDatasets returns the directory of the real datasets ($DPGNN_DATA,
-// else ../shared/datasets beside the repository), or false.
-func sharedDatasets() (string, bool) {
-	if d := os.Getenv("DPGNN_DATA"); d != "" {
-		if _, err := os.Stat(d); err == nil {
-			return d, true
-		}
-	}
-	if root, ok := testutil.RepoRoot(); ok {
-		d := filepath.Join(root, "..", "shared", "datasets")
-		if _, err := os.Stat(d); err == nil {
-			return d, true
-		}
-	}
-	return "", false
-}
-
 // fetchFixture is a manifest of two datasets, cora (one npz file) and
 // bitcoin_alpha (three files under signed/), with the directory holding
 // their files in the layout Load reads. With the real datasets at hand
@@ -45,7 +28,7 @@ func sharedDatasets() (string, bool) {
 // graphs with a manifest computed from them.
 func fetchFixture(t *testing.T) (manifest []RemoteDataset, srcDir string) {
 	t.Helper()
-	if dir, ok := sharedDatasets(); ok {
+	if dir, ok := testutil.SharedDatasets(); ok {
 		for _, d := range DatasetManifest() {
 			if d.Name == "cora" || d.Name == "bitcoin_alpha" {
 				manifest = append(manifest, d)
@@ -174,7 +157,7 @@ func TestFetchManifest(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("manifest lists %v, want %v", names, want)
 	}
-	dir, ok := sharedDatasets()
+	dir, ok := testutil.SharedDatasets()
 	if !ok {
 		t.Log("real datasets not found: sizes and SHA-256 not checked against files")
 		return

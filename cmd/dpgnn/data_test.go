@@ -40,7 +40,7 @@ func TestDataFetch(t *testing.T) {
 	// The server serves the real datasets, when at hand, at the manifest's
 	// URL paths; every other path is 404.
 	published := map[string]string{}
-	if dir, ok := realDataDir(); ok {
+	if dir, ok := testutil.SharedDatasets(); ok {
 		for _, d := range graphs.DatasetManifest() {
 			for _, f := range d.Files {
 				published["/"+f.Source] = filepath.Join(dir, filepath.FromSlash(f.Local))
@@ -128,23 +128,6 @@ func TestDataFetch(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(broken, "citeseer.npz")); string(b) != "not a zip" {
 		t.Errorf("refused fetch changed the file: %q", b)
 	}
-}
-
-// realDataDir is the directory of the real datasets ($DPGNN_DATA, else
-// ../shared/datasets beside the repository), or false.
-func realDataDir() (string, bool) {
-	if d := os.Getenv("DPGNN_DATA"); d != "" {
-		if _, err := os.Stat(d); err == nil {
-			return d, true
-		}
-	}
-	if root, ok := testutil.RepoRoot(); ok {
-		d := filepath.Join(root, "..", "shared", "datasets")
-		if _, err := os.Stat(d); err == nil {
-			return d, true
-		}
-	}
-	return "", false
 }
 
 func TestDataUnknownCommand(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
 // TestReproduceList: --list names every preset with its paper.
@@ -42,7 +44,7 @@ func TestReproduceUnknownPreset(t *testing.T) {
 // writes DIR/table.md with the paper's numbers beside ours and a per-grid
 // sweep directory; the same command again trains nothing.
 func TestReproduceQuickProGAP(t *testing.T) {
-	data, ok := realDataDir()
+	data, ok := testutil.SharedDatasets()
 	if !ok {
 		t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
 	}

@@ -15,19 +15,28 @@ import (
 // message when neither exists.
 func DataDir(t testing.TB) string {
 	t.Helper()
+	d, ok := SharedDatasets()
+	if !ok {
+		t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
+	}
+	return d
+}
+
+// SharedDatasets is DataDir's lookup for tests that do without the real
+// datasets: the directory, or false when neither place exists.
+func SharedDatasets() (string, bool) {
 	if d := os.Getenv("DPGNN_DATA"); d != "" {
 		if _, err := os.Stat(d); err == nil {
-			return d
+			return d, true
 		}
 	}
 	if root, ok := RepoRoot(); ok {
 		d := filepath.Join(root, "..", "shared", "datasets")
 		if _, err := os.Stat(d); err == nil {
-			return d
+			return d, true
 		}
 	}
-	t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
-	return ""
+	return "", false
 }
 
 // RepoRoot walks up from the working directory to the directory holding go.mod.
