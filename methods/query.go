@@ -171,6 +171,25 @@ func SetInference(out *Outcome, g *graphs.Graph, on func(g *graphs.Graph) (*Infe
 	return nil
 }
 
+// Finish completes the outcome of a model whose private releases all took
+// place: the privacy report of plan, the scores (the softmax of the final
+// logits over every node) and the inference that infer builds, whose query
+// noise comes from the source labelled "METHOD.queries".
+func Finish(ctx *Context, out *Outcome, method string, plan *dp.Plan, logits *G.Node, infer func(qsrc *dp.Source) func(*graphs.Graph) (*Inference, error)) error {
+	rep, err := ctx.Report(plan)
+	if err != nil {
+		return err
+	}
+	g := ctx.Graph
+	out.Privacy = rep
+	out.Scores = Softmax(nn.Values(logits), g.N, g.NumClasses)
+	qsrc, err := ctx.NoiseSource(method + ".queries")
+	if err != nil {
+		return err
+	}
+	return SetInference(out, g, infer(qsrc))
+}
+
 // Lazy returns a QueryFunc that builds the real one with build on its first
 // call (a failed build is retried on the next).
 func Lazy(build func() (QueryFunc, error)) QueryFunc {

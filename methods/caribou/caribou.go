@@ -293,16 +293,10 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := ctx.Report(cal.Plan)
-	if err != nil {
-		return nil, err
-	}
-	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep, Scores: methods.Softmax(nn.Values(mod.Logits), g.N, g.NumClasses)}
-	qsrc, err := ctx.NoiseSource("caribou.queries")
-	if err != nil {
-		return nil, err
-	}
-	return out, methods.SetInference(out, g, m.inference(ctx, s, cal, enc, mod, qsrc))
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
+	return out, methods.Finish(ctx, out, "caribou", cal.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+		return m.inference(ctx, s, cal, enc, mod, qsrc)
+	})
 }
 
 // inference is the trained CARIBOU's query over a graph h: the encoder over

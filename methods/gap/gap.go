@@ -166,16 +166,10 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := ctx.Report(priv.Plan)
-	if err != nil {
-		return nil, err
-	}
-	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep, Scores: methods.Softmax(nn.Values(mod.Logits), g.N, g.NumClasses)}
-	qsrc, err := ctx.NoiseSource("gap.queries")
-	if err != nil {
-		return nil, err
-	}
-	return out, methods.SetInference(out, g, m.inference(ctx, setup, priv, enc, mod, qsrc))
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
+	return out, methods.Finish(ctx, out, "gap", priv.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+		return m.inference(ctx, setup, priv, enc, mod, qsrc)
+	})
 }
 
 // inference is the trained GAP's query over a graph h: the encoder over

@@ -228,15 +228,9 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 	if nap.Adj.Calls != m.cfg.Hops {
 		return nil, nil, nil, fmt.Errorf("progap: the adjacency was multiplied %d times for K=%d (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
 	}
-	if res.Privacy, err = ctx.Report(priv.Plan); err != nil {
-		return nil, nil, nil, err
-	}
-	res.Scores = methods.Softmax(nn.Values(prev.mod.Logits), g.N, g.NumClasses)
-	qsrc, err := ctx.NoiseSource("progap.queries")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := methods.SetInference(res, g, m.inference(ctx, setup, priv, stages, qsrc)); err != nil {
+	if err := methods.Finish(ctx, res, "progap", priv.Plan, prev.mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+		return m.inference(ctx, setup, priv, stages, qsrc)
+	}); err != nil {
 		return nil, nil, nil, err
 	}
 	return res, nap, prev, nil
