@@ -285,7 +285,7 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	// 3. Classifier on [X⁽⁰⁾, X⁽ᴷ⁾] (post-processing at edge level).
 	tr := m.cfg.Training(ctx, s.rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
 	in := []*graphs.Features{layers.DenseFeatures(x0, g.N, width), layers.DenseFeatures(xk, g.N, width)}
-	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier("caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +530,7 @@ func (m *CARIBOU) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	}
 	in := []*graphs.Features{methods.Placeholder(g.N, width, ctx.Seed), methods.Placeholder(g.N, width, ctx.Seed+1)}
 	tr := m.cfg.Training(ctx, s.rate, cal.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier("caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
 	tr := m.cfg.Training(ctx, setup.Rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.cfg.Classifier("gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.cfg.Classifier(ctx.Level, "gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +406,7 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
 	tr := m.cfg.Training(ctx, setup.Rate, priv.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.cfg.Classifier("gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}

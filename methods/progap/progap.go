@@ -114,6 +114,7 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 	if err != nil {
 		return nil, err
 	}
+	dropout, inDropout := m.cfg.DropoutFor(ctx.Level)
 	st := &stage{}
 	var head *layers.MLP
 	names := make([]string, len(inputs))
@@ -128,9 +129,9 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 					for i := 0; i < m.cfg.BaseLayers; i++ {
 						dims = append(dims, m.cfg.Hidden)
 					}
-					cfg := layers.MLPConfig{Dims: dims, Activation: layers.SELU, Norm: norm, Dropout: m.cfg.Dropout}
+					cfg := layers.MLPConfig{Dims: dims, Activation: layers.SELU, Norm: norm, Dropout: dropout}
 					if k == 0 {
-						cfg.InputDropout = m.cfg.InDropout // the raw features
+						cfg.InputDropout = inDropout // the raw features
 					}
 					b, err := layers.NewMLP(mm, fmt.Sprintf("progap.s%d.base%d", s, k), cfg)
 					if err != nil {
@@ -144,7 +145,7 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 				}
 				var err error
 				head, err = layers.NewMLP(mm, fmt.Sprintf("progap.s%d.head", s), layers.MLPConfig{Dims: append(dims, g.NumClasses),
-					Activation: layers.SELU, Norm: norm, Dropout: m.cfg.Dropout, PlainLast: true})
+					Activation: layers.SELU, Norm: norm, Dropout: dropout, PlainLast: true})
 				if err != nil {
 					return nil, nil, err
 				}
