@@ -210,6 +210,44 @@ func TestGradCheckDetectsBrokenGradient(t *testing.T) {
 	}
 }
 
+// TestGradCheckMovesOffKinks: a ReLU pre-activation 1.5e-5 from its kink
+// makes the stencil at h = 1e-4 cross it; the check confirms the entry
+// after moving it and counts the move, while the broken gradient above
+// still fails.
+func TestGradCheckMovesOffKinks(t *testing.T) {
+	m := NewModel(1)
+	// h = x·w = [w0, w0 + 2·w1]: h0 = 1.5e-5 sits next to ReLU's kink.
+	x := m.Input("x", []float64{1, 0, 1, 2}, 2, 2)
+	w := m.NewParam("w", Constant(0), 2, 1)
+	copy(w.Value(), []float64{1.5e-5, 3})
+	var ce *CrossEntropy
+	err := Build(func() error {
+		h := G.Must(G.Mul(x, w.Node))
+		logits := G.Must(G.Concat(1, h, ReLU(h)))
+		var err error
+		if ce, err = NewCrossEntropy(m, logits, "loss"); err != nil {
+			return err
+		}
+		return m.Compile(ce.Mean, []*G.Node{logits})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ce.SetRows([]int{0, 1}, []int{1, 0}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.GradCheck(1e-4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].MaxRel > 1e-6 {
+		t.Fatalf("gradient of w: worst relative error %.3g at %d after the move", res[0].MaxRel, res[0].WorstIdx)
+	}
+	if res[0].Moved != 1 {
+		t.Fatalf("moved %d entries, want 1 (w[0], 1.5e-5 from the ReLU's kink)", res[0].Moved)
+	}
+}
+
 func TestRowNormalizeZeroRowsStayZero(t *testing.T) {
 	m := NewModel(1)
 	x := m.Input("x", []float64{3, 4, 0, 0, 1, 0}, 3, 2)
