@@ -67,8 +67,8 @@ var reproPresets = []reproPreset{
 		what: "cora 70/10/20 edge level gap, progap at ε 1, 8, ∞; node level ε 8 (ratio:0.6:0.2, δ 1e-4, D = 168)",
 		time: "~10 min at 5 runs",
 		doc: "Edge level: the validation-selected configurations of docs/results.md, \"70 / 10 / 20 (--split ratio:0.7:0.2): 5 runs, " +
-			"validation-selected configuration\" (one for ε 1 and 8, one for ∞). Node level: the defaults with public --max-degree 168, " +
-			"as in \"With node-level privacy that holds\". The paper numbers are GAP's row of CARIBOU Table 9 as docs/results.md quotes it; " +
+			"validation-selected configuration\" (one for ε 1 and 8, one for ∞). Node level: the defaults (selected on validation, docs/results.md \"Defaults of GAP and ProGAP\") " +
+			"with public --max-degree 168. The paper numbers are GAP's row of CARIBOU Table 9 as docs/results.md quotes it; " +
 			"the repository has no ProGAP or node-level paper numbers, so those cells are empty.",
 		runs: 5,
 		grids: []reproGrid{
@@ -79,7 +79,7 @@ var reproPresets = []reproPreset{
 				paper: paperCells{"gap": gapCora70Paper}, note: "paper: CARIBOU Table 9, GAP row"},
 			{name: "edge-inf", dataset: "cora", split: "ratio:0.7:0.2", privacy: "edge",
 				methods: []string{"gap", "progap"}, eps: "inf",
-				sets: []string{"gap:--hops 2 --hidden 64 --lr 0.001 --input-dropout 0.5",
+				sets: []string{"gap:--hops 2 --hidden 64 --lr 0.001 --input-dropout 0.5 --dropout 0 --weight-decay 0",
 					"progap:--hops 3 --hidden 32 --dropout 0.5 --weight-decay 1e-3 --input-dropout 0.5"},
 				paper: paperCells{"gap": gapCora70Paper}, note: "paper: CARIBOU Table 9, GAP row"},
 			{name: "node", dataset: "cora", split: "ratio:0.6:0.2", privacy: "node", delta: "1e-4",
@@ -92,7 +92,8 @@ var reproPresets = []reproPreset{
 		name: "caribou-table9", paper: "CARIBOU, Table 9",
 		what: "cora 70/10/20 edge level caribou, gap at ε 1, 8, ∞; chain-s and chain-m at ε 1",
 		time: "~15 min at 5 runs",
-		doc: "The defaults of both methods, as docs/results.md's \"CARIBOU, edge level, cora 70 / 10 / 20 and the chains\" runs them; " +
+		doc: "The defaults of both methods (GAP's selected on validation, docs/results.md \"Defaults of GAP and ProGAP\"; CARIBOU's as " +
+			"docs/results.md's \"CARIBOU, edge level, cora 70 / 10 / 20 and the chains\" runs them); " +
 			"paper numbers from that section (CARIBOU, and CARIBOU / GAP on the chains) and GAP's cora row from " +
 			"\"GAP and ProGAP, edge level, cora, 70 / 10 / 20\".",
 		runs: 5,

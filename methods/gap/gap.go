@@ -30,8 +30,8 @@ type Config struct {
 	EncoderFolds  int `flag:"encoder-folds" help:"k ≥ 2: cross-fit the encoder over k folds of the training nodes and use its class probabilities\n(out-of-fold on training nodes) as X0 — not in the GAP paper; edge level and non-private only. 0: GAP's encoder"`
 }
 
-// DefaultConfig is GAP's setting: aggregation perturbation's defaults and a
-// two-layer encoder trained for 100 epochs.
+// DefaultConfig is aggregation perturbation's defaults (selected on
+// validation) and GAP's two-layer encoder trained for 100 epochs.
 func DefaultConfig() Config {
 	return Config{Config: ap.DefaultConfig(), EncoderLayers: 2, EncoderEpochs: 100}
 }

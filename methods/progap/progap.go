@@ -25,8 +25,8 @@ type Config struct {
 	ap.Config
 }
 
-// DefaultConfig is the paper's fixed setting (lr from its grid {0.01,
-// 0.05}): aggregation perturbation's defaults.
+// DefaultConfig is aggregation perturbation's defaults (selected on
+// validation; the learning rate 0.01 from the paper's grid {0.01, 0.05}).
 func DefaultConfig() Config { return Config{ap.DefaultConfig()} }
 
 // ProGAP is the method with its configuration.

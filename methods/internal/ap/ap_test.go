@@ -102,3 +102,33 @@ func TestEdgeUnit(t *testing.T) {
 		t.Errorf("--edge-unit both: err = %v", err)
 	}
 }
+
+// TestDropoutFor: -1 resolves by level (0.7 between layers and 0.5 on the
+// raw features without noise, 0 under DP-SGD), given values pass through,
+// and values outside [0, 1) other than -1 are refused.
+func TestDropoutFor(t *testing.T) {
+	m := DefaultModules()
+	m.Dropout, m.InDropout = AutoDropout, AutoDropout
+	for _, c := range []struct {
+		level          methods.Level
+		between, input float64
+	}{{methods.None, 0.7, 0.5}, {methods.Edge, 0.7, 0.5}, {methods.Node, 0, 0}} {
+		if b, in := m.DropoutFor(c.level); b != c.between || in != c.input {
+			t.Errorf("auto at %v: %g, %g; want %g, %g", c.level, b, in, c.between, c.input)
+		}
+	}
+	m.Dropout, m.InDropout = 0.3, 0.1
+	if b, in := m.DropoutFor(methods.Node); b != 0.3 || in != 0.1 {
+		t.Errorf("given 0.3, 0.1 at node level: %g, %g", b, in)
+	}
+	for _, bad := range []string{"--dropout 1", "--dropout -0.5", "--input-dropout -2"} {
+		c := DefaultConfig()
+		err := methods.ParseConfigFlags(&c, strings.Fields(bad))
+		if err == nil {
+			err = c.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), "-1: automatic") {
+			t.Errorf("%s: error %v, want a refusal naming -1: automatic", bad, err)
+		}
+	}
+}
