@@ -2,10 +2,13 @@
 # (encoder -> K noisy hops -> classifier over all hops; BatchNorm, SELU,
 # Adam, best-validation restore, as in GAP's code) on cora with a stratified
 # 10% / 20% split, written to check dpgnn's GAP numbers against a second
-# implementation. Not run by CI; needs numpy and torch (Debian: apt-get
-# install python3-torch python3-numpy).
+# implementation. --mode caribou replaces the hops by CARIBOU's perturbed
+# contractive message passing (K times X <- Proj_unit-ball(C_L (a1 Ahat X +
+# (1 - a1) Mean X) + beta X0 + N(0, sigma^2)), Ahat the GCN-normalised
+# adjacency) and classifies [X0, XK]. Not run by CI; needs numpy and torch
+# (Debian: apt-get install python3-torch python3-numpy).
 #
-#   python3 gap_cora.py [--data PATH] [--sigma S] [--hops K] [--cf FOLDS] [--dropout P] [--mode gap|mlp]
+#   python3 gap_cora.py [--data PATH] [--sigma S] [--hops K] [--cf FOLDS] [--dropout P] [--mode gap|mlp|caribou]
 #
 # --data is the cora.npz file (the npz layout dpgnn's loader reads). It
 # defaults to $DPGNN_DATA/cora.npz when DPGNN_DATA is set, else to
@@ -35,7 +38,10 @@ p.add_argument('--epochs', type=int, default=100)
 p.add_argument('--dropout', type=float, default=0.0)
 p.add_argument('--bn', type=int, default=1)
 p.add_argument('--runs', type=int, default=3)
-p.add_argument('--mode', default='gap')  # gap or mlp
+p.add_argument('--mode', default='gap')  # gap, mlp or caribou
+p.add_argument('--lipschitz', type=float, default=0.9)  # caribou: C_L
+p.add_argument('--alpha1', type=float, default=1.0)  # caribou: a1
+p.add_argument('--beta', type=float, default=1.0)  # caribou: beta
 p.add_argument('--share', type=int, default=0)
 p.add_argument('--cf', type=int, default=0)
 a = p.parse_args()
@@ -51,6 +57,8 @@ X[np.repeat(np.arange(n), np.diff(ap)), ai] = torch.tensor(ax, dtype=torch.float
 y = torch.tensor(z['labels'].astype(np.int64))
 C = int(y.max()) + 1
 As = A.to_sparse()
+_d = (A.sum(1) + 1).rsqrt()
+Ahat = (_d[:, None] * (A + torch.eye(n)) * _d[None, :]).to_sparse()  # GCN normalisation
 def split(seed):
     g = np.random.default_rng(seed)
     tr, te, va = [], [], []
@@ -130,6 +138,15 @@ for r in range(a.runs):
         x = P / cnt
     x = x.detach()
     xs = [x]
+    if a.mode == 'caribou':
+        xk = x
+        for _ in range(a.hops):
+            h = a.lipschitz * (a.alpha1 * torch.sparse.mm(Ahat, xk) + (1 - a.alpha1) * xk.mean(0, keepdim=True)) + a.beta * x
+            h = h + a.sigma * torch.randn_like(h)
+            xk = h / h.norm(dim=-1, keepdim=True).clamp(min=1)
+        cl = Cls(2, x.shape[1])
+        res.append(fit(cl, [[x, xk]], tr, va, te))
+        continue
     for _ in range(a.hops):
         x = torch.sparse.mm(As, F.normalize(x, dim=-1))
         x = x + a.sigma * torch.randn_like(x)
