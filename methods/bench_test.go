@@ -32,6 +32,7 @@ func BenchmarkRunCora(b *testing.B) {
 		{"gap-edge-eps1", "gap", methods.Edge, 1, "ratio:0.1:0.2", nil},
 		{"progap-edge-eps1", "progap", methods.Edge, 1, "ratio:0.1:0.2", nil},
 		{"gcon-edge-eps1", "gcon", methods.Edge, 1, "ratio:0.1:0.2", nil},
+		{"caribou-edge-eps1", "caribou", methods.Edge, 1, "ratio:0.1:0.2", nil},
 		{"dpmlp-node-eps8", "mlp", methods.Node, 8, "ratio:0.6:0.2", nil},
 		// cora's largest out-degree is 168: the public bound must cover it
 		{"gap-node-eps8", "gap", methods.Node, 8, "ratio:0.6:0.2", []string{"--max-degree", "168"}},
