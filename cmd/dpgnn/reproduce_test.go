@@ -90,6 +90,37 @@ func TestReproduceQuickProGAP(t *testing.T) {
 	}
 }
 
+// TestReproduceQuickEveryPreset: every other preset runs end to end with
+// --quick on the real datasets (about 10 s in all) and tabulates each of
+// its grids with every row (method or label) and its paper cells.
+func TestReproduceQuickEveryPreset(t *testing.T) {
+	data, ok := testutil.SharedDatasets()
+	if !ok {
+		t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
+	}
+	for _, p := range reproPresets {
+		if p.name == "progap-cora" { // TestReproduceQuickProGAP
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			out, err := runCLI(t, "reproduce", p.name, "--quick", "--out", t.TempDir(), "--data-dir", data, "--workers", "2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range p.grids {
+				if !strings.Contains(out, "## "+g.name+":") {
+					t.Errorf("no table for grid %s:\n%s", g.name, out)
+				}
+				for _, m := range g.methods {
+					if !strings.Contains(out, "| "+m+" | ") {
+						t.Errorf("grid %s: no row %s:\n%s", g.name, m, out)
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestSweepLabelsAndMetric: a method runs twice under labels with its own
 // settings, each label a row; --metric tabulates another metric and an
 // unknown one is refused.
