@@ -2,6 +2,7 @@ package attacks
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -112,6 +113,14 @@ type MIAConfig struct {
 	Seed uint64
 	// Classifier is the attack model (zero value: DefaultClassifier).
 	Classifier ClassifierConfig
+	// Standardize scales each attack feature (the k-th largest posterior)
+	// to zero mean and unit variance over the shadow's rows before the
+	// classifier sees it, and the target's rows with the same statistics.
+	// G-MIA's code feeds the raw sorted posteriors; a method whose
+	// posteriors are nearly uniform (e.g. GCON's softmax of small linear
+	// scores) then leaves the classifier nothing to learn at its
+	// learning rate, and the attack fails rather than the model resisting it.
+	Standardize bool
 }
 
 // MIAResult is the outcome of MIA.
@@ -198,6 +207,20 @@ func MIA(g *graphs.Graph, train Trainer, cfg MIAConfig) (*MIAResult, error) {
 	for _, r := range rows(ps, split.ShadowOut) {
 		x, y = append(x, r), append(y, 0)
 	}
+	if cfg.Standardize {
+		scale := standardizer(x)
+		inner := rows
+		rows = func(p []float64, nodes []int) [][]float64 {
+			rs := inner(p, nodes)
+			for _, r := range rs {
+				scale(r)
+			}
+			return rs
+		}
+		for _, r := range x {
+			scale(r)
+		}
+	}
 	clf, err := TrainClassifier(x, y, cfg.Classifier)
 	if err != nil {
 		return nil, err
@@ -217,4 +240,36 @@ func MIA(g *graphs.Graph, train Trainer, cfg MIAConfig) (*MIAResult, error) {
 	res.TargetTrainAcc = trainers.Accuracy(pred, g.Labels, split.TargetTrain)
 	res.TargetOutAcc = trainers.Accuracy(pred, g.Labels, split.TargetOut)
 	return res, nil
+}
+
+// standardizer returns the map r ↦ (r − mean)/std, column by column, with
+// the means and standard deviations of the rows x (a column without
+// spread is only centred).
+func standardizer(x [][]float64) func(r []float64) {
+	d := len(x[0])
+	mean, std := make([]float64, d), make([]float64, d)
+	for _, r := range x {
+		for j, v := range r {
+			mean[j] += v
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(len(x))
+	}
+	for _, r := range x {
+		for j, v := range r {
+			std[j] += (v - mean[j]) * (v - mean[j])
+		}
+	}
+	for j := range std {
+		std[j] = math.Sqrt(std[j] / float64(len(x)))
+		if !(std[j] > 0) {
+			std[j] = 1
+		}
+	}
+	return func(r []float64) {
+		for j := range r {
+			r[j] = (r[j] - mean[j]) / std[j]
+		}
+	}
 }

@@ -25,10 +25,11 @@ type attackFlags struct {
 	Nodes     int     `flag:"nodes" help:"linkteller: |V_I|, the nodes sampled from the split's test nodes (all of them if fewer)"`
 	Influence float64 `flag:"influence-delta" help:"linkteller: Δ, a query scales one node's features by 1+Δ (LinkTeller's 1e-4)"`
 	PerClass  int     `flag:"mia-per-class" help:"mia: training nodes per class of the target and of the shadow model, non-members as many each\n(0: G-MIA's 90, lowered when a class or the graph is too small)"`
+	Features  string  `flag:"mia-features" help:"mia: the attack classifier's input — sorted (G-MIA's sorted posteriors as they are) or standardized\n(each scaled to zero mean and unit variance over the shadow's nodes; needed when posteriors are nearly uniform)"`
 }
 
 func (a *attackFlags) defaults() {
-	*a = attackFlags{Runs: 1, Nodes: attacks.DefaultNodes, Influence: attacks.DefaultInfluence}
+	*a = attackFlags{Runs: 1, Nodes: attacks.DefaultNodes, Influence: attacks.DefaultInfluence, Features: "sorted"}
 }
 
 // attackRun is one run of an attack in the JSON record.
@@ -115,6 +116,9 @@ func runAttack(cmd *cobra.Command, stdout, stderr io.Writer, m methods.Method, c
 	if atk.PerClass < 0 {
 		return fmt.Errorf("--mia-per-class must be non-negative, got %d", atk.PerClass)
 	}
+	if atk.Features != "sorted" && atk.Features != "standardized" {
+		return fmt.Errorf("--mia-features must be sorted or standardized, got %q", atk.Features)
+	}
 	opts, err := c.options()
 	if err != nil {
 		return err
@@ -185,7 +189,7 @@ func runAttack(cmd *cobra.Command, stdout, stderr io.Writer, m methods.Method, c
 				bar.Plan(m.Epochs())
 				return runs.Run(sub, roleSeed[role], bar)
 			}
-			res, err := attacks.MIA(g, trainer, attacks.MIAConfig{PerClass: atk.PerClass, Seed: seed})
+			res, err := attacks.MIA(g, trainer, attacks.MIAConfig{PerClass: atk.PerClass, Seed: seed, Standardize: atk.Features == "standardized"})
 			if err != nil {
 				return fmt.Errorf("run %d: %w", r+1, err)
 			}

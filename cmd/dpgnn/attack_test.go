@@ -87,6 +87,8 @@ func TestAuditAttackBadInput(t *testing.T) {
 		{[]string{"audit", "gcn", "--attack", "linkteller", "--influence-delta", "0"}, "--influence-delta must be positive"},
 		{[]string{"audit", "gcn", "--attack", "linkteller", "--nodes", "1"}, "--nodes must be at least 2"},
 		{[]string{"audit", "gcn", "--attack", "mia", "--mia-per-class", "1000"}, "--mia-per-class 1000"},
+		{[]string{"audit", "gcn", "--attack", "mia", "--mia-features", "raw"}, "--mia-features must be sorted or standardized"},
+		{[]string{"audit", "gap", "--privacy", "edge", "--epsilon", "1", "--remove-node", "1", "--mia-features", "sorted"}, "--mia-features is for an attack"},
 		{[]string{"audit", "gcn"}, "--attack linkteller"},
 	} {
 		_, err := runCLI(t, tc.args...)

@@ -197,7 +197,7 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			if atk.Attack != "" || cmd.Flags().Changed("attack") {
 				return runAttack(cmd, stdout, stderr, m, &c, &a, &atk)
 			}
-			for _, f := range []string{"runs", "nodes", "influence-delta", "mia-per-class"} {
+			for _, f := range []string{"runs", "nodes", "influence-delta", "mia-per-class", "mia-features"} {
 				if cmd.Flags().Changed(f) {
 					return fmt.Errorf("--%s is for an attack: give --attack linkteller or mia", f)
 				}
