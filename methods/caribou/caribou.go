@@ -332,13 +332,7 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 				l := ctx.Ledger()
 				p.OnRelease = func() { l.Record(methods.LedgerQueries, pcmpEvent(z, gf)) }
 			}
-			var encEval *methods.Evaluator
-			if enc != nil {
-				if encEval, err = enc.NewEvaluator(h.N); err != nil {
-					return nil, err
-				}
-			}
-			clsEval, err := cls.NewEvaluator(h.N)
+			encEval, clsEval, err := ap.QueryEvaluators(enc, cls, h.N)
 			if err != nil {
 				return nil, err
 			}

@@ -192,13 +192,7 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.C
 			if ctx.Private() {
 				ap.RecordNAP(nap, ctx.Ledger(), methods.LedgerQueries, priv.Multiplier, setup.Sensitivity)
 			}
-			var encEval *methods.Evaluator
-			if enc != nil {
-				if encEval, err = enc.NewEvaluator(h.N); err != nil {
-					return nil, err
-				}
-			}
-			clsEval, err := cls.NewEvaluator(h.N)
+			encEval, clsEval, err := ap.QueryEvaluators(enc, cls, h.N)
 			if err != nil {
 				return nil, err
 			}

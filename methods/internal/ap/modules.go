@@ -240,3 +240,16 @@ func (a *Modules) Classifier(level methods.Level, prefix string, classes int, no
 		return head.Forward(nn.SELU(h)), nil, nil
 	}
 }
+
+// QueryEvaluators are the evaluators a query over an n-node graph runs:
+// the encoder's (nil when the method has no encoder, enc nil) and the
+// classifier's.
+func QueryEvaluators(enc, cls *methods.Module, n int) (encEval, clsEval *methods.Evaluator, err error) {
+	if enc != nil {
+		if encEval, err = enc.NewEvaluator(n); err != nil {
+			return nil, nil, err
+		}
+	}
+	clsEval, err = cls.NewEvaluator(n)
+	return encEval, clsEval, err
+}
