@@ -1,9 +1,10 @@
 package graphs
 
 import (
-	"github.com/dpgnn/dpgnn/internal/parallel"
-	"gonum.org/v1/gonum/floats"
 	"sort"
+
+	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 )
 
 // Transpose returns Mᵀ as a new CSR with sorted rows.
@@ -127,34 +128,28 @@ func FromCOO(rows, cols int, src, dst []int, vals []float64) *CSR {
 
 // MulDense computes out = M·X for a dense row-major X of shape Cols×k and
 // writes the Rows×k result into out (which must have length Rows·k; it is
-// overwritten). Rows are processed in parallel over GOMAXPROCS goroutines.
-// Stored zeros (entries removed by sparse dropout) are skipped: they add
-// nothing unless X holds an infinity or NaN.
+// overwritten). Rows are processed in parallel over GOMAXPROCS goroutines,
+// each one sum of scaled rows of X (vec.AxpyIdx) over the row's entries in
+// order. Stored zeros (entries removed by sparse dropout) add ±0, which
+// leaves every sum unchanged unless X holds an infinity or NaN.
 func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	if len(x) != m.Cols*k || len(out) != m.Rows*k {
 		panic("graphs: MulDense shape mismatch") // programming error, not user input
 	}
+	one := []float64{1}
 	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*k : (i+1)*k : (i+1)*k]
 			clear(o)
-			for p := m.Indptr[i]; p < m.Indptr[i+1]; p++ {
-				v := 1.0
-				if m.Data != nil {
-					v = m.Data[p]
-				}
-				if v == 0 {
-					continue // an entry dropped by sparse dropout
-				}
-				j := m.Indices[p]
-				axpy(v, x[j*k:(j+1)*k:(j+1)*k], o)
+			a, b := m.Indptr[i], m.Indptr[i+1]
+			if m.Data == nil {
+				vec.AxpyIdx(o, one, 0, m.Indices[a:b], x, k)
+			} else {
+				vec.AxpyIdx(o, m.Data[a:b], 1, m.Indices[a:b], x, k)
 			}
 		}
 	})
 }
-
-// axpy computes o += v·x for equal-length slices (gonum's SIMD kernel).
-func axpy(v float64, x, o []float64) { floats.AddScaled(o, v, x) }
 
 // UndirectedEdges is the number of unordered pairs {i, j} with an entry
 // i→j or j→i (a self-loop counts once): the edge count of the undirected

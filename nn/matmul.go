@@ -6,6 +6,7 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
@@ -95,8 +96,8 @@ func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	}
 	ga := blas64.General{Rows: a.Shape()[0], Cols: a.Shape()[1], Stride: a.Shape()[1], Data: ad}
 	gb := blas64.General{Rows: b.Shape()[0], Cols: b.Shape()[1], Stride: b.Shape()[1], Data: bd}
-	if n <= narrow && !o.tb {
-		mulNarrow(o.ta, m, n, ga, bd, out)
+	if !o.tb {
+		mulRows(o.ta, m, n, ga, bd, out)
 		return t, nil
 	}
 	if m > 0 && n > 0 && ga.Rows > 0 && ga.Cols > 0 && gb.Rows > 0 && gb.Cols > 0 {
@@ -107,56 +108,29 @@ func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	return t, nil
 }
 
-// narrow is the widest product mulNarrow computes: gonum's Gemm calls an
-// assembly axpy per (row, inner index) pair, whose set-up dominates when a
-// row is a few classes or hidden units wide.
-const narrow = 32
-
-// mulNarrow computes C = op(A)·B (C is m×n, n ≤ narrow) in plain loops,
-// rows split over the cores. Every entry is summed over the inner index l
-// in increasing order, as gonum's serial and blocked Gemm sum it; four
-// consecutive l are added in one pass over a row of C held in registers
-// (s += v₀·b₀; s += v₁·b₁; ... in that order). gonum skips zero factors;
-// here a zero factor inside a block of four adds ±0, which leaves every
-// sum unchanged (a sum starting at +0 never becomes −0), so the result is
-// bit-identical to blas64.Gemm's for finite B.
-func mulNarrow(ta bool, m, n int, a blas64.General, b, c []float64) {
+// mulRows computes C = op(A)·B (C is m×n) one row at a time, rows split
+// over the cores and the inner index in cache-sized blocks: row i of C is the sum over the inner index l, in
+// increasing order, of op(A)[i][l]·B[l,:] (vec.AxpySeq, AVX on amd64).
+// gonum's serial and blocked Gemm sum every entry in the same order, one
+// rounded product at a time; gonum skips zero factors, where this adds ±0,
+// which leaves every sum unchanged (a sum starting at +0 never becomes −0),
+// so the result is bit-identical to blas64.Gemm's for finite B.
+func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) {
 	// op(A)[i][l] is ad[i*ri + l*li].
 	k, ri, li := a.Cols, a.Stride, 1
 	if ta {
 		k, ri, li = a.Rows, 1, a.Stride
 	}
 	ad := a.Data
+	// The inner index runs in blocks of rows of B that fit a core's L2
+	// cache (128 KB), each block added to every row of the chunk in turn.
+	kb := max(16, (128<<10)/8/max(n, 1))
 	parallel.Rows(m, m*n*k, func(lo, hi int) {
 		clear(c[lo*n : hi*n])
-		for i := lo; i < hi; i++ {
-			ci := c[i*n : (i+1)*n : (i+1)*n]
-			p := i * ri
-			l := 0
-			for ; l+4 <= k; l += 4 {
-				q := p + l*li
-				v0, v1, v2, v3 := ad[q], ad[q+li], ad[q+2*li], ad[q+3*li]
-				if v0 == 0 && v1 == 0 && v2 == 0 && v3 == 0 {
-					continue
-				}
-				o := l * n
-				b0, b1, b2, b3 := b[o:o+n:o+n], b[o+n:o+2*n:o+2*n], b[o+2*n:o+3*n:o+3*n], b[o+3*n:o+4*n:o+4*n]
-				b0, b1, b2, b3 = b0[:len(ci)], b1[:len(ci)], b2[:len(ci)], b3[:len(ci)]
-				for j := range ci {
-					s := ci[j]
-					s += v0 * b0[j]
-					s += v1 * b1[j]
-					s += v2 * b2[j]
-					s += v3 * b3[j]
-					ci[j] = s
-				}
-			}
-			for ; l < k; l++ {
-				if v := ad[p+l*li]; v != 0 {
-					for j, w := range b[l*n : (l+1)*n] {
-						ci[j] += v * w
-					}
-				}
+		for l0 := 0; l0 < k; l0 += kb {
+			l1 := min(l0+kb, k)
+			for i := lo; i < hi; i++ {
+				vec.AxpySeq(c[i*n:(i+1)*n], ad[i*ri+l0*li:], li, l1-l0, b[l0*n:], n)
 			}
 		}
 	})

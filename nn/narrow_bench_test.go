@@ -8,39 +8,50 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
-// BenchmarkNarrow sets the narrow-product kernel against gonum's Gemm on a
-// GCN output layer's products: H·W (2708×64 · 64×7) and Hᵀ·G (64×2708 ·
-// 2708×7).
+// BenchmarkMulRows sets the row kernel against gonum's Gemm on a GCN's
+// products on cora: the output layer's H·W (2708×64 · 64×7) and Hᵀ·G
+// (64×2708 · 2708×7), a hidden layer's H·W (2708×64 · 64×64) and Hᵀ·G
+// (64×2708 · 2708×64), and dense features times a first layer
+// (2708×1433 · 1433×32).
 //
-//	go test ./nn -run '^$' -bench Narrow
-func BenchmarkNarrow(b *testing.B) {
+//	go test ./nn -run '^$' -bench MulRows
+func BenchmarkMulRows(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	const rows, hidden, classes = 2708, 64, 7
-	h := blas64.General{Rows: rows, Cols: hidden, Stride: hidden, Data: randSlice(rng, rows*hidden)}
+	const rows = 2708
 	for _, tc := range []struct {
-		name string
-		ta   bool
-		m, k int // C is m×classes, the inner size is k
+		name    string
+		ta      bool
+		m, k, n int // C is m×n, the inner size is k
 	}{
-		{"NotNot", false, rows, hidden},
-		{"TransNot", true, hidden, rows},
+		{"NotNot/64x7", false, rows, 64, 7},
+		{"TransNot/64x7", true, 64, rows, 7},
+		{"NotNot/64x64", false, rows, 64, 64},
+		{"TransNot/64x64", true, 64, rows, 64},
+		{"NotNot/1433x32", false, rows, 1433, 32},
+		{"TransNot/1433x32", true, 1433, rows, 32},
+		{"TransNot/1433x64", true, 1433, rows, 64},
 	} {
-		bd := randSlice(rng, tc.k*classes)
-		c := make([]float64, tc.m*classes)
+		ar, ac := tc.m, tc.k
+		if tc.ta {
+			ar, ac = tc.k, tc.m
+		}
+		a := blas64.General{Rows: ar, Cols: ac, Stride: ac, Data: randSlice(rng, ar*ac)}
+		bd := randSlice(rng, tc.k*tc.n)
+		c := make([]float64, tc.m*tc.n)
 		tr := blas.NoTrans
 		if tc.ta {
 			tr = blas.Trans
 		}
 		b.Run(tc.name+"/own", func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				mulNarrow(tc.ta, tc.m, classes, h, bd, c)
+			for b.Loop() {
+				mulRows(tc.ta, tc.m, tc.n, a, bd, c)
 			}
 		})
 		b.Run(tc.name+"/gonum", func(b *testing.B) {
-			gb := blas64.General{Rows: tc.k, Cols: classes, Stride: classes, Data: bd}
-			gc := blas64.General{Rows: tc.m, Cols: classes, Stride: classes, Data: c}
-			for i := 0; i < b.N; i++ {
-				blas64.Gemm(tr, blas.NoTrans, 1, h, gb, 0, gc)
+			gb := blas64.General{Rows: tc.k, Cols: tc.n, Stride: tc.n, Data: bd}
+			gc := blas64.General{Rows: tc.m, Cols: tc.n, Stride: tc.n, Data: c}
+			for b.Loop() {
+				blas64.Gemm(tr, blas.NoTrans, 1, a, gb, 0, gc)
 			}
 		})
 	}

@@ -1,0 +1,10 @@
+// Package vec holds dpgnn's float64 row kernels: the sums of scaled rows
+// that sparse and dense products are made of, in AVX assembly on amd64
+// with a pure-Go fallback elsewhere (and on CPUs without AVX).
+//
+// Every kernel adds its terms in increasing order, each product rounded
+// before it is added (never a fused multiply-add), so results are
+// bit-identical to the scalar loop dst[j] += v·b[j] over the terms in
+// order, to gonum's axpy and to gonum's Gemm (which sums each entry over
+// the inner index in increasing order), on every architecture.
+package vec

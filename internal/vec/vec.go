@@ -1,0 +1,71 @@
+package vec
+
+import "fmt"
+
+// AxpyIdx adds the rows idx[0], idx[1], ... of b (row-major, ldb values per
+// row) scaled by vals[0], vals[vinc], vals[2·vinc], ... to dst, in that
+// order: dst[j] += vals[p·vinc]·b[idx[p]·ldb+j] for j < len(dst). vinc 0
+// scales every row by vals[0]. It panics if a row or a factor lies outside
+// its slice (a programming error: callers pass validated matrices).
+func AxpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
+	n, k := len(dst), len(idx)
+	if n == 0 || k == 0 {
+		return
+	}
+	checkVals(vals, vinc, k)
+	hi, lo := idx[0], idx[0]
+	for _, r := range idx {
+		hi, lo = max(hi, r), min(lo, r)
+	}
+	if lo < 0 || n > ldb || hi*ldb+n > len(b) {
+		panic(fmt.Sprintf("vec: AxpyIdx rows %d..%d of width %d outside %d values with stride %d", lo, hi, n, len(b), ldb))
+	}
+	axpyIdx(dst, vals, vinc, idx, b, ldb)
+}
+
+// AxpySeq adds the first k rows of b (row-major, ldb values per row) scaled
+// by vals[0], vals[vinc], ... to dst, in order: dst[j] += vals[l·vinc]·b[l·ldb+j]
+// for l < k and j < len(dst). It is one row of a dense product
+// C[i,:] = Σ_l A[i,l]·B[l,:] with A's row (or column, vinc = its stride)
+// in vals.
+func AxpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
+	n := len(dst)
+	if n == 0 || k <= 0 {
+		return
+	}
+	checkVals(vals, vinc, k)
+	if n > ldb || (k-1)*ldb+n > len(b) {
+		panic(fmt.Sprintf("vec: AxpySeq %d rows of width %d outside %d values with stride %d", k, n, len(b), ldb))
+	}
+	axpySeq(dst, vals, vinc, k, b, ldb)
+}
+
+func checkVals(vals []float64, vinc, k int) {
+	if vinc < 0 || len(vals) == 0 || (k-1)*vinc >= len(vals) {
+		panic(fmt.Sprintf("vec: %d factors with stride %d outside %d values", k, vinc, len(vals)))
+	}
+}
+
+// axpyIdxGo and axpySeqGo are the kernels in Go. The explicit conversion
+// float64(v*x) rounds the product, so no compiler fuses it with the sum.
+func axpyIdxGo(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
+	n := len(dst)
+	for p, r := range idx {
+		v := vals[p*vinc]
+		row := b[r*ldb : r*ldb+n]
+		for j, x := range row {
+			dst[j] += float64(v * x)
+		}
+	}
+}
+
+func axpySeqGo(dst, vals []float64, vinc, k int, b []float64, ldb int) {
+	n := len(dst)
+	for l := 0; l < k; l++ {
+		v := vals[l*vinc]
+		row := b[l*ldb : l*ldb+n]
+		for j, x := range row {
+			dst[j] += float64(v * x)
+		}
+	}
+}

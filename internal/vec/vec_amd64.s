@@ -1,0 +1,243 @@
+#include "textflag.h"
+
+// Masks for the last 1, 2 or 3 columns of a row (VMASKMOVPD).
+DATA tailmask<>+0(SB)/8, $-1
+DATA tailmask<>+8(SB)/8, $0
+DATA tailmask<>+16(SB)/8, $0
+DATA tailmask<>+24(SB)/8, $0
+DATA tailmask<>+32(SB)/8, $-1
+DATA tailmask<>+40(SB)/8, $-1
+DATA tailmask<>+48(SB)/8, $0
+DATA tailmask<>+56(SB)/8, $0
+DATA tailmask<>+64(SB)/8, $-1
+DATA tailmask<>+72(SB)/8, $-1
+DATA tailmask<>+80(SB)/8, $-1
+DATA tailmask<>+88(SB)/8, $0
+GLOBL tailmask<>(SB), RODATA|NOPTR, $96
+
+// Register use in both kernels:
+//   DI  the current block of dst      CX  columns left
+//   SI  vals                          DX  vinc in bytes
+//   R9  k (terms)                     R10 b, offset to the current block
+//   R11 ldb in bytes                  AX  term counter
+//   R13 the current factor            BX  the current row of b
+//   Y0–Y3 the block's sums, Y4 the broadcast factor, Y5–Y8 products.
+// Each term is VMULPD then VADDPD: the product is rounded before the sum.
+
+// func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int)
+TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ vals+16(FP), SI
+	MOVQ vinc+24(FP), DX
+	SHLQ $3, DX
+	MOVQ idx+32(FP), R8
+	MOVQ k+40(FP), R9
+	MOVQ b+48(FP), R10
+	MOVQ ldb+56(FP), R11
+	SHLQ $3, R11
+
+idx16:
+	CMPQ CX, $16
+	JLT  idx4
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	MOVQ SI, R13
+	XORQ AX, AX
+
+idx16loop:
+	CMPQ AX, R9
+	JGE  idx16done
+	VBROADCASTSD (R13), Y4
+	MOVQ (R8)(AX*8), BX
+	IMULQ R11, BX
+	ADDQ R10, BX
+	VMULPD (BX), Y4, Y5
+	VMULPD 32(BX), Y4, Y6
+	VMULPD 64(BX), Y4, Y7
+	VMULPD 96(BX), Y4, Y8
+	VADDPD Y5, Y0, Y0
+	VADDPD Y6, Y1, Y1
+	VADDPD Y7, Y2, Y2
+	VADDPD Y8, Y3, Y3
+	ADDQ DX, R13
+	INCQ AX
+	JMP  idx16loop
+
+idx16done:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, R10
+	SUBQ $16, CX
+	JMP  idx16
+
+idx4:
+	CMPQ CX, $4
+	JLT  idxtail
+	VMOVUPD (DI), Y0
+	MOVQ SI, R13
+	XORQ AX, AX
+
+idx4loop:
+	CMPQ AX, R9
+	JGE  idx4done
+	VBROADCASTSD (R13), Y4
+	MOVQ (R8)(AX*8), BX
+	IMULQ R11, BX
+	ADDQ R10, BX
+	VMULPD (BX), Y4, Y5
+	VADDPD Y5, Y0, Y0
+	ADDQ DX, R13
+	INCQ AX
+	JMP  idx4loop
+
+idx4done:
+	VMOVUPD Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, R10
+	SUBQ $4, CX
+	JMP  idx4
+
+idxtail:
+	TESTQ CX, CX
+	JZ    idxret
+	LEAQ  tailmask<>(SB), BX
+	DECQ  CX
+	SHLQ  $5, CX
+	VMOVDQU (BX)(CX*1), Y6
+	VMASKMOVPD (DI), Y6, Y0
+	MOVQ SI, R13
+	XORQ AX, AX
+
+idxtailloop:
+	CMPQ AX, R9
+	JGE  idxtaildone
+	VBROADCASTSD (R13), Y4
+	MOVQ (R8)(AX*8), BX
+	IMULQ R11, BX
+	ADDQ R10, BX
+	VMASKMOVPD (BX), Y6, Y5
+	VMULPD Y5, Y4, Y5
+	VADDPD Y5, Y0, Y0
+	ADDQ DX, R13
+	INCQ AX
+	JMP  idxtailloop
+
+idxtaildone:
+	VMASKMOVPD Y0, Y6, (DI)
+
+idxret:
+	VZEROUPPER
+	RET
+
+// func axpySeqAVX(dst *float64, n int, vals *float64, vinc int, k int, b *float64, ldb int)
+TEXT ·axpySeqAVX(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ vals+16(FP), SI
+	MOVQ vinc+24(FP), DX
+	SHLQ $3, DX
+	MOVQ k+32(FP), R9
+	MOVQ b+40(FP), R10
+	MOVQ ldb+48(FP), R11
+	SHLQ $3, R11
+
+seq16:
+	CMPQ CX, $16
+	JLT  seq4
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	MOVQ SI, R13
+	MOVQ R10, BX
+	XORQ AX, AX
+
+seq16loop:
+	CMPQ AX, R9
+	JGE  seq16done
+	VBROADCASTSD (R13), Y4
+	VMULPD (BX), Y4, Y5
+	VMULPD 32(BX), Y4, Y6
+	VMULPD 64(BX), Y4, Y7
+	VMULPD 96(BX), Y4, Y8
+	VADDPD Y5, Y0, Y0
+	VADDPD Y6, Y1, Y1
+	VADDPD Y7, Y2, Y2
+	VADDPD Y8, Y3, Y3
+	ADDQ DX, R13
+	ADDQ R11, BX
+	INCQ AX
+	JMP  seq16loop
+
+seq16done:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, R10
+	SUBQ $16, CX
+	JMP  seq16
+
+seq4:
+	CMPQ CX, $4
+	JLT  seqtail
+	VMOVUPD (DI), Y0
+	MOVQ SI, R13
+	MOVQ R10, BX
+	XORQ AX, AX
+
+seq4loop:
+	CMPQ AX, R9
+	JGE  seq4done
+	VBROADCASTSD (R13), Y4
+	VMULPD (BX), Y4, Y5
+	VADDPD Y5, Y0, Y0
+	ADDQ DX, R13
+	ADDQ R11, BX
+	INCQ AX
+	JMP  seq4loop
+
+seq4done:
+	VMOVUPD Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, R10
+	SUBQ $4, CX
+	JMP  seq4
+
+seqtail:
+	TESTQ CX, CX
+	JZ    seqret
+	LEAQ  tailmask<>(SB), BX
+	DECQ  CX
+	SHLQ  $5, CX
+	VMOVDQU (BX)(CX*1), Y6
+	VMASKMOVPD (DI), Y6, Y0
+	MOVQ SI, R13
+	MOVQ R10, BX
+	XORQ AX, AX
+
+seqtailloop:
+	CMPQ AX, R9
+	JGE  seqtaildone
+	VBROADCASTSD (R13), Y4
+	VMASKMOVPD (BX), Y6, Y5
+	VMULPD Y5, Y4, Y5
+	VADDPD Y5, Y0, Y0
+	ADDQ DX, R13
+	ADDQ R11, BX
+	INCQ AX
+	JMP  seqtailloop
+
+seqtaildone:
+	VMASKMOVPD Y0, Y6, (DI)
+
+seqret:
+	VZEROUPPER
+	RET
