@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"hash"
+	"sync"
 
 	"github.com/chewxy/hm"
 	"github.com/dpgnn/dpgnn/internal/parallel"
@@ -100,6 +101,10 @@ func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 		mulRows(o.ta, m, n, ga, bd, out)
 		return t, nil
 	}
+	if !o.ta && o.tb && m > 0 && n > 0 && ga.Cols > 0 {
+		mulDots(m, n, ga, gb, out)
+		return t, nil
+	}
 	if m > 0 && n > 0 && ga.Rows > 0 && ga.Cols > 0 && gb.Rows > 0 && gb.Cols > 0 {
 		blas64.Gemm(trans(o.ta), trans(o.tb), 1, ga, gb, 0, blas64.General{Rows: m, Cols: n, Stride: n, Data: out})
 	} else {
@@ -109,7 +114,8 @@ func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 }
 
 // mulRows computes C = op(A)·B (C is m×n) one row at a time, rows split
-// over the cores and the inner index in cache-sized blocks: row i of C is the sum over the inner index l, in
+// over the cores and the inner index in cache-sized blocks: row i of C is
+// the sum over the inner index l, in
 // increasing order, of op(A)[i][l]·B[l,:] (vec.AxpySeq, AVX on amd64).
 // gonum's serial and blocked Gemm sum every entry in the same order, one
 // rounded product at a time; gonum skips zero factors, where this adds ±0,
@@ -135,6 +141,75 @@ func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) {
 		}
 	})
 }
+
+// mulDots computes C = A·Bᵀ (A is m×k, B is n×k, C is m×n) in the order
+// gonum's Gemm sums it, so the result is bit-identical, but as sums of
+// scaled rows of Bᵀ (vec.AxpySeq) instead of one short dot product per
+// entry. gonum takes every entry as a dot product (f64.DotUnitary) over
+// the whole inner range, or, when C has at least four 64×64 blocks, over
+// blocks of 64 added to the entry in turn; DotUnitary adds x[l]·y[l] into
+// four partial sums s₀…s₃ by l mod 4 over whole groups of four, the
+// remaining 1–3 terms into s₀, and returns (s₁+s₃) + (s₀+s₂). Here the
+// four partial sums of a row are four rows of scratch, each one strided
+// sum of rows of Bᵀ.
+func mulDots(m, n int, a, b blas64.General, c []float64) {
+	k := a.Cols
+	kb := k
+	if blocks64(m)*blocks64(n) >= 4 {
+		kb = 64
+	}
+	bt := getScratch(k * n)
+	defer putScratch(bt)
+	for j := 0; j < n; j++ {
+		for l, v := range b.Data[j*b.Stride : j*b.Stride+k] {
+			(*bt)[l*n+j] = v
+		}
+	}
+	parallel.Rows(m, m*n*k, func(lo, hi int) {
+		sp := getScratch(4 * n)
+		defer putScratch(sp)
+		s := *sp
+		s0, s1, s2, s3 := s[:n], s[n:2*n], s[2*n:3*n], s[3*n:]
+		clear(c[lo*n : hi*n])
+		for i := lo; i < hi; i++ {
+			ci := c[i*n : (i+1)*n]
+			for l0 := 0; l0 < k; l0 += kb {
+				size := min(kb, k-l0)
+				q := size / 4
+				clear(s)
+				ai := a.Data[i*a.Stride+l0:]
+				if q > 0 {
+					for r, sr := range [4][]float64{s0, s1, s2, s3} {
+						vec.AxpySeq(sr, ai[r:], 4, q, (*bt)[(l0+r)*n:], 4*n)
+					}
+				}
+				if t := size - 4*q; t > 0 {
+					vec.AxpySeq(s0, ai[4*q:], 1, t, (*bt)[(l0+4*q)*n:], n)
+				}
+				for j := range ci {
+					ci[j] += (s1[j] + s3[j]) + (s0[j] + s2[j])
+				}
+			}
+		}
+	})
+}
+
+// blocks64 is the number of 64-wide blocks gonum splits a size into.
+func blocks64(x int) int { return (x + 63) / 64 }
+
+var scratch sync.Pool
+
+// getScratch returns a pooled slice of length n (contents undefined).
+func getScratch(n int) *[]float64 {
+	p, _ := scratch.Get().(*[]float64)
+	if p == nil {
+		p = new([]float64)
+	}
+	*p = resize(*p, n)
+	return p
+}
+
+func putScratch(p *[]float64) { scratch.Put(p) }
 
 // SymDiff of C = op(A)·op(B) with output gradient G:
 // dA = G·op(B)ᵀ (ta unset) or op(B)·Gᵀ (ta set);

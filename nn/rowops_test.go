@@ -268,6 +268,39 @@ func TestMulRowsMatchesGemm(t *testing.T) {
 	}
 }
 
+// TestMulDotsMatchesGemm: A·Bᵀ as sums of rows gives gonum's Gemm result
+// bit for bit, on sizes gonum takes whole (fewer than four 64×64 blocks of
+// C) and in blocks of 64 inner indices, with inner sizes that leave 0–3
+// terms after the groups of four.
+func TestMulDotsMatchesGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {3, 5, 1}, {64, 9, 64}, {2708, 7, 64}, {100, 70, 100}, {300, 130, 200}, {130, 66, 9}} {
+		m, k, n := sz[0], sz[1], sz[2]
+		ad := make([]float64, m*k)
+		for i := range ad {
+			if rng.Float64() < 0.3 {
+				continue
+			}
+			ad[i] = rng.NormFloat64() * math.Exp(4*rng.NormFloat64())
+		}
+		bd := randSlice(rng, n*k)
+		a := blas64.General{Rows: m, Cols: k, Stride: k, Data: ad}
+		b := blas64.General{Rows: n, Cols: k, Stride: k, Data: bd}
+		want := make([]float64, m*n)
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, blas64.General{Rows: m, Cols: n, Stride: n, Data: want})
+		got := make([]float64, m*n)
+		for i := range got {
+			got[i] = math.NaN()
+		}
+		mulDots(m, n, a, b, got)
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%v: entry %d = %v, Gemm %v", sz, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 // TestRowSumsMatchGorgonia: RowSums and its gradient agree exactly with
 // gorgonia's Sum along axis 1.
 func TestRowSumsMatchGorgonia(t *testing.T) {
