@@ -103,12 +103,11 @@ func (reluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) 
 	}
 	t, out := output(prealloc, x.Shape()...)
 	parallel.Rows(len(out), len(out), func(lo, hi int) {
+		o := out[lo:hi]
 		for i, v := range xd[lo:hi] {
-			if !(v < 0) {
-				out[lo+i] = v
-			} else {
-				out[lo+i] = 0
-			}
+			u := math.Float64bits(v)
+			neg, _ := signMasks(u)
+			o[i] = math.Float64frombits(u &^ neg)
 		}
 	})
 	return t, nil
@@ -130,15 +129,26 @@ func (reluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	}
 	t, out := output(prealloc, x.Shape()...)
 	parallel.Rows(len(out), len(out), func(lo, hi int) {
+		o, d := out[lo:hi], dy[lo:hi]
 		for i, v := range xd[lo:hi] {
-			if v >= 0 {
-				out[lo+i] = dy[lo+i]
-			} else {
-				out[lo+i] = 0
-			}
+			neg, number := signMasks(math.Float64bits(v))
+			o[i] = math.Float64frombits(math.Float64bits(d[i]) & number &^ neg)
 		}
 	})
 	return t, nil
+}
+
+// signMasks classifies the float64 with bits u without a branch (a
+// comparison of random signs mispredicts half the time, and Go selects
+// floats with branches): neg is all ones when the value is < 0 (not −0,
+// not NaN), number all ones when it is not NaN; zero otherwise. ReLU keeps
+// u &^ neg (x unless x < 0: −0 and NaN pass, as in !(x < 0)); its gradient
+// keeps dy where number &^ neg (x ≥ 0).
+func signMasks(u uint64) (neg, number uint64) {
+	a := u &^ (1 << 63)                           // |x|
+	nonzero := (a + (1<<63 - 1)) >> 63            // 1 if |x| > 0
+	isNum := ((0x7ff0000000000000 - a) >> 63) ^ 1 // 1 if |x| ≤ ∞
+	return uint64(int64(u)>>63) & -(nonzero & isNum), -isNum
 }
 
 // rowVecOp combines every row of an (N, d) matrix with a (d) vector:
