@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/dpgnn/dpgnn/graphs"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -162,136 +161,6 @@ func (m *Model) Input(name string, data []float64, rows, cols int) *G.Node {
 func SetValue(n *G.Node, data []float64) error {
 	t := tensor.New(tensor.WithShape(n.Shape()...), tensor.WithBacking(data))
 	return G.Let(n, t)
-}
-
-// dropout keeps an input mask node that holds Bernoulli(1−p)/(1−p) draws in
-// training mode and ones in evaluation mode. Masks come from the model's
-// seeded stream, so runs repeat exactly (gorgonia's own Dropout does not
-// take a seed).
-type dropout struct {
-	mask *G.Node
-	p    float64
-	rng  *rand.Rand
-	buf  []float64
-	// onTrainPath is false for masks the training machine never runs (an
-	// evaluation path over all nodes): they stay all ones.
-	onTrainPath bool
-	ones        bool // buf currently holds ones
-}
-
-func (d *dropout) SetTraining(t bool) {
-	if t && !d.onTrainPath {
-		t = false
-	}
-	if !t && d.ones {
-		return
-	}
-	d.ones = !t
-	if t && d.p > 0 {
-		keep, drop := 1/(1-d.p), dropThreshold(d.p)
-		for i := range d.buf {
-			if d.rng.Uint64()&(1<<53-1) < drop {
-				d.buf[i] = 0
-			} else {
-				d.buf[i] = keep
-			}
-		}
-	} else {
-		for i := range d.buf {
-			d.buf[i] = 1
-		}
-	}
-}
-
-// dropThreshold is the integer form of the test rng.Float64() < p: Float64
-// is the low 53 bits of Uint64 divided by 2⁵³, and an integer x satisfies
-// x/2⁵³ < p exactly when x < ⌈p·2⁵³⌉, so comparing the bits with the
-// threshold draws the same masks without the conversion.
-func dropThreshold(p float64) uint64 { return uint64(math.Ceil(p * (1 << 53))) }
-
-// Dropout returns x with each entry zeroed with probability p during
-// training (survivors scaled by 1/(1−p)); identity in evaluation.
-func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
-	if p <= 0 {
-		return x
-	}
-	s := x.Shape()
-	size := s.TotalSize()
-	d := &dropout{p: p, rng: m.rng, buf: make([]float64, size), onTrainPath: true}
-	t := tensor.New(tensor.WithShape(s...), tensor.WithBacking(d.buf))
-	d.mask = G.NewTensor(m.G, tensor.Float64, s.Dims(), G.WithShape(s...), G.WithName(fmt.Sprintf("dropout%d.mask", len(m.modal))), G.WithValue(t))
-	// ones until the first training run draws a mask: building a path
-	// (an evaluation path added later) consumes nothing from the stream
-	d.SetTraining(false)
-	m.modal = append(m.modal, d)
-	return G.Must(G.HadamardProd(x, d.mask))
-}
-
-// sparseDropout rewrites the values of a constant sparse matrix: in training
-// each stored entry is kept with probability 1−p and scaled by 1/(1−p).
-type sparseDropout struct {
-	s    *Sparse
-	orig []float64
-	mine *graphs.CSR // the copy whose values we rewrite; s.A != mine after a Set
-	p    float64
-	rng  *rand.Rand
-	// offTrainPath is set for inputs only evaluation machines multiply
-	// (the all-nodes copy of the features): they keep their clean values,
-	// and no mask is drawn for them at every training step.
-	offTrainPath bool
-	clean        bool // mine holds the clean values
-}
-
-func (d *sparseDropout) SetTraining(t bool) {
-	if d.s.A != d.mine {
-		// New rows were set (a batch refill) since the last rewrite: they
-		// are the clean values.
-		d.capture()
-	}
-	if d.offTrainPath {
-		t = false
-	}
-	if !t && d.clean {
-		return
-	}
-	d.clean = !t
-	keep, drop := 1/(1-d.p), dropThreshold(d.p)
-	for k, v := range d.orig {
-		if t && d.rng.Uint64()&(1<<53-1) < drop {
-			d.mine.Data[k] = 0
-		} else if t {
-			d.mine.Data[k] = v * keep
-		} else {
-			d.mine.Data[k] = v
-		}
-	}
-}
-
-// capture records the current values of s as the clean ones and points s
-// at a private copy whose values dropout rewrites.
-func (d *sparseDropout) capture() {
-	d.orig = make([]float64, d.s.A.NNZ())
-	for k := range d.orig {
-		d.orig[k] = d.s.A.Value(k)
-	}
-	a := *d.s.A
-	a.Data = append([]float64(nil), d.orig...)
-	d.mine = &a
-	d.s.A = &a
-	d.clean = true
-}
-
-// SparseDropout applies dropout to the stored entries of s (bag-of-words
-// input features) in training mode. The values are rewritten in place on a
-// private copy before each run; rows set later with s.Set (a batch refill)
-// are picked up at the next mode switch, so call Set before Step.
-func (m *Model) SparseDropout(s *Sparse, p float64) {
-	if p <= 0 {
-		return
-	}
-	d := &sparseDropout{s: s, p: p, rng: m.rng}
-	d.capture()
-	m.modal = append(m.modal, d)
 }
 
 // BatchStandardize standardises each column over the rows of x (BatchNorm
@@ -556,15 +425,19 @@ func (m *Model) markTrainPath(sub *G.ExprGraph) {
 		in[n] = true
 	}
 	trained := map[*Sparse]bool{} // sparse inputs the training machine multiplies
+	masked := map[*dropout]bool{} // dropout masks it applies
 	for n := range in {
-		if op, ok := n.Op().(*spmmOp); ok {
+		switch op := n.Op().(type) {
+		case *spmmOp:
 			trained[op.s] = true
+		case maskOp:
+			masked[op.d] = true
 		}
 	}
 	for _, x := range m.modal {
 		switch d := x.(type) {
 		case *dropout:
-			d.onTrainPath = in[d.mask]
+			d.onTrainPath = masked[d]
 		case *sparseDropout:
 			d.offTrainPath = !trained[d.s]
 		}

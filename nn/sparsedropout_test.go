@@ -2,7 +2,7 @@ package nn
 
 import (
 	"math"
-	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -19,10 +19,11 @@ func binaryRows(rows, cols, perRow int) *graphs.CSR {
 	return a // Data nil: every stored value is 1
 }
 
-// TestSparseDropoutFollowsBatchRefills: dropout acts on the rows set last
-// (a batch refill replaces the matrix), at rate p with survivors scaled by
-// 1/(1−p); evaluation mode restores those rows' values; the caller's matrix
-// is never written.
+// TestSparseDropoutFollowsBatchRefills: in training the matrix holds only
+// the kept entries of the rows set last (a batch refill replaces the
+// matrix), about 1−p of them, scaled by 1/(1−p), in their rows and columns;
+// evaluation mode restores those rows; the caller's matrix is never
+// written.
 func TestSparseDropoutFollowsBatchRefills(t *testing.T) {
 	m := NewModel(3)
 	s := NewSparse("X", &graphs.CSR{Rows: 400, Cols: 50, Indptr: make([]int, 401)}) // empty at build time
@@ -32,67 +33,103 @@ func TestSparseDropoutFollowsBatchRefills(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.SetTraining(true)
-	zero, kept := 0, 0
-	for k := 0; k < s.A.NNZ(); k++ {
-		switch v := s.A.Value(k); {
-		case v == 0:
-			zero++
-		case math.Abs(v-1/0.7) < 1e-12:
-			kept++
-		default:
-			t.Fatalf("entry %d = %v, want 0 or 1/0.7", k, v)
+	a := s.A
+	if a == batch {
+		t.Fatal("training mode left the batch in place")
+	}
+	for i := 0; i < a.Rows; i++ {
+		want := batch.Indices[batch.Indptr[i]:batch.Indptr[i+1]]
+		w := 0
+		for k := a.Indptr[i]; k < a.Indptr[i+1]; k++ {
+			if v := a.Value(k); math.Abs(v-1/0.7) > 1e-12 {
+				t.Fatalf("kept entry %d = %v, want 1/0.7", k, v)
+			}
+			for w < len(want) && want[w] != a.Indices[k] {
+				w++ // a subsequence of the row's entries, in order
+			}
+			if w == len(want) {
+				t.Fatalf("row %d: kept column %d is not one of the row's %v", i, a.Indices[k], want)
+			}
+			w++
 		}
 	}
-	n := float64(s.A.NNZ())
-	if n != 4000 || zero+kept != 4000 {
-		t.Fatalf("%v stored entries, %d zeroed + %d kept", n, zero, kept)
-	}
-	// 4000 Bernoulli(0.3): sd ≈ 29; 5 sd either side.
-	if math.Abs(float64(zero)-0.3*n) > 5*math.Sqrt(n*0.3*0.7) {
-		t.Fatalf("%d of %v entries dropped, want about %v", zero, n, 0.3*n)
+	n, kept := float64(batch.NNZ()), float64(a.NNZ())
+	// 4000 Bernoulli(0.7): sd ≈ 29; 5 sd either side.
+	if n != 4000 || math.Abs(kept-0.7*n) > 5*math.Sqrt(n*0.3*0.7) {
+		t.Fatalf("%v of %v entries kept, want about %v", kept, n, 0.7*n)
 	}
 	if batch.Data != nil {
 		t.Fatal("dropout wrote into the caller's matrix")
 	}
 	m.SetTraining(false)
-	for k := 0; k < s.A.NNZ(); k++ {
-		if s.A.Value(k) != 1 {
-			t.Fatalf("evaluation mode: entry %d = %v, want the clean 1", k, s.A.Value(k))
-		}
+	if s.A != batch {
+		t.Fatal("evaluation mode did not restore the rows as set")
 	}
 	// A second refill with other rows is picked up too.
 	if err := s.Set(binaryRows(400, 50, 3)); err != nil {
 		t.Fatal(err)
 	}
 	m.SetTraining(true)
-	zero = 0
-	for k := 0; k < s.A.NNZ(); k++ {
-		if s.A.Value(k) == 0 {
-			zero++
-		}
-	}
-	if s.A.NNZ() != 1200 || zero == 0 || zero == 1200 {
-		t.Fatalf("after the second refill: %d entries, %d dropped", s.A.NNZ(), zero)
+	if k := s.A.NNZ(); k == 0 || k == 1200 || s.A.Rows != 400 {
+		t.Fatalf("after the second refill: %d of 1200 entries kept", k)
 	}
 }
 
-// TestDropThresholdIsFloat64Test: comparing the low 53 bits with
-// dropThreshold(p) decides exactly as rng.Float64() < p, at random draws
-// and at the boundary draws ⌊p·2⁵³⌋ and ⌈p·2⁵³⌉.
-func TestDropThresholdIsFloat64Test(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	for _, p := range []float64{1e-9, 0.1, 0.25, 0.5, 0.7, 1.0 / 3, 0.999999} {
-		th := dropThreshold(p)
-		x := p * (1 << 53)
-		cand := []uint64{uint64(math.Floor(x)), uint64(math.Ceil(x)), uint64(math.Floor(x)) - 1, uint64(math.Ceil(x)) + 1}
-		for i := 0; i < 10000; i++ {
-			cand = append(cand, rng.Uint64())
+// TestDropLanes: the drop probability T/2^w of the lane test is p exactly
+// where p·2^w is an integer for some w ≤ 32 (one bit per entry at p = ½),
+// and within 2⁻³² above p otherwise.
+func TestDropLanes(t *testing.T) {
+	for _, tc := range []struct {
+		p float64
+		w uint
+	}{{0.5, 1}, {0.25, 2}, {0.75, 2}, {0.125, 4}, {0.7, 32}, {0.1, 32}, {1.0 / 3, 32}, {1e-9, 32}, {0.999999, 32}} {
+		w, th := dropLanes(tc.p)
+		q := float64(th) / float64(uint64(1)<<w)
+		if w != tc.w || q < tc.p || q-tc.p > 1.0/(1<<32) || (w < 32 && q != tc.p) {
+			t.Errorf("p = %v: lanes of %d bits, threshold %d (probability %v); want %d bits", tc.p, w, th, q, tc.w)
 		}
-		for _, u := range cand {
-			low := u & (1<<53 - 1)
-			if (float64(low)/(1<<53) < p) != (low < th) {
-				t.Fatalf("p=%v draw %d: Float64 test and threshold %d disagree", p, low, th)
+	}
+}
+
+// TestDropoutMasks: masks drop about p of the entries at every lane width,
+// lanes of one draw are independent (pairs of neighbours drop together
+// with probability p²), and a mask is the same on one CPU and on several.
+func TestDropoutMasks(t *testing.T) {
+	const n = 3*maskBlock + 123
+	for _, p := range []float64{0.5, 0.25, 0.7} {
+		get := func(procs int) []bool {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			m := make([]float64, n)
+			fillMask(m, p, 2, 42)
+			d := make([]bool, n)
+			for i, v := range m {
+				if v != 0 && v != 2 {
+					t.Fatalf("mask entry %v, want 0 or 2", v)
+				}
+				d[i] = v == 0
 			}
+			return d
+		}
+		one, many := get(1), get(4)
+		dropped, pairs := 0, 0
+		for i, x := range one {
+			if x != many[i] {
+				t.Fatalf("p = %v: entry %d differs between 1 and 4 CPUs", p, i)
+			}
+			if x {
+				dropped++
+				if i%2 == 1 && one[i-1] {
+					pairs++
+				}
+			}
+		}
+		sd := math.Sqrt(n * p * (1 - p))
+		if math.Abs(float64(dropped)-p*n) > 5*sd {
+			t.Errorf("p = %v: %d of %d dropped", p, dropped, n)
+		}
+		h := float64(n / 2)
+		if math.Abs(float64(pairs)-p*p*h) > 5*math.Sqrt(h*p*p*(1-p*p)) {
+			t.Errorf("p = %v: %d neighbour pairs both dropped, want about %v", p, pairs, p*p*h)
 		}
 	}
 }
