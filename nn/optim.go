@@ -2,6 +2,7 @@ package nn
 
 import (
 	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 	"math"
 )
 
@@ -40,18 +41,12 @@ func (a *Adam) Step(params, grads [][]float64) {
 	a.t++
 	c1 := 1 - math.Pow(a.Beta1, float64(a.t))
 	c2 := 1 - math.Pow(a.Beta2, float64(a.t))
-	step := a.LR / c1
-	b1, b2, wd, eps := a.Beta1, a.Beta2, a.WeightDecay, a.Eps
+	c := vec.AdamCoef{WeightDecay: a.WeightDecay, Beta1: a.Beta1, Beta2: a.Beta2, Step: a.LR / c1, Corr2: c2, Eps: a.Eps}
 	for i, p := range params {
 		g, m, v := grads[i][:len(p)], a.m[i][:len(p)], a.v[i][:len(p)]
 		// element-wise, so large parameters are split over the cores
-		parallel.Rows(len(p), 4*len(p), func(lo, hi int) {
-			for j := lo; j < hi; j++ {
-				gj := g[j] + wd*p[j]
-				m[j] = b1*m[j] + (1-b1)*gj
-				v[j] = b2*v[j] + (1-b2)*gj*gj
-				p[j] -= step * m[j] / (math.Sqrt(v[j]/c2) + eps)
-			}
+		parallel.Rows(len(p), 16*len(p), func(lo, hi int) {
+			vec.AdamStep(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], c)
 		})
 	}
 }

@@ -1,6 +1,9 @@
 package vec
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // AxpyIdx adds the rows idx[0], idx[1], ... of b (row-major, ldb values per
 // row) scaled by vals[0], vals[vinc], vals[2·vinc], ... to dst, in that
@@ -13,14 +16,13 @@ func AxpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
 		return
 	}
 	checkVals(vals, vinc, k)
-	hi, lo := idx[0], idx[0]
-	for _, r := range idx {
-		hi, lo = max(hi, r), min(lo, r)
+	if n > ldb || len(b) < n {
+		panic(fmt.Sprintf("vec: AxpyIdx rows of width %d in %d values with stride %d", n, len(b), ldb))
 	}
-	if lo < 0 || n > ldb || hi*ldb+n > len(b) {
-		panic(fmt.Sprintf("vec: AxpyIdx rows %d..%d of width %d outside %d values with stride %d", lo, hi, n, len(b), ldb))
+	// rows is the number of whole rows in b (the last may lack its padding)
+	if rows := (len(b)-n)/ldb + 1; !axpyIdx(dst, vals, vinc, idx, b, ldb, rows) {
+		panic(fmt.Sprintf("vec: AxpyIdx row index outside the %d rows of width %d", rows, n))
 	}
-	axpyIdx(dst, vals, vinc, idx, b, ldb)
 }
 
 // AxpySeq adds the first k rows of b (row-major, ldb values per row) scaled
@@ -48,15 +50,19 @@ func checkVals(vals []float64, vinc, k int) {
 
 // axpyIdxGo and axpySeqGo are the kernels in Go. The explicit conversion
 // float64(v*x) rounds the product, so no compiler fuses it with the sum.
-func axpyIdxGo(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
+func axpyIdxGo(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
 	n := len(dst)
 	for p, r := range idx {
+		if uint(r) >= uint(rows) {
+			return false
+		}
 		v := vals[p*vinc]
 		row := b[r*ldb : r*ldb+n]
 		for j, x := range row {
 			dst[j] += float64(v * x)
 		}
 	}
+	return true
 }
 
 func axpySeqGo(dst, vals []float64, vinc, k int, b []float64, ldb int) {
@@ -69,3 +75,6 @@ func axpySeqGo(dst, vals []float64, vinc, k int, b []float64, ldb int) {
 		}
 	}
 }
+
+// sqrtF is math.Sqrt (an instruction on every architecture Go supports).
+func sqrtF(x float64) float64 { return math.Sqrt(x) }

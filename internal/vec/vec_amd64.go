@@ -5,12 +5,12 @@ import "golang.org/x/sys/cpu"
 // useAVX selects the assembly kernels; tests clear it to run the Go ones.
 var useAVX = cpu.X86.HasAVX
 
-func axpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
+// axpyIdx reports false when an index is outside [0, rows).
+func axpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
 	if !useAVX {
-		axpyIdxGo(dst, vals, vinc, idx, b, ldb)
-		return
+		return axpyIdxGo(dst, vals, vinc, idx, b, ldb, rows)
 	}
-	axpyIdxAVX(&dst[0], len(dst), &vals[0], vinc, &idx[0], len(idx), &b[0], ldb)
+	return axpyIdxAVX(&dst[0], len(dst), &vals[0], vinc, &idx[0], len(idx), &b[0], ldb, rows)
 }
 
 func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
@@ -22,7 +22,22 @@ func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
 }
 
 //go:noescape
-func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int)
+func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int) (ok bool)
 
 //go:noescape
 func axpySeqAVX(dst *float64, n int, vals *float64, vinc int, k int, b *float64, ldb int)
+
+// adam updates the leading multiple of four elements with AVX and returns
+// how many it did.
+func adam(p, g, m, v []float64, c AdamCoef) int {
+	n := len(p) &^ 3
+	if !useAVX || n == 0 {
+		return 0
+	}
+	k := [8]float64{c.WeightDecay, c.Beta1, 1 - c.Beta1, c.Beta2, 1 - c.Beta2, c.Step, c.Corr2, c.Eps}
+	adamAVX(&p[0], &g[0], &m[0], &v[0], n, &k)
+	return n
+}
+
+//go:noescape
+func adamAVX(pp, gp, mp, vp *float64, n int, k *[8]float64)

@@ -24,8 +24,10 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $96
 //   Y0–Y3 the block's sums, Y4 the broadcast factor, Y5–Y8 products.
 // Each term is VMULPD then VADDPD: the product is rounded before the sum.
 
-// func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int)
-TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-64
+// func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int) (ok bool)
+// Every index is checked against rows (unsigned, so negative ones fail
+// too) before its row is read; a bad one stops the kernel with ok false.
+TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-73
 	MOVQ dst+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ vals+16(FP), SI
@@ -36,6 +38,7 @@ TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-64
 	MOVQ b+48(FP), R10
 	MOVQ ldb+56(FP), R11
 	SHLQ $3, R11
+	MOVQ rows+64(FP), R12
 
 idx16:
 	CMPQ CX, $16
@@ -52,6 +55,8 @@ idx16loop:
 	JGE  idx16done
 	VBROADCASTSD (R13), Y4
 	MOVQ (R8)(AX*8), BX
+	CMPQ BX, R12
+	JAE  idxbad
 	IMULQ R11, BX
 	ADDQ R10, BX
 	VMULPD (BX), Y4, Y5
@@ -88,6 +93,8 @@ idx4loop:
 	JGE  idx4done
 	VBROADCASTSD (R13), Y4
 	MOVQ (R8)(AX*8), BX
+	CMPQ BX, R12
+	JAE  idxbad
 	IMULQ R11, BX
 	ADDQ R10, BX
 	VMULPD (BX), Y4, Y5
@@ -119,6 +126,8 @@ idxtailloop:
 	JGE  idxtaildone
 	VBROADCASTSD (R13), Y4
 	MOVQ (R8)(AX*8), BX
+	CMPQ BX, R12
+	JAE  idxbad
 	IMULQ R11, BX
 	ADDQ R10, BX
 	VMASKMOVPD (BX), Y6, Y5
@@ -132,6 +141,12 @@ idxtaildone:
 	VMASKMOVPD Y0, Y6, (DI)
 
 idxret:
+	MOVB $1, ok+72(FP)
+	VZEROUPPER
+	RET
+
+idxbad:
+	MOVB $0, ok+72(FP)
 	VZEROUPPER
 	RET
 
@@ -239,5 +254,53 @@ seqtaildone:
 	VMASKMOVPD Y0, Y6, (DI)
 
 seqret:
+	VZEROUPPER
+	RET
+
+// func adamAVX(pp, gp, mp, vp *float64, n int, k *[8]float64)
+// k holds wd, β₁, 1−β₁, β₂, 1−β₂, step, corr2, ε; n is a multiple of 4.
+TEXT ·adamAVX(SB), NOSPLIT, $0-48
+	MOVQ pp+0(FP), DI
+	MOVQ gp+8(FP), SI
+	MOVQ mp+16(FP), R8
+	MOVQ vp+24(FP), R9
+	MOVQ n+32(FP), CX
+	MOVQ k+40(FP), AX
+	VBROADCASTSD 0(AX), Y8   // wd
+	VBROADCASTSD 8(AX), Y9   // β₁
+	VBROADCASTSD 16(AX), Y10 // 1−β₁
+	VBROADCASTSD 24(AX), Y11 // β₂
+	VBROADCASTSD 32(AX), Y12 // 1−β₂
+	VBROADCASTSD 40(AX), Y13 // step
+	VBROADCASTSD 48(AX), Y14 // corr2
+	VBROADCASTSD 56(AX), Y15 // ε
+	XORQ BX, BX
+
+adamloop:
+	CMPQ BX, CX
+	JGE  adamdone
+	VMOVUPD (DI)(BX*8), Y0 // p
+	VMULPD Y0, Y8, Y1      // wd·p
+	VADDPD (SI)(BX*8), Y1, Y1 // g + wd·p  (g on the left: addition commutes)
+	VMULPD (R8)(BX*8), Y9, Y2 // β₁·m
+	VMULPD Y1, Y10, Y3     // (1−β₁)·g
+	VADDPD Y3, Y2, Y2      // m
+	VMOVUPD Y2, (R8)(BX*8)
+	VMULPD (R9)(BX*8), Y11, Y4 // β₂·v
+	VMULPD Y1, Y12, Y5     // (1−β₂)·g
+	VMULPD Y1, Y5, Y5      // ·g
+	VADDPD Y5, Y4, Y4      // v
+	VMOVUPD Y4, (R9)(BX*8)
+	VDIVPD Y14, Y4, Y4     // v/corr2
+	VSQRTPD Y4, Y4
+	VADDPD Y15, Y4, Y4     // + ε
+	VMULPD Y2, Y13, Y2     // step·m
+	VDIVPD Y4, Y2, Y2      // step·m / (…)
+	VSUBPD Y2, Y0, Y0      // p − …
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  adamloop
+
+adamdone:
 	VZEROUPPER
 	RET

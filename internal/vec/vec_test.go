@@ -94,14 +94,19 @@ func TestKernelsCheckBounds(t *testing.T) {
 		"width > stride":  func() { AxpySeq(make([]float64, 5), []float64{1}, 0, 1, b, 4) },
 		"too many rows":   func() { AxpySeq(dst, []float64{1}, 0, 4, b, 4) },
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", name)
-				}
+		for _, asm := range []bool{false, useAVX} {
+			func() {
+				saved := useAVX
+				useAVX = asm
+				defer func() {
+					useAVX = saved
+					if recover() == nil {
+						t.Errorf("%s (assembly %v): no panic", name, asm)
+					}
+				}()
+				f()
 			}()
-			f()
-		}()
+		}
 	}
 }
 
@@ -130,6 +135,56 @@ func BenchmarkAxpyIdx64(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			for b.Loop() {
 				mode.f()
+			}
+		})
+	}
+}
+
+// AdamStep equals the scalar update loop bit for bit over several steps,
+// for lengths with and without a tail of 1–3 elements.
+func TestAdamStepMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 3, 4, 7, 64, 1001} {
+		p, g := randRows(rng, n), randRows(rng, n)
+		m, v := make([]float64, n), make([]float64, n)
+		rp := append([]float64(nil), p...)
+		rm, rv := make([]float64, n), make([]float64, n)
+		for step := 1; step <= 5; step++ {
+			c := AdamCoef{WeightDecay: 5e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
+				Step: 0.01 / (1 - math.Pow(0.9, float64(step))), Corr2: 1 - math.Pow(0.999, float64(step))}
+			AdamStep(p, g, m, v, c)
+			for j := range rp {
+				gj := g[j] + c.WeightDecay*rp[j]
+				rm[j] = c.Beta1*rm[j] + (1-c.Beta1)*gj
+				rv[j] = c.Beta2*rv[j] + (1-c.Beta2)*gj*gj
+				rp[j] -= c.Step * rm[j] / (math.Sqrt(rv[j]/c.Corr2) + c.Eps)
+			}
+			same(t, "Adam p", p, rp)
+			same(t, "Adam m", m, rm)
+			same(t, "Adam v", v, rv)
+			g = randRows(rng, n)
+		}
+	}
+}
+
+// BenchmarkAdamStep updates a first layer's 1433×64 weights.
+func BenchmarkAdamStep(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 1433 * 64
+	p, g := randRows(rng, n), randRows(rng, n)
+	m, v := make([]float64, n), make([]float64, n)
+	c := AdamCoef{WeightDecay: 5e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Step: 0.01, Corr2: 0.5}
+	for _, asm := range []bool{true, false} {
+		name := "go"
+		if asm {
+			name = "kernel"
+		}
+		b.Run(name, func(b *testing.B) {
+			saved := useAVX
+			useAVX = asm && useAVX
+			defer func() { useAVX = saved }()
+			for b.Loop() {
+				AdamStep(p, g, m, v, c)
 			}
 		})
 	}
