@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -121,10 +122,7 @@ func (op maskOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 	}
 	mask := op.d.buf
 	parallel.Rows(len(out), len(out), func(lo, hi int) {
-		o, m := out[lo:hi], mask[lo:hi]
-		for i, v := range xd[lo:hi] {
-			o[i] = v * m[i]
-		}
+		vec.Mul(out[lo:hi], xd[lo:hi], mask[lo:hi])
 	})
 	return t, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -103,12 +104,7 @@ func (reluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) 
 	}
 	t, out := output(prealloc, x.Shape()...)
 	parallel.Rows(len(out), len(out), func(lo, hi int) {
-		o := out[lo:hi]
-		for i, v := range xd[lo:hi] {
-			u := math.Float64bits(v)
-			neg, _ := signMasks(u)
-			o[i] = math.Float64frombits(u &^ neg)
-		}
+		vec.ReLU(out[lo:hi], xd[lo:hi])
 	})
 	return t, nil
 }
@@ -129,26 +125,9 @@ func (reluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	}
 	t, out := output(prealloc, x.Shape()...)
 	parallel.Rows(len(out), len(out), func(lo, hi int) {
-		o, d := out[lo:hi], dy[lo:hi]
-		for i, v := range xd[lo:hi] {
-			neg, number := signMasks(math.Float64bits(v))
-			o[i] = math.Float64frombits(math.Float64bits(d[i]) & number &^ neg)
-		}
+		vec.ReLUGrad(out[lo:hi], xd[lo:hi], dy[lo:hi])
 	})
 	return t, nil
-}
-
-// signMasks classifies the float64 with bits u without a branch (a
-// comparison of random signs mispredicts half the time, and Go selects
-// floats with branches): neg is all ones when the value is < 0 (not −0,
-// not NaN), number all ones when it is not NaN; zero otherwise. ReLU keeps
-// u &^ neg (x unless x < 0: −0 and NaN pass, as in !(x < 0)); its gradient
-// keeps dy where number &^ neg (x ≥ 0).
-func signMasks(u uint64) (neg, number uint64) {
-	a := u &^ (1 << 63)                           // |x|
-	nonzero := (a + (1<<63 - 1)) >> 63            // 1 if |x| > 0
-	isNum := ((0x7ff0000000000000 - a) >> 63) ^ 1 // 1 if |x| ≤ ∞
-	return uint64(int64(u)>>63) & -(nonzero & isNum), -isNum
 }
 
 // rowVecOp combines every row of an (N, d) matrix with a (d) vector:
@@ -208,13 +187,9 @@ func (o rowVecOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 		for i := lo; i < hi; i++ {
 			r, y := xd[i*d:(i+1)*d], out[i*d:(i+1)*d]
 			if o.mul {
-				for j, v := range r {
-					y[j] = v * bd[j]
-				}
+				vec.Mul(y, r, bd)
 			} else {
-				for j, v := range r {
-					y[j] = v + bd[j]
-				}
+				vec.Add(y, r, bd)
 			}
 		}
 	})

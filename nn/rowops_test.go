@@ -339,27 +339,3 @@ func TestRowSumsMatchGorgonia(t *testing.T) {
 		}
 	}
 }
-
-// TestReLUSpecialValues: the branch-free ReLU keeps x unless x < 0 (−0 and
-// NaN pass through) and its gradient passes dy exactly where x ≥ 0.
-func TestReLUSpecialValues(t *testing.T) {
-	for _, v := range []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(),
-		math.Float64frombits(math.Float64bits(math.NaN()) | 1<<63), 5e-324, -5e-324, math.MaxFloat64, -math.MaxFloat64} {
-		u := math.Float64bits(v)
-		neg, number := signMasks(u)
-		var want float64
-		if !(v < 0) {
-			want = v
-		}
-		if got := math.Float64frombits(u &^ neg); math.Float64bits(got) != math.Float64bits(want) {
-			t.Errorf("ReLU(%v) = %v, want %v", v, got, want)
-		}
-		wantGrad := 0.0
-		if v >= 0 {
-			wantGrad = 2.5
-		}
-		if got := math.Float64frombits(math.Float64bits(2.5) & number &^ neg); got != wantGrad {
-			t.Errorf("ReLU'(%v)·2.5 = %v, want %v", v, got, wantGrad)
-		}
-	}
-}

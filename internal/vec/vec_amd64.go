@@ -41,3 +41,17 @@ func adam(p, g, m, v []float64, c AdamCoef) int {
 
 //go:noescape
 func adamAVX(pp, gp, mp, vp *float64, n int, k *[8]float64)
+
+// binary applies op to the leading multiple of four entries with AVX and
+// returns how many it did.
+func binary(op int, dst, x, y []float64) int {
+	n := len(dst) &^ 3
+	if !useAVX || n == 0 {
+		return 0
+	}
+	binaryAVX(op, &dst[0], &x[0], &y[0], n)
+	return n
+}
+
+//go:noescape
+func binaryAVX(op int, dst, x, y *float64, n int)

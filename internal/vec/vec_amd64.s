@@ -304,3 +304,64 @@ adamloop:
 adamdone:
 	VZEROUPPER
 	RET
+
+// func binaryAVX(op int, dst, x, y *float64, n int)
+// op: 0 x+y, 1 x·y, 2 ReLU(x), 3 y where x ≥ 0; n is a multiple of 4.
+TEXT ·binaryAVX(SB), NOSPLIT, $0-40
+	MOVQ op+0(FP), AX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVQ y+24(FP), DX
+	MOVQ n+32(FP), CX
+	XORQ BX, BX
+	VXORPD Y7, Y7, Y7 // zeros
+	CMPQ AX, $1
+	JEQ  mulloop
+	CMPQ AX, $2
+	JEQ  reluloop
+	CMPQ AX, $3
+	JEQ  gradloop
+
+addloop:
+	CMPQ BX, CX
+	JGE  binarydone
+	VMOVUPD (SI)(BX*8), Y0
+	VADDPD (DX)(BX*8), Y0, Y0
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  addloop
+
+mulloop:
+	CMPQ BX, CX
+	JGE  binarydone
+	VMOVUPD (SI)(BX*8), Y0
+	VMULPD (DX)(BX*8), Y0, Y0
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  mulloop
+
+reluloop:
+	// mask = !(x < 0) (predicate NLT_US, 5: true for NaN), dst = x AND mask
+	CMPQ BX, CX
+	JGE  binarydone
+	VMOVUPD (SI)(BX*8), Y0
+	VCMPPD $5, Y7, Y0, Y1
+	VANDPD Y0, Y1, Y0
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  reluloop
+
+gradloop:
+	// mask = x ≥ 0 (predicate GE_OQ, 29: false for NaN), dst = dy AND mask
+	CMPQ BX, CX
+	JGE  binarydone
+	VMOVUPD (SI)(BX*8), Y0
+	VCMPPD $29, Y7, Y0, Y1
+	VANDPD (DX)(BX*8), Y1, Y0
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  gradloop
+
+binarydone:
+	VZEROUPPER
+	RET

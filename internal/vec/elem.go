@@ -1,0 +1,66 @@
+package vec
+
+import "fmt"
+
+// Element-wise kernels: dst[i] = f(x[i], y[i]) for i < len(dst), AVX over
+// the leading multiple of four entries where the CPU has it, each the same
+// IEEE operation as the scalar loop (so bit-identical to it). dst may be x
+// or y.
+
+// Add sets dst[i] = x[i] + y[i].
+func Add(dst, x, y []float64) {
+	n := checkLen("Add", dst, x, y)
+	done := binary(opAdd, dst[:n], x[:n], y[:n])
+	for i := done; i < n; i++ {
+		dst[i] = x[i] + y[i]
+	}
+}
+
+// Mul sets dst[i] = x[i]·y[i].
+func Mul(dst, x, y []float64) {
+	n := checkLen("Mul", dst, x, y)
+	done := binary(opMul, dst[:n], x[:n], y[:n])
+	for i := done; i < n; i++ {
+		dst[i] = x[i] * y[i]
+	}
+}
+
+// ReLU sets dst[i] = x[i] unless x[i] < 0, else 0 (−0 and NaN pass).
+func ReLU(dst, x []float64) {
+	n := checkLen("ReLU", dst, x, x)
+	done := binary(opReLU, dst[:n], x[:n], x[:n])
+	for i := done; i < n; i++ {
+		if v := x[i]; !(v < 0) {
+			dst[i] = v
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+// ReLUGrad sets dst[i] = dy[i] where x[i] ≥ 0, else 0 (NaN x gives 0).
+func ReLUGrad(dst, x, dy []float64) {
+	n := checkLen("ReLUGrad", dst, x, dy)
+	done := binary(opReLUGrad, dst[:n], x[:n], dy[:n])
+	for i := done; i < n; i++ {
+		if x[i] >= 0 {
+			dst[i] = dy[i]
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+const (
+	opAdd = iota
+	opMul
+	opReLU
+	opReLUGrad
+)
+
+func checkLen(what string, dst, x, y []float64) int {
+	if len(x) < len(dst) || len(y) < len(dst) {
+		panic(fmt.Sprintf("vec: %s into %d entries from %d and %d", what, len(dst), len(x), len(y)))
+	}
+	return len(dst)
+}
