@@ -55,3 +55,24 @@ func binary(op int, dst, x, y []float64) int {
 
 //go:noescape
 func binaryAVX(op int, dst, x, y *float64, n int)
+
+// hasAVX2 selects the SELU kernels (256-bit integer shifts for 2^k).
+var hasAVX2 = cpu.X86.HasAVX2
+
+// selu runs the SELU kernel (grad: its gradient) on the leading multiple
+// of four entries and returns how many it did.
+func selu(grad bool, dst, x, dy []float64) int {
+	n := len(dst) &^ 3
+	if !useAVX || !hasAVX2 || n == 0 {
+		return 0
+	}
+	mode := 0
+	if grad {
+		mode = 1
+	}
+	seluAVX(mode, &dst[0], &x[0], &dy[0], n, &expPoly4, &seluConst)
+	return n
+}
+
+//go:noescape
+func seluAVX(mode int, dst, x, dy *float64, n int, poly *[14][4]float64, k *[8]float64)

@@ -365,3 +365,93 @@ gradloop:
 binarydone:
 	VZEROUPPER
 	RET
+
+// func seluAVX(mode int, dst, x, dy *float64, n int, poly *[14][4]float64, k *[8]float64)
+// mode 0: dst = SELU(x); mode 1: dst = SELU'(x)·dy. n is a multiple of 4.
+// k: λ, λα, expLow, log2e, ln2Hi, ln2Lo, 1, int64 1023. The exp is vec.exp
+// step by step (the same IEEE operations in the same order).
+TEXT ·seluAVX(SB), NOSPLIT, $0-56
+	MOVQ mode+0(FP), AX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVQ dy+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVQ poly+40(FP), R8
+	MOVQ k+48(FP), R9
+	VBROADCASTSD 0(R9), Y15  // λ
+	VBROADCASTSD 8(R9), Y14  // λα
+	VBROADCASTSD 16(R9), Y13 // expLow
+	VBROADCASTSD 24(R9), Y12 // log2e
+	VBROADCASTSD 32(R9), Y11 // ln2Hi
+	VBROADCASTSD 40(R9), Y10 // ln2Lo
+	VBROADCASTSD 48(R9), Y9  // 1
+	VPBROADCASTQ 56(R9), Y8  // 1023
+	XORQ BX, BX
+
+seluloop:
+	CMPQ BX, CX
+	JGE  seludone
+	VMOVUPD (SI)(BX*8), Y0
+	VMULPD Y12, Y0, Y1 // x·log2e
+	VROUNDPD $0, Y1, Y1 // k
+	VMULPD Y11, Y1, Y2
+	VSUBPD Y2, Y0, Y2 // r = x − k·ln2Hi
+	VMULPD Y10, Y1, Y3
+	VSUBPD Y3, Y2, Y2 // r − k·ln2Lo
+	VMOVUPD 0(R8), Y3 // p = c₀
+	VMULPD Y2, Y3, Y3
+	VADDPD 32(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 64(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 96(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 128(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 160(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 192(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 224(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 256(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 288(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 320(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 352(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 384(R8), Y3, Y3
+	VMULPD Y2, Y3, Y3
+	VADDPD 416(R8), Y3, Y3
+	VCVTPD2DQY Y1, X4
+	VPMOVSXDQ X4, Y4
+	VPADDQ Y8, Y4, Y4
+	VPSLLQ $52, Y4, Y4 // 2^k
+	VMULPD Y4, Y3, Y3 // e = p·2^k
+	VCMPPD $1, Y13, Y0, Y5 // x < expLow
+	VANDNPD Y3, Y5, Y3 // e = 0 there
+	VXORPD Y5, Y5, Y5
+	VCMPPD $0x1e, Y5, Y0, Y5 // x > 0 (GT_OQ)
+	CMPQ AX, $0
+	JNE  selugrad
+	VSUBPD Y9, Y3, Y6 // e − 1
+	VMULPD Y14, Y6, Y6 // λα·(e − 1)
+	VMULPD Y15, Y0, Y7 // λ·x
+	VBLENDVPD Y5, Y7, Y6, Y6
+	VMOVUPD Y6, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  seluloop
+
+selugrad:
+	VMULPD Y14, Y3, Y6 // λα·e
+	VBLENDVPD Y5, Y15, Y6, Y6 // λ where x > 0
+	VMULPD (DX)(BX*8), Y6, Y6 // ·dy
+	VMOVUPD Y6, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  seluloop
+
+seludone:
+	VZEROUPPER
+	RET

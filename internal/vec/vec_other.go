@@ -13,3 +13,5 @@ func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
 func adam(p, g, m, v []float64, c AdamCoef) int { return 0 }
 
 func binary(op int, dst, x, y []float64) int { return 0 }
+
+func selu(grad bool, dst, x, dy []float64) int { return 0 }
