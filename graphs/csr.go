@@ -140,12 +140,11 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*k : (i+1)*k : (i+1)*k]
-			clear(o)
 			a, b := m.Indptr[i], m.Indptr[i+1]
 			if m.Data == nil {
-				vec.AxpyIdx(o, one, 0, m.Indices[a:b], x, k)
+				vec.SumIdx(o, one, 0, m.Indices[a:b], x, k)
 			} else {
-				vec.AxpyIdx(o, m.Data[a:b], 1, m.Indices[a:b], x, k)
+				vec.SumIdx(o, m.Data[a:b], 1, m.Indices[a:b], x, k)
 			}
 		}
 	})

@@ -131,12 +131,20 @@ func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) {
 	// The inner index runs in blocks of rows of B that fit a core's L2
 	// cache (128 KB), each block added to every row of the chunk in turn.
 	kb := max(16, (128<<10)/8/max(n, 1))
+	if k == 0 {
+		clear(c[:m*n])
+		return
+	}
 	parallel.Rows(m, m*n*k, func(lo, hi int) {
-		clear(c[lo*n : hi*n])
 		for l0 := 0; l0 < k; l0 += kb {
 			l1 := min(l0+kb, k)
 			for i := lo; i < hi; i++ {
-				vec.AxpySeq(c[i*n:(i+1)*n], ad[i*ri+l0*li:], li, l1-l0, b[l0*n:], n)
+				ci, ai, bl := c[i*n:(i+1)*n], ad[i*ri+l0*li:], b[l0*n:]
+				if l0 == 0 {
+					vec.SumSeq(ci, ai, li, l1-l0, bl, n) // the first block sets the row
+				} else {
+					vec.AxpySeq(ci, ai, li, l1-l0, bl, n)
+				}
 			}
 		}
 	})

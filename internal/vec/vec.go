@@ -11,8 +11,24 @@ import (
 // scales every row by vals[0]. It panics if a row or a factor lies outside
 // its slice (a programming error: callers pass validated matrices).
 func AxpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
+	sumIdx(dst, vals, vinc, idx, b, ldb, false)
+}
+
+// SumIdx is AxpyIdx into a dst that starts at 0: it sets dst to the sum
+// (bit-identical to clearing dst first) without reading it.
+func SumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
+	sumIdx(dst, vals, vinc, idx, b, ldb, true)
+}
+
+func sumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int, zero bool) {
 	n, k := len(dst), len(idx)
-	if n == 0 || k == 0 {
+	if n == 0 {
+		return
+	}
+	if k == 0 {
+		if zero {
+			clear(dst)
+		}
 		return
 	}
 	checkVals(vals, vinc, k)
@@ -20,7 +36,7 @@ func AxpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
 		panic(fmt.Sprintf("vec: AxpyIdx rows of width %d in %d values with stride %d", n, len(b), ldb))
 	}
 	// rows is the number of whole rows in b (the last may lack its padding)
-	if rows := (len(b)-n)/ldb + 1; !axpyIdx(dst, vals, vinc, idx, b, ldb, rows) {
+	if rows := (len(b)-n)/ldb + 1; !axpyIdx(dst, vals, vinc, idx, b, ldb, rows, zero) {
 		panic(fmt.Sprintf("vec: AxpyIdx row index outside the %d rows of width %d", rows, n))
 	}
 }
@@ -31,15 +47,30 @@ func AxpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
 // C[i,:] = Σ_l A[i,l]·B[l,:] with A's row (or column, vinc = its stride)
 // in vals.
 func AxpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
+	sumSeq(dst, vals, vinc, k, b, ldb, false)
+}
+
+// SumSeq is AxpySeq into a dst that starts at 0 (see SumIdx).
+func SumSeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
+	sumSeq(dst, vals, vinc, k, b, ldb, true)
+}
+
+func sumSeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
 	n := len(dst)
-	if n == 0 || k <= 0 {
+	if n == 0 {
+		return
+	}
+	if k <= 0 {
+		if zero {
+			clear(dst)
+		}
 		return
 	}
 	checkVals(vals, vinc, k)
 	if n > ldb || (k-1)*ldb+n > len(b) {
 		panic(fmt.Sprintf("vec: AxpySeq %d rows of width %d outside %d values with stride %d", k, n, len(b), ldb))
 	}
-	axpySeq(dst, vals, vinc, k, b, ldb)
+	axpySeq(dst, vals, vinc, k, b, ldb, zero)
 }
 
 func checkVals(vals []float64, vinc, k int) {
@@ -50,8 +81,11 @@ func checkVals(vals []float64, vinc, k int) {
 
 // axpyIdxGo and axpySeqGo are the kernels in Go. The explicit conversion
 // float64(v*x) rounds the product, so no compiler fuses it with the sum.
-func axpyIdxGo(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
+func axpyIdxGo(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int, zero bool) bool {
 	n := len(dst)
+	if zero {
+		clear(dst)
+	}
 	for p, r := range idx {
 		if uint(r) >= uint(rows) {
 			return false
@@ -65,8 +99,11 @@ func axpyIdxGo(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows 
 	return true
 }
 
-func axpySeqGo(dst, vals []float64, vinc, k int, b []float64, ldb int) {
+func axpySeqGo(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
 	n := len(dst)
+	if zero {
+		clear(dst)
+	}
 	for l := 0; l < k; l++ {
 		v := vals[l*vinc]
 		row := b[l*ldb : l*ldb+n]

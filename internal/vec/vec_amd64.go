@@ -6,26 +6,26 @@ import "golang.org/x/sys/cpu"
 var useAVX = cpu.X86.HasAVX
 
 // axpyIdx reports false when an index is outside [0, rows).
-func axpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
+func axpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int, zero bool) bool {
 	if !useAVX {
-		return axpyIdxGo(dst, vals, vinc, idx, b, ldb, rows)
+		return axpyIdxGo(dst, vals, vinc, idx, b, ldb, rows, zero)
 	}
-	return axpyIdxAVX(&dst[0], len(dst), &vals[0], vinc, &idx[0], len(idx), &b[0], ldb, rows)
+	return axpyIdxAVX(&dst[0], len(dst), &vals[0], vinc, &idx[0], len(idx), &b[0], ldb, rows, zero)
 }
 
-func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
+func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
 	if !useAVX {
-		axpySeqGo(dst, vals, vinc, k, b, ldb)
+		axpySeqGo(dst, vals, vinc, k, b, ldb, zero)
 		return
 	}
-	axpySeqAVX(&dst[0], len(dst), &vals[0], vinc, k, &b[0], ldb)
+	axpySeqAVX(&dst[0], len(dst), &vals[0], vinc, k, &b[0], ldb, zero)
 }
 
 //go:noescape
-func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int) (ok bool)
+func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int, zero bool) (ok bool)
 
 //go:noescape
-func axpySeqAVX(dst *float64, n int, vals *float64, vinc int, k int, b *float64, ldb int)
+func axpySeqAVX(dst *float64, n int, vals *float64, vinc int, k int, b *float64, ldb int, zero bool)
 
 // adam updates the leading multiple of four elements with AVX and returns
 // how many it did.

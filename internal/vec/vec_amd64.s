@@ -24,10 +24,11 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $96
 //   Y0–Y3 the block's sums, Y4 the broadcast factor, Y5–Y8 products.
 // Each term is VMULPD then VADDPD: the product is rounded before the sum.
 
-// func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int) (ok bool)
+// func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int, zero bool) (ok bool)
+// zero: the sums start at 0 instead of dst (dst is only written).
 // Every index is checked against rows (unsigned, so negative ones fail
 // too) before its row is read; a bad one stops the kernel with ok false.
-TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-73
+TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-81
 	MOVQ dst+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ vals+16(FP), SI
@@ -43,10 +44,19 @@ TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-73
 idx16:
 	CMPQ CX, $16
 	JLT  idx4
+	CMPB zero+72(FP), $0
+	JNE  idx16zero
 	VMOVUPD (DI), Y0
 	VMOVUPD 32(DI), Y1
 	VMOVUPD 64(DI), Y2
 	VMOVUPD 96(DI), Y3
+	JMP  idx16init
+idx16zero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+idx16init:
 	MOVQ SI, R13
 	XORQ AX, AX
 
@@ -84,7 +94,13 @@ idx16done:
 idx4:
 	CMPQ CX, $4
 	JLT  idxtail
+	CMPB zero+72(FP), $0
+	JNE  idx4zero
 	VMOVUPD (DI), Y0
+	JMP  idx4init
+idx4zero:
+	VXORPD Y0, Y0, Y0
+idx4init:
 	MOVQ SI, R13
 	XORQ AX, AX
 
@@ -117,7 +133,13 @@ idxtail:
 	DECQ  CX
 	SHLQ  $5, CX
 	VMOVDQU (BX)(CX*1), Y6
+	CMPB zero+72(FP), $0
+	JNE  idxtailzero
 	VMASKMOVPD (DI), Y6, Y0
+	JMP  idxtailinit
+idxtailzero:
+	VXORPD Y0, Y0, Y0
+idxtailinit:
 	MOVQ SI, R13
 	XORQ AX, AX
 
@@ -141,17 +163,17 @@ idxtaildone:
 	VMASKMOVPD Y0, Y6, (DI)
 
 idxret:
-	MOVB $1, ok+72(FP)
+	MOVB $1, ok+80(FP)
 	VZEROUPPER
 	RET
 
 idxbad:
-	MOVB $0, ok+72(FP)
+	MOVB $0, ok+80(FP)
 	VZEROUPPER
 	RET
 
-// func axpySeqAVX(dst *float64, n int, vals *float64, vinc int, k int, b *float64, ldb int)
-TEXT ·axpySeqAVX(SB), NOSPLIT, $0-56
+// func axpySeqAVX(dst *float64, n int, vals *float64, vinc int, k int, b *float64, ldb int, zero bool)
+TEXT ·axpySeqAVX(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ vals+16(FP), SI
@@ -165,10 +187,19 @@ TEXT ·axpySeqAVX(SB), NOSPLIT, $0-56
 seq16:
 	CMPQ CX, $16
 	JLT  seq4
+	CMPB zero+56(FP), $0
+	JNE  seq16zero
 	VMOVUPD (DI), Y0
 	VMOVUPD 32(DI), Y1
 	VMOVUPD 64(DI), Y2
 	VMOVUPD 96(DI), Y3
+	JMP  seq16init
+seq16zero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+seq16init:
 	MOVQ SI, R13
 	MOVQ R10, BX
 	XORQ AX, AX
@@ -203,7 +234,13 @@ seq16done:
 seq4:
 	CMPQ CX, $4
 	JLT  seqtail
+	CMPB zero+56(FP), $0
+	JNE  seq4zero
 	VMOVUPD (DI), Y0
+	JMP  seq4init
+seq4zero:
+	VXORPD Y0, Y0, Y0
+seq4init:
 	MOVQ SI, R13
 	MOVQ R10, BX
 	XORQ AX, AX
@@ -233,7 +270,13 @@ seqtail:
 	DECQ  CX
 	SHLQ  $5, CX
 	VMOVDQU (BX)(CX*1), Y6
+	CMPB zero+56(FP), $0
+	JNE  seqtailzero
 	VMASKMOVPD (DI), Y6, Y0
+	JMP  seqtailinit
+seqtailzero:
+	VXORPD Y0, Y0, Y0
+seqtailinit:
 	MOVQ SI, R13
 	MOVQ R10, BX
 	XORQ AX, AX

@@ -2,12 +2,12 @@
 
 package vec
 
-func axpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
-	return axpyIdxGo(dst, vals, vinc, idx, b, ldb, rows)
+func axpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int, zero bool) bool {
+	return axpyIdxGo(dst, vals, vinc, idx, b, ldb, rows, zero)
 }
 
-func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
-	axpySeqGo(dst, vals, vinc, k, b, ldb)
+func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
+	axpySeqGo(dst, vals, vinc, k, b, ldb, zero)
 }
 
 func adam(p, g, m, v []float64, c AdamCoef) int { return 0 }

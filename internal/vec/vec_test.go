@@ -76,6 +76,27 @@ func TestKernelsMatchAxpyBitForBit(t *testing.T) {
 					got = append(got[:0], init...)
 					AxpySeq(got[:n], vals, vinc, k, b, ldb)
 					same(t, "AxpySeq", got, want)
+
+					// SumIdx and SumSeq: the same from a zero start, dst unread.
+					stale := append([]float64(nil), init...)
+					for j := range stale[:n] {
+						stale[j] = math.NaN()
+					}
+					want = append(want[:0], init...)
+					clear(want[:n])
+					for p, r := range idx {
+						floats.AddScaled(want[:n], vals[p*vinc], b[r*ldb:r*ldb+n])
+					}
+					got = append(got[:0], stale...)
+					SumIdx(got[:n], vals, vinc, idx, b, ldb)
+					same(t, "SumIdx", got, want)
+					clear(want[:n])
+					for l := 0; l < k; l++ {
+						floats.AddScaled(want[:n], vals[l*vinc], b[l*ldb:l*ldb+n])
+					}
+					got = append(got[:0], stale...)
+					SumSeq(got[:n], vals, vinc, k, b, ldb)
+					same(t, "SumSeq", got, want)
 				}
 			}
 		}
