@@ -23,8 +23,17 @@ func (c *GCNConv) Forward(h *G.Node) *G.Node {
 	return c.AddBias(G.Must(nn.SpMM(c.Adj, nn.MatMul(h, c.W.Node))))
 }
 
-// ForwardInput returns Â·(X·W) + b for the model's feature input x (dense
-// or sparse), with input dropout p on the training path (Features.MatMul).
+// ForwardInput returns Â·X·W + b for the model's feature input x (dense
+// or sparse), with input dropout p on the training path. Dense features
+// narrower than the layer are taken as (Â·X)·W: the sparse product gathers
+// rows of X instead of the wider rows of X·W, and the weight gradient
+// (Â·X)ᵀ·dY needs no sparse product at all (X is not trained), so a step
+// makes one narrow sparse product instead of two wide ones. Otherwise,
+// and for sparse features, it is Â·(X·W) (Features.MatMul).
 func (c *GCNConv) ForwardInput(m *nn.Model, x *Features, p float64) *G.Node {
+	if x.Dense != nil && x.F < c.Out {
+		ax := G.Must(nn.SpMM(c.Adj, m.Dropout(x.Dense, p)))
+		return c.AddBias(nn.MatMul(ax, c.W.Node))
+	}
 	return c.AddBias(G.Must(nn.SpMM(c.Adj, x.MatMul(m, c.W, p))))
 }
