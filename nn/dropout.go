@@ -164,6 +164,11 @@ func (d *sparseDropout) SetTraining(t bool) {
 	d.mask = resize(d.mask, nnz)
 	fillMask(d.mask, d.p, 1/(1-d.p), d.rng.Uint64())
 	k := &d.kept
+	if cap(k.Indices) < nnz {
+		// room for every entry, so no step reallocates (kept ≤ nnz)
+		k.Indices, k.Data = make([]int, 0, nnz), make([]float64, 0, nnz)
+		d.s.reserve(nnz)
+	}
 	k.Rows, k.Cols = a.Rows, a.Cols
 	k.Indptr = resize(k.Indptr, a.Rows+1)
 	k.Indices, k.Data = k.Indices[:0], k.Data[:0]

@@ -86,6 +86,20 @@ func (s *Sparse) T() *graphs.CSR {
 	return s.at
 }
 
+// reserve gives the transpose's buffers room for nnz entries, so a matrix
+// whose entries vary up to nnz (sparse dropout's kept entries) never
+// reallocates them.
+func (s *Sparse) reserve(nnz int) {
+	if s.at == nil {
+		s.at = &graphs.CSR{}
+	}
+	if cap(s.at.Indices) < nnz {
+		s.at.Indices = make([]int, 0, nnz)
+		s.at.Data = make([]float64, 0, nnz)
+		s.perm = make([]int, 0, nnz)
+	}
+}
+
 // resize returns x with length n, reusing its array when it has room.
 func resize[T any](x []T, n int) []T {
 	if cap(x) < n {
