@@ -1,7 +1,7 @@
 // Package nn is dpgnn's glue to gorgonia: custom ops (sparse×dense product
 // with its transposed gradient, row L2-normalisation, batch and per-sample
 // standardisation, and fused forms of what every layer does — MatMul with
-// transpose flags and a narrow-product kernel, ReLU, SELU,
+// transpose flags, ReLU, SELU, a dropout op,
 // AddRow/MulRow/ScaleRows, RowSums, ConcatCols — that replace gorgonia's
 // allocating compositions and broadcasts), parameters and initialisers,
 // dropout, losses that keep the per-row loss vector, the Model that
@@ -15,7 +15,7 @@
 // nodes whose values are not alive at the same time, so a training step
 // allocates almost nothing in steady state. Only a machine's roots (loss,
 // gradients, outputs) and nodes marked with Model.Keep hold values after a
-// run.
+// run. The arithmetic of the ops is internal/vec's kernels.
 //
 // All values are float64. Graph construction errors are programming errors
 // (shape mismatches); Build recovers them into returned errors so callers
