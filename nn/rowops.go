@@ -166,13 +166,10 @@ func (o rowVecOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	}
 	t, out := output(prealloc, n, d)
 	parallel.Rows(n, len(xd), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r, y := xd[i*d:(i+1)*d], out[i*d:(i+1)*d]
-			if o.mul {
-				vec.Mul(y, r, bd)
-			} else {
-				vec.Add(y, r, bd)
-			}
+		if o.mul {
+			vec.MulRows(out[lo*d:hi*d], xd[lo*d:hi*d], bd)
+		} else {
+			vec.AddRows(out[lo*d:hi*d], xd[lo*d:hi*d], bd)
 		}
 	})
 	return t, nil

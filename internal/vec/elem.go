@@ -64,3 +64,31 @@ func checkLen(what string, dst, x, y []float64) int {
 	}
 	return len(dst)
 }
+
+// AddRows sets every row of dst (rows of len(b) values) to the same row of
+// x plus b; MulRows to the row times b, entry by entry.
+func AddRows(dst, x, b []float64) { rowsOp(opAdd, "AddRows", dst, x, b) }
+
+// MulRows: see AddRows.
+func MulRows(dst, x, b []float64) { rowsOp(opMul, "MulRows", dst, x, b) }
+
+func rowsOp(op int, what string, dst, x, b []float64) {
+	d := len(b)
+	if len(dst) == 0 {
+		return
+	}
+	if d == 0 || len(dst)%d != 0 || len(x) < len(dst) {
+		panic(fmt.Sprintf("vec: %s of %d and %d entries by a row of %d", what, len(dst), len(x), d))
+	}
+	rows := len(dst) / d
+	if rows > 0 && d%4 == 0 && rowsKernel(op, dst, x, b, rows) {
+		return
+	}
+	f := Add
+	if op == opMul {
+		f = Mul
+	}
+	for i := 0; i < rows; i++ {
+		f(dst[i*d:(i+1)*d], x[i*d:(i+1)*d], b)
+	}
+}

@@ -76,3 +76,16 @@ func selu(grad bool, dst, x, dy []float64) int {
 
 //go:noescape
 func seluAVX(mode int, dst, x, dy *float64, n int, poly *[14][4]float64, k *[8]float64)
+
+// rowsKernel runs AddRows or MulRows for rows whose width is a multiple of
+// four in one call; false without AVX.
+func rowsKernel(op int, dst, x, b []float64, rows int) bool {
+	if !useAVX {
+		return false
+	}
+	rowsAVX(op, &dst[0], &x[0], &b[0], rows, len(b))
+	return true
+}
+
+//go:noescape
+func rowsAVX(op int, dst, x, b *float64, rows, d int)

@@ -498,3 +498,45 @@ selugrad:
 seludone:
 	VZEROUPPER
 	RET
+
+// func rowsAVX(op int, dst, x, b *float64, rows, d int)
+// op 0: dst[i,:] = x[i,:] + b; op 1: x[i,:]·b. d is a multiple of 4.
+TEXT ·rowsAVX(SB), NOSPLIT, $0-48
+	MOVQ op+0(FP), AX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ rows+32(FP), CX
+	MOVQ d+40(FP), R8
+
+rowsrow:
+	TESTQ CX, CX
+	JZ    rowsdone
+	XORQ  BX, BX
+
+rowscol:
+	CMPQ BX, R8
+	JGE  rowsnext
+	VMOVUPD (SI)(BX*8), Y0
+	CMPQ AX, $0
+	JNE  rowsmul
+	VADDPD (DX)(BX*8), Y0, Y0
+	JMP  rowsstore
+
+rowsmul:
+	VMULPD (DX)(BX*8), Y0, Y0
+
+rowsstore:
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  rowscol
+
+rowsnext:
+	LEAQ (DI)(R8*8), DI
+	LEAQ (SI)(R8*8), SI
+	DECQ CX
+	JMP  rowsrow
+
+rowsdone:
+	VZEROUPPER
+	RET
