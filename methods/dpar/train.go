@@ -216,9 +216,13 @@ func (n *net) filler(pi *graphs.CSR, ids []int, labels []int, groups *nn.RowGrou
 	}
 	y := make([]int, n.capEx)
 	rows := make([]int, 0, n.rows)
+	// one aggregation matrix, refilled in place for every batch (at most
+	// n.rows entries: one per loaded row)
+	a := &graphs.CSR{Rows: n.capEx, Cols: n.rows, Indptr: make([]int, n.capEx+1),
+		Indices: make([]int, 0, n.rows), Data: make([]float64, 0, n.rows)}
 	return func(samples []int) error {
 		rows = rows[:0]
-		a := &graphs.CSR{Rows: n.capEx, Cols: n.rows, Indptr: make([]int, n.capEx+1), Data: []float64{}}
+		a.Indices, a.Data = a.Indices[:0], a.Data[:0]
 		for k, e := range samples {
 			for t := pi.Indptr[e]; t < pi.Indptr[e+1]; t++ {
 				r := len(rows)
