@@ -129,7 +129,7 @@ func FromCOO(rows, cols int, src, dst []int, vals []float64) *CSR {
 // MulDense computes out = M·X for a dense row-major X of shape Cols×k and
 // writes the Rows×k result into out (which must have length Rows·k; it is
 // overwritten). Rows are processed in parallel over GOMAXPROCS goroutines,
-// each one sum of scaled rows of X (vec.AxpyIdx) over the row's entries in
+// each one sum of scaled rows of X (vec.SumIdx) over the row's entries in
 // order. Stored zeros (entries removed by sparse dropout) add ±0, which
 // leaves every sum unchanged unless X holds an infinity or NaN.
 func (m *CSR) MulDense(x []float64, k int, out []float64) {

@@ -14,10 +14,10 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// matMulOp is op(A)·op(B), where op transposes when ta (tb) is set, in one
-// gonum Gemm call. Gorgonia's Mul materialises a transposed copy for every
-// Aᵀ·B and A·Bᵀ of its backward pass (and DP-SGD's Σ xᵢᵀδᵢ): the copies were
-// a tenth of a DP-SGD run.
+// matMulOp is op(A)·op(B), where op transposes when ta (tb) is set, by the
+// row kernels (mulRows, mulDots; gonum's Gemm for Aᵀ·Bᵀ). Gorgonia's Mul
+// materialises a transposed copy for every Aᵀ·B and A·Bᵀ of its backward
+// pass (and DP-SGD's Σ xᵢᵀδᵢ): the copies were a tenth of a DP-SGD run.
 type matMulOp struct {
 	pure
 	ta, tb bool

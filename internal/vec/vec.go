@@ -5,39 +5,29 @@ import (
 	"math"
 )
 
-// AxpyIdx adds the rows idx[0], idx[1], ... of b (row-major, ldb values per
-// row) scaled by vals[0], vals[vinc], vals[2·vinc], ... to dst, in that
-// order: dst[j] += vals[p·vinc]·b[idx[p]·ldb+j] for j < len(dst). vinc 0
-// scales every row by vals[0]. It panics if a row or a factor lies outside
-// its slice (a programming error: callers pass validated matrices).
-func AxpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
-	sumIdx(dst, vals, vinc, idx, b, ldb, false)
-}
-
-// SumIdx is AxpyIdx into a dst that starts at 0: it sets dst to the sum
-// (bit-identical to clearing dst first) without reading it.
+// SumIdx sets dst to the sum of the rows idx[0], idx[1], ... of b
+// (row-major, ldb values per row) scaled by vals[0], vals[vinc],
+// vals[2·vinc], ..., added in that order from 0: dst[j] = Σ_p
+// vals[p·vinc]·b[idx[p]·ldb+j] for j < len(dst), without reading dst. vinc
+// 0 scales every row by vals[0]. It is one row of a sparse product. It
+// panics if a row or a factor lies outside its slice (a programming error:
+// callers pass validated matrices).
 func SumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
-	sumIdx(dst, vals, vinc, idx, b, ldb, true)
-}
-
-func sumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int, zero bool) {
 	n, k := len(dst), len(idx)
 	if n == 0 {
 		return
 	}
 	if k == 0 {
-		if zero {
-			clear(dst)
-		}
+		clear(dst)
 		return
 	}
 	checkVals(vals, vinc, k)
 	if n > ldb || len(b) < n {
-		panic(fmt.Sprintf("vec: AxpyIdx rows of width %d in %d values with stride %d", n, len(b), ldb))
+		panic(fmt.Sprintf("vec: SumIdx rows of width %d in %d values with stride %d", n, len(b), ldb))
 	}
 	// rows is the number of whole rows in b (the last may lack its padding)
-	if rows := (len(b)-n)/ldb + 1; !axpyIdx(dst, vals, vinc, idx, b, ldb, rows, zero) {
-		panic(fmt.Sprintf("vec: AxpyIdx row index outside the %d rows of width %d", rows, n))
+	if rows := (len(b)-n)/ldb + 1; !sumIdx(dst, vals, vinc, idx, b, ldb, rows) {
+		panic(fmt.Sprintf("vec: SumIdx row index outside the %d rows of width %d", rows, n))
 	}
 }
 
@@ -50,7 +40,8 @@ func AxpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
 	sumSeq(dst, vals, vinc, k, b, ldb, false)
 }
 
-// SumSeq is AxpySeq into a dst that starts at 0 (see SumIdx).
+// SumSeq is AxpySeq into a dst that starts at 0: it sets dst to the sum
+// (bit-identical to clearing dst first) without reading it.
 func SumSeq(dst, vals []float64, vinc, k int, b []float64, ldb int) {
 	sumSeq(dst, vals, vinc, k, b, ldb, true)
 }
@@ -79,13 +70,11 @@ func checkVals(vals []float64, vinc, k int) {
 	}
 }
 
-// axpyIdxGo and axpySeqGo are the kernels in Go. The explicit conversion
+// sumIdxGo and axpySeqGo are the kernels in Go. The explicit conversion
 // float64(v*x) rounds the product, so no compiler fuses it with the sum.
-func axpyIdxGo(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int, zero bool) bool {
+func sumIdxGo(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
 	n := len(dst)
-	if zero {
-		clear(dst)
-	}
+	clear(dst)
 	for p, r := range idx {
 		if uint(r) >= uint(rows) {
 			return false

@@ -5,12 +5,12 @@ import "golang.org/x/sys/cpu"
 // useAVX selects the assembly kernels; tests clear it to run the Go ones.
 var useAVX = cpu.X86.HasAVX
 
-// axpyIdx reports false when an index is outside [0, rows).
-func axpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int, zero bool) bool {
+// sumIdx reports false when an index is outside [0, rows).
+func sumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
 	if !useAVX {
-		return axpyIdxGo(dst, vals, vinc, idx, b, ldb, rows, zero)
+		return sumIdxGo(dst, vals, vinc, idx, b, ldb, rows)
 	}
-	return axpyIdxAVX(&dst[0], len(dst), &vals[0], vinc, &idx[0], len(idx), &b[0], ldb, rows, zero)
+	return sumIdxAVX(&dst[0], len(dst), &vals[0], vinc, &idx[0], len(idx), &b[0], ldb, rows)
 }
 
 func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
@@ -22,7 +22,7 @@ func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) 
 }
 
 //go:noescape
-func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int, zero bool) (ok bool)
+func sumIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int) (ok bool)
 
 //go:noescape
 func axpySeqAVX(dst *float64, n int, vals *float64, vinc int, k int, b *float64, ldb int, zero bool)

@@ -24,11 +24,11 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $96
 //   Y0–Y3 the block's sums, Y4 the broadcast factor, Y5–Y8 products.
 // Each term is VMULPD then VADDPD: the product is rounded before the sum.
 
-// func axpyIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int, zero bool) (ok bool)
-// zero: the sums start at 0 instead of dst (dst is only written).
+// func sumIdxAVX(dst *float64, n int, vals *float64, vinc int, idx *int, k int, b *float64, ldb int, rows int) (ok bool)
+// The sums start at 0 (dst is only written).
 // Every index is checked against rows (unsigned, so negative ones fail
 // too) before its row is read; a bad one stops the kernel with ok false.
-TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-81
+TEXT ·sumIdxAVX(SB), NOSPLIT, $0-73
 	MOVQ dst+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ vals+16(FP), SI
@@ -44,19 +44,10 @@ TEXT ·axpyIdxAVX(SB), NOSPLIT, $0-81
 idx16:
 	CMPQ CX, $16
 	JLT  idx4
-	CMPB zero+72(FP), $0
-	JNE  idx16zero
-	VMOVUPD (DI), Y0
-	VMOVUPD 32(DI), Y1
-	VMOVUPD 64(DI), Y2
-	VMOVUPD 96(DI), Y3
-	JMP  idx16init
-idx16zero:
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
-idx16init:
 	MOVQ SI, R13
 	XORQ AX, AX
 
@@ -94,13 +85,7 @@ idx16done:
 idx4:
 	CMPQ CX, $4
 	JLT  idxtail
-	CMPB zero+72(FP), $0
-	JNE  idx4zero
-	VMOVUPD (DI), Y0
-	JMP  idx4init
-idx4zero:
 	VXORPD Y0, Y0, Y0
-idx4init:
 	MOVQ SI, R13
 	XORQ AX, AX
 
@@ -133,13 +118,7 @@ idxtail:
 	DECQ  CX
 	SHLQ  $5, CX
 	VMOVDQU (BX)(CX*1), Y6
-	CMPB zero+72(FP), $0
-	JNE  idxtailzero
-	VMASKMOVPD (DI), Y6, Y0
-	JMP  idxtailinit
-idxtailzero:
 	VXORPD Y0, Y0, Y0
-idxtailinit:
 	MOVQ SI, R13
 	XORQ AX, AX
 
@@ -163,12 +142,12 @@ idxtaildone:
 	VMASKMOVPD Y0, Y6, (DI)
 
 idxret:
-	MOVB $1, ok+80(FP)
+	MOVB $1, ok+72(FP)
 	VZEROUPPER
 	RET
 
 idxbad:
-	MOVB $0, ok+80(FP)
+	MOVB $0, ok+72(FP)
 	VZEROUPPER
 	RET
 

@@ -6,8 +6,8 @@ package vec
 // them to choose what to compare).
 var useAVX, hasAVX2 = false, false
 
-func axpyIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int, zero bool) bool {
-	return axpyIdxGo(dst, vals, vinc, idx, b, ldb, rows, zero)
+func sumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
+	return sumIdxGo(dst, vals, vinc, idx, b, ldb, rows)
 }
 
 func axpySeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
