@@ -142,13 +142,9 @@ func TestGhostClippingMatchesPerSampleReference(t *testing.T) {
 			// the input values the DP step saw.
 			var seen *graphs.CSR
 			if tc.inDrop > 0 {
-				a := *sp.A // the kept entries only
-				a.Indptr = append([]int(nil), sp.A.Indptr...)
-				a.Indices = append([]int(nil), sp.A.Indices...)
-				a.Data = append([]float64(nil), sp.A.Data...)
-				seen = &a
+				seen = sp.A.Clone() // the kept entries only
 				_, xs, _ := sgdInputs(rows)
-				if dropped := xs.NNZ() - a.NNZ(); dropped <= 0 || dropped == xs.NNZ() {
+				if dropped := xs.NNZ() - seen.NNZ(); dropped <= 0 || dropped == xs.NNZ() {
 					t.Fatalf("input dropout dropped %d of %d entries: the test does not exercise it", dropped, xs.NNZ())
 				}
 			}
