@@ -126,6 +126,10 @@ func FromCOO(rows, cols int, src, dst []int, vals []float64) *CSR {
 	return m
 }
 
+// unitValue is the factor of every entry of a pattern-only matrix (Data
+// nil); read-only.
+var unitValue = []float64{1}
+
 // MulDense computes out = M·X for a dense row-major X of shape Cols×k and
 // writes the Rows×k result into out (which must have length Rows·k; it is
 // overwritten). Rows are processed in parallel over GOMAXPROCS goroutines,
@@ -136,13 +140,12 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	if len(x) != m.Cols*k || len(out) != m.Rows*k {
 		panic("graphs: MulDense shape mismatch") // programming error, not user input
 	}
-	one := []float64{1}
 	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*k : (i+1)*k : (i+1)*k]
 			a, b := m.Indptr[i], m.Indptr[i+1]
 			if m.Data == nil {
-				vec.SumIdx(o, one, 0, m.Indices[a:b], x, k)
+				vec.SumIdx(o, unitValue, 0, m.Indices[a:b], x, k)
 			} else {
 				vec.SumIdx(o, m.Data[a:b], 1, m.Indices[a:b], x, k)
 			}
