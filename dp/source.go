@@ -12,10 +12,11 @@ import (
 
 // Source is dpgnn's seeded noise source: a ChaCha8 stream (math/rand/v2)
 // whose 32-byte key is derived deterministically from a uint64 seed with
-// SHA-256. The same seed gives the same stream bit for bit (for a given Go
-// release: Normal uses math/rand/v2's ziggurat, whose algorithm is fixed by
-// the standard library), and the stream is cryptographically strong, so the
-// noise is not predictable from outputs without the seed.
+// SHA-256. The same seed gives the same stream bit for bit, and the stream
+// is cryptographically strong, so the noise is not predictable from
+// outputs without the seed. Normal draws come from dpgnn's own ziggurat
+// (normal.go), so they do not change with the Go release; the long vectors
+// of FillNormal are drawn from AES-256 keystreams under child keys.
 //
 // A Source is not safe for concurrent use; give each goroutine its own child
 // from Split. Source implements math/rand/v2's Source interface (Uint64), so
@@ -27,7 +28,7 @@ import (
 type Source struct {
 	key    [32]byte
 	chacha *rand.ChaCha8
-	rng    *rand.Rand
+	rng    *rand.Rand // over chacha, for integer draws
 	splits uint64
 }
 
@@ -65,7 +66,10 @@ func newSourceFromKey(key [32]byte) *Source {
 //
 // Use it to give each stage, matrix row block or goroutine its own stream so
 // results do not depend on scheduling.
-func (s *Source) Split(label string) *Source {
+func (s *Source) Split(label string) *Source { return newSourceFromKey(s.splitKey(label)) }
+
+// splitKey derives the next child key (Split's).
+func (s *Source) splitKey(label string) [32]byte {
 	h := sha256.New()
 	h.Write([]byte(splitDomain))
 	h.Write(s.key[:])
@@ -76,7 +80,7 @@ func (s *Source) Split(label string) *Source {
 	s.splits++
 	var key [32]byte
 	copy(key[:], h.Sum(nil))
-	return newSourceFromKey(key)
+	return key
 }
 
 // Uint64 returns 64 uniformly random bits (math/rand/v2's Source interface).
@@ -89,8 +93,15 @@ func (s *Source) Uniform() float64 {
 	return (float64(s.chacha.Uint64()>>11) + 0.5) * (1.0 / (1 << 53))
 }
 
-// Normal returns a standard normal draw (mean 0, variance 1).
-func (s *Source) Normal() float64 { return s.rng.NormFloat64() }
+// Normal returns a standard normal draw (mean 0, variance 1): the
+// ziggurat of normal.go over the source's own stream.
+func (s *Source) Normal() float64 {
+	w := s.chacha.Uint64()
+	if x, ok := zigFast(w); ok {
+		return x
+	}
+	return zigFinish(w, s)
+}
 
 // normalBlock is how many draws each child stream of FillNormal makes.
 const normalBlock = 1 << 14
@@ -98,26 +109,38 @@ const normalBlock = 1 << 14
 // FillNormal fills dst with independent standard normal draws. Up to
 // normalBlock draws come from s itself, in order (the same as calling
 // Normal len(dst) times). A longer dst is cut into blocks of normalBlock
-// draws, each drawn from its own child stream (one Split per block, made in
-// order), and the blocks are filled in parallel: the draws depend on the
-// source's state only, not on the number of CPUs. DP-SGD's noise on a wide
-// first layer is most of a private run's work, so this is its hot loop.
-func (s *Source) FillNormal(dst []float64) {
+// draws, each drawn from the AES-256 keystream (normal.go) under its own
+// child key (one Split per block, made in order), and the blocks are filled
+// in parallel: the draws depend on the source's state only, not on the
+// number of CPUs. DP-SGD's noise on a wide first layer is most of a
+// private run's work, so this is its hot loop.
+func (s *Source) FillNormal(dst []float64) { s.FillNormalBlocks(dst, nil) }
+
+// FillNormalBlocks is FillNormal that also calls then(lo, hi) as soon as
+// dst[lo:hi] is filled, on the goroutine that filled it, while the block is
+// still in cache: a caller scales and adds the noise in the same pass.
+// Blocks are disjoint and may be handed to then concurrently; then may be
+// nil.
+func (s *Source) FillNormalBlocks(dst []float64, then func(lo, hi int)) {
 	if len(dst) <= normalBlock {
 		for i := range dst {
-			dst[i] = s.rng.NormFloat64()
+			dst[i] = s.Normal()
+		}
+		if then != nil {
+			then(0, len(dst))
 		}
 		return
 	}
-	kids := make([]*Source, (len(dst)+normalBlock-1)/normalBlock)
-	for b := range kids {
-		kids[b] = s.Split("FillNormal block")
+	keys := make([][32]byte, (len(dst)+normalBlock-1)/normalBlock)
+	for b := range keys {
+		keys[b] = s.splitKey("FillNormal block")
 	}
-	parallel.Rows(len(kids), 16*len(dst), func(lo, hi int) {
+	parallel.Rows(len(keys), 16*len(dst), func(lo, hi int) {
 		for b := lo; b < hi; b++ {
-			seg := dst[b*normalBlock : min((b+1)*normalBlock, len(dst))]
-			for i := range seg {
-				seg[i] = kids[b].rng.NormFloat64()
+			l, h := b*normalBlock, min((b+1)*normalBlock, len(dst))
+			newAESStream(keys[b]).fill(dst[l:h])
+			if then != nil {
+				then(l, h)
 			}
 		}
 	})

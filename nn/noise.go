@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"hash"
+	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -12,9 +13,11 @@ import (
 // NormalSource draws standard normal variates (dp.Source implements it).
 type NormalSource interface{ Normal() float64 }
 
-// normalFiller is a NormalSource that can fill a whole vector at once (in
-// parallel, for dp.Source).
-type normalFiller interface{ FillNormal(dst []float64) }
+// blockFiller is a NormalSource that fills a whole vector at once, in
+// blocks (in parallel, for dp.Source), calling then on each filled block.
+type blockFiller interface {
+	FillNormalBlocks(dst []float64, then func(lo, hi int))
+}
 
 // Noise is the state of a Gaussian noise node: its standard deviation (the
 // noise multiplier times the sensitivity) and its source. Std may be
@@ -33,24 +36,40 @@ type Noise struct {
 	OnDraw func()
 }
 
-// gaussianNoiseOp returns x + N(0, Std²) elementwise, fresh noise each run.
-// Its gradient is the identity.
+// gaussianNoiseOp returns (x + N(0, Std²))/div elementwise, fresh noise
+// each run. Its gradient is the identity divided by div.
 type gaussianNoiseOp struct {
 	pure
-	n *Noise
+	n   *Noise
+	div float64
 }
 
 // AddNoise returns the node x + N(0, n.Std²·I): the noise node that makes a
-// release private (NAP aggregates, DP-SGD gradient sums).
-func AddNoise(x *G.Node, n *Noise) (*G.Node, error) { return G.ApplyOp(gaussianNoiseOp{n: n}, x) }
+// release private (NAP aggregates).
+func AddNoise(x *G.Node, n *Noise) (*G.Node, error) {
+	return G.ApplyOp(gaussianNoiseOp{n: n, div: 1}, x)
+}
+
+// AddNoiseDiv returns the node (x + N(0, n.Std²·I))/div, bit for bit the
+// same as dividing AddNoise's node by div, in one pass: DP-SGD's noisy mean
+// of the clipped gradient sum over the expected batch size div.
+func AddNoiseDiv(x *G.Node, n *Noise, div float64) (*G.Node, error) {
+	if !(div > 0) || math.IsInf(div, 0) {
+		return nil, fmt.Errorf("nn: noise %s divided by %g; want a positive finite divisor", n.Name, div)
+	}
+	return G.ApplyOp(gaussianNoiseOp{n: n, div: div}, x)
+}
 
 func (op gaussianNoiseOp) Arity() int       { return 1 }
 func (op gaussianNoiseOp) Type() hm.Type    { a := hm.TypeVariable('a'); return hm.NewFnType(a, a) }
 func (op gaussianNoiseOp) Hashcode() uint32 { return hash32(op.WriteHash) }
 func (op gaussianNoiseOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "GaussianNoise(%s,%p)", op.n.Name, op.n)
+	fmt.Fprintf(h, "GaussianNoise(%s,%p)/%v", op.n.Name, op.n, op.div)
 }
 func (op gaussianNoiseOp) String() string {
+	if op.div != 1 {
+		return fmt.Sprintf("GaussianNoise(%s, std=%.4g)/%.4g", op.n.Name, op.n.Std, op.div)
+	}
 	return fmt.Sprintf("GaussianNoise(%s, std=%.4g)", op.n.Name, op.n.Std)
 }
 func (op gaussianNoiseOp) DiffWRT(int) []bool { return []bool{true} }
@@ -69,32 +88,53 @@ func (op gaussianNoiseOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Va
 		op.n.Last = make([]float64, len(xd))
 	}
 	op.n.Last = op.n.Last[:len(xd)]
-	if op.n.Std > 0 {
+	last, std, div := op.n.Last, op.n.Std, op.div
+	if std > 0 {
 		if op.n.Src == nil {
 			return nil, fmt.Errorf("nn: noise node %s has no source", op.n.Name)
 		}
-		if f, ok := op.n.Src.(normalFiller); ok {
-			f.FillNormal(op.n.Last)
-		} else {
-			for i := range op.n.Last {
-				op.n.Last[i] = op.n.Src.Normal()
+		// e = std·z, then (x + e)/div: the same operations as AddNoise
+		// followed by a division, so the same bits.
+		finish := func(lo, hi int) {
+			l, x, o := last[lo:hi], xd[lo:hi], out[lo:hi]
+			for i, z := range l {
+				e := std * z
+				l[i] = e
+				if div != 1 {
+					o[i] = (x[i] + e) / div
+				} else {
+					o[i] = x[i] + e
+				}
 			}
 		}
-		for i, z := range op.n.Last {
-			e := op.n.Std * z
-			op.n.Last[i] = e
-			out[i] = xd[i] + e
+		if f, ok := op.n.Src.(blockFiller); ok {
+			f.FillNormalBlocks(last, finish)
+		} else {
+			for i := range last {
+				last[i] = op.n.Src.Normal()
+			}
+			finish(0, len(last))
 		}
 		op.n.Draws++
 		if op.n.OnDraw != nil {
 			op.n.OnDraw()
 		}
 	} else {
-		clear(op.n.Last)
-		copy(out, xd)
+		clear(last)
+		for i, v := range xd {
+			if div != 1 {
+				out[i] = v / div
+			} else {
+				out[i] = v
+			}
+		}
 	}
 	return t, nil
 }
 func (op gaussianNoiseOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if op.div != 1 {
+		d, err := G.Div(grad, G.NewConstant(op.div))
+		return G.Nodes{d}, err
+	}
 	return G.Nodes{grad}, nil
 }

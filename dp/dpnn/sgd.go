@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dpgnn/dpgnn/nn"
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -190,7 +191,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 			scaled[p] = nn.ScaleRows(delta[p], rowFactors)
 			m.Tag(scaled[p], nn.DPTagPrefix+"clipped output gradient")
 		}
-		b := G.NewConstant(cfg.ExpectedBatch(), G.WithName("dpsgd.expected_batch"))
+		b := cfg.ExpectedBatch()
 		for _, p := range m.Params {
 			r := byParam[p]
 			cd := scaled[r.Probe]
@@ -199,7 +200,10 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 				return fmt.Errorf("parameter %s (%s): %w", p.Name, r.Rule, err)
 			}
 			noise := &nn.Noise{Name: p.Name, Std: cfg.Multiplier * cfg.Clip, Src: src}
-			noisy := G.Must(G.Div(G.Must(nn.AddNoise(sum, noise)), b))
+			noisy, err := nn.AddNoiseDiv(sum, noise, b)
+			if err != nil {
+				return err
+			}
 			m.Tag(sum, nn.DPTagPrefix+"clipped-sum")
 			m.Tag(noisy, nn.DPTagPrefix+"noisy-grad")
 			s.Clipped = append(s.Clipped, sum)
@@ -330,9 +334,7 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 	}
 	noise := 0.0
 	for _, n := range s.Noise {
-		for _, e := range n.Last {
-			noise += e * e
-		}
+		noise += floats.Dot(n.Last, n.Last)
 	}
 	st.NoiseNorm = math.Sqrt(noise)
 	if len(batch) > 0 {

@@ -161,13 +161,15 @@ func TestLemma7And8(t *testing.T) {
 // perturbation terms and Λ all agree with Problem), so with no weight decay
 // it converges to the Newton minimiser and reports that objective's
 // gradient norm; with weight decay w it converges to the minimiser with
-// μ + w.
+// μ + w. (At lr 0.01 Adam circles the minimiser at a distance of about
+// 1e-3, so whether it lands within tolerance depends on the draw; at 0.005
+// it converges to 1e-6 or better.)
 func TestAdamSolverApproachesNewton(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, kind := range []LossKind{SoftMargin, PseudoHuber} {
 		p := randomProblem(r, mustLoss(t, kind, 3, 0.5), 80, 6, 3, 0.05)
 		cal := Calibration{Lambda: 0.03, LambdaPrime: 0.02}
-		m := &GCON{cfg: Config{HuberDelta: 0.5, AdamLR: 0.01, AdamEpochs: 3000}, loss: kind}
+		m := &GCON{cfg: Config{HuberDelta: 0.5, AdamLR: 0.005, AdamEpochs: 4000}, loss: kind}
 		for _, w := range []float64{0, 0.01} {
 			m.cfg.AdamWeightDecay = w
 			got, err := m.solveAdam(1, p, p.Z, p.N1, cal)

@@ -1,0 +1,177 @@
+package dp
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// TestZigguratTables: the tail start is the published value for 256 layers,
+// and every layer has the same area v to double precision, including the
+// base (rectangle plus tail) and the top one the bisection closes.
+func TestZigguratTables(t *testing.T) {
+	if math.Abs(zigr-3.6541528853610088) > 1e-15 {
+		t.Errorf("r = %.17g, want 3.6541528853610088", zigr)
+	}
+	v := zigArea(zigr)
+	if got := zigX[0] * zigHalfDensity(zigr); math.Abs(got-v) > 1e-15*v {
+		t.Errorf("base layer area %.17g, want v = %.17g", got, v)
+	}
+	for i := 1; i < zigLayers; i++ {
+		area := zigX[i] * (zigHalfDensity(zigX[i+1]) - zigHalfDensity(zigX[i]))
+		if math.Abs(area-v) > 1e-11*v {
+			t.Errorf("layer %d: area %.17g, want v = %.17g", i, area, v)
+		}
+		if !(zigX[i+1] < zigX[i]) || !(zigR[i] >= 0 && zigR[i] < 1) {
+			t.Errorf("layer %d: widths %g, %g not decreasing", i, zigX[i], zigX[i+1])
+		}
+	}
+	if zigX[zigLayers] != 0 || zigF[zigLayers] != 1 {
+		t.Errorf("top: x = %g, f = %g, want 0, 1", zigX[zigLayers], zigF[zigLayers])
+	}
+}
+
+// normalChecks applies the N(0, 1) checks to x and reports every failure:
+// moments (mean, variance, kurtosis), KS, a χ² over 400 equiprobable bins
+// (fine enough to see one layer's wedge), and the counts beyond the
+// ziggurat's tail start and far in the tail.
+func normalChecks(x []float64) []string {
+	var bad []string
+	n := float64(len(x))
+	zm, zv := auditMomentZ(x, 0, 1)
+	m4 := 0.0
+	for _, v := range x {
+		m4 += v * v * v * v
+	}
+	zk := (m4/n - 3) / math.Sqrt(96/n) // var(Z⁴) = 105 − 9
+	if math.Abs(zm) > 5 || math.Abs(zv) > 5 || math.Abs(zk) > 5 {
+		bad = append(bad, "moments")
+	}
+	if _, p := ksPValue(x, distuv.UnitNormal.CDF); p < 1e-4 {
+		bad = append(bad, "KS")
+	}
+	const bins = 400
+	obs := make([]int, bins)
+	probs := make([]float64, bins)
+	for i := range probs {
+		probs[i] = 1.0 / bins
+	}
+	for _, v := range x {
+		k := int(distuv.UnitNormal.CDF(v) * bins)
+		obs[min(k, bins-1)]++
+	}
+	if chiSquarePValue(obs, probs) < 1e-4 {
+		bad = append(bad, "χ²")
+	}
+	for _, c := range []float64{zigr, 4.5} {
+		p := 2 * distuv.UnitNormal.Survival(c)
+		k := 0
+		for _, v := range x {
+			if math.Abs(v) > c {
+				k++
+			}
+		}
+		if z := (float64(k) - n*p) / math.Sqrt(n*p*(1-p)); math.Abs(z) > 5 {
+			bad = append(bad, "tail")
+		}
+	}
+	return bad
+}
+
+// TestZigguratNormal: the long-vector path (AES stream) and the scalar path
+// (Normal over ChaCha8) are N(0, 1) by every check, and the checks have
+// power: they reject a ziggurat whose wedges accept everything and one
+// whose tail is cut at r.
+func TestZigguratNormal(t *testing.T) {
+	const n = 1 << 22
+	x := make([]float64, n)
+	NewSource(11).FillNormal(x)
+	if bad := normalChecks(x); len(bad) > 0 {
+		t.Errorf("FillNormal fails %v", bad)
+	}
+	s := NewSource(12)
+	y := make([]float64, n/4)
+	for i := range y {
+		y[i] = s.Normal()
+	}
+	if bad := normalChecks(y); len(bad) > 0 {
+		t.Errorf("Normal fails %v", bad)
+	}
+
+	// The same checks on two broken samplers built from the same tables.
+	a := newAESStream([32]byte{3})
+	wedgeless, tailless := make([]float64, n), make([]float64, n)
+	for i := range wedgeless {
+		w := a.Uint64()
+		x, ok := zigFast(w)
+		if !ok && uint8(w) == 0 {
+			x, _ = zigSlow(w, a)
+		}
+		wedgeless[i] = x // every wedge point accepted
+	}
+	for i := range tailless {
+		for {
+			w := a.Uint64()
+			if x, ok := zigFast(w); ok {
+				tailless[i] = x
+				break
+			}
+			if uint8(w) == 0 {
+				continue // no tail: the base layer redraws
+			}
+			if x, ok := zigSlow(w, a); ok {
+				tailless[i] = x
+				break
+			}
+		}
+	}
+	if bad := normalChecks(wedgeless); len(bad) == 0 {
+		t.Error("the checks pass a ziggurat without the wedge test")
+	}
+	if bad := normalChecks(tailless); len(bad) == 0 {
+		t.Error("the checks pass a ziggurat without a tail")
+	}
+}
+
+// TestNormalGolden pins the draws: a change here changes every recorded
+// private run, so it must be deliberate.
+func TestNormalGolden(t *testing.T) {
+	s := NewSource(1)
+	short := []float64{s.Normal(), s.Normal(), s.Normal()}
+	long := make([]float64, 2*normalBlock)
+	NewSource(1).FillNormal(long)
+	got := append(short, long[0], long[normalBlock])
+	want := []float64{-2.366455280909315, -0.22329254719964742, -0.5120160101806703, -0.12319362288145622, -1.3956735230807287}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("draw %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+func BenchmarkFillNormal(b *testing.B) {
+	x := make([]float64, 1<<18)
+	s := NewSource(1)
+	b.SetBytes(8 << 18)
+	for b.Loop() {
+		s.FillNormal(x)
+	}
+}
+
+func BenchmarkNormal(b *testing.B) {
+	s := NewSource(1)
+	sum := 0.0
+	for b.Loop() {
+		sum += s.Normal()
+	}
+	_ = sum
+}
+
+func BenchmarkAESFillBlock(b *testing.B) {
+	x := make([]float64, normalBlock)
+	a := newAESStream([32]byte{1})
+	for b.Loop() {
+		a.fill(x)
+	}
+}
