@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/bits"
 	"unsafe"
+
+	"github.com/dpgnn/dpgnn/internal/vec"
 )
 
 // Standard normal draws: a 256-layer ziggurat (Marsaglia and Tsang 2000, in
@@ -16,10 +18,11 @@ import (
 // layers of equal area v: layer 0 is the rectangle [0, r]×[0, f(r)] plus
 // the tail beyond r, stored as a rectangle of width zigX[0] = v/f(r); layer
 // i ≥ 1 is [0, zigX[i]]×[f(zigX[i]), f(zigX[i+1])], with zigX[1] = r and
-// zigX[zigLayers] = 0. One word gives a layer i (its low 8 bits) and a
-// uniform u in [−1, 1) (its top 53 bits as a signed integer times 2⁻⁵²;
-// the two bit ranges are disjoint). x = u·zigX[i] is returned at once when
-// |x| < zigX[i+1], which is inside the density (about 99 % of draws);
+// zigX[zigLayers] = 0. One word gives a layer i (its low 8 bits), a sign
+// (bit 8) and a uniform u in [0, 1) (its top 52 bits times 2⁻⁵²); the bit
+// ranges are disjoint. x = ±u·zigX[i] is returned at once when
+// u < zigX[i+1]/zigX[i], so |x| < zigX[i+1], inside the density (about
+// 99 % of draws);
 // otherwise layer 0 draws from the tail by Marsaglia's exponential method
 // and the other layers accept x with probability (f(x) − f(zigX[i])) /
 // (f(zigX[i+1]) − f(zigX[i])), each from further words of the same stream.
@@ -101,12 +104,12 @@ func zigSetup() float64 {
 }
 
 // zigFast is the ziggurat's fast path for word w: the draw and whether it
-// is accepted as it is.
-func zigFast(w uint64) (float64, bool) {
-	i := uint8(w)
-	u := float64(int64(w)>>11) * 0x1p-52
-	return u * zigX[i], math.Abs(u) < zigR[i]
-}
+// is accepted as it is (vec.ZigWord, the form vec.ZigFast's kernel
+// reproduces).
+func zigFast(w uint64) (float64, bool) { return vec.ZigWord(w, zigXs, &zigR) }
+
+// zigXs is zigX without its last entry (0), as vec's kernels take it.
+var zigXs = (*[zigLayers]float64)(zigX[:zigLayers])
 
 // wordSource is a stream of uniform 64-bit words.
 type wordSource interface{ Uint64() uint64 }
@@ -130,7 +133,8 @@ func zigFinish(w uint64, src wordSource) float64 {
 // layer 0 (always accepted), otherwise the wedge test.
 func zigSlow(w uint64, src wordSource) (float64, bool) {
 	i := uint8(w)
-	u := float64(int64(w)>>11) * 0x1p-52
+	u := math.Float64frombits(0x3ff0000000000000|w>>12) - 1
+	neg := w&0x100 != 0
 	if i == 0 {
 		// Marsaglia's tail method: x = −ln(U₁)/r, y = −ln(U₂), accepted
 		// when 2y > x²; the draw is r + x with u's sign.
@@ -138,7 +142,7 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 			x := -math.Log(uniformOpen(src.Uint64())) / zigr
 			y := -math.Log(uniformOpen(src.Uint64()))
 			if y+y > x*x {
-				if u < 0 {
+				if neg {
 					return -zigr - x, true
 				}
 				return zigr + x, true
@@ -147,6 +151,9 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 	}
 	x := u * zigX[i]
 	y := zigF[i] + uniformOpen(src.Uint64())*(zigF[i+1]-zigF[i])
+	if neg {
+		return -x, y < zigHalfDensity(x)
+	}
 	return x, y < zigHalfDensity(x)
 }
 
@@ -189,38 +196,27 @@ func (a *aesStream) Uint64() uint64 {
 }
 
 // fill writes len(dst) N(0, 1) draws into dst. The keystream is written
-// straight into dst, one word per entry; one pass then maps every word by
-// the fast path, noting the ~1 % it rejects, and the rejected entries are
+// straight into dst, one word per entry; vec.ZigFast maps every word by the
+// fast path, noting the ~1 % it rejects, and the rejected entries are then
 // finished in order from the words that follow.
 func (a *aesStream) fill(dst []float64) {
-	if len(dst) == 0 {
-		return
-	}
-	raw := unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 8*len(dst))
-	for len(raw) > 0 {
-		n := min(len(raw), len(zeroBlock))
-		a.ctr.XORKeyStream(raw[:n], zeroBlock[:n])
-		raw = raw[n:]
-	}
-	var missed []int
-	for k, v := range dst {
-		w := math.Float64bits(v)
+	var scratch [512]int32 // misses of one chunk
+	missed := make([]int32, 0, 512)
+	for lo := 0; lo < len(dst); lo += len(scratch) {
+		chunk := dst[lo:min(lo+len(scratch), len(dst))]
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(&chunk[0])), 8*len(chunk))
+		a.ctr.XORKeyStream(raw, zeroBlock[:len(raw)])
 		if bigEndian {
-			w = bits.ReverseBytes64(w)
+			for k, v := range chunk {
+				chunk[k] = math.Float64frombits(bits.ReverseBytes64(math.Float64bits(v)))
+			}
 		}
-		x, ok := zigFast(w)
-		if !ok {
-			missed = append(missed, k)
-			continue
+		for _, k := range scratch[:vec.ZigFast(chunk, zigXs, &zigR, scratch[:])] {
+			missed = append(missed, int32(lo)+k)
 		}
-		dst[k] = x
 	}
 	for _, k := range missed {
-		w := math.Float64bits(dst[k])
-		if bigEndian {
-			w = bits.ReverseBytes64(w)
-		}
-		dst[k] = zigFinish(w, a)
+		dst[k] = zigFinish(math.Float64bits(dst[k]), a)
 	}
 }
 

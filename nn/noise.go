@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -94,18 +95,9 @@ func (op gaussianNoiseOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Va
 			return nil, fmt.Errorf("nn: noise node %s has no source", op.n.Name)
 		}
 		// e = std·z, then (x + e)/div: the same operations as AddNoise
-		// followed by a division, so the same bits.
+		// followed by a division, so the same bits ((x + e)/1 is x + e exactly).
 		finish := func(lo, hi int) {
-			l, x, o := last[lo:hi], xd[lo:hi], out[lo:hi]
-			for i, z := range l {
-				e := std * z
-				l[i] = e
-				if div != 1 {
-					o[i] = (x[i] + e) / div
-				} else {
-					o[i] = x[i] + e
-				}
-			}
+			vec.ScaleAddDiv(last[lo:hi], xd[lo:hi], out[lo:hi], std, div)
 		}
 		if f, ok := op.n.Src.(blockFiller); ok {
 			f.FillNormalBlocks(last, finish)

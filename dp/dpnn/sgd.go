@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dpgnn/dpgnn/internal/vec"
 	"github.com/dpgnn/dpgnn/nn"
 	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
@@ -268,9 +269,6 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 	}
 	st := StepStats{BatchSize: len(batch), ParamNorms: map[string]float64{}}
 	total := s.total
-	for _, t := range total {
-		clear(t)
-	}
 	std := s.Cfg.Multiplier * s.Cfg.Clip
 	lossSum, normSum, clipped := 0.0, 0.0, 0
 	paramSq := make([]float64, len(s.model.Params))
@@ -306,8 +304,10 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 			s.total = total
 		}
 		for i, g := range grads {
-			for j, v := range g {
-				total[i][j] += v
+			if ci == 0 {
+				copy(total[i], g)
+			} else {
+				vec.Add(total[i], total[i], g)
 			}
 		}
 		ns := nn.Values(s.NormSq)

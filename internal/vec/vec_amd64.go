@@ -89,3 +89,30 @@ func rowsKernel(op int, dst, x, b []float64, rows int) bool {
 
 //go:noescape
 func rowsAVX(op int, dst, x, b *float64, rows, d int)
+
+// zigFast runs ZigFast's AVX2 kernel on the leading multiple of four words
+// and returns how many words it did and how many misses it appended.
+func zigFast(w []float64, xt, rt *[ZigLayers]float64, missed []int32) (done, k int) {
+	n := len(w) &^ 3
+	if !useAVX || !hasAVX2 || n == 0 {
+		return 0, 0
+	}
+	return n, zigAVX2(&w[0], n, xt, rt, &missed[0])
+}
+
+//go:noescape
+func zigAVX2(w *float64, n int, xt, rt *[ZigLayers]float64, missed *int32) (k int)
+
+// scaleAddDiv runs ScaleAddDiv with AVX on the leading multiple of four
+// entries and returns how many it did.
+func scaleAddDiv(e, x, out []float64, s, d float64) int {
+	n := len(out) &^ 3
+	if !useAVX || n == 0 {
+		return 0
+	}
+	scaleAddDivAVX(&e[0], &x[0], &out[0], n, s, d)
+	return n
+}
+
+//go:noescape
+func scaleAddDivAVX(e, x, out *float64, n int, s, d float64)

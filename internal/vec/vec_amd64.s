@@ -519,3 +519,99 @@ rowsnext:
 rowsdone:
 	VZEROUPPER
 	RET
+
+// func zigAVX2(w *float64, n int, xt, rt *[256]float64, missed *int32) (k int)
+// ZigFast four words at a time (n is a multiple of 4): gathers xt[i] and
+// rt[i], forms u from the top 52 bits, writes the accepted candidates over
+// their words and appends the other lanes' indices to missed.
+TEXT ·zigAVX2(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ xt+16(FP), R8
+	MOVQ rt+24(FP), R9
+	MOVQ missed+32(FP), R10
+	XORQ BX, BX // word index
+	XORQ DX, DX // misses appended
+	MOVQ $0xff, AX
+	MOVQ AX, X15
+	VPBROADCASTQ X15, Y15 // layer mask
+	MOVQ $0x3ff0000000000000, AX
+	MOVQ AX, X14
+	VPBROADCASTQ X14, Y14 // 1.0
+	MOVQ $0x8000000000000000, AX
+	MOVQ AX, X12
+	VPBROADCASTQ X12, Y12 // sign bit
+
+zigloop:
+	CMPQ BX, CX
+	JGE  zigdone
+	VMOVDQU (DI)(BX*8), Y0 // words
+	VPAND Y15, Y0, Y1      // layer i
+	VPSRLQ $12, Y0, Y2
+	VPOR Y14, Y2, Y2       // 1 + u, in [1, 2)
+	VSUBPD Y14, Y2, Y2     // u (exact)
+	VPCMPEQQ Y3, Y3, Y3
+	VGATHERQPD Y3, (R8)(Y1*8), Y4 // xt[i]
+	VPCMPEQQ Y5, Y5, Y5
+	VGATHERQPD Y5, (R9)(Y1*8), Y6 // rt[i]
+	VMULPD Y4, Y2, Y7      // u·xt[i] ≥ 0
+	VPSLLQ $55, Y0, Y8     // bit 8 to the sign
+	VPAND Y12, Y8, Y8
+	VORPD Y8, Y7, Y7       // candidate
+	VCMPPD $1, Y6, Y2, Y9  // u < rt[i] (LT_OS)
+	VBLENDVPD Y9, Y7, Y0, Y10 // accepted ? candidate : word
+	VMOVUPD Y10, (DI)(BX*8)
+	VMOVMSKPD Y9, AX
+	CMPQ AX, $15
+	JNE  zigmiss
+
+zignext:
+	ADDQ $4, BX
+	JMP  zigloop
+
+zigmiss:
+	XORQ R11, R11 // lane
+
+zigbit:
+	BTQ R11, AX
+	JCS zigbitnext
+	LEAQ (BX)(R11*1), R12
+	MOVL R12, (R10)(DX*4)
+	INCQ DX
+
+zigbitnext:
+	INCQ R11
+	CMPQ R11, $4
+	JLT  zigbit
+	JMP  zignext
+
+zigdone:
+	MOVQ DX, k+40(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAddDivAVX(e, x, out *float64, n int, s, d float64)
+// e = s·e, out = (x + e)/d, four entries at a time (n a multiple of 4).
+TEXT ·scaleAddDivAVX(SB), NOSPLIT, $0-48
+	MOVQ e+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ out+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD s+32(FP), Y8
+	VBROADCASTSD d+40(FP), Y9
+	XORQ BX, BX
+
+sadloop:
+	CMPQ BX, CX
+	JGE  saddone
+	VMULPD (DI)(BX*8), Y8, Y0 // s·e
+	VMOVUPD Y0, (DI)(BX*8)
+	VADDPD (SI)(BX*8), Y0, Y1 // x + e (addition commutes)
+	VDIVPD Y9, Y1, Y1         // / d
+	VMOVUPD Y1, (DX)(BX*8)
+	ADDQ $4, BX
+	JMP  sadloop
+
+saddone:
+	VZEROUPPER
+	RET

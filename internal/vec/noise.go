@@ -1,0 +1,59 @@
+package vec
+
+import (
+	"fmt"
+	"math"
+)
+
+// Kernels of Gaussian noise: the ziggurat's fast path over a buffer of
+// random words, and the scaling and adding of the draws.
+
+// ZigLayers is the number of ziggurat layers ZigFast's tables have.
+const ZigLayers = 256
+
+// ZigFast maps each 64-bit word of w (stored in a float64 slot, as
+// math.Float64bits reads it) to a ziggurat candidate: layer i = the low 8
+// bits, magnitude u = the top 52 bits · 2⁻⁵² in [0, 1), sign = bit 8, and
+// candidate x = ±u·xt[i]. Where u < rt[i] the candidate is accepted and
+// written over its word; elsewhere the word is left in place and its index
+// appended to missed, in increasing order. It returns how many indices it
+// appended; missed must have room for len(w). The bit for bit Go form is
+// ZigWord; AVX2 gathers do four words at a time where the CPU has them.
+func ZigFast(w []float64, xt, rt *[ZigLayers]float64, missed []int32) int {
+	if len(missed) < len(w) {
+		panic(fmt.Sprintf("vec: ZigFast with %d words but room for %d misses", len(w), len(missed)))
+	}
+	done, k := zigFast(w, xt, rt, missed)
+	for j := done; j < len(w); j++ {
+		x, ok := ZigWord(math.Float64bits(w[j]), xt, rt)
+		if ok {
+			w[j] = x
+		} else {
+			missed[k] = int32(j)
+			k++
+		}
+	}
+	return k
+}
+
+// ZigWord is ZigFast for one word: the candidate and whether it is
+// accepted.
+func ZigWord(w uint64, xt, rt *[ZigLayers]float64) (float64, bool) {
+	i := uint8(w)
+	u := math.Float64frombits(0x3ff0000000000000|w>>12) - 1
+	x := math.Float64frombits(math.Float64bits(u*xt[i]) | (w&0x100)<<55)
+	return x, u < rt[i]
+}
+
+// ScaleAddDiv sets e[i] = s·e[i] and out[i] = (x[i] + e[i])/d: a noise
+// vector scaled to its standard deviation and added to a release, then
+// divided (a mean's denominator; d = 1 leaves the sum, exactly).
+func ScaleAddDiv(e, x, out []float64, s, d float64) {
+	n := checkLen("ScaleAddDiv", out, x, e)
+	done := scaleAddDiv(e[:n], x[:n], out[:n], s, d)
+	for i := done; i < n; i++ {
+		v := s * e[i]
+		e[i] = v
+		out[i] = (x[i] + v) / d
+	}
+}
