@@ -1,6 +1,7 @@
 // Package dp owns dpgnn's differential-privacy core: the mechanisms
 // (Gaussian, Laplace, Gamma-norm vector noise, Gumbel top-K), the seeded
-// ChaCha8 noise source, DP approximate PageRank rows (DPAR), the privacy
+// noise source (ChaCha8 and AES-256-CTR streams, a float64 ziggurat for
+// normal draws), DP approximate PageRank rows (DPAR), the privacy
 // events that describe what a mechanism
 // released, the accountants that turn a ledger of events into (ε, δ) (Rényi
 // DP with the Poisson- and hypergeometrically subsampled Gaussian, the

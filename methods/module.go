@@ -119,15 +119,20 @@ func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (tra
 	return mod.prepare(ctx, tr, src, nil)
 }
 
-// watchPath adds a third path over just the validation and training nodes
-// (what the loop looks at after every epoch) when they are at most 90 % of
-// all nodes, and returns the function that predicts them; nil otherwise.
+// watchPath adds a third path over just the validation nodes, and the
+// training nodes when withTrain (what the loop looks at after every epoch:
+// the training accuracy only goes to a trace), when they are at most 90 %
+// of all nodes, and returns the function that predicts them; nil
+// otherwise.
 // The module's evaluation is row-wise (its inputs are node rows; BatchNorm
 // uses running statistics in evaluation), so these rows' logits equal
 // those of the all-nodes path. It must be built before compiling, so that
 // its dropout nodes are known to be off the training path.
-func (mod *Module) watchPath(split graphs.Split, n int) (trainers.MonitorFunc, error) {
-	rows := append(append([]int(nil), split.Val...), split.Train...)
+func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (trainers.MonitorFunc, error) {
+	rows := append([]int(nil), split.Val...)
+	if withTrain {
+		rows = append(rows, split.Train...)
+	}
 	slices.Sort(rows)
 	rows = slices.Compact(rows)
 	if len(rows) == 0 || 10*len(rows) > 9*n {
@@ -265,7 +270,7 @@ func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (train
 	var watch trainers.MonitorFunc
 	if sel.Mode != trainers.SelectLast {
 		var err error
-		if watch, err = mod.watchPath(g.Split, g.N); err != nil {
+		if watch, err = mod.watchPath(g.Split, g.N, trainers.KeepsStats(ctx.Recorder)); err != nil {
 			return trainers.LoopResult{}, err
 		}
 	}

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
@@ -55,48 +56,64 @@ func TestWatchPathMatchesFullEvaluation(t *testing.T) {
 			if tc.private {
 				ctx.Level = Node
 			}
-			cfg := trainers.LoopConfig{Epochs: tr.Epochs}
-
-			full := build()
-			task, err := full.Prepare(ctx, tr, dp.NewSource(9))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := trainers.FullBatch(task, g.Labels, g.Split, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-
-			watched := build()
-			watch, err := watched.watchPath(g.Split, g.N)
-			if err != nil || watch == nil {
-				t.Fatalf("no watch path (err %v) for %d monitored of %d nodes", err, len(g.Split.Val)+len(g.Split.Train), g.N)
-			}
-			task, err = watched.prepare(ctx, tr, dp.NewSource(9), watch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := trainers.FullBatch(task, g.Labels, g.Split, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.BestEpoch != want.BestEpoch || got.ValAcc != want.ValAcc || !slices.Equal(got.Pred, want.Pred) {
-				t.Fatalf("watched: best epoch %d, val %.4f; full evaluation: %d, %.4f (predictions equal: %v)",
-					got.BestEpoch, got.ValAcc, want.BestEpoch, want.ValAcc, slices.Equal(got.Pred, want.Pred))
-			}
-			// and the watch path really skips the other nodes
-			p, err := watch()
-			if err != nil {
-				t.Fatal(err)
-			}
-			skipped := 0
-			for _, v := range p {
-				if v < 0 {
-					skipped++
+			for _, traced := range []bool{false, true} {
+				// A traced run keeps the training accuracy per epoch, so
+				// its watch path covers the training nodes as well.
+				var fullTrace, watchedTrace strings.Builder
+				recorder := func(w *strings.Builder) trainers.Recorder {
+					if traced {
+						return trainers.NewTrace(w)
+					}
+					return trainers.Nop{}
 				}
-			}
-			if skipped != len(g.Split.Test) {
-				t.Fatalf("watch path evaluated %d nodes, want the %d validation and training nodes", g.N-skipped, g.N-len(g.Split.Test))
+				full := build()
+				task, err := full.Prepare(ctx, tr, dp.NewSource(9))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: tr.Epochs, Recorder: recorder(&fullTrace)})
+				if err != nil {
+					t.Fatal(err)
+				}
+
+				watched := build()
+				watch, err := watched.watchPath(g.Split, g.N, traced)
+				if err != nil || watch == nil {
+					t.Fatalf("no watch path (err %v) for %d monitored of %d nodes", err, len(g.Split.Val)+len(g.Split.Train), g.N)
+				}
+				task, err = watched.prepare(ctx, tr, dp.NewSource(9), watch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: tr.Epochs, Recorder: recorder(&watchedTrace)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.BestEpoch != want.BestEpoch || got.ValAcc != want.ValAcc || !slices.Equal(got.Pred, want.Pred) {
+					t.Fatalf("traced %v: watched: best epoch %d, val %.4f; full evaluation: %d, %.4f (predictions equal: %v)",
+						traced, got.BestEpoch, got.ValAcc, want.BestEpoch, want.ValAcc, slices.Equal(got.Pred, want.Pred))
+				}
+				if fullTrace.String() != watchedTrace.String() || traced != strings.Contains(fullTrace.String(), "train_acc") {
+					t.Fatalf("traced %v: the traces differ or lack the training accuracy:\n%.300s\n%.300s", traced, fullTrace.String(), watchedTrace.String())
+				}
+				// and the watch path really skips the other nodes
+				p, err := watch()
+				if err != nil {
+					t.Fatal(err)
+				}
+				skipped := 0
+				for _, v := range p {
+					if v < 0 {
+						skipped++
+					}
+				}
+				want2 := g.N - len(g.Split.Val)
+				if traced {
+					want2 = len(g.Split.Test)
+				}
+				if skipped != want2 {
+					t.Fatalf("traced %v: watch path evaluated %d nodes, want %d", traced, g.N-skipped, g.N-want2)
+				}
 			}
 		})
 	}

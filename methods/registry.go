@@ -84,8 +84,8 @@ func (c *Context) Report(plan *dp.Plan) (*dp.Report, error) {
 }
 
 // NoiseSource returns the randomness for the privacy mechanisms named by
-// label: a ChaCha8 stream derived from the run's seed (reproducible), or
-// with SecureNoise one keyed from crypto/rand.
+// label: a dp.Source derived from the run's seed (reproducible), or with
+// SecureNoise one keyed from crypto/rand.
 func (c *Context) NoiseSource(label string) (*dp.Source, error) {
 	if c.SecureNoise {
 		return dp.NewSecureSource()

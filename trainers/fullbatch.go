@@ -22,8 +22,9 @@ type Task interface {
 }
 
 // Monitor is implemented by a task that can predict just the nodes the
-// loop looks at after every epoch (validation and training nodes) more
-// cheaply than all of them. MonitorPredict returns a prediction for every
+// loop looks at after every epoch (the validation nodes, and the training
+// nodes when the recorder keeps statistics: KeepsStats) more cheaply than
+// all of them. MonitorPredict returns a prediction for every
 // node, −1 for the ones it did not evaluate; on the nodes it did evaluate it
 // must agree with Predict. The final prediction always comes from Predict;
 // a MonitorPredict result may be overwritten by the next call.
@@ -122,6 +123,7 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 		sel.Ledger.Record(sel.Name, dp.PureEvent{Epsilon: sel.Epsilon, Count: 1})
 	}
 	res := LoopResult{ValAcc: math.NaN()}
+	keep := KeepsStats(rec)
 	var best any
 	bestNoisy := math.Inf(-1)
 	for ep := 1; ep <= cfg.Epochs; ep++ {
@@ -151,7 +153,9 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 				}
 			} else {
 				st.ValAcc = acc
-				st.TrainAcc = Accuracy(pred, labels, split.Train)
+				if keep {
+					st.TrainAcc = Accuracy(pred, labels, split.Train)
+				}
 				if best == nil || acc > res.ValAcc {
 					res.ValAcc, res.BestEpoch, best = acc, ep, task.Snapshot()
 				}

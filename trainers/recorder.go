@@ -45,8 +45,31 @@ type Recorder interface {
 	Done()
 }
 
+// KeepsStats reports whether r keeps the statistics of the epochs it is
+// given (a Trace does; a progress display only counts them), so that a loop
+// must compute every field. A recorder says so with a KeepsStats() bool
+// method; one without it is assumed to keep them.
+func KeepsStats(r Recorder) bool {
+	switch v := r.(type) {
+	case nil:
+		return false
+	case Multi:
+		for _, x := range v {
+			if KeepsStats(x) {
+				return true
+			}
+		}
+		return false
+	case interface{ KeepsStats() bool }:
+		return v.KeepsStats()
+	}
+	return true
+}
+
 // Nop is a Recorder that ignores everything.
 type Nop struct{}
+
+func (Nop) KeepsStats() bool { return false }
 
 func (Nop) Plan(int)         {}
 func (Nop) Epoch(EpochStats) {}
@@ -144,6 +167,7 @@ func (l *Lines) print(t time.Time) {
 }
 
 func (l *Lines) Step(EpochStats) {}
+func (l *Lines) KeepsStats() bool { return false }
 func (l *Lines) Done()           {}
 
 func (b *Bar) Plan(n int) {
@@ -178,6 +202,7 @@ func (b *Bar) Epoch(s EpochStats) {
 }
 
 func (b *Bar) Step(EpochStats) {}
+func (b *Bar) KeepsStats() bool { return false }
 
 func (b *Bar) Done() {
 	b.mu.Lock()
@@ -198,7 +223,8 @@ type Trace struct {
 // NewTrace writes JSON lines to w.
 func NewTrace(w io.Writer) *Trace { return &Trace{enc: json.NewEncoder(w)} }
 
-func (t *Trace) Plan(int) {}
+func (t *Trace) Plan(int)         {}
+func (t *Trace) KeepsStats() bool { return true }
 func (t *Trace) Epoch(s EpochStats) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

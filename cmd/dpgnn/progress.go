@@ -173,6 +173,9 @@ func (p *sweepProgress) estimate() int {
 	return p.planned + (p.runs-p.started)*p.planned/p.started
 }
 
+// KeepsStats: progress counts epochs, it keeps none of their statistics.
+func (r *runProgress) KeepsStats() bool { return false }
+
 func (r *runProgress) Epoch(trainers.EpochStats) {
 	p := r.p
 	p.mu.Lock()
