@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/internal/testgraphs"
 	"github.com/dpgnn/dpgnn/methods"
 	_ "github.com/dpgnn/dpgnn/methods/caribou"
 	_ "github.com/dpgnn/dpgnn/methods/dpar"
@@ -22,15 +23,7 @@ import (
 // testGraph is a small csbm graph with a ratio split.
 func testGraph(t testing.TB, nodes int, signal float64, seed uint64) *graphs.Graph {
 	t.Helper()
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: nodes, Classes: 3, Features: 16, AvgDegree: 6, Homophily: 0.9, Signal: signal}, seed)
-	spec, err := graphs.ParseSplit("ratio:0.5:0.3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, err = graphs.ApplySplit(g, spec, seed); err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return testgraphs.CSBM(t, graphs.CSBMConfig{Nodes: nodes, Classes: 3, Features: 16, AvgDegree: 6, Homophily: 0.9, Signal: signal}, seed, "ratio:0.5:0.3", seed)
 }
 
 // train runs the named method on g with its flags set from args.

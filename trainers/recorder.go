@@ -166,9 +166,9 @@ func (l *Lines) print(t time.Time) {
 	fmt.Fprintln(l.w, line)
 }
 
-func (l *Lines) Step(EpochStats) {}
+func (l *Lines) Step(EpochStats)  {}
 func (l *Lines) KeepsStats() bool { return false }
-func (l *Lines) Done()           {}
+func (l *Lines) Done()            {}
 
 func (b *Bar) Plan(n int) {
 	b.mu.Lock()
@@ -201,7 +201,7 @@ func (b *Bar) Epoch(s EpochStats) {
 	_ = b.bar.Add(1)
 }
 
-func (b *Bar) Step(EpochStats) {}
+func (b *Bar) Step(EpochStats)  {}
 func (b *Bar) KeepsStats() bool { return false }
 
 func (b *Bar) Done() {

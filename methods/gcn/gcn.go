@@ -58,22 +58,27 @@ func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 // Build constructs the GCN's expression graph on g and returns the model,
 // its logits over all nodes and its loss.
 func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.CrossEntropy, error) {
-	n, err := m.buildNet(g, seed)
+	n, err := m.buildNet(g, seed, true)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return n.model, n.logits, n.ce, nil
 }
 
-// net is the GCN's model with its two layers.
+// net is the GCN's model with its two layers. logits is the training
+// path's output (with dropout), eval the evaluation output: the same
+// function, computed from a fixed Â·X where the first layer allows it
+// (GCNConv.EvalInput), so an evaluation does not gather the rows of X.
 type net struct {
-	model  *nn.Model
-	logits *G.Node
-	ce     *nn.CrossEntropy
-	l1, l2 *layers.GCNConv
+	model        *nn.Model
+	logits, eval *G.Node
+	ce           *nn.CrossEntropy
+	l1, l2       *layers.GCNConv
 }
 
-func (m *GCN) buildNet(g *graphs.Graph, seed uint64) (*net, error) {
+// buildNet builds the net on g; fixed lets evaluation start from a fixed
+// Â·X (tests turn it off to compare).
+func (m *GCN) buildNet(g *graphs.Graph, seed uint64, fixed bool) (*net, error) {
 	model := nn.NewModel(seed)
 	adj := nn.NewSparse("Â", graphs.GCNNorm(g.Adj))
 	n := &net{model: model}
@@ -89,10 +94,16 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64) (*net, error) {
 		n.l1 = layers.NewGCNConv(model, "gcn.0", adj, g.X.F, m.cfg.Hidden)
 		n.l2 = layers.NewGCNConv(model, "gcn.1", adj, m.cfg.Hidden, g.NumClasses)
 		n.logits = m.forward(model, n.l1, n.l2, x)
+		n.eval = n.logits
+		if fixed {
+			if h, ok := n.l1.EvalInput(model, x, "ÂX"); ok {
+				n.eval = n.l2.Forward(nn.ReLU(h))
+			}
+		}
 		if n.ce, err = nn.NewCrossEntropy(model, n.logits, "loss"); err != nil {
 			return err
 		}
-		return model.Compile(n.ce.Mean, []*G.Node{n.logits})
+		return model.Compile(n.ce.Mean, []*G.Node{n.eval})
 	})
 	return n, err
 }
@@ -168,7 +179,7 @@ func (m *GCN) build(ctx *methods.Context) (*net, error) {
 		return nil, fmt.Errorf("gcn is not private: it supports only --privacy none")
 	}
 	g := ctx.Graph
-	n, err := m.buildNet(g, ctx.Seed)
+	n, err := m.buildNet(g, ctx.Seed, true)
 	if err != nil {
 		return nil, err
 	}
@@ -188,12 +199,12 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	task := &trainers.ModelTask{Model: n.model, Logits: n.logits, Opt: nn.NewAdam(m.cfg.LR, m.cfg.WeightDecay)}
+	task := &trainers.ModelTask{Model: n.model, Logits: n.eval, Opt: nn.NewAdam(m.cfg.LR, m.cfg.WeightDecay)}
 	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.cfg.TrainEpochs, Run: ctx.Run, Recorder: ctx.Recorder})
 	if err != nil {
 		return nil, err
 	}
-	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: methods.Softmax(nn.Values(n.logits), g.N, g.NumClasses)}
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: methods.Softmax(nn.Values(n.eval), g.N, g.NumClasses)}
 	return out, methods.SetInference(out, g, m.inference(n, g.X))
 }
 

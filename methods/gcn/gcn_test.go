@@ -1,20 +1,19 @@
 package gcn
 
 import (
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/internal/testgraphs"
+	"github.com/dpgnn/dpgnn/nn"
+	"github.com/dpgnn/dpgnn/trainers"
 )
 
 func smallGraph(t *testing.T) *graphs.Graph {
 	t.Helper()
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 40, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3)
-	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
-	g, err := graphs.ApplySplit(g, spec, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return testgraphs.CSBM(t, graphs.CSBMConfig{Nodes: 40, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3, "ratio:0.5:0.25", 1)
 }
 
 func TestGCNGradCheck(t *testing.T) {
@@ -35,5 +34,66 @@ func TestGCNGradCheck(t *testing.T) {
 		if r.MaxRel > 1e-6 {
 			t.Errorf("%s: relative error %.3g", r.Param, r.MaxRel)
 		}
+	}
+}
+
+// TestFixedInputEvaluation: with dense features narrower than the hidden
+// layer, evaluation from the fixed Â·X gives the logits of the evaluation
+// through the training path's layers bit for bit after every epoch, so
+// training selects the same epoch and predicts the same; with features as
+// wide as the layer there is no fixed input.
+func TestFixedInputEvaluation(t *testing.T) {
+	g := testgraphs.CSBM(t, graphs.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.3:0.3", 1)
+	m := New(Config{Hidden: 16, TrainEpochs: 25, LR: 0.05, Dropout: 0.5})
+	var tasks [2]*trainers.ModelTask
+	var nets [2]*net
+	for k, fixed := range []bool{false, true} {
+		n, err := m.buildNet(g, 4, fixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.ce.SetRows(g.Split.Train, g.Labels); err != nil {
+			t.Fatal(err)
+		}
+		if fixed == (n.eval == n.logits) {
+			t.Fatalf("fixed %v: evaluation output is the training path's: %v", fixed, n.eval == n.logits)
+		}
+		nets[k], tasks[k] = n, &trainers.ModelTask{Model: n.model, Logits: n.eval, Opt: nn.NewAdam(0.05, 0)}
+	}
+	for ep := 0; ep < 3; ep++ {
+		var logits [2][]float64
+		for k, task := range tasks {
+			if _, err := task.TrainEpoch(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := task.Predict(); err != nil {
+				t.Fatal(err)
+			}
+			logits[k] = nn.Values(nets[k].eval)
+		}
+		for i, v := range logits[0] {
+			if math.Float64bits(v) != math.Float64bits(logits[1][i]) {
+				t.Fatalf("epoch %d, logit %d: fixed Â·X %v, training path %v", ep, i, logits[1][i], v)
+			}
+		}
+	}
+	var res [2]trainers.LoopResult
+	for k, task := range tasks {
+		var err error
+		if res[k], err = trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: 25}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res[0].BestEpoch != res[1].BestEpoch || res[0].ValAcc != res[1].ValAcc || !slices.Equal(res[0].Pred, res[1].Pred) {
+		t.Fatalf("fixed Â·X: best epoch %d, val %v; training path: %d, %v", res[1].BestEpoch, res[1].ValAcc, res[0].BestEpoch, res[0].ValAcc)
+	}
+
+	wide := New(Config{Hidden: 6, TrainEpochs: 1, LR: 0.05})
+	n, err := wide.buildNet(g, 4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.eval != n.logits {
+		t.Fatal("features as wide as the layer: evaluation from a fixed Â·X")
 	}
 }
