@@ -27,6 +27,17 @@ var datasetNames = []string{
 	"csbm", "chain-s", "chain-m", "chain-l", "chain-x", "spread", "spread-1000", "star",
 }
 
+// SignedDatasets lists the signed graphs Load resolves, in display order.
+func SignedDatasets() []string {
+	var out []string
+	for _, n := range datasetNames {
+		if datasetKinds[n] == kindSigned {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 var datasetKinds = map[string]datasetKind{
 	"cora": kindNPZ, "cora_ml": kindNPZ, "citeseer": kindNPZ,
 	"actor":         kindGeomGCN,

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/trainers"
@@ -42,7 +43,8 @@ func (SignedLink) Name() string { return "edge-sign prediction" }
 
 func (t SignedLink) Check(g *graphs.Graph) error {
 	if !g.Signed() || g.Adj == nil {
-		return fmt.Errorf("dataset %s is not a signed graph (it has no negative edges)", g.Name)
+		return fmt.Errorf("dataset %s is not a signed graph (it has no negative edges); the signed datasets are %s (dpgnn data fetch NAME)",
+			g.Name, strings.Join(graphs.SignedDatasets(), ", "))
 	}
 	if (g.EdgeTrain == nil) != (g.EdgeTest == nil) {
 		return fmt.Errorf("dataset %s has a training or a test edge list but not both", g.Name)

@@ -294,7 +294,7 @@ func checkOptions(m Method, opts *TrainOptions) error {
 func checkData(m Method, opts TrainOptions, g *graphs.Graph) (graphs.SplitSpec, error) {
 	task := TaskOf(m)
 	if err := task.Check(g); err != nil {
-		return graphs.SplitSpec{}, fmt.Errorf("%v: %s is a %s method", err, m.Name(), task.Name())
+		return graphs.SplitSpec{}, fmt.Errorf("%s is a method for %s: %v", m.Name(), task.Name(), err)
 	}
 	splitText := opts.Split
 	if splitText == "" {

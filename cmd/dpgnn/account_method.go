@@ -20,22 +20,23 @@ func newAccountMethodCmd(name string) func(io.Writer) *cobra.Command {
 	return func(stdout io.Writer) *cobra.Command {
 		m, _ := methods.New(name)
 		am := m.(methods.Accountable)
+		used := accountCounts(am)
 		var c accountFlags
 		var noise float64
 		var level string
 		var counts methods.Counts
 		cmd := &cobra.Command{
-			Use:   name + " (--noise Z | --epsilon E) --delta D [--level edge|node] [counts] [method flags]",
+			Use:   name + " (--noise Z | --epsilon E) --delta D [--level LEVEL] [counts] [method flags]",
 			Short: fmt.Sprintf("%s: ε of a run from its noise multiplier, or the multiplier for a target ε", name),
-			Long: fmt.Sprintf(`Account for a %s run exactly as 'dpgnn train %s' does: the method builds its
+			Long: fmt.Sprintf(`Account for a run of %s exactly as 'dpgnn train %s' does: the method builds its
 privacy plan (its releases as events, composed by its accountant) from the
-counts a dataset would give (--train-nodes, --classes, --n1, --dim: the ones
-the method needs) and its hyperparameters (the same flags as 'train %s').
-Privacy levels: %s.`, name, name, name, levelList(m)),
+counts a dataset would give (%s) and its hyperparameters (the same flags as
+'train %s'). Privacy levels: %s.`, name, name, countList(used), name, levelList(m)),
 			Example: map[string]string{
 				"gap":    "  dpgnn account gap --level edge --hops 2 --epsilon 1 --delta 1e-7\n  dpgnn account gap --level node --hops 2 --noise 1.04 --train-nodes 19804 --batch-size 256 --epochs 10 --delta 1e-5",
 				"progap": "  dpgnn account progap --level edge --hops 2 --epsilon 1 --delta 1e-7\n  dpgnn account progap --level node --hops 2 --noise 1.04 --train-nodes 19804 --batch-size 256 --epochs 10 --delta 1e-5",
 				"mlp":    "  dpgnn account mlp --level node --epsilon 8 --delta 1e-5 --train-nodes 2000 --batch-size 64 --epochs 200",
+				"asgl":   "  dpgnn account asgl --epsilon 4 --delta 1e-5 --train-nodes 3783 --max-degree 3 --degree-bound cap",
 				"gcon":   "  dpgnn account gcon --epsilon 1 --delta 6.129e-5 --classes 7 --n1 140 --dim 16 --alpha 0.8 --steps 2 --lambda 0.2",
 			}[name],
 			Args: cobra.NoArgs,
@@ -49,7 +50,7 @@ Privacy levels: %s.`, name, name, name, levelList(m)),
 					return err
 				}
 				need := am.AccountCounts(lv)
-				for _, f := range []string{methods.CountTrainNodes, methods.CountClasses, methods.CountN1, methods.CountDim} {
+				for _, f := range used {
 					if cmd.Flags().Changed(f) && !slices.Contains(need, f) {
 						return fmt.Errorf("--%s is not used by %s at %s level (it needs %s)", f, name, lv, countList(need))
 					}
@@ -126,14 +127,43 @@ Privacy levels: %s.`, name, name, name, levelList(m)),
 			def = string(methods.Edge)
 		}
 		f.StringVar(&level, "level", def, "privacy level: "+levelList(m))
-		f.IntVar(&counts.TrainNodes, methods.CountTrainNodes, 0, "N_train, the Poisson-sampled training nodes (DP-SGD, node level)")
-		f.IntVar(&counts.Classes, methods.CountClasses, 0, "number of classes c")
-		f.IntVar(&counts.N1, methods.CountN1, 0, "training rows n1 of the objective")
-		f.IntVar(&counts.Dim, methods.CountDim, 0, "dimension d of the propagated encoding")
+		for _, c := range []struct {
+			name string
+			v    *int
+			help string
+		}{
+			{methods.CountTrainNodes, &counts.TrainNodes, "N_train, the Poisson-sampled training nodes (DP-SGD, node level)"},
+			{methods.CountClasses, &counts.Classes, "number of classes c"},
+			{methods.CountN1, &counts.N1, "training rows n1 of the objective"},
+			{methods.CountDim, &counts.Dim, "dimension d of the propagated encoding"},
+		} {
+			if !slices.Contains(used, c.name) {
+				continue // not a flag of this method
+			}
+			if d, ok := am.(interface{ AccountCountHelp(string) string }); ok && d.AccountCountHelp(c.name) != "" {
+				c.help = d.AccountCountHelp(c.name)
+			}
+			f.IntVar(c.v, c.name, 0, c.help)
+		}
 		c.bind(cmd, "noise")
 		methods.BindConfig(f, m.Config())
 		return cmd
 	}
+}
+
+// accountCounts is the counts m's plans need at any of its levels, in the
+// order of the count flags.
+func accountCounts(m methods.Accountable) []string {
+	var out []string
+	for _, c := range []string{methods.CountTrainNodes, methods.CountClasses, methods.CountN1, methods.CountDim} {
+		for _, lv := range m.Levels() {
+			if lv != methods.None && slices.Contains(m.AccountCounts(lv), c) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func countList(names []string) string {

@@ -380,3 +380,35 @@ func TestAccountGCON(t *testing.T) {
 		"--alpha", "0.2", "--steps", "10", "--lambda", "0.01")
 	rel("Λ (ξ=auto)", r["lambda"], 2*r["lambda_min"], 1e-12)
 }
+
+// TestAccountMethodCountFlags: a method's account command has the count
+// flags its plans use and no others, with the method's own description
+// where it gives one (ASGL's node ids are not Poisson-sampled).
+func TestAccountMethodCountFlags(t *testing.T) {
+	for _, tc := range []struct {
+		method       string
+		want, absent []string
+	}{
+		{"asgl", []string{"--train-nodes", "one training subgraph each", "counts a dataset would give (--train-nodes)"}, []string{"--classes", "--n1", "--dim", "Poisson-sampled"}},
+		{"gcon", []string{"--classes", "--n1", "--dim"}, []string{"--train-nodes"}},
+		{"mlp", []string{"--train-nodes", "Poisson-sampled"}, []string{"--classes", "--n1"}},
+	} {
+		out, err := runCLI(t, "account", tc.method, "--help")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("account %s --help lacks %q", tc.method, w)
+			}
+		}
+		for _, a := range tc.absent {
+			if strings.Contains(out, a) {
+				t.Errorf("account %s --help shows %q", tc.method, a)
+			}
+		}
+	}
+	if _, err := runCLI(t, "account", "gcon", "--epsilon", "1", "--delta", "1e-5", "--train-nodes", "10"); err == nil || !strings.Contains(err.Error(), "train-nodes") {
+		t.Errorf("account gcon --train-nodes: err = %v, want an unknown flag", err)
+	}
+}

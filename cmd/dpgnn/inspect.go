@@ -63,8 +63,9 @@ func newInspectMethodCmd(name string, stdout io.Writer) *cobra.Command {
 		Long: "Show the expression graph of " + name + " (" + m.Short() + ").\nPrivacy levels: " + levelList(m) + `.
 
 --grad-check builds the non-private model on a small generated graph (a
-40-node contextual SBM with 3 classes), once with dense and once with sparse
-features, and compares every parameter's symbolic gradient with
+40-node contextual SBM with 3 classes; for an edge-sign method its edges
+within a class are positive and the others negative), once with dense and
+once with sparse features, and compares every parameter's symbolic gradient with
 fourth-order central finite differences; it exits non-zero when the worst
 relative error exceeds --tolerance. An entry that disagrees (its stencil may
 straddle a kink of SELU, ReLU or a norm) is checked again with its value
@@ -211,6 +212,23 @@ func gradCheckGraph(seed uint64, sparse bool) (*graphs.Graph, error) {
 	return graphs.ApplySplit(g, spec, seed)
 }
 
+// signGradCheckGraph makes g signed for an edge-sign method's gradient
+// check: an edge between nodes of one class is positive, any other edge
+// negative.
+func signGradCheckGraph(g *graphs.Graph) {
+	var ps, pd, ns, nd []int
+	for u := 0; u < g.N; u++ {
+		for _, v := range g.Adj.Indices[g.Adj.Indptr[u]:g.Adj.Indptr[u+1]] {
+			if g.Labels[u] == g.Labels[v] {
+				ps, pd = append(ps, u), append(pd, v)
+			} else {
+				ns, nd = append(ns, u), append(nd, v)
+			}
+		}
+	}
+	g.Adj, g.Neg = graphs.FromCOO(g.N, g.N, ps, pd, nil), graphs.FromCOO(g.N, g.N, ns, nd, nil)
+}
+
 // runGradCheck checks m's non-private model with dense and with sparse
 // features and fails when any parameter's relative error exceeds o.Tol.
 func runGradCheck(w io.Writer, m methods.Method, seed uint64, o gradCheckOptions) error {
@@ -229,6 +247,9 @@ func runGradCheck(w io.Writer, m methods.Method, seed uint64, o gradCheckOptions
 		g, err := gradCheckGraph(seed, variant == "sparse")
 		if err != nil {
 			return err
+		}
+		if _, ok := methods.TaskOf(m).(methods.SignedLink); ok {
+			signGradCheckGraph(g)
 		}
 		ctx := &methods.Context{Graph: g, Dataset: "csbm-40", Level: methods.None, Epsilon: math.Inf(1),
 			Seed: seed, Recorder: trainers.Nop{}}

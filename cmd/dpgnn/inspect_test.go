@@ -11,6 +11,7 @@ import (
 	"github.com/chewxy/hm"
 	"gorgonia.org/tensor"
 
+	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -25,8 +26,12 @@ func TestInspectEveryMethod(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			var data []string
+			if _, ok := methods.TaskOf(m).(methods.SignedLink); ok {
+				data = []string{"--dataset", "bitcoin_alpha", "--data-dir", testutil.DataDir(t)}
+			}
 			for _, format := range []string{"text", "dot"} {
-				out, err := runCLI(t, "inspect", name, "--format", format)
+				out, err := runCLI(t, append([]string{"inspect", name, "--format", format}, data...)...)
 				if err != nil {
 					t.Fatalf("%s: %v", format, err)
 				}
@@ -61,8 +66,16 @@ func TestInspectShowsDPNodes(t *testing.T) {
 			[]string{"GaussianNoise(gap.nap", "DP: noise"}},
 		{[]string{"inspect", "gcon", "--privacy", "edge", "--epsilon", "1"},
 			[]string{"objective-perturbation", "(1/n1)⟨B,Θ⟩"}},
+		{[]string{"inspect", "asgl", "--privacy", "node", "--epsilon", "4", "--delta", "1e-5", "--degree-bound", "cap",
+			"--dataset", "bitcoin_alpha", "--data-dir", ""},
+			[]string{"GaussianNoise(asgl.disc.E", "ClipFactor", "clipped-sum", "asgl.disc.E.probe"}},
 	} {
-		t.Run(strings.Join(tc.args[1:], " "), func(t *testing.T) {
+		t.Run(strings.Join(tc.args[1:4], " "), func(t *testing.T) {
+			for i, a := range tc.args {
+				if a == "--data-dir" {
+					tc.args[i+1] = testutil.DataDir(t)
+				}
+			}
 			out, err := runCLI(t, tc.args...)
 			if err != nil {
 				t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/nn"
 )
 
 func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
@@ -141,6 +142,48 @@ func (m *ASGL) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	}
 	return &methods.Outcome{ValAcc: math.NaN(), Privacy: rep, Extra: extra}, nil
 }
+
+// BuildModel builds the positive phase's discriminator D+ as a run builds
+// it, for inspection: embedding lookups, σ(d_uᵀd_v + b) over a batch of
+// pairs and the weighted cross-entropy, and at node level DP-SGD's per-root
+// clipping and noise nodes (the generators are built alike by
+// layers.NewGANPlayer). Without privacy the first batch of roots' real and
+// fake pairs is loaded, so the loss and its gradients can be evaluated
+// (--grad-check). Batches larger than the graph's node ids are cut to them
+// (the 40-node graph of --grad-check), which a run refuses instead.
+func (m *ASGL) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	c := m.cfg
+	c.DiscBatch, c.GenBatch = min(c.DiscBatch, ctx.Graph.N), min(c.GenBatch, ctx.Graph.N)
+	m = New(c)
+	p, err := m.calibrate(ctx, ctx.Graph.N)
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.newRun(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if !p.private {
+		ph := r.phases[0]
+		if err := r.beginDisc(ph); err != nil {
+			return nil, err
+		}
+		roots := make([]int, min(r.disc.chunk, ctx.Graph.N))
+		for i := range roots {
+			roots[i] = i
+		}
+		pairs, err := r.discPairs(ph, roots)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.disc.p.SetPairs(pairs, nil, 0); err != nil {
+			return nil, err
+		}
+	}
+	return r.disc.m, nil
+}
+
+var _ methods.Builder = (*ASGL)(nil)
 
 // checkMemory refuses a run whose players would not fit: per player the
 // embedding, its gradient, noise, clipped sum and optimiser state (about

@@ -320,6 +320,14 @@ func (m *ASGL) accountPlan() methods.NodeCountPlan {
 	}}
 }
 
+// AccountCountHelp describes --train-nodes for `dpgnn account asgl`.
+func (m *ASGL) AccountCountHelp(count string) string {
+	if count == methods.CountTrainNodes {
+		return "N: the node ids, one training subgraph each, from which every batch draws its roots without replacement (--disc-batch, --gen-batch)"
+	}
+	return ""
+}
+
 // AccountCounts names the counts of AccountPlan.
 func (m *ASGL) AccountCounts(level methods.Level) []string { return m.accountPlan().Counts(level) }
 

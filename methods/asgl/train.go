@@ -354,20 +354,22 @@ func (r *run) genPairs(ph *phase, s *graphs.Sampler, roots []int) ([]layers.GANP
 	return out, nil
 }
 
+// beginDisc starts phase ph's discriminator round: a fresh walk key; the
+// generator's scores stay fixed until its own steps.
+func (r *run) beginDisc(ph *phase) error {
+	ph.key = graphs.NewWalkKey(r.keys)
+	var err error
+	ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores())
+	return err
+}
+
 // loop is the run's alternating loop.
 func (r *run) loop() *trainers.Adversarial {
 	var phases []trainers.Phase
 	for _, ph := range r.phases {
 		phases = append(phases, trainers.Phase{
-			Name: "G" + ph.name,
-			Begin: func(int) error {
-				// The discriminator round: a fresh key; the generator's
-				// scores stay fixed until its own steps.
-				ph.key = graphs.NewWalkKey(r.keys)
-				var err error
-				ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores())
-				return err
-			},
+			Name:  "G" + ph.name,
+			Begin: func(int) error { return r.beginDisc(ph) },
 			Disc: func() (trainers.EpochStats, error) {
 				return r.disc.step(func(roots []int) ([]layers.GANPair, error) { return r.discPairs(ph, roots) })
 			},
