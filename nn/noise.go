@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -35,6 +36,57 @@ type Noise struct {
 	// OnDraw, if set, is called after every run that added noise (a
 	// release: the method records it in its privacy ledger).
 	OnDraw func()
+
+	ready chan struct{} // PrefetchNoise: closed when pre holds the next run's draws
+	pre   []float64
+}
+
+// PrefetchNoise draws, on one background goroutine, the standard normal
+// vectors the next noise-adding run of each of ns will use (sizes[i]
+// entries for ns[i]), in the order given, exactly as the runs would draw
+// them from their sources: the drawing then overlaps whatever the graph
+// computes before its noise nodes (DP-SGD's forward and backward passes).
+// Until those runs have consumed the draws, or WaitNoise returns, nothing
+// else may read the sources.
+func PrefetchNoise(ns []*Noise, sizes []int) {
+	done := make([]chan struct{}, len(ns))
+	for i, n := range ns {
+		done[i] = make(chan struct{})
+		n.ready = done[i]
+		if cap(n.pre) < sizes[i] {
+			n.pre = make([]float64, sizes[i])
+		}
+		n.pre = n.pre[:sizes[i]]
+	}
+	go func() {
+		for i, n := range ns {
+			drawNormal(n.Src, n.pre)
+			close(done[i])
+		}
+	}()
+}
+
+// WaitNoise waits for draws of ns that PrefetchNoise started and no run
+// consumed (a failed run), and drops them.
+func WaitNoise(ns []*Noise) {
+	for _, n := range ns {
+		if n.ready != nil {
+			<-n.ready
+			n.ready = nil
+		}
+	}
+}
+
+// drawNormal fills dst with standard normal draws from src: in parallel
+// blocks where src can (dp.Source), one by one otherwise.
+func drawNormal(src NormalSource, dst []float64) {
+	if f, ok := src.(blockFiller); ok {
+		f.FillNormalBlocks(dst, nil)
+		return
+	}
+	for i := range dst {
+		dst[i] = src.Normal()
+	}
 }
 
 // gaussianNoiseOp returns (x + N(0, Std²))/div elementwise, fresh noise
@@ -99,12 +151,20 @@ func (op gaussianNoiseOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Va
 		finish := func(lo, hi int) {
 			vec.ScaleAddDiv(last[lo:hi], xd[lo:hi], out[lo:hi], std, div)
 		}
-		if f, ok := op.n.Src.(blockFiller); ok {
-			f.FillNormalBlocks(last, finish)
-		} else {
-			for i := range last {
-				last[i] = op.n.Src.Normal()
+		switch f, ok := op.n.Src.(blockFiller); {
+		case op.n.ready != nil: // drawn by PrefetchNoise
+			<-op.n.ready
+			op.n.ready = nil
+			if len(op.n.pre) != len(last) {
+				return nil, fmt.Errorf("nn: noise %s: %d draws prefetched for %d entries", op.n.Name, len(op.n.pre), len(last))
 			}
+			op.n.Last, op.n.pre = op.n.pre, op.n.Last
+			last = op.n.Last
+			parallel.Rows(len(last), len(last), finish)
+		case ok:
+			f.FillNormalBlocks(last, finish)
+		default:
+			drawNormal(op.n.Src, last)
 			finish(0, len(last))
 		}
 		op.n.Draws++

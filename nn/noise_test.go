@@ -49,3 +49,49 @@ func TestNoiseDiv(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchNoise: noises prefetched together draw from their shared
+// source in the order given, as runs in that order would, and their runs
+// add exactly those draws; a prefetch no run consumed is dropped by
+// WaitNoise, after which runs draw for themselves again.
+func TestPrefetchNoise(t *testing.T) {
+	const std, div = 0.5, 3.0
+	sizes := []int{7, 40000} // a bias (drawn one by one) and a long vector (blocks)
+	x := [][]float64{randSlice(rand.New(rand.NewPCG(3, 4)), sizes[0]), randSlice(rand.New(rand.NewPCG(5, 6)), sizes[1])}
+	run := func(n *Noise, x []float64) []float64 {
+		in := tensor.New(tensor.WithShape(len(x)), tensor.WithBacking(append([]float64(nil), x...)))
+		v, err := gaussianNoiseOp{n: n, div: div}.UsePreallocDo(nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.(*tensor.Dense).Data().([]float64)
+	}
+	src := dp.NewSource(8)
+	ns := []*Noise{{Name: "b", Std: std, Src: src}, {Name: "w", Std: std, Src: src}}
+	PrefetchNoise(ns, sizes)
+	ref := dp.NewSource(8)
+	for i, n := range ns {
+		out := run(n, x[i])
+		z := make([]float64, sizes[i])
+		ref.FillNormal(z)
+		for j := range z {
+			e := std * z[j]
+			if n.Last[j] != e || out[j] != (x[i][j]+e)/div {
+				t.Fatalf("noise %s entry %d: %v, %v; want %v, %v", n.Name, j, n.Last[j], out[j], e, (x[i][j]+e)/div)
+			}
+		}
+	}
+	// unconsumed: dropped, and the next run draws the stream's next values
+	PrefetchNoise(ns[:1], sizes[:1])
+	WaitNoise(ns)
+	skip := make([]float64, sizes[0])
+	ref.FillNormal(skip)
+	run(ns[0], x[0])
+	z := make([]float64, sizes[0])
+	ref.FillNormal(z)
+	for j := range z {
+		if ns[0].Last[j] != std*z[j] {
+			t.Fatalf("after a dropped prefetch, entry %d: %v, want %v", j, ns[0].Last[j], std*z[j])
+		}
+	}
+}

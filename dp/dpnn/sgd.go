@@ -112,6 +112,7 @@ type SGD struct {
 	// (Clipped[i] + N(0, (zC)²)) / B, what the optimiser receives.
 	Clipped, Noisy []*G.Node
 	Noise          []*nn.Noise
+	noiseSizes     []int // entries of each noise vector (its parameter's)
 
 	model *nn.Model
 	src   *dp.Source
@@ -210,6 +211,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 			s.Clipped = append(s.Clipped, sum)
 			s.Noisy = append(s.Noisy, noisy)
 			s.Noise = append(s.Noise, noise)
+			s.noiseSizes = append(s.noiseSizes, p.Node.Shape().TotalSize())
 		}
 		return m.CompileGradients(s.LossSum, s.Noisy, outputs, append([]*G.Node{s.NormSq, s.Factors}, s.ParamNormSq...)...)
 	}
@@ -287,7 +289,13 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		if s.Groups.Samples != len(chunk) {
 			return nil, st, fmt.Errorf("dp: fill set %d samples for a chunk of %d", s.Groups.Samples, len(chunk))
 		}
+		if last && std > 0 {
+			// The noise does not depend on the batch: draw it while the
+			// graph computes the clipped sums.
+			nn.PrefetchNoise(s.Noise, s.noiseSizes)
+		}
 		loss, err := s.model.Step()
+		nn.WaitNoise(s.Noise) // nothing left unless the step failed
 		if err != nil {
 			return nil, st, err
 		}
