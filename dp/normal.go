@@ -21,8 +21,8 @@ import (
 // zigX[zigLayers] = 0. One word gives a layer i (its low 8 bits), a sign
 // (bit 8) and a uniform u in [0, 1) (its top 52 bits times 2⁻⁵²); the bit
 // ranges are disjoint. x = ±u·zigX[i] is returned at once when
-// u < zigX[i+1]/zigX[i], so |x| < zigX[i+1], inside the density (about
-// 99 % of draws). Otherwise layer 0 draws from the tail by Marsaglia's
+// u < zigX[i+1]/zigX[i], so |x| < zigX[i+1], inside the density (98.5 %
+// of draws). Otherwise layer 0 draws from the tail by Marsaglia's
 // exponential method, and the other layers accept x with probability
 // (f(x) − f(zigX[i])) / (f(zigX[i+1]) − f(zigX[i])) or start over, each
 // from further words of the same stream.
