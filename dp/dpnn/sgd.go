@@ -116,7 +116,7 @@ type SGD struct {
 
 	model *nn.Model
 	src   *dp.Source
-	total [][]float64 // Step's result, reused
+	total [][]float64 // Step's result over several chunks, reused
 }
 
 // BuildSGD adds the DP-SGD nodes to m. perRowLoss is the vector of per-row
@@ -270,7 +270,7 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		chunks = [][]int{nil}
 	}
 	st := StepStats{BatchSize: len(batch), ParamNorms: map[string]float64{}}
-	total := s.total
+	var total [][]float64
 	std := s.Cfg.Multiplier * s.Cfg.Clip
 	lossSum, normSum, clipped := 0.0, 0.0, 0
 	paramSq := make([]float64, len(s.model.Params))
@@ -304,18 +304,23 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		if err != nil {
 			return nil, st, err
 		}
-		if total == nil {
-			total = make([][]float64, len(grads))
-			for i, g := range grads {
-				total[i] = make([]float64, len(g))
+		switch {
+		case len(chunks) == 1:
+			total = grads // the graph's own buffers, which the next Step overwrites
+		default:
+			if s.total == nil {
+				s.total = make([][]float64, len(grads))
+				for i, g := range grads {
+					s.total[i] = make([]float64, len(g))
+				}
 			}
-			s.total = total
-		}
-		for i, g := range grads {
-			if ci == 0 {
-				copy(total[i], g)
-			} else {
-				vec.Add(total[i], total[i], g)
+			total = s.total
+			for i, g := range grads {
+				if ci == 0 {
+					copy(total[i], g)
+				} else {
+					vec.Add(total[i], total[i], g)
+				}
 			}
 		}
 		ns := nn.Values(s.NormSq)
