@@ -6,6 +6,7 @@ package parallel
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // minWork is the work (about the number of scalar operations) below which
@@ -17,22 +18,36 @@ const minWork = 1 << 15
 // the goroutines; f must write only what its own chunk owns. Each index is
 // in exactly one chunk, so results do not depend on the number of CPUs
 // when f's chunks are independent.
+//
+// The chunks (about four per CPU, for balance) are taken in turn by the
+// calling goroutine and one helper goroutine per further CPU, so a call
+// starts GOMAXPROCS−1 goroutines, not one per chunk.
 func Rows(n, work int, f func(lo, hi int)) {
 	p := runtime.GOMAXPROCS(0)
 	if p <= 1 || work < minWork || n < 2*p {
 		f(0, n)
 		return
 	}
-	chunks := min(4*p, n)
-	var wg sync.WaitGroup
-	step := (n + chunks - 1) / chunks
-	for lo := 0; lo < n; lo += step {
-		hi := min(lo+step, n)
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, hi)
+	step := (n + 4*p - 1) / (4 * p)
+	chunks := (n + step - 1) / step
+	var next atomic.Int64
+	take := func() {
+		for {
+			c := int(next.Add(1)) - 1
+			if c >= chunks {
+				return
+			}
+			f(c*step, min((c+1)*step, n))
+		}
 	}
+	var wg sync.WaitGroup
+	wg.Add(p - 1)
+	for range p - 1 {
+		go func() {
+			defer wg.Done()
+			take()
+		}()
+	}
+	take()
 	wg.Wait()
 }
