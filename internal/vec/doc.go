@@ -7,4 +7,9 @@
 // bit-identical to the scalar loop dst[j] += v·b[j] over the terms in
 // order, to gonum's axpy and to gonum's Gemm (which sums each entry over
 // the inner index in increasing order), on every architecture.
+//
+// It also holds the element-wise kernels (add, product, ReLU, rows, Adam,
+// SELU) and those of Gaussian noise: the ziggurat's fast path over a buffer
+// of random words (ZigFast, AVX2 gathers) and the scaling of the draws into
+// a release (ScaleAddDiv).
 package vec
