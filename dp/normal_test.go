@@ -175,3 +175,28 @@ func BenchmarkAESFillBlock(b *testing.B) {
 		a.fill(x)
 	}
 }
+
+// TestFillNormalLengths: empty, one-block, block-boundary and ragged
+// lengths fill every entry (no entry left at its sentinel), and a fill
+// continues the source's block keys: two fills differ.
+func TestFillNormalLengths(t *testing.T) {
+	s := NewSource(3)
+	for _, n := range []int{0, 1, 3, normalBlock, normalBlock + 1, 2 * normalBlock, 2*normalBlock + 5} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = math.NaN()
+		}
+		s.FillNormal(x)
+		for i, v := range x {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("length %d: entry %d = %v", n, i, v)
+			}
+		}
+	}
+	a, b := make([]float64, 2*normalBlock), make([]float64, 2*normalBlock)
+	s.FillNormal(a)
+	s.FillNormal(b)
+	if a[0] == b[0] && a[normalBlock] == b[normalBlock] {
+		t.Fatal("two long fills from one source repeat their draws")
+	}
+}

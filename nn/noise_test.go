@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -93,5 +94,20 @@ func TestPrefetchNoise(t *testing.T) {
 		if ns[0].Last[j] != std*z[j] {
 			t.Fatalf("after a dropped prefetch, entry %d: %v, want %v", j, ns[0].Last[j], std*z[j])
 		}
+	}
+}
+
+// TestAddNoiseDivRefusesBadDivisors: a divisor that is not positive and
+// finite is refused when the node is built.
+func TestAddNoiseDivRefusesBadDivisors(t *testing.T) {
+	m := NewModel(1)
+	x := m.Input("x", make([]float64, 6), 2, 3)
+	for _, d := range []float64{0, -1, math.Inf(1), math.NaN()} {
+		if _, err := AddNoiseDiv(x, &Noise{Name: "n", Std: 1}, d); err == nil {
+			t.Errorf("divisor %v accepted", d)
+		}
+	}
+	if _, err := AddNoiseDiv(x, &Noise{Name: "n", Std: 1}, 64); err != nil {
+		t.Errorf("divisor 64: %v", err)
 	}
 }
