@@ -180,3 +180,27 @@ func TestMachineKeep(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotInto: a snapshot written into an earlier one reuses its
+// buffers and holds the current values, and Restore brings them back.
+func TestSnapshotInto(t *testing.T) {
+	m := NewModel(2)
+	p := m.NewParam("w", GlorotUniform(), 3, 4)
+	first := m.Snapshot()
+	vals := p.Value()
+	for i := range vals {
+		vals[i] += float64(i + 1)
+	}
+	want := append([]float64(nil), vals...)
+	second := m.SnapshotInto(first)
+	if second != first || &second.Params[0][0] != &first.Params[0][0] {
+		t.Fatal("SnapshotInto did not reuse the earlier snapshot's buffers")
+	}
+	clear(vals)
+	m.Restore(second)
+	for i, v := range p.Value() {
+		if v != want[i] {
+			t.Fatalf("entry %d restored as %v, want %v", i, v, want[i])
+		}
+	}
+}

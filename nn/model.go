@@ -538,11 +538,20 @@ type stateful interface {
 }
 
 // Snapshot copies every parameter's values and the running statistics.
-func (m *Model) Snapshot() *State {
-	s := &State{Params: make([][]float64, len(m.Params))}
-	for i, p := range m.Params {
-		s.Params[i] = append([]float64(nil), p.Value()...)
+func (m *Model) Snapshot() *State { return m.SnapshotInto(nil) }
+
+// SnapshotInto is Snapshot into the buffers of s, an earlier snapshot of
+// this model that is no longer needed (nil: new buffers), so that keeping
+// the best epoch does not allocate the parameters again at every
+// improvement.
+func (m *Model) SnapshotInto(s *State) *State {
+	if s == nil || len(s.Params) != len(m.Params) {
+		s = &State{Params: make([][]float64, len(m.Params))}
 	}
+	for i, p := range m.Params {
+		s.Params[i] = append(s.Params[i][:0], p.Value()...)
+	}
+	s.stats = s.stats[:0]
 	for _, x := range m.modal {
 		if st, ok := x.(stateful); ok {
 			s.stats = append(s.stats, st.saveStats())

@@ -74,7 +74,10 @@ func (t *SGDTask) Predict() ([]int, error) {
 func (t *SGDTask) MonitorPredict() ([]int, error) { return t.Watch.or(t.Predict) }
 
 // Snapshot saves the parameters.
-func (t *SGDTask) Snapshot() any { return t.Model.Snapshot() }
+func (t *SGDTask) Snapshot(reuse any) any {
+	s, _ := reuse.(*nn.State)
+	return t.Model.SnapshotInto(s)
+}
 
 // Restore loads a snapshot.
 func (t *SGDTask) Restore(s any) { t.Model.Restore(s.(*nn.State)) }

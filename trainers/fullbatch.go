@@ -17,7 +17,9 @@ import (
 type Task interface {
 	TrainEpoch() (loss float64, err error)
 	Predict() ([]int, error)
-	Snapshot() any
+	// Snapshot saves the model; reuse is nil or an earlier snapshot the
+	// caller no longer needs, whose buffers it may overwrite.
+	Snapshot(reuse any) any
 	Restore(any)
 }
 
@@ -149,7 +151,7 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 				// labels is reported per epoch.
 				noisy := acc*float64(len(split.Val)) + dp.Gumbel{Scale: 1 / sel.Epsilon}.Draw(sel.Src)
 				if noisy > bestNoisy {
-					bestNoisy, res.ValAcc, res.BestEpoch, best = noisy, acc, ep, task.Snapshot()
+					bestNoisy, res.ValAcc, res.BestEpoch, best = noisy, acc, ep, task.Snapshot(best)
 				}
 			} else {
 				st.ValAcc = acc
@@ -157,7 +159,7 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 					st.TrainAcc = Accuracy(pred, labels, split.Train)
 				}
 				if best == nil || acc > res.ValAcc {
-					res.ValAcc, res.BestEpoch, best = acc, ep, task.Snapshot()
+					res.ValAcc, res.BestEpoch, best = acc, ep, task.Snapshot(best)
 				}
 			}
 		}
@@ -267,7 +269,10 @@ func (t *ModelTask) MonitorPredict() ([]int, error) {
 }
 
 // Snapshot saves parameters and norm statistics.
-func (t *ModelTask) Snapshot() any { return t.Model.Snapshot() }
+func (t *ModelTask) Snapshot(reuse any) any {
+	s, _ := reuse.(*nn.State)
+	return t.Model.SnapshotInto(s)
+}
 
 // Restore loads a snapshot.
 func (t *ModelTask) Restore(s any) { t.Model.Restore(s.(*nn.State)) }

@@ -18,7 +18,7 @@ type epochTask struct {
 
 func (t *epochTask) TrainEpoch() (float64, error) { t.epoch++; return 1, nil }
 func (t *epochTask) Predict() ([]int, error)      { return t.preds[t.epoch-1], nil }
-func (t *epochTask) Snapshot() any                { return t.epoch }
+func (t *epochTask) Snapshot(any) any             { return t.epoch }
 func (t *epochTask) Restore(s any)                { t.epoch = s.(int) }
 
 // selectionSetup: 11 validation nodes; epoch 1 classifies node 0 and five

@@ -62,8 +62,8 @@ func (f *fakeTask) Predict() ([]int, error) {
 	}
 	return []int{0, 1}, nil
 }
-func (f *fakeTask) Snapshot() any { return f.epoch }
-func (f *fakeTask) Restore(s any) { f.restored = s.(int) }
+func (f *fakeTask) Snapshot(any) any { return f.epoch }
+func (f *fakeTask) Restore(s any)    { f.restored = s.(int) }
 
 func TestFullBatchRestoresBestValidationEpoch(t *testing.T) {
 	task := &fakeTask{}
