@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"sync"
 	"unsafe"
 
 	"github.com/dpgnn/dpgnn/internal/vec"
@@ -174,14 +175,26 @@ type aesStream struct {
 // zeroBlock is the plaintext the keystream is XORed onto.
 var zeroBlock [4096]byte
 
+// streams keeps released aesStreams, so a block's 4 KB buffer is not
+// allocated again at every DP-SGD step.
+var streams = sync.Pool{New: func() any { return new(aesStream) }}
+
+// newAESStream returns the stream under key; release it when done.
 func newAESStream(key [32]byte) *aesStream {
 	b, err := aes.NewCipher(key[:])
 	if err != nil {
 		panic(err) // a 32-byte key is always valid
 	}
-	a := &aesStream{ctr: cipher.NewCTR(b, make([]byte, aes.BlockSize))}
+	a := streams.Get().(*aesStream)
+	a.ctr = cipher.NewCTR(b, zeroBlock[:aes.BlockSize])
 	a.pos = len(a.buf)
 	return a
+}
+
+// release returns a to the pool; it must not be used afterwards.
+func (a *aesStream) release() {
+	a.ctr = nil
+	streams.Put(a)
 }
 
 // Uint64 returns the next word of the stream.

@@ -138,7 +138,9 @@ func (s *Source) FillNormalBlocks(dst []float64, then func(lo, hi int)) {
 	parallel.Rows(len(keys), 16*len(dst), func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			l, h := b*normalBlock, min((b+1)*normalBlock, len(dst))
-			newAESStream(keys[b]).fill(dst[l:h])
+			a := newAESStream(keys[b])
+			a.fill(dst[l:h])
+			a.release()
 			if then != nil {
 				then(l, h)
 			}
