@@ -173,11 +173,10 @@ func (op gaussianNoiseOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Va
 		}
 	} else {
 		clear(last)
-		for i, v := range xd {
-			if div != 1 {
-				out[i] = v / div
-			} else {
-				out[i] = v
+		copy(out, xd)
+		if div != 1 {
+			for i := range out {
+				out[i] /= div
 			}
 		}
 	}

@@ -154,12 +154,12 @@ func (m *ASGL) Run(ctx *methods.Context) (*methods.Outcome, error) {
 func (m *ASGL) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	c := m.cfg
 	c.DiscBatch, c.GenBatch = min(c.DiscBatch, ctx.Graph.N), min(c.GenBatch, ctx.Graph.N)
-	m = New(c)
-	p, err := m.calibrate(ctx, ctx.Graph.N)
+	cut := New(c)
+	p, err := cut.calibrate(ctx, ctx.Graph.N)
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.newRun(ctx, p)
+	r, err := cut.newRun(ctx, p)
 	if err != nil {
 		return nil, err
 	}
