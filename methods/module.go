@@ -122,13 +122,14 @@ func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (tra
 // watchPath adds a third path over just the validation nodes, and the
 // training nodes when withTrain (what the loop looks at after every epoch:
 // the training accuracy only goes to a trace), when they are at most 90 %
-// of all nodes, and returns the function that predicts them; nil
-// otherwise.
+// of all nodes, and returns what predicts them; nil otherwise.
 // The module's evaluation is row-wise (its inputs are node rows; BatchNorm
 // uses running statistics in evaluation), so these rows' logits equal
-// those of the all-nodes path. It must be built before compiling, so that
-// its dropout nodes are known to be off the training path.
-func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (trainers.MonitorFunc, error) {
+// those of the all-nodes path. The path runs on a frozen copy of the model
+// (nn.Frozen), so the full-batch loop can monitor one epoch while the next
+// trains. It must be built before compiling, so that its dropout nodes are
+// known to be off the training path.
+func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (*watch, error) {
 	rows := append([]int(nil), split.Val...)
 	if withTrain {
 		rows = append(rows, split.Train...)
@@ -139,51 +140,70 @@ func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (trainer
 		return nil, nil
 	}
 	m := mod.Model
-	var logits *G.Node
-	err := nn.Build(func() error {
+	f, outs, err := m.NewFrozen(func() ([]*G.Node, error) {
 		in := make([]*layers.Features, len(mod.features))
 		for i, x := range mod.features {
 			b, err := layers.NewFeatureBatch(m, x, len(rows), mod.names[i]+".watch")
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if err := b.Fill(rows); err != nil {
-				return err
+				return nil, err
 			}
 			in[i] = &b.Features
 		}
-		var err error
-		logits, _, err = mod.build(m, in, false)
-		return err
+		logits, _, err := mod.build(m, in, false)
+		return []*G.Node{logits}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.NewRunner(logits)
-	if err != nil {
-		return nil, err
-	}
-	var top, pred []int // reused: the loop reads a monitoring result only until the next call
-	return func() ([]int, error) {
-		if err := r.Run(); err != nil {
-			return nil, err
-		}
-		c := logits.Shape()[1]
-		top = trainers.ArgmaxInto(top, nn.Values(logits), len(rows), c)
-		if pred == nil {
-			pred = make([]int, n)
-		}
-		for i := range pred {
-			pred[i] = -1
-		}
-		for k, r := range rows {
-			pred[r] = top[k]
-		}
-		return pred, nil
-	}, nil
+	return &watch{f: f, logits: outs[0], rows: rows, n: n}, nil
 }
 
-func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watch trainers.MonitorFunc) (trainers.Task, error) {
+// watch predicts the monitored rows of a module on a frozen copy of it:
+// a trainers.Pipe, and in turn (predict) a trainers.MonitorFunc.
+type watch struct {
+	f         *nn.Frozen
+	logits    *G.Node
+	rows      []int
+	n         int
+	top, pred []int // reused: the loop reads a monitoring result only until the next call
+}
+
+func (w *watch) Start()    { w.f.Start() }
+func (w *watch) Keep() any { return w.f.Keep() }
+
+func (w *watch) Wait() ([]int, error) {
+	if err := w.f.Wait(); err != nil {
+		return nil, err
+	}
+	c := w.logits.Shape()[1]
+	w.top = trainers.ArgmaxInto(w.top, nn.Values(w.logits), len(w.rows), c)
+	if w.pred == nil {
+		w.pred = make([]int, w.n)
+	}
+	for i := range w.pred {
+		w.pred[i] = -1
+	}
+	for k, r := range w.rows {
+		w.pred[r] = w.top[k]
+	}
+	return w.pred, nil
+}
+
+// predict monitors in turn (DP-SGD's loop).
+func (w *watch) predict() ([]int, error) {
+	w.Start()
+	return w.Wait()
+}
+
+func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, w *watch) (trainers.Task, error) {
+	var watch trainers.MonitorFunc
+	var pipe trainers.Pipe
+	if w != nil {
+		watch, pipe = w.predict, w
+	}
 	g := ctx.Graph
 	train, target := g.Split.Train, func(row int) int { return g.Labels[row] }
 	if tr.Samples != nil {
@@ -252,7 +272,7 @@ func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, watc
 	if err := fill(all); err != nil {
 		return nil, err
 	}
-	return &trainers.ModelTask{Model: m, Logits: mod.Logits, Opt: opt, Watch: watch}, nil
+	return &trainers.ModelTask{Model: m, Logits: mod.Logits, Opt: opt, Watch: watch, Pipe: pipe}, nil
 }
 
 // Train prepares the module and trains it, keeping the epoch the run's
@@ -267,7 +287,7 @@ func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (train
 		// Rows are not nodes: no validation nodes to select on.
 		labels, split, sel = tr.Targets, graphs.Split{}, trainers.Selection{Mode: trainers.SelectLast}
 	}
-	var watch trainers.MonitorFunc
+	var watch *watch
 	if sel.Mode != trainers.SelectLast {
 		var err error
 		if watch, err = mod.watchPath(g.Split, g.N, trainers.KeepsStats(ctx.Recorder)); err != nil {

@@ -74,8 +74,14 @@ type dropout struct {
 	ones        bool // evaluation: the op is the identity
 }
 
+// SetTraining draws a fresh mask for a training run. A mask off the
+// training path stays the identity and is not written (a Frozen path may be
+// reading it on another goroutine).
 func (d *dropout) SetTraining(t bool) {
-	d.ones = !t || !d.onTrainPath
+	if !d.onTrainPath {
+		return
+	}
+	d.ones = !t
 	if !d.ones {
 		fillMask(d.buf, d.p, 1/(1-d.p), d.rng.Uint64())
 	}

@@ -39,6 +39,9 @@ type machine struct {
 	slots []*tensor.Dense
 	keep  []int // positions of kept op nodes (bound after each run)
 	nodes []*G.Node
+	// bind, if set, holds values that leaves read instead of their nodes'
+	// (a frozen copy of the parameters: Frozen).
+	bind []G.Value
 }
 
 type stepKind uint8
@@ -192,7 +195,12 @@ func (mc *machine) Run() error {
 	for i := range mc.steps {
 		s := &mc.steps[i]
 		if s.kind == leaf {
-			v := s.node.Value()
+			var v G.Value
+			if mc.bind != nil && mc.bind[i] != nil {
+				v = mc.bind[i]
+			} else {
+				v = s.node.Value()
+			}
 			if v == nil {
 				return fmt.Errorf("nn: input %v has no value", s.node)
 			}

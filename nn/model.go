@@ -105,6 +105,9 @@ type Model struct {
 	trainVM *machine
 	evalVM  *machine
 	keep    []*G.Node // intermediate nodes read after runs (Keep)
+	// frozen maps BatchNorm ops to their twins while NewFrozen builds a
+	// path (nil otherwise).
+	frozen map[*standardizeOp]*standardizeOp
 
 	// DP-SGD support (persample.go)
 	recording bool
@@ -190,12 +193,15 @@ func (b *BatchStandardizer) Apply(x *G.Node) *G.Node {
 	if b.m.recording {
 		b.m.mixing = append(b.m.mixing, b.op.String())
 	}
+	if t := b.m.twin(b.op); t != nil {
+		return G.Must(G.ApplyOp(t, x))
+	}
 	return G.Must(G.ApplyOp(b.op, x))
 }
 
 // Stats returns a copy of the running mean and variance (nil before any
 // training run).
-func (b *BatchStandardizer) Stats() [2][]float64 { return b.op.saveStats() }
+func (b *BatchStandardizer) Stats() [2][]float64 { return b.op.saveStats([2][]float64{}) }
 
 // SetStats loads running statistics (from another model's standardiser).
 func (b *BatchStandardizer) SetStats(s [2][]float64) { b.op.loadStats(s) }
@@ -438,6 +444,7 @@ func (m *Model) markTrainPath(sub *G.ExprGraph) {
 		switch d := x.(type) {
 		case *dropout:
 			d.onTrainPath = masked[d]
+			d.ones = d.ones || !d.onTrainPath
 		case *sparseDropout:
 			d.offTrainPath = !trained[d.s]
 		}
@@ -533,7 +540,7 @@ type State struct {
 
 // stateful is a modal part with running statistics.
 type stateful interface {
-	saveStats() [2][]float64
+	saveStats(reuse [2][]float64) [2][]float64
 	loadStats([2][]float64)
 }
 
@@ -551,12 +558,17 @@ func (m *Model) SnapshotInto(s *State) *State {
 	for i, p := range m.Params {
 		s.Params[i] = append(s.Params[i][:0], p.Value()...)
 	}
-	s.stats = s.stats[:0]
+	k := 0
 	for _, x := range m.modal {
 		if st, ok := x.(stateful); ok {
-			s.stats = append(s.stats, st.saveStats())
+			if k == len(s.stats) {
+				s.stats = append(s.stats, [2][]float64{})
+			}
+			s.stats[k] = st.saveStats(s.stats[k])
+			k++
 		}
 	}
+	s.stats = s.stats[:k]
 	return s
 }
 

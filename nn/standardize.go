@@ -214,11 +214,13 @@ func (op *standardizeGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G
 
 var _ G.SDOp = (*standardizeOp)(nil)
 
-func (op *standardizeOp) saveStats() [2][]float64 {
+// saveStats copies the running statistics (into reuse's buffers when they
+// are large enough); both nil before any were observed.
+func (op *standardizeOp) saveStats(reuse [2][]float64) [2][]float64 {
 	if !op.statsObserved {
 		return [2][]float64{}
 	}
-	return [2][]float64{append([]float64(nil), op.runMean...), append([]float64(nil), op.runVar...)}
+	return [2][]float64{append(reuse[0][:0], op.runMean...), append(reuse[1][:0], op.runVar...)}
 }
 
 func (op *standardizeOp) loadStats(s [2][]float64) {

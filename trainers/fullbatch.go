@@ -34,6 +34,24 @@ type Monitor interface {
 	MonitorPredict() ([]int, error)
 }
 
+// Pipe monitors a frozen copy of the model on another goroutine while the
+// loop trains the next epoch. Start copies the model as it is and starts
+// predicting the monitored nodes (as MonitorPredict would); Wait returns
+// that prediction (valid until the next Start); Keep returns the copy Wait
+// last evaluated as a snapshot for Restore, which later Starts do not
+// overwrite until another copy is kept.
+type Pipe interface {
+	Start()
+	Wait() ([]int, error)
+	Keep() any
+}
+
+// Piped is implemented by a task that can monitor through a Pipe (nil:
+// it cannot).
+type Piped interface {
+	MonitorPipe() Pipe
+}
+
 // MonitorFunc, when set on ModelTask or SGDTask, makes it a Monitor.
 type MonitorFunc func() ([]int, error)
 
@@ -128,42 +146,85 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 	keep := KeepsStats(rec)
 	var best any
 	bestNoisy := math.Inf(-1)
-	for ep := 1; ep <= cfg.Epochs; ep++ {
-		loss, err := trainEpoch(task, ep)
-		if err != nil {
-			return res, err
-		}
-		res.LastLoss = loss
+	// observe takes the monitoring prediction of epoch ep: the selection
+	// and the epoch's record. snap saves the model of that epoch.
+	observe := func(ep int, loss float64, pred []int, snap func(reuse any) any) {
 		st := EpochStats{Kind: "epoch", Run: cfg.Run, Stage: cfg.Stage, Epoch: ep, Loss: loss}
-		if len(split.Val) > 0 {
-			predict := task.Predict
-			if m, ok := task.(Monitor); ok {
-				predict = m.MonitorPredict
+		acc := Accuracy(pred, labels, split.Val)
+		if sel.Mode == SelectPrivate {
+			// Gumbel-max over epochs, drawn as they come: the law of the
+			// exponential mechanism exp(ε·correct). Nothing about the
+			// labels is reported per epoch.
+			noisy := acc*float64(len(split.Val)) + dp.Gumbel{Scale: 1 / sel.Epsilon}.Draw(sel.Src)
+			if noisy > bestNoisy {
+				bestNoisy, res.ValAcc, res.BestEpoch, best = noisy, acc, ep, snap(best)
 			}
+		} else {
+			st.ValAcc = acc
+			if keep {
+				st.TrainAcc = Accuracy(pred, labels, split.Train)
+			}
+			if best == nil || acc > res.ValAcc {
+				res.ValAcc, res.BestEpoch, best = acc, ep, snap(best)
+			}
+		}
+		rec.Epoch(st)
+	}
+	// With a Pipe (and the default selection, which draws nothing), epoch
+	// ep's monitoring runs on a frozen copy while epoch ep+1 trains; the
+	// selection sees the same predictions in the same order.
+	var pipe Pipe
+	if p, ok := task.(Piped); ok && sel.Mode != SelectPrivate {
+		pipe = p.MonitorPipe()
+	}
+	if pipe != nil {
+		pending, pendingLoss := 0, 0.0
+		defer func() {
+			if pending > 0 {
+				_, _ = pipe.Wait() // an error ended the loop: let the copy's run finish
+			}
+		}()
+		keepCopy := func(any) any { return pipe.Keep() }
+		for ep := 1; ep <= cfg.Epochs+1; ep++ {
+			var loss float64
+			if ep <= cfg.Epochs {
+				var err error
+				if loss, err = trainEpoch(task, ep); err != nil {
+					return res, err
+				}
+				res.LastLoss = loss
+			}
+			if pending > 0 {
+				pred, err := pipe.Wait()
+				if err != nil {
+					pending = 0
+					return res, err
+				}
+				observe(pending, pendingLoss, pred, keepCopy)
+				pending = 0
+			}
+			if ep <= cfg.Epochs {
+				pipe.Start()
+				pending, pendingLoss = ep, loss
+			}
+		}
+	} else {
+		predict := task.Predict
+		if m, ok := task.(Monitor); ok {
+			predict = m.MonitorPredict
+		}
+		for ep := 1; ep <= cfg.Epochs; ep++ {
+			loss, err := trainEpoch(task, ep)
+			if err != nil {
+				return res, err
+			}
+			res.LastLoss = loss
 			pred, err := predict()
 			if err != nil {
 				return res, err
 			}
-			acc := Accuracy(pred, labels, split.Val)
-			if sel.Mode == SelectPrivate {
-				// Gumbel-max over epochs, drawn as they come: the law of the
-				// exponential mechanism exp(ε·correct). Nothing about the
-				// labels is reported per epoch.
-				noisy := acc*float64(len(split.Val)) + dp.Gumbel{Scale: 1 / sel.Epsilon}.Draw(sel.Src)
-				if noisy > bestNoisy {
-					bestNoisy, res.ValAcc, res.BestEpoch, best = noisy, acc, ep, task.Snapshot(best)
-				}
-			} else {
-				st.ValAcc = acc
-				if keep {
-					st.TrainAcc = Accuracy(pred, labels, split.Train)
-				}
-				if best == nil || acc > res.ValAcc {
-					res.ValAcc, res.BestEpoch, best = acc, ep, task.Snapshot(best)
-				}
-			}
+			observe(ep, loss, pred, task.Snapshot)
 		}
-		rec.Epoch(st)
 	}
 	if best != nil {
 		task.Restore(best)
@@ -220,6 +281,9 @@ type ModelTask struct {
 	Opt    nn.Optimizer
 	// Watch, if set, predicts the monitored nodes after each epoch.
 	Watch MonitorFunc
+	// Pipe, if set, does the same on a frozen copy while the next epoch
+	// trains (FullBatch uses it instead of Watch where it can).
+	Pipe Pipe
 
 	monitor []int // MonitorPredict's buffer
 	// Extra state saved with the parameters (e.g. BatchNorm running
@@ -267,6 +331,9 @@ func (t *ModelTask) MonitorPredict() ([]int, error) {
 		return t.monitor, nil
 	})
 }
+
+// MonitorPipe returns Pipe.
+func (t *ModelTask) MonitorPipe() Pipe { return t.Pipe }
 
 // Snapshot saves parameters and norm statistics.
 func (t *ModelTask) Snapshot(reuse any) any {
