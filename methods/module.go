@@ -129,7 +129,7 @@ func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (tra
 // (nn.Frozen), so the full-batch loop can monitor one epoch while the next
 // trains. It must be built before compiling, so that its dropout nodes are
 // known to be off the training path.
-func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (*watch, error) {
+func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (*Watch, error) {
 	rows := append([]int(nil), split.Val...)
 	if withTrain {
 		rows = append(rows, split.Train...)
@@ -158,12 +158,13 @@ func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (*watch,
 	if err != nil {
 		return nil, err
 	}
-	return &watch{f: f, logits: outs[0], rows: rows, n: n}, nil
+	return NewWatch(f, outs[0], rows, n), nil
 }
 
-// watch predicts the monitored rows of a module on a frozen copy of it:
-// a trainers.Pipe, and in turn (predict) a trainers.MonitorFunc.
-type watch struct {
+// Watch predicts monitored rows from the logits of a frozen path (one row
+// per monitored node, in the order of rows; nil rows: every node): a
+// trainers.Pipe, and in turn (Predict) a trainers.MonitorFunc.
+type Watch struct {
 	f         *nn.Frozen
 	logits    *G.Node
 	rows      []int
@@ -171,14 +172,26 @@ type watch struct {
 	top, pred []int // reused: the loop reads a monitoring result only until the next call
 }
 
-func (w *watch) Start()    { w.f.Start() }
-func (w *watch) Keep() any { return w.f.Keep() }
+// NewWatch returns the Watch of f's output logits over the given rows of
+// an n-node graph (nil: logits has a row for every node).
+func NewWatch(f *nn.Frozen, logits *G.Node, rows []int, n int) *Watch {
+	return &Watch{f: f, logits: logits, rows: rows, n: n}
+}
 
-func (w *watch) Wait() ([]int, error) {
+func (w *Watch) Start()    { w.f.Start() }
+func (w *Watch) Keep() any { return w.f.Keep() }
+
+// Wait returns the prediction of the run Start began: the argmax of each
+// monitored row, −1 for the other nodes.
+func (w *Watch) Wait() ([]int, error) {
 	if err := w.f.Wait(); err != nil {
 		return nil, err
 	}
 	c := w.logits.Shape()[1]
+	if w.rows == nil {
+		w.pred = trainers.ArgmaxInto(w.pred, nn.Values(w.logits), w.n, c)
+		return w.pred, nil
+	}
 	w.top = trainers.ArgmaxInto(w.top, nn.Values(w.logits), len(w.rows), c)
 	if w.pred == nil {
 		w.pred = make([]int, w.n)
@@ -192,17 +205,24 @@ func (w *watch) Wait() ([]int, error) {
 	return w.pred, nil
 }
 
-// predict monitors in turn (DP-SGD's loop).
-func (w *watch) predict() ([]int, error) {
+// Predict monitors in turn (DP-SGD's loop).
+func (w *Watch) Predict() ([]int, error) {
 	w.Start()
 	return w.Wait()
 }
 
-func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, w *watch) (trainers.Task, error) {
+// Evaluate runs the frozen path on the model as it is and waits: its
+// logits then hold every monitored row's.
+func (w *Watch) Evaluate() error {
+	w.Start()
+	return w.f.Wait()
+}
+
+func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, w *Watch) (trainers.Task, error) {
 	var watch trainers.MonitorFunc
 	var pipe trainers.Pipe
 	if w != nil {
-		watch, pipe = w.predict, w
+		watch, pipe = w.Predict, w
 	}
 	g := ctx.Graph
 	train, target := g.Split.Train, func(row int) int { return g.Labels[row] }
@@ -287,7 +307,7 @@ func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (train
 		// Rows are not nodes: no validation nodes to select on.
 		labels, split, sel = tr.Targets, graphs.Split{}, trainers.Selection{Mode: trainers.SelectLast}
 	}
-	var watch *watch
+	var watch *Watch
 	if sel.Mode != trainers.SelectLast {
 		var err error
 		if watch, err = mod.watchPath(g.Split, g.N, trainers.KeepsStats(ctx.Recorder)); err != nil {

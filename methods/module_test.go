@@ -93,7 +93,7 @@ func TestWatchPathMatchesFullEvaluation(t *testing.T) {
 					t.Fatalf("traced %v: the traces differ or lack the training accuracy:\n%.300s\n%.300s", traced, fullTrace.String(), watchedTrace.String())
 				}
 				// and the watch path really skips the other nodes
-				p, err := watch.predict()
+				p, err := watch.Predict()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -284,6 +284,9 @@ type ModelTask struct {
 	// Pipe, if set, does the same on a frozen copy while the next epoch
 	// trains (FullBatch uses it instead of Watch where it can).
 	Pipe Pipe
+	// Eval, if set, computes Logits instead of Model.Evaluate (a path of
+	// its own, e.g. a frozen copy's).
+	Eval func() error
 
 	monitor []int // MonitorPredict's buffer
 	// Extra state saved with the parameters (e.g. BatchNorm running
@@ -306,7 +309,11 @@ func (t *ModelTask) TrainEpoch() (float64, error) {
 
 // Predict evaluates the logits and returns the argmax of each row.
 func (t *ModelTask) Predict() ([]int, error) {
-	if err := t.Model.Evaluate(); err != nil {
+	eval := t.Model.Evaluate
+	if t.Eval != nil {
+		eval = t.Eval
+	}
+	if err := eval(); err != nil {
 		return nil, err
 	}
 	s := t.Logits.Shape()

@@ -67,11 +67,14 @@ func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.Cross
 
 // net is the GCN's model with its two layers. logits is the training
 // path's output (with dropout), eval the evaluation output: the same
-// function, computed from a fixed Â·X where the first layer allows it
-// (GCNConv.EvalInput), so an evaluation does not gather the rows of X.
+// function without dropout on a frozen copy of the model (nn.Frozen), so
+// the training loop monitors epoch e while epoch e+1 trains, computed from
+// a fixed Â·X where the first layer allows it (GCNConv.EvalInput), so an
+// evaluation does not gather the rows of X.
 type net struct {
 	model        *nn.Model
 	logits, eval *G.Node
+	watch        *methods.Watch
 	ce           *nn.CrossEntropy
 	l1, l2       *layers.GCNConv
 }
@@ -80,7 +83,7 @@ type net struct {
 // Â·X (tests turn it off to compare).
 func (m *GCN) buildNet(g *graphs.Graph, seed uint64, fixed bool) (*net, error) {
 	model := nn.NewModel(seed)
-	adj := nn.NewSparse("Â", graphs.GCNNorm(g.Adj))
+	adj := graphs.GCNNorm(g.Adj)
 	n := &net{model: model}
 	err := nn.Build(func() error {
 		feats := g.X
@@ -91,21 +94,43 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, fixed bool) (*net, error) {
 		if err != nil {
 			return err
 		}
-		n.l1 = layers.NewGCNConv(model, "gcn.0", adj, g.X.F, m.cfg.Hidden)
-		n.l2 = layers.NewGCNConv(model, "gcn.1", adj, m.cfg.Hidden, g.NumClasses)
+		a := nn.NewSparse("Â", adj)
+		n.l1 = layers.NewGCNConv(model, "gcn.0", a, g.X.F, m.cfg.Hidden)
+		n.l2 = layers.NewGCNConv(model, "gcn.1", a, m.cfg.Hidden, g.NumClasses)
 		n.logits = m.forward(model, n.l1, n.l2, x)
-		n.eval = n.logits
-		if fixed {
-			if h, ok := n.l1.EvalInput(model, x, "ÂX"); ok {
-				n.eval = n.l2.Forward(nn.ReLU(h))
+		// The frozen path reads the same matrices through wrappers of its
+		// own: nothing it touches is written while the next epoch trains.
+		f, outs, err := model.NewFrozen(func() ([]*G.Node, error) {
+			a := nn.NewSparse("Â.eval", adj)
+			c1 := &layers.GCNConv{Linear: n.l1.Linear, Adj: a}
+			c2 := &layers.GCNConv{Linear: n.l2.Linear, Adj: a}
+			xe, err := layers.NewFeatures(model, feats, "X.eval")
+			if err != nil {
+				return nil, err
 			}
+			if fixed {
+				if h, ok := c1.EvalInput(model, xe, "ÂX"); ok {
+					return []*G.Node{c2.Forward(nn.ReLU(h))}, nil
+				}
+			}
+			return []*G.Node{c2.Forward(nn.ReLU(c1.ForwardInput(model, xe, 0)))}, nil
+		})
+		if err != nil {
+			return err
 		}
+		n.eval, n.watch = outs[0], methods.NewWatch(f, outs[0], nil, g.N)
 		if n.ce, err = nn.NewCrossEntropy(model, n.logits, "loss"); err != nil {
 			return err
 		}
-		return model.Compile(n.ce.Mean, []*G.Node{n.eval})
+		return model.Compile(n.ce.Mean, nil)
 	})
 	return n, err
+}
+
+// task is the net's training task: full-batch Adam, monitoring and
+// predicting through the frozen evaluation path.
+func (n *net) task(opt nn.Optimizer) *trainers.ModelTask {
+	return &trainers.ModelTask{Model: n.model, Logits: n.eval, Opt: opt, Watch: n.watch.Predict, Pipe: n.watch, Eval: n.watch.Evaluate}
 }
 
 // forward is the two layers over the features x: Â·ReLU(Â·X·W₁ + b₁)·W₂ + b₂
@@ -199,7 +224,7 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	task := &trainers.ModelTask{Model: n.model, Logits: n.eval, Opt: nn.NewAdam(m.cfg.LR, m.cfg.WeightDecay)}
+	task := n.task(nn.NewAdam(m.cfg.LR, m.cfg.WeightDecay))
 	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.cfg.TrainEpochs, Run: ctx.Run, Recorder: ctx.Recorder})
 	if err != nil {
 		return nil, err
