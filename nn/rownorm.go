@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"hash"
 	"hash/fnv"
 	"math"
@@ -73,22 +74,24 @@ func (rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 	}
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
-	for i := 0; i < n; i++ {
-		r := xd[i*k : (i+1)*k]
-		s := 0.0
-		for _, v := range r {
-			s += v * v
+	parallel.Rows(n, 3*n*k, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := xd[i*k : (i+1)*k]
+			s := 0.0
+			for _, v := range r {
+				s += v * v
+			}
+			if s == 0 {
+				clear(out[i*k : (i+1)*k])
+				continue
+			}
+			inv := 1 / math.Sqrt(s)
+			o := out[i*k : (i+1)*k]
+			for c, v := range r {
+				o[c] = v * inv
+			}
 		}
-		if s == 0 {
-			clear(out[i*k : (i+1)*k])
-			continue
-		}
-		inv := 1 / math.Sqrt(s)
-		o := out[i*k : (i+1)*k]
-		for c, v := range r {
-			o[c] = v * inv
-		}
-	}
+	})
 	return t, nil
 }
 
@@ -109,28 +112,30 @@ func (rowNormGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 	}
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
-	for i := 0; i < n; i++ {
-		r := xd[i*k : (i+1)*k]
-		g := dy[i*k : (i+1)*k]
-		s := 0.0
-		for _, v := range r {
-			s += v * v
+	parallel.Rows(n, 6*n*k, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := xd[i*k : (i+1)*k]
+			g := dy[i*k : (i+1)*k]
+			s := 0.0
+			for _, v := range r {
+				s += v * v
+			}
+			if s == 0 {
+				clear(out[i*k : (i+1)*k])
+				continue
+			}
+			norm := math.Sqrt(s)
+			dot := 0.0
+			for c, v := range r {
+				dot += v * g[c]
+			}
+			dot /= norm // ⟨y, dy⟩
+			o := out[i*k : (i+1)*k]
+			for c, v := range r {
+				o[c] = (g[c] - v/norm*dot) / norm
+			}
 		}
-		if s == 0 {
-			clear(out[i*k : (i+1)*k])
-			continue
-		}
-		norm := math.Sqrt(s)
-		dot := 0.0
-		for c, v := range r {
-			dot += v * g[c]
-		}
-		dot /= norm // ⟨y, dy⟩
-		o := out[i*k : (i+1)*k]
-		for c, v := range r {
-			o[c] = (g[c] - v/norm*dot) / norm
-		}
-	}
+	})
 	return t, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/chewxy/hm"
+	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -133,6 +135,17 @@ func (op *standardizeOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Val
 	mean, inv := op.stats(xd, n, k, op.training)
 	_, _, ri, ci := op.layout(n, k)
 	t, out := output(prealloc, n, k)
+	if op.axis == 0 {
+		// (x − μ)·s by rows in two vector passes: x + (−μ) is x − μ exactly.
+		for c := range mean {
+			mean[c] = -mean[c]
+		}
+		parallel.Rows(n, n*k, func(lo, hi int) {
+			vec.AddRows(out[lo*k:hi*k], xd[lo*k:hi*k], mean)
+			vec.MulRows(out[lo*k:hi*k], out[lo*k:hi*k], inv)
+		})
+		return t, nil
+	}
 	for i := 0; i < n; i++ {
 		o := out[i*k : (i+1)*k]
 		for c, v := range xd[i*k : (i+1)*k] {
@@ -179,12 +192,7 @@ func (op *standardizeGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G
 	groups, size, ri, ci := f.layout(n, k)
 	t, out := output(prealloc, n, k)
 	if f.axis == 0 && !f.training && f.statsObserved { // fixed statistics
-		for i := 0; i < n; i++ {
-			o := out[i*k : (i+1)*k]
-			for c, d := range dy[i*k : (i+1)*k] {
-				o[c] = inv[i*ri+c*ci] * d
-			}
-		}
+		vec.MulRows(out, dy[:n*k], inv)
 		return t, nil
 	}
 	mdy := make([]float64, groups)  // mean(dy) per group
