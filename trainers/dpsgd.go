@@ -44,6 +44,7 @@ func (t *SGDTask) TrainEpoch() (float64, error) {
 	if rec == nil {
 		rec = Nop{}
 	}
+	t.SGD.SkipNoiseNorm = !KeepsStats(rec)
 	loss, n := 0.0, 0
 	for ; t.done < target; t.done++ {
 		grads, st, err := t.SGD.Step(t.Fill)

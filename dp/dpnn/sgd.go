@@ -113,6 +113,9 @@ type SGD struct {
 	Clipped, Noisy []*G.Node
 	Noise          []*nn.Noise
 	noiseSizes     []int // entries of each noise vector (its parameter's)
+	// SkipNoiseNorm leaves StepStats.NoiseNorm 0: a pass over every noise
+	// draw that only a trace reads.
+	SkipNoiseNorm bool
 
 	model *nn.Model
 	src   *dp.Source
@@ -345,11 +348,13 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		}
 		s.Cfg.Ledger.Record(s.Cfg.LedgerName, ev)
 	}
-	noise := 0.0
-	for _, n := range s.Noise {
-		noise += floats.Dot(n.Last, n.Last)
+	if !s.SkipNoiseNorm {
+		noise := 0.0
+		for _, n := range s.Noise {
+			noise += floats.Dot(n.Last, n.Last)
+		}
+		st.NoiseNorm = math.Sqrt(noise)
 	}
-	st.NoiseNorm = math.Sqrt(noise)
 	if len(batch) > 0 {
 		st.ClippedFrac = float64(clipped) / float64(len(batch))
 		st.MeanNorm = normSum / float64(len(batch))
