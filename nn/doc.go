@@ -15,7 +15,10 @@
 // nodes whose values are not alive at the same time, so a training step
 // allocates almost nothing in steady state. Only a machine's roots (loss,
 // gradients, outputs) and nodes marked with Model.Keep hold values after a
-// run. The arithmetic of the ops is internal/vec's kernels.
+// run. The arithmetic of the ops is internal/vec's kernels. A Frozen path
+// evaluates a copy of the model's parameters and running statistics on
+// another goroutine, so a training loop can monitor one epoch while the
+// next trains.
 //
 // All values are float64. Graph construction errors are programming errors
 // (shape mismatches); Build recovers them into returned errors so callers
