@@ -77,10 +77,7 @@ func (rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 	parallel.Rows(n, 3*n*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := xd[i*k : (i+1)*k]
-			s := 0.0
-			for _, v := range r {
-				s += v * v
-			}
+			s := sumSq(r)
 			if s == 0 {
 				clear(out[i*k : (i+1)*k])
 				continue
@@ -93,6 +90,15 @@ func (rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 		}
 	})
 	return t, nil
+}
+
+// sumSq is Σ r_c², summed in order.
+func sumSq(r []float64) float64 {
+	s := 0.0
+	for _, v := range r {
+		s += v * v
+	}
+	return s
 }
 
 func (rowNormOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -116,10 +122,7 @@ func (rowNormGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 		for i := lo; i < hi; i++ {
 			r := xd[i*k : (i+1)*k]
 			g := dy[i*k : (i+1)*k]
-			s := 0.0
-			for _, v := range r {
-				s += v * v
-			}
+			s := sumSq(r)
 			if s == 0 {
 				clear(out[i*k : (i+1)*k])
 				continue
