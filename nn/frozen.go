@@ -71,8 +71,11 @@ func (m *Model) NewFrozen(build func() ([]*G.Node, error)) (*Frozen, []*G.Node, 
 			}
 			k++
 		}
-		f.vm, err = newMachine(m.G.SubgraphRoots(outs...), outs)
-		return err
+		if f.vm, err = newMachine(m.G.SubgraphRoots(outs...), outs); err != nil {
+			return err
+		}
+		m.frozenVMs = append(m.frozenVMs, f.vm)
+		return nil
 	})
 	if err != nil {
 		return nil, nil, err

@@ -108,6 +108,8 @@ type Model struct {
 	// frozen maps BatchNorm ops to their twins while NewFrozen builds a
 	// path (nil otherwise).
 	frozen map[*standardizeOp]*standardizeOp
+	// frozenVMs are the machines of the frozen paths (Fallbacks).
+	frozenVMs []*machine
 
 	// DP-SGD support (persample.go)
 	recording bool
@@ -600,7 +602,7 @@ func (m *Model) NumParams() int {
 // implements neither UsePreallocDo nor in-place UnsafeDo).
 func (m *Model) Fallbacks() map[string]int {
 	out := map[string]int{}
-	for _, mc := range []*machine{m.trainVM, m.evalVM} {
+	for _, mc := range append([]*machine{m.trainVM, m.evalVM}, m.frozenVMs...) {
 		if mc == nil {
 			continue
 		}
