@@ -178,35 +178,39 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 		pipe = p.MonitorPipe()
 	}
 	if pipe != nil {
-		pending, pendingLoss := 0, 0.0
+		pending, pendingLoss := 0, 0.0 // the epoch whose monitoring runs
 		defer func() {
 			if pending > 0 {
 				_, _ = pipe.Wait() // an error ended the loop: let the copy's run finish
 			}
 		}()
 		keepCopy := func(any) any { return pipe.Keep() }
-		for ep := 1; ep <= cfg.Epochs+1; ep++ {
-			var loss float64
-			if ep <= cfg.Epochs {
-				var err error
-				if loss, err = trainEpoch(task, ep); err != nil {
-					return res, err
-				}
-				res.LastLoss = loss
+		take := func() error {
+			pred, err := pipe.Wait()
+			ep := pending
+			pending = 0
+			if err != nil {
+				return err
 			}
+			observe(ep, pendingLoss, pred, keepCopy)
+			return nil
+		}
+		for ep := 1; ep <= cfg.Epochs; ep++ {
+			loss, err := trainEpoch(task, ep)
+			if err != nil {
+				return res, err
+			}
+			res.LastLoss = loss
 			if pending > 0 {
-				pred, err := pipe.Wait()
-				if err != nil {
-					pending = 0
+				if err := take(); err != nil {
 					return res, err
 				}
-				observe(pending, pendingLoss, pred, keepCopy)
-				pending = 0
 			}
-			if ep <= cfg.Epochs {
-				pipe.Start()
-				pending, pendingLoss = ep, loss
-			}
+			pipe.Start()
+			pending, pendingLoss = ep, loss
+		}
+		if err := take(); err != nil {
+			return res, err
 		}
 	} else {
 		predict := task.Predict

@@ -2,7 +2,10 @@ package trainers
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,5 +95,70 @@ func TestAUC(t *testing.T) {
 		if got := AUC(tc.pos, tc.neg); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("AUC(%v, %v) = %v, want %v", tc.pos, tc.neg, got, tc.want)
 		}
+	}
+}
+
+// pipedTask is fakeTask monitored through a Pipe: Start freezes the epoch,
+// Wait predicts it, Keep returns it; log records the calls in order.
+type pipedTask struct {
+	fakeTask
+	frozen, waiting int
+	log             []string
+	failTrain       int // TrainEpoch fails at this epoch (0: never)
+}
+
+func (p *pipedTask) TrainEpoch() (float64, error) {
+	if p.epoch+1 == p.failTrain {
+		return 0, errors.New("boom")
+	}
+	p.log = append(p.log, fmt.Sprintf("train%d", p.epoch+1))
+	return p.fakeTask.TrainEpoch()
+}
+func (p *pipedTask) MonitorPipe() Pipe { return p }
+func (p *pipedTask) Start() {
+	if p.waiting != 0 {
+		panic("Start before Wait")
+	}
+	p.frozen, p.waiting = p.epoch, p.epoch
+	p.log = append(p.log, fmt.Sprintf("start%d", p.epoch))
+}
+func (p *pipedTask) Wait() ([]int, error) {
+	if p.waiting == 0 {
+		return nil, errors.New("Wait without Start")
+	}
+	p.log = append(p.log, fmt.Sprintf("wait%d", p.waiting))
+	p.waiting = 0
+	return (&fakeTask{epoch: p.frozen}).Predict()
+}
+func (p *pipedTask) Keep() any { return p.frozen }
+
+// FullBatch with a Pipe trains epoch e+1 before it takes epoch e's
+// prediction, selects and restores the same epoch as monitoring in turn,
+// records the same epochs, and waits for a running copy when training
+// fails.
+func TestFullBatchPipelined(t *testing.T) {
+	var inTurn, piped strings.Builder
+	want, err := FullBatch(&fakeTask{}, []int{1, 1}, splitOf([]int{1}, []int{0}), LoopConfig{Epochs: 5, Recorder: NewTrace(&inTurn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := &pipedTask{}
+	got, err := FullBatch(task, []int{1, 1}, splitOf([]int{1}, []int{0}), LoopConfig{Epochs: 5, Recorder: NewTrace(&piped)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.BestEpoch != want.BestEpoch || got.ValAcc != want.ValAcc || task.restored != 3 || !slices.Equal(got.Pred, want.Pred) {
+		t.Fatalf("piped: best %d, val %v, restored %d; in turn: best %d, val %v", got.BestEpoch, got.ValAcc, task.restored, want.BestEpoch, want.ValAcc)
+	}
+	if inTurn.String() != piped.String() {
+		t.Fatalf("records differ:\n%s\n%s", inTurn.String(), piped.String())
+	}
+	order := "train1 start1 train2 wait1 start2 train3 wait2 start3 train4 wait3 start4 train5 wait4 start5 wait5"
+	if s := strings.Join(task.log, " "); s != order {
+		t.Fatalf("order %q, want %q", s, order)
+	}
+	failing := &pipedTask{failTrain: 3}
+	if _, err := FullBatch(failing, []int{1, 1}, splitOf([]int{1}, []int{0}), LoopConfig{Epochs: 5}); err == nil || failing.waiting != 0 {
+		t.Fatalf("training error %v; copy still running: %v", err, failing.waiting != 0)
 	}
 }
