@@ -170,13 +170,17 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 		}
 		rec.Epoch(st)
 	}
-	// With a Pipe (and the default selection, which draws nothing), epoch
-	// ep's monitoring runs on a frozen copy while epoch ep+1 trains; the
-	// selection sees the same predictions in the same order.
+	// With a Pipe, epoch ep's monitoring runs on a frozen copy, which is
+	// also the snapshot a best epoch keeps. Under the default selection,
+	// which draws nothing, it runs while epoch ep+1 trains; the selection
+	// sees the same predictions in the same order. A private selection
+	// draws between epochs, so it takes each prediction before the next
+	// epoch trains.
 	var pipe Pipe
-	if p, ok := task.(Piped); ok && sel.Mode != SelectPrivate {
+	if p, ok := task.(Piped); ok {
 		pipe = p.MonitorPipe()
 	}
+	overlap := sel.Mode != SelectPrivate
 	if pipe != nil {
 		pending, pendingLoss := 0, 0.0 // the epoch whose monitoring runs
 		defer func() {
@@ -208,9 +212,16 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 			}
 			pipe.Start()
 			pending, pendingLoss = ep, loss
+			if !overlap {
+				if err := take(); err != nil {
+					return res, err
+				}
+			}
 		}
-		if err := take(); err != nil {
-			return res, err
+		if pending > 0 {
+			if err := take(); err != nil {
+				return res, err
+			}
 		}
 	} else {
 		predict := task.Predict
@@ -286,7 +297,7 @@ type ModelTask struct {
 	// Watch, if set, predicts the monitored nodes after each epoch.
 	Watch MonitorFunc
 	// Pipe, if set, does the same on a frozen copy while the next epoch
-	// trains (FullBatch uses it instead of Watch where it can).
+	// trains (FullBatch uses it instead of Watch).
 	Pipe Pipe
 	// Eval, if set, computes Logits instead of Model.Evaluate (a path of
 	// its own, e.g. a frozen copy's).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dpgnn/dpgnn/dp"
 	"math"
 	"slices"
 	"strings"
@@ -156,6 +157,24 @@ func TestFullBatchPipelined(t *testing.T) {
 	order := "train1 start1 train2 wait1 start2 train3 wait2 start3 train4 wait3 start4 train5 wait4 start5 wait5"
 	if s := strings.Join(task.log, " "); s != order {
 		t.Fatalf("order %q, want %q", s, order)
+	}
+	// A private selection draws between epochs: each copy is taken before
+	// the next epoch trains, and the draws (same source seed) pick the same
+	// epoch as monitoring in turn.
+	private := func(task Task) LoopResult {
+		sel := Selection{Mode: SelectPrivate, Epsilon: 1, Src: dp.NewSource(4), Ledger: dp.NewLedger(), Name: "select"}
+		res, err := FullBatch(task, []int{1, 1}, splitOf([]int{1}, []int{0}), LoopConfig{Epochs: 3, Select: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	task = &pipedTask{}
+	if got, want := private(task), private(&fakeTask{}); got.BestEpoch != want.BestEpoch || !slices.Equal(got.Pred, want.Pred) {
+		t.Fatalf("private, piped: best %d; in turn: %d", got.BestEpoch, want.BestEpoch)
+	}
+	if s, want := strings.Join(task.log, " "), "train1 start1 wait1 train2 start2 wait2 train3 start3 wait3"; s != want {
+		t.Fatalf("private selection: order %q, want %q", s, want)
 	}
 	failing := &pipedTask{failTrain: 3}
 	if _, err := FullBatch(failing, []int{1, 1}, splitOf([]int{1}, []int{0}), LoopConfig{Epochs: 5}); err == nil || failing.waiting != 0 {
