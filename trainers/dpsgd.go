@@ -47,6 +47,9 @@ func (t *SGDTask) TrainEpoch() (float64, error) {
 	t.SGD.SkipNoiseNorm = !KeepsStats(rec)
 	loss, n := 0.0, 0
 	for ; t.done < target; t.done++ {
+		// Between steps only the optimiser, the recorder and the loop's
+		// monitoring run, none of which reads the noise source.
+		t.SGD.Ahead = t.done+1 < t.TotalSteps
 		grads, st, err := t.SGD.Step(t.Fill)
 		if err != nil {
 			return 0, err

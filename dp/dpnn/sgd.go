@@ -116,10 +116,35 @@ type SGD struct {
 	// SkipNoiseNorm leaves StepStats.NoiseNorm 0: a pass over every noise
 	// draw that only a trace reads.
 	SkipNoiseNorm bool
+	// Ahead, set before a Step, promises that Step will be called again
+	// with nothing else reading the source in between. The Step then
+	// samples the next batch and starts drawing the next noise before it
+	// returns, so the drawing overlaps the optimiser's update as well as
+	// the next graph run. The source is read in the same order either way.
+	Ahead bool
 
 	model *nn.Model
 	src   *dp.Source
 	total [][]float64 // Step's result over several chunks, reused
+	// next is the batch a Step with Ahead sampled for the following one,
+	// whose noise is being drawn (hasNext).
+	next    []int
+	hasNext bool
+}
+
+// sample draws a step's batch from the source: Poisson with Cfg.Rate, or
+// exactly Cfg.Batch without replacement.
+func (s *SGD) sample() ([]int, error) {
+	if s.Cfg.Batch > 0 {
+		return dp.FixedSample(s.src, s.Cfg.Samples, s.Cfg.Batch)
+	}
+	return dp.PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate), nil
+}
+
+// dropAhead discards a batch and noise drawn ahead.
+func (s *SGD) dropAhead() {
+	nn.WaitNoise(s.Noise)
+	s.next, s.hasNext = nil, false
 }
 
 // BuildSGD adds the DP-SGD nodes to m. perRowLoss is the vector of per-row
@@ -231,6 +256,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 // SetSource replaces the source the Poisson sampling and the noise are drawn
 // from (an audit gives every replayed step its own source).
 func (s *SGD) SetSource(src *dp.Source) {
+	s.dropAhead()
 	s.src = src
 	for _, n := range s.Noise {
 		n.Src = src
@@ -256,14 +282,19 @@ type StepStats struct {
 // in buffers the next Step overwrites. Noise is added exactly once per
 // step, also for an empty batch.
 func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, error) {
-	var batch []int
-	if s.Cfg.Batch > 0 {
+	batch, drawn := s.next, s.hasNext
+	s.next, s.hasNext = nil, false
+	done := false
+	defer func() {
+		if !done { // a failed step: no drawing may outlive it
+			s.dropAhead()
+		}
+	}()
+	if !drawn {
 		var err error
-		if batch, err = dp.FixedSample(s.src, s.Cfg.Samples, s.Cfg.Batch); err != nil {
+		if batch, err = s.sample(); err != nil {
 			return nil, StepStats{}, err
 		}
-	} else {
-		batch = dp.PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate)
 	}
 	var chunks [][]int
 	for lo := 0; lo < len(batch); lo += s.Cfg.Capacity {
@@ -292,15 +323,25 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		if s.Groups.Samples != len(chunk) {
 			return nil, st, fmt.Errorf("dp: fill set %d samples for a chunk of %d", s.Groups.Samples, len(chunk))
 		}
-		if last && std > 0 {
+		if last && std > 0 && !drawn {
 			// The noise does not depend on the batch: draw it while the
 			// graph computes the clipped sums.
 			nn.PrefetchNoise(s.Noise, s.noiseSizes)
 		}
 		loss, err := s.model.Step()
-		nn.WaitNoise(s.Noise) // nothing left unless the step failed
+		if last {
+			nn.WaitNoise(s.Noise) // consumed by the run (a noise drawn ahead waits for the last chunk)
+		}
 		if err != nil {
 			return nil, st, err
+		}
+		if last && std > 0 && s.Ahead {
+			// The source's next reads: the next batch, then its noise.
+			if s.next, err = s.sample(); err != nil {
+				return nil, st, err
+			}
+			s.hasNext = true
+			nn.PrefetchNoise(s.Noise, s.noiseSizes)
 		}
 		lossSum += loss
 		grads, err := s.model.Grads()
@@ -363,6 +404,7 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 			st.ParamNorms[p.Name] = math.Sqrt(paramSq[i] / float64(len(batch)))
 		}
 	}
+	done = true
 	return total, st, nil
 }
 

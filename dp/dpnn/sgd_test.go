@@ -1,6 +1,7 @@
 package dpnn
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -403,4 +404,79 @@ func slicesEqual(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestDPSGDAhead: steps that sample the next batch and draw its noise
+// ahead (Ahead) release the same privatised gradients, bit for bit, over
+// the same batches as steps that draw them in turn — with several chunks
+// per step, and after SetSource drops what was drawn ahead.
+func TestDPSGDAhead(t *testing.T) {
+	tc := sgdCase{norm: layers.NormGroup, groups: []int{0, 1, 2, 3, 4, 5}}
+	_, _, labels := sgdInputs(6)
+	cfg := SGDConfig{Clip: 1, Multiplier: 0.8, Rate: 0.6, Samples: 6, Capacity: 2}
+	var runs [2][][]float64
+	for k, ahead := range []bool{false, true} {
+		m, ce, _, _ := buildSGDModel(t, tc, true, nil)
+		s, err := BuildSGD(m, ce.PerRow, cfg, dp.NewSource(3), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const steps = 8
+		for i := range steps {
+			if i == 4 {
+				s.SetSource(dp.NewSource(77)) // drops a batch and noise drawn ahead
+			}
+			s.Ahead = ahead && i+1 < steps && i != 3
+			var batch []float64
+			g, _, err := s.Step(func(samples []int) error {
+				for _, v := range samples {
+					batch = append(batch, float64(v))
+				}
+				s.Groups.Singletons(len(samples))
+				return ce.SetRows(samples, labels)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs[k] = append(runs[k], batch)
+			for _, gi := range g {
+				runs[k] = append(runs[k], append([]float64(nil), gi...))
+			}
+		}
+	}
+	if len(runs[0]) != len(runs[1]) {
+		t.Fatalf("%d and %d released vectors", len(runs[0]), len(runs[1]))
+	}
+	// A step that fails after a step drew ahead waits for that drawing
+	// (the race detector checks it), and the next step runs.
+	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
+	s, err := BuildSGD(m, ce.PerRow, cfg, dp.NewSource(3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(samples []int) error {
+		s.Groups.Singletons(len(samples))
+		return ce.SetRows(samples, labels)
+	}
+	s.Ahead = true
+	if _, _, err := s.Step(fill); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Step(func([]int) error { return errors.New("fill failed") }); err == nil {
+		t.Fatal("a failing fill did not fail the step")
+	}
+	if _, _, err := s.Step(fill); err != nil {
+		t.Fatal(err)
+	}
+	for i := range runs[0] {
+		a, b := runs[0][i], runs[1][i]
+		if len(a) != len(b) {
+			t.Fatalf("release %d: %d and %d values", i, len(a), len(b))
+		}
+		for j := range a {
+			if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+				t.Fatalf("release %d, value %d: in turn %v, ahead %v", i, j, a[j], b[j])
+			}
+		}
+	}
 }
