@@ -25,3 +25,9 @@ func rowsKernel(op int, dst, x, b []float64, rows int) bool { return false }
 func zigFast(w []float64, xt, rt *[ZigLayers]float64, missed []int32) (done, k int) { return 0, 0 }
 
 func scaleAddDiv(e, x, out []float64, s, d float64) int { return 0 }
+
+var useVAES = false
+
+func expandKey256(key *[32]byte, rk *[15][16]byte) { panic("vec: no VAES") }
+
+func ctr256VAES(rk *[15][16]byte, dst *byte, n int, lo, hi uint64) { panic("vec: no VAES") }
