@@ -131,7 +131,7 @@ func zigFinish(w uint64, src wordSource) float64 {
 // zigSlow finishes a draw whose word w missed the fast path: a tail draw in
 // layer 0 (always accepted), otherwise the wedge test.
 func zigSlow(w uint64, src wordSource) (float64, bool) {
-	i := uint8(w)
+	i := int(uint8(w)) // an int: zigF[i+1] of the top layer is zigF[256]
 	u := math.Float64frombits(0x3ff0000000000000|w>>12) - 1
 	neg := w&0x100 != 0
 	if i == 0 {
@@ -149,11 +149,12 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 		}
 	}
 	x := u * zigX[i]
-	y := zigF[i] + uniformOpen(src.Uint64())*(zigF[i+1]-zigF[i])
+	uy := uniformOpen(src.Uint64())
+	ok := zigF[i]+uy*(zigF[i+1]-zigF[i]) < zigHalfDensity(x)
 	if neg {
-		return -x, y < zigHalfDensity(x)
+		return -x, ok
 	}
-	return x, y < zigHalfDensity(x)
+	return x, ok
 }
 
 // uniformOpen maps a word to one of the 2⁵³ midpoints (k+½)/2⁵³ in (0, 1).
