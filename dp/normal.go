@@ -39,6 +39,11 @@ var (
 	zigR [zigLayers]float64     // zigX[i+1]/zigX[i]: the fast-path bound on |u|
 	zigF [zigLayers + 1]float64 // f(zigX[i])
 	zigr float64                // start of the tail
+
+	// The wedge's squeeze (zigSqueeze): for |x| in layer i at chord
+	// position t, the wedge test's threshold lies in [t+zigLo[i], t+zigHi[i]].
+	zigInvW      [zigLayers]float64 // 1/(zigX[i] − zigX[i+1])
+	zigLo, zigHi [zigLayers]float64
 )
 
 func init() { zigr = zigSetup() }
@@ -99,7 +104,56 @@ func zigSetup() float64 {
 	for i := range zigX {
 		zigF[i] = zigHalfDensity(zigX[i])
 	}
+	zigSqueezeSetup()
 	return r
+}
+
+// The wedge test of layer i ≥ 1 draws |x| in [zigX[i+1], zigX[i]) and
+// y = f_i + U·(f_{i+1} − f_i), f_i = f(zigX[i]), and accepts when
+// y < f(|x|): when U < g(t) + t, with t = (zigX[i] − |x|)/(zigX[i] − zigX[i+1])
+// in [0, 1] and g(t) = (f(|x|) − f_i)/(f_{i+1} − f_i) − t, the density's
+// distance from the layer's chord in units of the layer's height, g(0) =
+// g(1) = 0. zigSqueezeSetup bounds g on each layer, zigLo[i] ≤ g ≤
+// zigHi[i], so U < t + zigLo[i] accepts and U ≥ t + zigHi[i] rejects
+// without computing f(|x|) (McFarland 2016 squeezes the same way); only
+// the band between needs the exponential. The decisions are those of the
+// exact test, so the draws are bit for bit unchanged (TestNormalGoldenHash,
+// TestZigSqueeze).
+//
+// The bounds: g at zigSqueezeSamples+1 equally spaced t, widened by how far
+// g can rise between samples, g″·h²/8 for spacing h, where |g″| =
+// |f″|·Δx²/Δf ≤ Δx²/Δf (|f″(x)| = |x²−1|·f(x) ≤ 1), plus 10⁻⁹ for the
+// floating-point rounding of t, y and f (below 10⁻¹² in these units:
+// every layer's height Δf exceeds 10⁻³).
+const zigSqueezeSamples = 256
+
+func zigSqueezeSetup() {
+	h := 1.0 / zigSqueezeSamples
+	for i := 1; i < zigLayers; i++ {
+		dx, df := zigX[i]-zigX[i+1], zigF[i+1]-zigF[i]
+		zigInvW[i] = 1 / dx
+		lo, hi := 0.0, 0.0
+		for k := 0; k <= zigSqueezeSamples; k++ {
+			t := float64(k) * h
+			g := (zigHalfDensity(zigX[i]-t*dx)-zigF[i])/df - t
+			lo, hi = min(lo, g), max(hi, g)
+		}
+		slack := dx*dx/df*h*h/8 + 1e-9
+		zigLo[i], zigHi[i] = lo-slack, hi+slack
+	}
+}
+
+// zigSqueeze decides the wedge test of layer i ≥ 1 for magnitude ax and
+// uniform u where the bounds allow: accept, and whether it decided.
+func zigSqueeze(i int, ax, u float64) (accept, decided bool) {
+	t := (zigX[i] - ax) * zigInvW[i]
+	switch {
+	case u < t+zigLo[i]:
+		return true, true
+	case u >= t+zigHi[i]:
+		return false, true
+	}
+	return false, false
 }
 
 // zigFast is the ziggurat's fast path for word w: the draw and whether it
@@ -150,7 +204,10 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 	}
 	x := u * zigX[i]
 	uy := uniformOpen(src.Uint64())
-	ok := zigF[i]+uy*(zigF[i+1]-zigF[i]) < zigHalfDensity(x)
+	ok, decided := zigSqueeze(i, x, uy)
+	if !decided {
+		ok = zigF[i]+uy*(zigF[i+1]-zigF[i]) < zigHalfDensity(x)
+	}
 	if neg {
 		return -x, ok
 	}

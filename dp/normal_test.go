@@ -173,6 +173,40 @@ func TestZigWedges(t *testing.T) {
 	}
 }
 
+// TestZigSqueeze: wherever the squeeze decides a wedge test, it decides as
+// the exponential does, at the bounds' edges too; and it decides most.
+func TestZigSqueeze(t *testing.T) {
+	a := newAESStream([32]byte{6})
+	defer a.release()
+	decided := 0
+	const n = 4000
+	for i := 1; i < zigLayers; i++ {
+		lo, hi := zigX[i+1], zigX[i]
+		for k := range n {
+			x := lo + (hi-lo)*uniformOpen(a.Uint64())
+			if k < 64 { // the ends of the layer
+				x = []float64{lo, hi, math.Nextafter(lo, hi), math.Nextafter(hi, lo)}[k%4]
+			}
+			exactU := (zigHalfDensity(x) - zigF[i]) / (zigF[i+1] - zigF[i])
+			for j, u := range []float64{uniformOpen(a.Uint64()), exactU, math.Nextafter(exactU, 0), math.Nextafter(exactU, 1)} {
+				ok, dec := zigSqueeze(i, x, u)
+				if !dec {
+					continue
+				}
+				if j == 0 {
+					decided++ // of the random points
+				}
+				if want := zigF[i]+u*(zigF[i+1]-zigF[i]) < zigHalfDensity(x); ok != want {
+					t.Fatalf("layer %d, |x| = %v, u = %v: squeeze says %v, the density %v", i, x, u, ok, want)
+				}
+			}
+		}
+	}
+	if frac := float64(decided) / (n * (zigLayers - 1)); frac < 0.9 {
+		t.Errorf("the squeeze decides %.2f of the tests", frac)
+	}
+}
+
 // TestNormalGolden pins the draws: a change here changes every recorded
 // private run, so it must be deliberate.
 func TestNormalGolden(t *testing.T) {
