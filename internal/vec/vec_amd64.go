@@ -110,9 +110,13 @@ func scaleAddDiv(e, x, out []float64, s, d float64) int {
 	if !useAVX || n == 0 {
 		return 0
 	}
-	scaleAddDivAVX(&e[0], &x[0], &out[0], n, s, d)
+	if r, ok := exactReciprocal(d); ok {
+		scaleAddDivAVX(&e[0], &x[0], &out[0], n, s, r, true)
+	} else {
+		scaleAddDivAVX(&e[0], &x[0], &out[0], n, s, d, false)
+	}
 	return n
 }
 
 //go:noescape
-func scaleAddDivAVX(e, x, out *float64, n int, s, d float64)
+func scaleAddDivAVX(e, x, out *float64, n int, s, d float64, mul bool)

@@ -590,16 +590,20 @@ zigdone:
 	VZEROUPPER
 	RET
 
-// func scaleAddDivAVX(e, x, out *float64, n int, s, d float64)
-// e = s·e, out = (x + e)/d, four entries at a time (n a multiple of 4).
-TEXT ·scaleAddDivAVX(SB), NOSPLIT, $0-48
+// func scaleAddDivAVX(e, x, out *float64, n int, s, d float64, mul bool)
+// e = s·e, out = (x + e)/d, four entries at a time (n a multiple of 4);
+// with mul, out = (x + e)·d instead (d then holds an exact reciprocal).
+TEXT ·scaleAddDivAVX(SB), NOSPLIT, $0-49
 	MOVQ e+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ out+16(FP), DX
 	MOVQ n+24(FP), CX
 	VBROADCASTSD s+32(FP), Y8
 	VBROADCASTSD d+40(FP), Y9
+	MOVBLZX mul+48(FP), AX
 	XORQ BX, BX
+	TESTQ AX, AX
+	JNE   samloop
 
 sadloop:
 	CMPQ BX, CX
@@ -611,6 +615,17 @@ sadloop:
 	VMOVUPD Y1, (DX)(BX*8)
 	ADDQ $4, BX
 	JMP  sadloop
+
+samloop:
+	CMPQ BX, CX
+	JGE  saddone
+	VMULPD (DI)(BX*8), Y8, Y0 // s·e
+	VMOVUPD Y0, (DI)(BX*8)
+	VADDPD (SI)(BX*8), Y0, Y1 // x + e
+	VMULPD Y9, Y1, Y1         // · 1/d
+	VMOVUPD Y1, (DX)(BX*8)
+	ADDQ $4, BX
+	JMP  samloop
 
 saddone:
 	VZEROUPPER
