@@ -10,6 +10,6 @@
 //
 // It also holds the element-wise kernels (add, product, ReLU, rows, Adam,
 // SELU) and those of Gaussian noise: the ziggurat's fast path over a buffer
-// of random words (ZigFast, AVX2 gathers) and the scaling of the draws into
+// of random words (ZigFast) and the scaling of the draws into
 // a release (ScaleAddDiv).
 package vec

@@ -18,7 +18,7 @@ const ZigLayers = 256
 // written over its word; elsewhere the word is left in place and its index
 // appended to missed, in increasing order. It returns how many indices it
 // appended; missed must have room for len(w). The bit for bit Go form is
-// ZigWord; AVX2 gathers do four words at a time where the CPU has them.
+// ZigWord; an AVX2 kernel does four words at a time where the CPU has it.
 func ZigFast(w []float64, xt, rt *[ZigLayers]float64, missed []int32) int {
 	if len(missed) < len(w) {
 		panic(fmt.Sprintf("vec: ZigFast with %d words but room for %d misses", len(w), len(missed)))
