@@ -87,11 +87,18 @@ func (s *Source) splitKey(label string) [32]byte {
 func (s *Source) Uint64() uint64 { return s.chacha.Uint64() }
 
 // Uniform returns a uniform draw from the open interval (0, 1): one of the
-// 2^53 midpoints (k+½)/2^53, so it is never 0 or 1 and is safe to pass to
-// log.
-func (s *Source) Uniform() float64 {
-	return (float64(s.chacha.Uint64()>>11) + 0.5) * (1.0 / (1 << 53))
-}
+// 2^52 midpoints (k+½)/2^52, equally likely, so it is never 0 or 1 and is
+// safe to pass to log (unitOpen).
+func (s *Source) Uniform() float64 { return unitOpen(s.chacha.Uint64()) }
+
+// unitOpen maps a word to the midpoint (k+½)/2^52 of k = its top 52 bits.
+// Every midpoint is a float64 (k+½ has 53 significant bits), so the law is
+// exactly uniform on them and symmetric: unitOpen(^w) = 1 − unitOpen(w).
+// (With 53 bits, (k+½)/2^53 is not a float64 for k ≥ 2^52: k+½ rounded to
+// even, which made the upper half a coarser grid and k = 2^53−1 give
+// exactly 1, so Exponential gave 0, Laplace and Gumbel +Inf, and
+// PoissonSample with q = 1 dropped an index, each with probability 2^−53.)
+func unitOpen(w uint64) float64 { return (float64(w>>12) + 0.5) * (1.0 / (1 << 52)) }
 
 // Normal returns a standard normal draw (mean 0, variance 1): the
 // ziggurat of normal.go over the source's own stream.

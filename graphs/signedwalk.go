@@ -601,17 +601,24 @@ func walkSoftmax(x []float64) {
 }
 
 // drawCategorical draws an index with probabilities p (summing to 1, up
-// to rounding) from one uniform of src.
+// to rounding) from one uniform of src: the midpoint (k+½)/2⁵² of the
+// word's top 52 bits, which is a float64 strictly below 1 ((k+½)/2⁵³ was
+// not: the top word gave exactly 1). An index of probability 0 is never
+// drawn.
 func drawCategorical(src rand.Source, p []float64) int {
-	u := (float64(src.Uint64()>>11) + 0.5) / (1 << 53)
+	u := (float64(src.Uint64()>>12) + 0.5) / (1 << 52)
 	acc := 0.0
+	last := 0
 	for i, v := range p {
 		acc += v
 		if u < acc {
 			return i
 		}
+		if v > 0 {
+			last = i
+		}
 	}
-	return len(p) - 1 // rounding left u above the total
+	return last // rounding left u above the total
 }
 
 // SignedPair is a pair of nodes with its balance-theory sign: the product
