@@ -192,8 +192,8 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 		// Marsaglia's tail method: x = −ln(U₁)/r, y = −ln(U₂), accepted
 		// when 2y > x²; the draw is r + x with u's sign.
 		for {
-			x := -math.Log(uniformOpen(src.Uint64())) / zigr
-			y := -math.Log(uniformOpen(src.Uint64()))
+			x := -math.Log(unitOpen(src.Uint64())) / zigr
+			y := -math.Log(unitOpen(src.Uint64()))
 			if y+y > x*x {
 				if neg {
 					return -zigr - x, true
@@ -203,7 +203,7 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 		}
 	}
 	x := u * zigX[i]
-	uy := uniformOpen(src.Uint64())
+	uy := unitOpen(src.Uint64())
 	ok, decided := zigSqueeze(i, x, uy)
 	if !decided {
 		ok = zigF[i]+uy*(zigF[i+1]-zigF[i]) < zigHalfDensity(x)
@@ -213,9 +213,6 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 	}
 	return x, ok
 }
-
-// uniformOpen maps a word to one of the 2⁵³ midpoints (k+½)/2⁵³ in (0, 1).
-func uniformOpen(w uint64) float64 { return (float64(w>>11) + 0.5) * (1.0 / (1 << 53)) }
 
 // aesStream is the keystream of AES-256 in counter mode (IV 0) under a
 // Source's key, read as little-endian 64-bit words: the stream of FillNormal's
