@@ -34,40 +34,59 @@ func dropLanes(p float64) (w uint, t uint64) {
 	return 32, uint64(math.Ceil(p * (1 << 32)))
 }
 
-// fillMask sets every entry of buf to 0 (dropped, probability p) or keep,
-// from the stream seeded by seed, in parallel over blocks.
-func fillMask(buf []float64, p, keep float64, seed uint64) {
+// fillMask draws a mask of n entries as bits (bit i of bits set: entry i
+// kept, probability 1−p), from the stream seeded by seed, in parallel over
+// blocks. A mask of bits is 1/64 of a mask of float64 entries, so drawing
+// it and applying it (vec.MulBits) read and write little memory; at p = ½
+// each drawn word is 64 entries as it is.
+func fillMask(bits []uint64, n int, p float64, seed uint64) {
 	w, t := dropLanes(p)
 	lanes := 64 / int(w)
 	lane := uint64(1)<<w - 1
-	// (x − t) >> 63 is 1 exactly when the lane x < t (both below 2³²).
-	val := [2]float64{keep, 0}
-	n := len(buf)
 	blocks := (n + maskBlock - 1) / maskBlock
 	parallel.Rows(blocks, n, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			rng := rand.NewPCG(seed, uint64(b))
-			blk := buf[b*maskBlock : min((b+1)*maskBlock, n)]
-			for i := 0; i < len(blk); {
-				u := rng.Uint64()
-				for l := 0; l < lanes && i < len(blk); l++ {
-					blk[i] = val[((u&lane)-t)>>63]
-					u >>= w
-					i++
+			first, last := b*maskBlock, min((b+1)*maskBlock, n)
+			words := bits[first/64 : (last+63)/64] // maskBlock is a multiple of 64
+			if w == 1 {
+				// t = 1: an entry is kept when its bit is 1
+				for k := range words {
+					words[k] = rng.Uint64()
 				}
+			} else {
+				// a draw's lanes never straddle two words: 64/w lanes
+				// per draw, and blocks start at a multiple of 64
+				for k := range words {
+					var word uint64
+					for i := 0; i < 64 && first+64*k+i < last; {
+						u := rng.Uint64()
+						for l := 0; l < lanes; l++ {
+							// (x − t) >> 63 is 1 exactly when the lane x < t (both below 2³²)
+							word |= (((u&lane)-t)>>63 ^ 1) << i
+							u >>= w
+							i++
+						}
+					}
+					words[k] = word
+				}
+			}
+			if r := last & 63; r != 0 && last == n { // no bits past the last entry
+				words[len(words)-1] &= 1<<r - 1
 			}
 		}
 	})
 }
 
-// dropout holds a mask of Bernoulli(1−p)/(1−p) draws, redrawn for every
-// training run, that its op (maskOp) multiplies into its input; in
-// evaluation the op passes its input through.
+// dropout holds a mask of Bernoulli(1−p) bits, redrawn for every training
+// run: its op (maskOp) multiplies its input by 1/(1−p) where a bit is set
+// and by 0 where it is not; in evaluation the op passes its input through.
 type dropout struct {
-	id  int
-	p   float64
-	rng *rand.Rand
-	buf []float64
+	id   int
+	p    float64
+	rng  *rand.Rand
+	n    int      // entries
+	bits []uint64 // the mask
 	// onTrainPath is false for masks the training machine never runs (an
 	// evaluation path over all nodes): they are never drawn.
 	onTrainPath bool
@@ -83,7 +102,7 @@ func (d *dropout) SetTraining(t bool) {
 	}
 	d.ones = !t
 	if !d.ones {
-		fillMask(d.buf, d.p, 1/(1-d.p), d.rng.Uint64())
+		fillMask(d.bits, d.n, d.p, d.rng.Uint64())
 	}
 }
 
@@ -93,7 +112,8 @@ func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
 	if p <= 0 {
 		return x
 	}
-	d := &dropout{id: len(m.modal), p: p, rng: m.rng, buf: make([]float64, x.Shape().TotalSize()), onTrainPath: true}
+	n := x.Shape().TotalSize()
+	d := &dropout{id: len(m.modal), p: p, rng: m.rng, n: n, bits: make([]uint64, (n+63)/64), onTrainPath: true}
 	// the identity until the first training run draws a mask: building a
 	// path (an evaluation path added later) consumes nothing from the stream
 	d.ones = true
@@ -118,17 +138,17 @@ func (op maskOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 	if err != nil {
 		return nil, err
 	}
-	if len(xd) != len(op.d.buf) {
-		return nil, fmt.Errorf("nn: %s of %v: the mask has %d entries", op.label, x.Shape(), len(op.d.buf))
+	if len(xd) != op.d.n {
+		return nil, fmt.Errorf("nn: %s of %v: the mask has %d entries", op.label, x.Shape(), op.d.n)
 	}
 	t, out := output(prealloc, x.Shape()...)
 	if op.d.ones {
 		copy(out, xd)
 		return t, nil
 	}
-	mask := op.d.buf
+	bits, keep := op.d.bits, 1/(1-op.d.p)
 	parallel.Rows(len(out), len(out), func(lo, hi int) {
-		vec.Mul(out[lo:hi], xd[lo:hi], mask[lo:hi])
+		vec.MulBits(out[lo:hi], xd[lo:hi], bits, lo, keep)
 	})
 	return t, nil
 }
@@ -146,7 +166,7 @@ type sparseDropout struct {
 	s     *Sparse
 	clean *graphs.CSR // the matrix as set (the last Set, a batch refill)
 	kept  graphs.CSR  // the kept entries, rebuilt at every training run
-	mask  []float64
+	mask  []uint64    // bits, one per stored entry
 	p     float64
 	rng   *rand.Rand
 	// offTrainPath is set for inputs only evaluation machines multiply
@@ -167,8 +187,9 @@ func (d *sparseDropout) SetTraining(t bool) {
 	}
 	a := d.clean
 	nnz := a.NNZ()
-	d.mask = resize(d.mask, nnz)
-	fillMask(d.mask, d.p, 1/(1-d.p), d.rng.Uint64())
+	d.mask = resize(d.mask, (nnz+63)/64)
+	fillMask(d.mask, nnz, d.p, d.rng.Uint64())
+	keep := 1 / (1 - d.p)
 	k := &d.kept
 	if cap(k.Indices) < nnz {
 		// room for every entry, so no step reallocates (kept ≤ nnz)
@@ -180,9 +201,9 @@ func (d *sparseDropout) SetTraining(t bool) {
 	k.Indices, k.Data = k.Indices[:0], k.Data[:0]
 	for i := 0; i < a.Rows; i++ {
 		for q := a.Indptr[i]; q < a.Indptr[i+1]; q++ {
-			if f := d.mask[q]; f != 0 {
+			if d.mask[q>>6]>>(q&63)&1 != 0 {
 				k.Indices = append(k.Indices, a.Indices[q])
-				k.Data = append(k.Data, a.Value(q)*f)
+				k.Data = append(k.Data, a.Value(q)*keep)
 			}
 		}
 		k.Indptr[i+1] = len(k.Indices)

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -91,7 +92,30 @@ func TestDropLanes(t *testing.T) {
 	}
 }
 
-// TestDropoutMasks: masks drop about p of the entries at every lane width,
+// floatMask is the mask as float64 entries (0 dropped, 1 kept) drawn by the
+// lane rule directly, one entry after another: the masks of bits must
+// keep exactly these entries (and did as float masks before).
+func floatMask(n int, p float64, seed uint64) []float64 {
+	w, th := dropLanes(p)
+	out := make([]float64, n)
+	for b := 0; b*maskBlock < n; b++ {
+		rng := rand.NewPCG(seed, uint64(b))
+		for i := b * maskBlock; i < min((b+1)*maskBlock, n); {
+			u := rng.Uint64()
+			for l := 0; l < 64/int(w) && i < min((b+1)*maskBlock, n); l++ {
+				if u&(1<<w-1) >= th {
+					out[i] = 1
+				}
+				u >>= w
+				i++
+			}
+		}
+	}
+	return out
+}
+
+// TestDropoutMasks: masks keep exactly the entries of the lane rule
+// (floatMask), drop about p of the entries at every lane width,
 // lanes of one draw are independent (pairs of neighbours drop together
 // with probability p²), and a mask is the same on one CPU and on several.
 func TestDropoutMasks(t *testing.T) {
@@ -99,14 +123,21 @@ func TestDropoutMasks(t *testing.T) {
 	for _, p := range []float64{0.5, 0.25, 0.7} {
 		get := func(procs int) []bool {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			m := make([]float64, n)
-			fillMask(m, p, 2, 42)
+			m := make([]uint64, (n+63)/64)
+			for i := range m {
+				m[i] = ^uint64(0) // fillMask writes every word
+			}
+			fillMask(m, n, p, 42)
+			if m[len(m)-1]>>(n&63) != 0 {
+				t.Fatalf("p = %v: bits set past the last entry", p)
+			}
 			d := make([]bool, n)
-			for i, v := range m {
-				if v != 0 && v != 2 {
-					t.Fatalf("mask entry %v, want 0 or 2", v)
+			ref := floatMask(n, p, 42)
+			for i := range d {
+				d[i] = m[i>>6]>>(i&63)&1 == 0
+				if d[i] != (ref[i] == 0) {
+					t.Fatalf("p = %v: entry %d dropped %v, the float mask says %v", p, i, d[i], ref[i])
 				}
-				d[i] = v == 0
 			}
 			return d
 		}

@@ -51,6 +51,31 @@ func ReLUGrad(dst, x, dy []float64) {
 	}
 }
 
+// MulBits sets dst[i] = x[i]·keep where bit from+i of bits is set and
+// x[i]·0 where it is not: a dropout mask held as bits, the same products
+// as Mul by a mask of keep and 0 entries (−0 for negative x, NaN for NaN).
+// The kernel takes 64 entries per word of bits, four at a time from a
+// table of the 16 nibbles.
+func MulBits(dst, x []float64, bits []uint64, from int, keep float64) {
+	n := checkLen("MulBits", dst, x, x)
+	if from < 0 || (from+n+63)/64 > len(bits) {
+		panic(fmt.Sprintf("vec: MulBits over bits %d to %d of %d", from, from+n, 64*len(bits)))
+	}
+	val := [2]float64{0, keep}
+	i := 0
+	for ; i < n && (from+i)&63 != 0; i++ {
+		b := from + i
+		dst[i] = x[i] * val[bits[b>>6]>>(b&63)&1]
+	}
+	if words := (n - i) / 64; words > 0 {
+		i += mulBits(dst[i:], x[i:], bits[(from+i)>>6:], words, keep)
+	}
+	for ; i < n; i++ {
+		b := from + i
+		dst[i] = x[i] * val[bits[b>>6]>>(b&63)&1]
+	}
+}
+
 const (
 	opAdd = iota
 	opMul

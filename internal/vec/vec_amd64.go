@@ -120,3 +120,24 @@ func scaleAddDiv(e, x, out []float64, s, d float64) int {
 
 //go:noescape
 func scaleAddDivAVX(e, x, out *float64, n int, s, d float64, mul bool)
+
+// mulBits runs MulBits over whole words of bits with AVX (64 entries per
+// word) and returns how many entries it did.
+func mulBits(dst, x []float64, bits []uint64, words int, keep float64) int {
+	if !useAVX {
+		return 0
+	}
+	var lut [16][4]float64 // nibble → the four factors
+	for nib := range lut {
+		for k := range 4 {
+			if nib>>k&1 != 0 {
+				lut[nib][k] = keep
+			}
+		}
+	}
+	mulBitsAVX(&dst[0], &x[0], &bits[0], words, &lut)
+	return 64 * words
+}
+
+//go:noescape
+func mulBitsAVX(dst, x *float64, bits *uint64, words int, lut *[16][4]float64)

@@ -638,3 +638,38 @@ samloop:
 saddone:
 	VZEROUPPER
 	RET
+
+// func mulBitsAVX(dst, x *float64, bits *uint64, words int, lut *[16][4]float64)
+// dst = x·lut[nibble] four entries at a time, 16 nibbles per word of bits.
+TEXT ·mulBitsAVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ bits+16(FP), R8
+	MOVQ words+24(FP), CX
+	MOVQ lut+32(FP), R9
+
+mbword:
+	TESTQ CX, CX
+	JEQ   mbdone
+	MOVQ  (R8), R10
+	MOVQ  $16, R11
+
+mbnib:
+	MOVQ R10, AX
+	ANDQ $15, AX
+	SHLQ $5, AX
+	VMOVUPD (R9)(AX*1), Y1
+	VMULPD (SI), Y1, Y0 // factor·x (multiplication commutes)
+	VMOVUPD Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SHRQ $4, R10
+	DECQ R11
+	JNE  mbnib
+	ADDQ $8, R8
+	DECQ CX
+	JMP  mbword
+
+mbdone:
+	VZEROUPPER
+	RET

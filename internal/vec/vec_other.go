@@ -31,3 +31,5 @@ var useVAES = false
 func expandKey256(key *[32]byte, rk *[15][16]byte) { panic("vec: no VAES") }
 
 func ctr256VAES(rk *[15][16]byte, dst *byte, n int, lo, hi uint64) { panic("vec: no VAES") }
+
+func mulBits(dst, x []float64, bits []uint64, words int, keep float64) int { return 0 }

@@ -281,3 +281,36 @@ func TestRowsMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// MulBits gives the products x·keep and x·0 of the scalar form, bit for
+// bit (−0 for negative x, NaN for NaN and ±Inf dropped), with the kernel
+// and without, at offsets that do and do not start a word and lengths
+// with a tail.
+func TestMulBitsMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	bits := make([]uint64, 40)
+	for i := range bits {
+		bits[i] = rng.Uint64()
+	}
+	bits[3] = 0
+	bits[4] = ^uint64(0)
+	for _, tc := range []struct{ from, n int }{{0, 0}, {0, 64}, {0, 1000}, {5, 700}, {64, 128}, {63, 2}, {100, 1500}, {1, 2000}} {
+		x := randRows(rng, tc.n)
+		for i := 0; i < tc.n; i += 7 {
+			x[i] = []float64{math.Inf(1), math.Inf(-1), math.NaN(), -0.0, -3}[i/7%5]
+		}
+		for _, asm := range []bool{false, true} {
+			dst := make([]float64, tc.n)
+			withAVX(asm, func() { MulBits(dst, x, bits, tc.from, 1.25) })
+			for i := range dst {
+				f := 0.0
+				if b := tc.from + i; bits[b>>6]>>(b&63)&1 != 0 {
+					f = 1.25
+				}
+				if want := x[i] * f; math.Float64bits(dst[i]) != math.Float64bits(want) && !(math.IsNaN(want) && math.IsNaN(dst[i])) {
+					t.Fatalf("from %d, n %d, entry %d (assembly %v): %v, want %v", tc.from, tc.n, i, asm, dst[i], want)
+				}
+			}
+		}
+	}
+}
