@@ -198,16 +198,19 @@ func (d *sparseDropout) SetTraining(t bool) {
 	}
 	k.Rows, k.Cols = a.Rows, a.Cols
 	k.Indptr = resize(k.Indptr, a.Rows+1)
-	k.Indices, k.Data = k.Indices[:0], k.Data[:0]
+	// every entry is written and the next write advances past it only if
+	// it is kept: no branch on the mask (at p = ½ one in two mispredicts)
+	idx, val := k.Indices[:nnz], k.Data[:nnz]
+	pos := 0
 	for i := 0; i < a.Rows; i++ {
 		for q := a.Indptr[i]; q < a.Indptr[i+1]; q++ {
-			if d.mask[q>>6]>>(q&63)&1 != 0 {
-				k.Indices = append(k.Indices, a.Indices[q])
-				k.Data = append(k.Data, a.Value(q)*keep)
-			}
+			idx[pos] = a.Indices[q]
+			val[pos] = a.Value(q) * keep
+			pos += int(d.mask[q>>6] >> (q & 63) & 1)
 		}
-		k.Indptr[i+1] = len(k.Indices)
+		k.Indptr[i+1] = pos
 	}
+	k.Indices, k.Data = idx[:pos], val[:pos]
 	_ = d.s.Set(k)
 }
 
