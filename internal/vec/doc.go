@@ -9,7 +9,8 @@
 // the inner index in increasing order), on every architecture.
 //
 // It also holds the element-wise kernels (add, product, ReLU, rows, Adam,
-// SELU) and those of Gaussian noise: the ziggurat's fast path over a buffer
-// of random words (ZigFast) and the scaling of the draws into
-// a release (ScaleAddDiv).
+// SELU, dropout masks held as bits) and those of Gaussian noise: the
+// AES-256-CTR keystream the words come from (AESCTR, VAES), the ziggurat's
+// fast path over a buffer of random words (ZigFast) and the scaling of the
+// draws into a release (ScaleAddDiv).
 package vec
