@@ -153,6 +153,38 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	})
 }
 
+// MulDenseT computes out = Mᵀ·X for a dense row-major X of shape Rows×k
+// and writes the Cols×k result into out (length Cols·k; overwritten),
+// without building Mᵀ: out is cleared and every entry (i, j, v) adds v·X[i]
+// to row j, rows i in increasing order (vec.ScatterCSR), so each output
+// entry sums its terms in the order MulDense over Mᵀ (Transpose) sums them:
+// the same bits. k must be a multiple of vec.ScatterWidth (ScattersT); the
+// strips of 16 columns are processed in parallel, each writing only its own
+// columns.
+func (m *CSR) MulDenseT(x []float64, k int, out []float64) {
+	if len(x) != m.Rows*k || len(out) != m.Cols*k || !ScattersT(k) {
+		panic("graphs: MulDenseT shape mismatch") // programming error, not user input
+	}
+	clear(out)
+	vals, vinc := m.Data, 1
+	if vals == nil {
+		vals, vinc = unitValue, 0
+	}
+	strips := k / vec.ScatterWidth
+	parallel.Rows(strips, m.NNZ()*k, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			c := s * vec.ScatterWidth
+			vec.ScatterCSR(out[c:], k, m.Cols, m.Indptr, m.Indices, vals, vinc, x[c:], k)
+		}
+	})
+}
+
+// ScattersT reports whether MulDenseT takes products of width k: a
+// multiple of vec.ScatterWidth with at least two strips, so the two halves
+// of the work run in parallel (one strip would run on one core, where
+// MulDense over a transpose runs on all).
+func ScattersT(k int) bool { return k%vec.ScatterWidth == 0 && k >= 2*vec.ScatterWidth }
+
 // UndirectedEdges is the number of unordered pairs {i, j} with an entry
 // i→j or j→i (a self-loop counts once): the edge count of the undirected
 // graph a square adjacency stands for, and the privacy unit count when one

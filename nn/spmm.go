@@ -160,8 +160,17 @@ func (op *spmmOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	if !ok {
 		return nil, fmt.Errorf("nn: SpMM wants float64 data, got %T", x.Data())
 	}
-	m := op.mat()
 	k := x.Shape()[1]
+	if op.trans && graphs.ScattersT(k) {
+		// Aᵀ·X by scattering A's entries: the same bits as over Aᵀ,
+		// without building the transpose (rebuilt whenever A changes:
+		// sparse dropout, a batch refill)
+		a := op.s.A
+		t, out := output(prealloc, a.Cols, k)
+		a.MulDenseT(xd, k, out)
+		return t, nil
+	}
+	m := op.mat()
 	if !op.trans {
 		op.s.Calls++
 	}

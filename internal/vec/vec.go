@@ -31,6 +31,68 @@ func SumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb int) {
 	}
 }
 
+// ScatterWidth is the strip width of ScatterCSR.
+const ScatterWidth = 16
+
+// ScatterCSR adds, for every row i of a CSR pattern (indptr over
+// len(indptr)−1 rows, column indices idx, factors vals[p·vinc] for entry
+// p, vinc 0 for one factor for all), the strip x[i·ldx : i·ldx+16] scaled
+// by each of the row's factors to the strip of out's row idx[p]
+// (out[idx[p]·ldo :+16]), rows i in increasing order, each product
+// rounded before it is added. From a cleared out that is a 16-column strip
+// of Aᵀ·X whose every entry adds its terms in the order SumIdx adds them
+// over Aᵀ's rows (rows of A increasing), so the same bits, without
+// building Aᵀ. It panics if a column index is not below outRows or a
+// factor or strip lies outside its slice (a programming error).
+func ScatterCSR(out []float64, ldo, outRows int, indptr, idx []int, vals []float64, vinc int, x []float64, ldx int) {
+	rows := len(indptr) - 1
+	if rows <= 0 {
+		return
+	}
+	nnz := indptr[rows] - indptr[0]
+	if nnz == 0 {
+		return
+	}
+	first := indptr[0]
+	if first < 0 || indptr[rows] > len(idx) {
+		panic(fmt.Sprintf("vec: ScatterCSR entries %d to %d of %d indices", first, indptr[rows], len(idx)))
+	}
+	checkVals(vals[first*vinc:], vinc, nnz)
+	if ldo < ScatterWidth || ldx < ScatterWidth || len(out) < (outRows-1)*ldo+ScatterWidth || len(x) < (rows-1)*ldx+ScatterWidth {
+		panic(fmt.Sprintf("vec: ScatterCSR strips of %d in %d and %d values with strides %d and %d", ScatterWidth, len(out), len(x), ldo, ldx))
+	}
+	for i := 0; i < rows; i++ {
+		if indptr[i+1] < indptr[i] {
+			panic(fmt.Sprintf("vec: ScatterCSR row %d ends before it starts", i))
+		}
+	}
+	if !scatterCSR(out, ldo, outRows, indptr, idx[first:], vals[first*vinc:], vinc, x, ldx) {
+		panic(fmt.Sprintf("vec: ScatterCSR column index outside the %d rows of out", outRows))
+	}
+}
+
+// scatterCSRGo is ScatterCSR's kernel in Go (idx and vals start at entry
+// indptr[0]).
+func scatterCSRGo(out []float64, ldo, outRows int, indptr, idx []int, vals []float64, vinc int, x []float64, ldx int) bool {
+	p := 0
+	for i := 0; i+1 < len(indptr); i++ {
+		g := x[i*ldx : i*ldx+ScatterWidth]
+		for n := indptr[i+1] - indptr[i]; n > 0; n-- {
+			j := idx[p]
+			if uint(j) >= uint(outRows) {
+				return false
+			}
+			v := vals[p*vinc]
+			o := out[j*ldo : j*ldo+ScatterWidth]
+			for c, gc := range g {
+				o[c] += float64(v * gc)
+			}
+			p++
+		}
+	}
+	return true
+}
+
 // AxpySeq adds the first k rows of b (row-major, ldb values per row) scaled
 // by vals[0], vals[vinc], ... to dst, in order: dst[j] += vals[l·vinc]·b[l·ldb+j]
 // for l < k and j < len(dst). It is one row of a dense product

@@ -141,3 +141,13 @@ func mulBits(dst, x []float64, bits []uint64, words int, keep float64) int {
 
 //go:noescape
 func mulBitsAVX(dst, x *float64, bits *uint64, words int, lut *[16][4]float64)
+
+func scatterCSR(out []float64, ldo, outRows int, indptr, idx []int, vals []float64, vinc int, x []float64, ldx int) bool {
+	if !useAVX {
+		return scatterCSRGo(out, ldo, outRows, indptr, idx, vals, vinc, x, ldx)
+	}
+	return scatterCSRAVX(&out[0], ldo, &indptr[0], len(indptr)-1, &idx[0], &vals[0], vinc, &x[0], ldx, outRows)
+}
+
+//go:noescape
+func scatterCSRAVX(out *float64, ldo int, indptr *int, rows int, idx *int, vals *float64, vinc int, x *float64, ldx int, outRows int) (ok bool)

@@ -673,3 +673,75 @@ mbnib:
 mbdone:
 	VZEROUPPER
 	RET
+
+// func scatterCSRAVX(out *float64, ldo int, indptr *int, rows int, idx *int, vals *float64, vinc int, x *float64, ldx int, outRows int) (ok bool)
+// For each row i, the 16-wide strip of x's row i, scaled by each entry's
+// factor, is added to the strip of out's row idx[p]; idx and vals start at
+// entry indptr[0] and advance one entry at a time. An index not below
+// outRows stops the kernel with ok false.
+TEXT ·scatterCSRAVX(SB), NOSPLIT, $0-81
+	MOVQ out+0(FP), DI
+	MOVQ ldo+8(FP), R8
+	SHLQ $3, R8
+	MOVQ indptr+16(FP), R9
+	MOVQ rows+24(FP), R10
+	MOVQ idx+32(FP), R11
+	MOVQ vals+40(FP), SI
+	MOVQ vinc+48(FP), DX
+	SHLQ $3, DX
+	MOVQ x+56(FP), R12
+	MOVQ ldx+64(FP), R13
+	SHLQ $3, R13
+	MOVQ outRows+72(FP), R15
+	XORQ CX, CX
+
+scrow:
+	CMPQ CX, R10
+	JGE  scdone
+	MOVQ 8(R9)(CX*8), BX
+	SUBQ (R9)(CX*8), BX // the row's entries
+	VMOVUPD 0(R12), Y8
+	VMOVUPD 32(R12), Y9
+	VMOVUPD 64(R12), Y10
+	VMOVUPD 96(R12), Y11
+
+scent:
+	TESTQ BX, BX
+	JEQ   scnext
+	MOVQ  (R11), R14
+	CMPQ  R14, R15
+	JAE   scbad
+	IMULQ R8, R14
+	ADDQ  DI, R14
+	VBROADCASTSD (SI), Y4
+	VMULPD Y8, Y4, Y0
+	VMULPD Y9, Y4, Y1
+	VMULPD Y10, Y4, Y2
+	VMULPD Y11, Y4, Y3
+	VADDPD 0(R14), Y0, Y0 // out + v·x (addition commutes)
+	VADDPD 32(R14), Y1, Y1
+	VADDPD 64(R14), Y2, Y2
+	VADDPD 96(R14), Y3, Y3
+	VMOVUPD Y0, 0(R14)
+	VMOVUPD Y1, 32(R14)
+	VMOVUPD Y2, 64(R14)
+	VMOVUPD Y3, 96(R14)
+	ADDQ $8, R11
+	ADDQ DX, SI
+	DECQ BX
+	JMP  scent
+
+scnext:
+	ADDQ R13, R12
+	INCQ CX
+	JMP  scrow
+
+scdone:
+	MOVB $1, ok+80(FP)
+	VZEROUPPER
+	RET
+
+scbad:
+	MOVB $0, ok+80(FP)
+	VZEROUPPER
+	RET

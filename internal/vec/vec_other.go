@@ -33,3 +33,7 @@ func expandKey256(key *[32]byte, rk *[15][16]byte) { panic("vec: no VAES") }
 func ctr256VAES(rk *[15][16]byte, dst *byte, n int, lo, hi uint64) { panic("vec: no VAES") }
 
 func mulBits(dst, x []float64, bits []uint64, words int, keep float64) int { return 0 }
+
+func scatterCSR(out []float64, ldo, outRows int, indptr, idx []int, vals []float64, vinc int, x []float64, ldx int) bool {
+	return scatterCSRGo(out, ldo, outRows, indptr, idx, vals, vinc, x, ldx)
+}

@@ -3,6 +3,7 @@ package vec
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -311,6 +312,78 @@ func TestMulBitsMatchesScalar(t *testing.T) {
 					t.Fatalf("from %d, n %d, entry %d (assembly %v): %v, want %v", tc.from, tc.n, i, asm, dst[i], want)
 				}
 			}
+		}
+	}
+}
+
+// ScatterCSR over a CSR pattern gives, from a cleared out, the strips of
+// Aᵀ·X that SumIdx gives over Aᵀ's rows, bit for bit, kernel and Go form
+// alike: with factors, with one factor for all, from an entry offset, with
+// repeated columns in a row, negative zeros and empty rows; and it refuses a
+// column index outside out.
+func TestScatterCSRMatchesSumIdx(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	const rows, cols, k = 57, 23, 48
+	indptr := []int{5} // entries start at 5: idx and vals carry a prefix
+	idx := []int{9, 9, 9, 9, 9}
+	for i := 0; i < rows; i++ {
+		n := rng.IntN(6)
+		if i%11 == 0 {
+			n = 0
+		}
+		for range n {
+			idx = append(idx, rng.IntN(cols))
+		}
+		if i == 3 {
+			idx = append(idx, 4, 4) // a column twice in one row
+		}
+		indptr = append(indptr, len(idx))
+	}
+	vals := randRows(rng, len(idx))
+	vals[7] = -0.0
+	x := randRows(rng, rows*k)
+	x[5] = -0.0
+	for _, vinc := range []int{1, 0} {
+		// the reference: SumIdx over the transpose's rows, entries in row order
+		want := make([]float64, cols*k)
+		for j := 0; j < cols; j++ {
+			var rowsOf []int
+			var fs []float64
+			for i := 0; i < rows; i++ {
+				for p := indptr[i]; p < indptr[i+1]; p++ {
+					if idx[p] == j {
+						rowsOf = append(rowsOf, i)
+						fs = append(fs, vals[p*vinc])
+					}
+				}
+			}
+			if len(fs) == 0 {
+				fs = []float64{0}
+			}
+			SumIdx(want[j*k:(j+1)*k], fs, 1, rowsOf, x, k)
+		}
+		for _, asm := range []bool{false, true} {
+			got := make([]float64, cols*k)
+			withAVX(asm, func() {
+				for s := 0; s < k; s += ScatterWidth {
+					ScatterCSR(got[s:], k, cols, indptr, idx, vals, vinc, x[s:], k)
+				}
+			})
+			for e := range want {
+				if math.Float64bits(got[e]) != math.Float64bits(want[e]) {
+					t.Fatalf("vinc %d, assembly %v, entry %d: %v, want %v", vinc, asm, e, got[e], want[e])
+				}
+			}
+			bad := slices.Clone(idx)
+			bad[len(bad)-1] = cols
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("assembly %v: a column index past out was not refused", asm)
+					}
+				}()
+				withAVX(asm, func() { ScatterCSR(make([]float64, cols*k), k, cols, indptr, bad, vals, vinc, x, k) })
+			}()
 		}
 	}
 }
