@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"gorgonia.org/tensor"
 )
 
 func binaryRows(rows, cols, perRow int) *graphs.CSR {
@@ -163,4 +164,48 @@ func TestDropoutMasks(t *testing.T) {
 			t.Errorf("p = %v: %d neighbour pairs both dropped, want about %v", p, pairs, p*p*h)
 		}
 	}
+}
+
+// TestTransposedProductPaths: a transposed product of width 64 gives the
+// bits of MulDense over the transpose whether it goes through the cached
+// transpose (a matrix not replaced since the last transposed product) or
+// scatters (one replaced by Set, as sparse dropout and batch refills do),
+// and only a replaced matrix scatters (the transpose is not rebuilt).
+func TestTransposedProductPaths(t *testing.T) {
+	a, b := binaryRows(300, 50, 1), binaryRows(300, 50, 2)
+	const k = 64
+	x := tensor.New(tensor.WithShape(300, k), tensor.WithBacking(make([]float64, 300*k)))
+	for i, xs := 0, x.Data().([]float64); i < len(xs); i++ {
+		xs[i] = float64(i%97) - 48.5
+	}
+	s := NewSparse("x", a)
+	op := &spmmOp{s: s, trans: true}
+	check := func(m *graphs.CSR, what string) {
+		t.Helper()
+		v, err := op.UsePreallocDo(nil, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, m.Cols*k)
+		m.Transpose().MulDense(x.Data().([]float64), k, want)
+		got := v.(*tensor.Dense).Data().([]float64)
+		for e := range want {
+			if math.Float64bits(got[e]) != math.Float64bits(want[e]) {
+				t.Fatalf("%s: entry %d %v, want %v", what, e, got[e], want[e])
+			}
+		}
+	}
+	check(a, "a constant matrix")
+	built := s.at
+	if built == nil {
+		t.Fatal("a constant matrix was not multiplied through its transpose")
+	}
+	if err := s.Set(b); err != nil {
+		t.Fatal(err)
+	}
+	check(b, "a replaced matrix")
+	if s.at != built || len(s.at.Indices) != a.NNZ() {
+		t.Fatal("a replaced matrix rebuilt the transpose instead of scattering")
+	}
+	check(b, "the replaced matrix again")
 }

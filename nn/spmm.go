@@ -27,6 +27,11 @@ type Sparse struct {
 	// Calls counts forward products with A (not Aᵀ): tests use it to check
 	// that private adjacencies are touched exactly as often as accounted.
 	Calls int
+	// set is true when Set replaced A after the last transposed product:
+	// a matrix that changes between them (sparse dropout, batch refills)
+	// is multiplied transposed by scattering, one that stays (an
+	// adjacency) through its transpose, built once.
+	set bool
 }
 
 // NewSparse wraps a CSR matrix for use in expression graphs.
@@ -39,6 +44,7 @@ func (s *Sparse) Set(a *graphs.CSR) error {
 	}
 	s.A = a
 	s.once = sync.Once{}
+	s.set = true
 	return nil // T rebuilds the transpose in its old buffers
 }
 
@@ -161,14 +167,21 @@ func (op *spmmOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 		return nil, fmt.Errorf("nn: SpMM wants float64 data, got %T", x.Data())
 	}
 	k := x.Shape()[1]
-	if op.trans && graphs.ScattersT(k) {
-		// Aᵀ·X by scattering A's entries: the same bits as over Aᵀ,
-		// without building the transpose (rebuilt whenever A changes:
-		// sparse dropout, a batch refill)
-		a := op.s.A
-		t, out := output(prealloc, a.Cols, k)
-		a.MulDenseT(xd, k, out)
-		return t, nil
+	if op.trans {
+		scatter := op.s.set && graphs.ScattersT(k)
+		op.s.set = false
+		if scatter {
+			// A changed since the last transposed product (sparse
+			// dropout, a batch refill): Aᵀ·X by scattering A's entries,
+			// the same bits as over Aᵀ, without rebuilding the transpose.
+			// A matrix that stays is multiplied through its transpose,
+			// built once: on a 10⁵-node adjacency of width 64 the scatter's
+			// random read-modify-writes took 41–44 ms against 23–27 ms.
+			a := op.s.A
+			t, out := output(prealloc, a.Cols, k)
+			a.MulDenseT(xd, k, out)
+			return t, nil
+		}
 	}
 	m := op.mat()
 	if !op.trans {
