@@ -59,13 +59,16 @@ func exp(x float64) float64 {
 // exponent bias 1023 (as int64 bits) for the kernels.
 var seluConst = [8]float64{SELULambda, SELULambda * SELUAlpha, expLow, log2e, ln2Hi, ln2Lo, 1, math.Float64frombits(1023)}
 
-// expPoly4 is expPoly with every coefficient repeated four times (the
-// kernels add them as 256-bit operands).
-var expPoly4 = func() (c [14][4]float64) {
+// expPoly4 and seluConst4 are expPoly and seluConst with every value
+// repeated four times (the kernels read them as 256-bit operands).
+var expPoly4, seluConst4 = func() (p [14][4]float64, k [8][4]float64) {
 	for i, v := range expPoly {
-		c[i] = [4]float64{v, v, v, v}
+		p[i] = [4]float64{v, v, v, v}
 	}
-	return c
+	for i, v := range seluConst {
+		k[i] = [4]float64{v, v, v, v}
+	}
+	return p, k
 }()
 
 // SELU sets dst[i] = λ·x[i] for x[i] > 0 and λα·(e^x[i] − 1) otherwise

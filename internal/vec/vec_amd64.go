@@ -70,12 +70,12 @@ func selu(grad bool, dst, x, dy []float64) int {
 	if grad {
 		mode = 1
 	}
-	seluAVX(mode, &dst[0], &x[0], &dy[0], n, &expPoly4, &seluConst)
+	seluAVX(mode, &dst[0], &x[0], &dy[0], n, &expPoly4, &seluConst4)
 	return n
 }
 
 //go:noescape
-func seluAVX(mode int, dst, x, dy *float64, n int, poly *[14][4]float64, k *[8]float64)
+func seluAVX(mode int, dst, x, dy *float64, n int, poly *[14][4]float64, k *[8][4]float64)
 
 // rowsKernel runs AddRows or MulRows for rows whose width is a multiple of
 // four in one call; false without AVX.
