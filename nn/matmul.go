@@ -138,10 +138,21 @@ func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) {
 	parallel.Rows(m, m*n*k, func(lo, hi int) {
 		for l0 := 0; l0 < k; l0 += kb {
 			l1 := min(l0+kb, k)
-			for i := lo; i < hi; i++ {
-				ci, ai, bl := c[i*n:(i+1)*n], ad[i*ri+l0*li:], b[l0*n:]
+			bl := b[l0*n:]
+			i := lo
+			for ; i+2 <= hi; i += 2 { // two rows at a time (vec.SumSeq2)
+				c0, c1 := c[i*n:(i+1)*n], c[(i+1)*n:(i+2)*n]
+				a0, a1 := ad[i*ri+l0*li:], ad[(i+1)*ri+l0*li:]
 				if l0 == 0 {
-					vec.SumSeq(ci, ai, li, l1-l0, bl, n) // the first block sets the row
+					vec.SumSeq2(c0, c1, a0, a1, li, l1-l0, bl, n) // the first block sets the rows
+				} else {
+					vec.AxpySeq2(c0, c1, a0, a1, li, l1-l0, bl, n)
+				}
+			}
+			for ; i < hi; i++ {
+				ci, ai := c[i*n:(i+1)*n], ad[i*ri+l0*li:]
+				if l0 == 0 {
+					vec.SumSeq(ci, ai, li, l1-l0, bl, n)
 				} else {
 					vec.AxpySeq(ci, ai, li, l1-l0, bl, n)
 				}

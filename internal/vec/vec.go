@@ -126,6 +126,50 @@ func sumSeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
 	axpySeq(dst, vals, vinc, k, b, ldb, zero)
 }
 
+// SumSeq2 and AxpySeq2 are SumSeq and AxpySeq for two rows at once:
+// dst0 from vals0 and dst1 from vals1 (the same stride vinc and term count
+// k) over the same rows of b. Each row's sums are those of the one-row
+// kernels, bit for bit; taking two rows at a time lets their chains of
+// dependent additions overlap and reads each row of b once for both.
+func SumSeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int) {
+	sumSeq2(dst0, dst1, vals0, vals1, vinc, k, b, ldb, true)
+}
+
+// AxpySeq2: see SumSeq2.
+func AxpySeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int) {
+	sumSeq2(dst0, dst1, vals0, vals1, vinc, k, b, ldb, false)
+}
+
+func sumSeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int, zero bool) {
+	n := len(dst0)
+	if len(dst1) != n {
+		panic(fmt.Sprintf("vec: AxpySeq2 rows of %d and %d values", n, len(dst1)))
+	}
+	w := n &^ 15 // whole strips of 16 columns, two rows at a time
+	if w == 0 || k <= 0 || !seq2(dst0[:w], dst1[:w], vals0, vals1, vinc, k, b, ldb, zero) {
+		w = 0
+	}
+	sumSeq(dst0[w:], vals0, vinc, k, b[min(w, len(b)):], ldb, zero)
+	sumSeq(dst1[w:], vals1, vinc, k, b[min(w, len(b)):], ldb, zero)
+}
+
+// seq2 runs the two-row kernel over the first len(dst0) columns (a
+// multiple of 16) after the one-row kernels' checks; false: not taken
+// (no AVX), the caller then does every column one row at a time.
+func seq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int, zero bool) bool {
+	if !useAVX {
+		return false
+	}
+	n := len(dst0)
+	checkVals(vals0, vinc, k)
+	checkVals(vals1, vinc, k)
+	if n > ldb || (k-1)*ldb+n > len(b) {
+		panic(fmt.Sprintf("vec: AxpySeq2 %d rows of width %d outside %d values with stride %d", k, n, len(b), ldb))
+	}
+	axpySeq2(dst0, dst1, vals0, vals1, vinc, k, b, ldb, zero)
+	return true
+}
+
 func checkVals(vals []float64, vinc, k int) {
 	if vinc < 0 || len(vals) == 0 || (k-1)*vinc >= len(vals) {
 		panic(fmt.Sprintf("vec: %d factors with stride %d outside %d values", k, vinc, len(vals)))

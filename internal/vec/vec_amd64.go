@@ -151,3 +151,10 @@ func scatterCSR(out []float64, ldo, outRows int, indptr, idx []int, vals []float
 
 //go:noescape
 func scatterCSRAVX(out *float64, ldo int, indptr *int, rows int, idx *int, vals *float64, vinc int, x *float64, ldx int, outRows int) (ok bool)
+
+func axpySeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int, zero bool) {
+	axpySeq2AVX(&dst0[0], &dst1[0], len(dst0), &vals0[0], &vals1[0], vinc, k, &b[0], ldb, zero)
+}
+
+//go:noescape
+func axpySeq2AVX(dst0, dst1 *float64, n int, vals0, vals1 *float64, vinc int, k int, b *float64, ldb int, zero bool)

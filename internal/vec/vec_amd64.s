@@ -999,3 +999,100 @@ scbad:
 	MOVB $0, ok+80(FP)
 	VZEROUPPER
 	RET
+
+// func axpySeq2AVX(dst0, dst1 *float64, n int, vals0, vals1 *float64, vinc int, k int, b *float64, ldb int, zero bool)
+// axpySeqAVX's 16-column strips for two rows at once (n a multiple of 16):
+// row 0's sums in Y0–Y3, row 1's in Y9–Y12, each row of b read once.
+TEXT ·axpySeq2AVX(SB), NOSPLIT, $0-73
+	MOVQ dst0+0(FP), DI
+	MOVQ dst1+8(FP), R12
+	MOVQ n+16(FP), CX
+	MOVQ vals0+24(FP), SI
+	MOVQ vals1+32(FP), R14
+	MOVQ vinc+40(FP), DX
+	SHLQ $3, DX
+	MOVQ k+48(FP), R9
+	MOVQ b+56(FP), R10
+	MOVQ ldb+64(FP), R11
+	SHLQ $3, R11
+
+s2strip:
+	CMPQ CX, $16
+	JLT  s2ret
+	CMPB zero+72(FP), $0
+	JNE  s2zero
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	VMOVUPD (R12), Y9
+	VMOVUPD 32(R12), Y10
+	VMOVUPD 64(R12), Y11
+	VMOVUPD 96(R12), Y12
+	JMP  s2init
+
+s2zero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+
+s2init:
+	MOVQ SI, R13
+	MOVQ R14, R15
+	MOVQ R10, BX
+	XORQ AX, AX
+
+s2loop:
+	CMPQ AX, R9
+	JGE  s2done
+	VBROADCASTSD (R13), Y4
+	VBROADCASTSD (R15), Y13
+	VMOVUPD (BX), Y5
+	VMOVUPD 32(BX), Y6
+	VMOVUPD 64(BX), Y7
+	VMOVUPD 96(BX), Y8
+	VMULPD Y5, Y4, Y14
+	VMULPD Y5, Y13, Y15
+	VADDPD Y14, Y0, Y0
+	VADDPD Y15, Y9, Y9
+	VMULPD Y6, Y4, Y14
+	VMULPD Y6, Y13, Y15
+	VADDPD Y14, Y1, Y1
+	VADDPD Y15, Y10, Y10
+	VMULPD Y7, Y4, Y14
+	VMULPD Y7, Y13, Y15
+	VADDPD Y14, Y2, Y2
+	VADDPD Y15, Y11, Y11
+	VMULPD Y8, Y4, Y14
+	VMULPD Y8, Y13, Y15
+	VADDPD Y14, Y3, Y3
+	VADDPD Y15, Y12, Y12
+	ADDQ DX, R13
+	ADDQ DX, R15
+	ADDQ R11, BX
+	INCQ AX
+	JMP  s2loop
+
+s2done:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVUPD Y9, (R12)
+	VMOVUPD Y10, 32(R12)
+	VMOVUPD Y11, 64(R12)
+	VMOVUPD Y12, 96(R12)
+	ADDQ $128, DI
+	ADDQ $128, R12
+	ADDQ $128, R10
+	SUBQ $16, CX
+	JMP  s2strip
+
+s2ret:
+	VZEROUPPER
+	RET

@@ -37,3 +37,7 @@ func mulBits(dst, x []float64, bits []uint64, words int, keep float64) int { ret
 func scatterCSR(out []float64, ldo, outRows int, indptr, idx []int, vals []float64, vinc int, x []float64, ldx int) bool {
 	return scatterCSRGo(out, ldo, outRows, indptr, idx, vals, vinc, x, ldx)
 }
+
+func axpySeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int, zero bool) {
+	panic("vec: no two-row kernel")
+}

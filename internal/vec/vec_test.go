@@ -387,3 +387,41 @@ func TestScatterCSRMatchesSumIdx(t *testing.T) {
 		}
 	}
 }
+
+// SumSeq2 and AxpySeq2 give each row the bits of SumSeq and AxpySeq, with
+// the kernel and without, at widths below, at and between strips of 16.
+func TestSeq2MatchesOneRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, asm := range []bool{false, true} {
+		for _, n := range []int{1, 15, 16, 17, 32, 35, 64, 70} {
+			for _, k := range []int{1, 3, 16, 40} {
+				for _, vinc := range []int{0, 1, 3} {
+					ldb := n + rng.IntN(3)
+					b := randRows(rng, k*ldb)
+					v0, v1 := randRows(rng, (k-1)*vinc+1), randRows(rng, (k-1)*vinc+1)
+					init0, init1 := randRows(rng, n), randRows(rng, n)
+					for _, zero := range []bool{true, false} {
+						w0, w1 := slices.Clone(init0), slices.Clone(init1)
+						g0, g1 := slices.Clone(init0), slices.Clone(init1)
+						withAVX(asm, func() {
+							if zero {
+								SumSeq(w0, v0, vinc, k, b, ldb)
+								SumSeq(w1, v1, vinc, k, b, ldb)
+								SumSeq2(g0, g1, v0, v1, vinc, k, b, ldb)
+							} else {
+								AxpySeq(w0, v0, vinc, k, b, ldb)
+								AxpySeq(w1, v1, vinc, k, b, ldb)
+								AxpySeq2(g0, g1, v0, v1, vinc, k, b, ldb)
+							}
+						})
+						for j := range w0 {
+							if math.Float64bits(g0[j]) != math.Float64bits(w0[j]) || math.Float64bits(g1[j]) != math.Float64bits(w1[j]) {
+								t.Fatalf("asm %v n %d k %d vinc %d zero %v col %d: %v %v, want %v %v", asm, n, k, vinc, zero, j, g0[j], g1[j], w0[j], w1[j])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
