@@ -74,22 +74,47 @@ func (rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 	}
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
+	finish := func(i int, s float64) {
+		o := out[i*k : (i+1)*k]
+		if s == 0 {
+			clear(o)
+			return
+		}
+		inv := 1 / math.Sqrt(s)
+		for c, v := range xd[i*k : (i+1)*k] {
+			o[c] = v * inv
+		}
+	}
 	parallel.Rows(n, 3*n*k, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r := xd[i*k : (i+1)*k]
-			s := sumSq(r)
-			if s == 0 {
-				clear(out[i*k : (i+1)*k])
-				continue
+		i := lo
+		for ; i+4 <= hi; i += 4 {
+			s := sumSq4(xd, k, i)
+			for j, sj := range s {
+				finish(i+j, sj)
 			}
-			inv := 1 / math.Sqrt(s)
-			o := out[i*k : (i+1)*k]
-			for c, v := range r {
-				o[c] = v * inv
-			}
+		}
+		for ; i < hi; i++ {
+			finish(i, sumSq(xd[i*k:(i+1)*k]))
 		}
 	})
 	return t, nil
+}
+
+// sumSq4 is sumSq of the four rows i, …, i+3 of x (rows of k values), each
+// summed in order as sumSq sums it (the same bits), the four sums
+// interleaved so that the CPU runs their chains of dependent additions at
+// once: 72–80 µs against 115–120 µs for 2708 rows of 32 (no gain at 16).
+func sumSq4(x []float64, k, i int) [4]float64 {
+	r0, r1, r2, r3 := x[i*k:(i+1)*k], x[(i+1)*k:(i+2)*k], x[(i+2)*k:(i+3)*k], x[(i+3)*k:(i+4)*k]
+	var s0, s1, s2, s3 float64
+	for c, v := range r0 {
+		w1, w2, w3 := r1[c], r2[c], r3[c]
+		s0 += v * v
+		s1 += w1 * w1
+		s2 += w2 * w2
+		s3 += w3 * w3
+	}
+	return [4]float64{s0, s1, s2, s3}
 }
 
 // sumSq is Σ r_c², summed in order.
