@@ -388,6 +388,84 @@ binarydone:
 	VZEROUPPER
 	RET
 
+// The four-vector SELU: SELU_R(off, r) forms r = x − k·ln2Hi − k·ln2Lo for
+// the vector at byte offset off into r; SELU_POLY(off) takes the four
+// polynomials (Y4–Y7, in r = Y0–Y3) one Horner step on with the
+// coefficient at off; SELU_E(off, p) forms x (Y8), the mask x > 0 (Y9) and
+// e = p·2^k (0 below expLow) in p; SELU_FWD and SELU_GRAD finish a vector
+// from them into its dst. Every operation and its order per lane are
+// seluloop's.
+#define SELU_R(off, r) \
+	VMOVUPD off(SI)(BX*8), Y8 \
+	VMULPD Y12, Y8, Y9 \
+	VROUNDPD $0, Y9, Y9 \
+	VMULPD 128(R9), Y9, Y10 \
+	VSUBPD Y10, Y8, r \
+	VMULPD 160(R9), Y9, Y10 \
+	VSUBPD Y10, r, r
+
+#define SELU_POLY(off) \
+	VMULPD Y0, Y4, Y4 \
+	VMULPD Y1, Y5, Y5 \
+	VMULPD Y2, Y6, Y6 \
+	VMULPD Y3, Y7, Y7 \
+	VADDPD off(R8), Y4, Y4 \
+	VADDPD off(R8), Y5, Y5 \
+	VADDPD off(R8), Y6, Y6 \
+	VADDPD off(R8), Y7, Y7
+
+#define SELU_E(off, p) \
+	VMOVUPD off(SI)(BX*8), Y8 \
+	VMULPD Y12, Y8, Y9 \
+	VROUNDPD $0, Y9, Y9 \
+	VCVTPD2DQY Y9, X9 \
+	VPMOVSXDQ X9, Y9 \
+	VPADDQ 224(R9), Y9, Y9 \
+	VPSLLQ $52, Y9, Y9 \
+	VMULPD Y9, p, p \
+	VCMPPD $1, Y13, Y8, Y10 \
+	VANDNPD p, Y10, p \
+	VXORPD Y9, Y9, Y9 \
+	VCMPPD $0x1e, Y9, Y8, Y9
+
+#define SELU_FWD(off, p) \
+	SELU_E(off, p) \
+	VSUBPD 192(R9), p, Y10 \
+	VMULPD Y14, Y10, Y10 \
+	VMULPD Y15, Y8, Y11 \
+	VBLENDVPD Y9, Y11, Y10, Y10 \
+	VMOVUPD Y10, off(DI)(BX*8)
+
+#define SELU_GRAD(off, p) \
+	SELU_E(off, p) \
+	VMULPD Y14, p, Y10 \
+	VBLENDVPD Y9, Y15, Y10, Y10 \
+	VMULPD off(DX)(BX*8), Y10, Y10 \
+	VMOVUPD Y10, off(DI)(BX*8)
+
+#define SELU_HEAD \
+	SELU_R(0, Y0) \
+	SELU_R(32, Y1) \
+	SELU_R(64, Y2) \
+	SELU_R(96, Y3) \
+	VMOVUPD 0(R8), Y4 \
+	VMOVUPD 0(R8), Y5 \
+	VMOVUPD 0(R8), Y6 \
+	VMOVUPD 0(R8), Y7 \
+	SELU_POLY(32) \
+	SELU_POLY(64) \
+	SELU_POLY(96) \
+	SELU_POLY(128) \
+	SELU_POLY(160) \
+	SELU_POLY(192) \
+	SELU_POLY(224) \
+	SELU_POLY(256) \
+	SELU_POLY(288) \
+	SELU_POLY(320) \
+	SELU_POLY(352) \
+	SELU_POLY(384) \
+	SELU_POLY(416)
+
 // func seluAVX(mode int, dst, x, dy *float64, n int, poly *[14][4]float64, k *[8][4]float64)
 // mode 0: dst = SELU(x); mode 1: dst = SELU'(x)·dy. n is a multiple of 4.
 // k: λ, λα, expLow, log2e, ln2Hi, ln2Lo, 1, int64 1023. The exp is vec.exp
@@ -406,257 +484,37 @@ TEXT ·seluAVX(SB), NOSPLIT, $0-56
 	VMOVUPD 96(R9), Y12 // log2e
 	XORQ BX, BX
 
-selu4loop:
 	// four vectors at once, so that their chains of dependent operations
-	// (13 multiply-adds of the polynomial) overlap; the same operations
-	// per lane as seluloop. Y0–Y3 hold r, Y4–Y7 the polynomial; x and k are
-	// formed again from memory for the finish. ln2Hi, ln2Lo, 1 and the
-	// bias are read from memory: Y8–Y11 are scratch here.
+	// (13 multiply-adds of the polynomial) overlap. Y0–Y3 hold r, Y4–Y7
+	// the polynomial; x and k are formed again from memory for the finish.
+	// ln2Hi, ln2Lo, 1 and the bias are read from memory: Y8–Y11 are
+	// scratch here.
+	CMPQ AX, $0
+	JNE  selu4grad
+
+selu4fwd:
 	LEAQ 16(BX), R10
 	CMPQ R10, CX
 	JGT  selutail
-	VMOVUPD 0(SI)(BX*8), Y8
-	VMULPD Y12, Y8, Y9 // x·log2e
-	VROUNDPD $0, Y9, Y9 // k
-	VMULPD 128(R9), Y9, Y10 // k·ln2Hi
-	VSUBPD Y10, Y8, Y0 // r = x − k·ln2Hi
-	VMULPD 160(R9), Y9, Y10 // k·ln2Lo
-	VSUBPD Y10, Y0, Y0 // r − k·ln2Lo
-	VMOVUPD 32(SI)(BX*8), Y8
-	VMULPD Y12, Y8, Y9 // x·log2e
-	VROUNDPD $0, Y9, Y9 // k
-	VMULPD 128(R9), Y9, Y10 // k·ln2Hi
-	VSUBPD Y10, Y8, Y1 // r = x − k·ln2Hi
-	VMULPD 160(R9), Y9, Y10 // k·ln2Lo
-	VSUBPD Y10, Y1, Y1 // r − k·ln2Lo
-	VMOVUPD 64(SI)(BX*8), Y8
-	VMULPD Y12, Y8, Y9 // x·log2e
-	VROUNDPD $0, Y9, Y9 // k
-	VMULPD 128(R9), Y9, Y10 // k·ln2Hi
-	VSUBPD Y10, Y8, Y2 // r = x − k·ln2Hi
-	VMULPD 160(R9), Y9, Y10 // k·ln2Lo
-	VSUBPD Y10, Y2, Y2 // r − k·ln2Lo
-	VMOVUPD 96(SI)(BX*8), Y8
-	VMULPD Y12, Y8, Y9 // x·log2e
-	VROUNDPD $0, Y9, Y9 // k
-	VMULPD 128(R9), Y9, Y10 // k·ln2Hi
-	VSUBPD Y10, Y8, Y3 // r = x − k·ln2Hi
-	VMULPD 160(R9), Y9, Y10 // k·ln2Lo
-	VSUBPD Y10, Y3, Y3 // r − k·ln2Lo
-	VMOVUPD 0(R8), Y4 // p = c₀
-	VMOVUPD 0(R8), Y5 // p = c₀
-	VMOVUPD 0(R8), Y6 // p = c₀
-	VMOVUPD 0(R8), Y7 // p = c₀
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 32(R8), Y4, Y4
-	VADDPD 32(R8), Y5, Y5
-	VADDPD 32(R8), Y6, Y6
-	VADDPD 32(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 64(R8), Y4, Y4
-	VADDPD 64(R8), Y5, Y5
-	VADDPD 64(R8), Y6, Y6
-	VADDPD 64(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 96(R8), Y4, Y4
-	VADDPD 96(R8), Y5, Y5
-	VADDPD 96(R8), Y6, Y6
-	VADDPD 96(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 128(R8), Y4, Y4
-	VADDPD 128(R8), Y5, Y5
-	VADDPD 128(R8), Y6, Y6
-	VADDPD 128(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 160(R8), Y4, Y4
-	VADDPD 160(R8), Y5, Y5
-	VADDPD 160(R8), Y6, Y6
-	VADDPD 160(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 192(R8), Y4, Y4
-	VADDPD 192(R8), Y5, Y5
-	VADDPD 192(R8), Y6, Y6
-	VADDPD 192(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 224(R8), Y4, Y4
-	VADDPD 224(R8), Y5, Y5
-	VADDPD 224(R8), Y6, Y6
-	VADDPD 224(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 256(R8), Y4, Y4
-	VADDPD 256(R8), Y5, Y5
-	VADDPD 256(R8), Y6, Y6
-	VADDPD 256(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 288(R8), Y4, Y4
-	VADDPD 288(R8), Y5, Y5
-	VADDPD 288(R8), Y6, Y6
-	VADDPD 288(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 320(R8), Y4, Y4
-	VADDPD 320(R8), Y5, Y5
-	VADDPD 320(R8), Y6, Y6
-	VADDPD 320(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 352(R8), Y4, Y4
-	VADDPD 352(R8), Y5, Y5
-	VADDPD 352(R8), Y6, Y6
-	VADDPD 352(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 384(R8), Y4, Y4
-	VADDPD 384(R8), Y5, Y5
-	VADDPD 384(R8), Y6, Y6
-	VADDPD 384(R8), Y7, Y7
-	VMULPD Y0, Y4, Y4
-	VMULPD Y1, Y5, Y5
-	VMULPD Y2, Y6, Y6
-	VMULPD Y3, Y7, Y7
-	VADDPD 416(R8), Y4, Y4
-	VADDPD 416(R8), Y5, Y5
-	VADDPD 416(R8), Y6, Y6
-	VADDPD 416(R8), Y7, Y7
-	VMOVUPD 0(SI)(BX*8), Y8 // x
-	VMULPD Y12, Y8, Y9
-	VROUNDPD $0, Y9, Y9 // k
-	VCVTPD2DQY Y9, X9
-	VPMOVSXDQ X9, Y9
-	VPADDQ 224(R9), Y9, Y9
-	VPSLLQ $52, Y9, Y9 // 2^k
-	VMULPD Y9, Y4, Y4 // e = p·2^k
-	VCMPPD $1, Y13, Y8, Y10 // x < expLow
-	VANDNPD Y4, Y10, Y4 // e = 0 there
-	VXORPD Y9, Y9, Y9
-	VCMPPD $0x1e, Y9, Y8, Y9 // x > 0 (GT_OQ)
-	CMPQ AX, $0
-	JNE  selu4g0
-	VSUBPD 192(R9), Y4, Y10 // e − 1
-	VMULPD Y14, Y10, Y10 // λα·(e − 1)
-	VMULPD Y15, Y8, Y11 // λ·x
-	VBLENDVPD Y9, Y11, Y10, Y10
-	VMOVUPD Y10, 0(DI)(BX*8)
-	JMP  selu4d0
-selu4g0:
-	VMULPD Y14, Y4, Y10 // λα·e
-	VBLENDVPD Y9, Y15, Y10, Y10 // λ where x > 0
-	VMULPD 0(DX)(BX*8), Y10, Y10 // ·dy
-	VMOVUPD Y10, 0(DI)(BX*8)
-selu4d0:
-	VMOVUPD 32(SI)(BX*8), Y8 // x
-	VMULPD Y12, Y8, Y9
-	VROUNDPD $0, Y9, Y9 // k
-	VCVTPD2DQY Y9, X9
-	VPMOVSXDQ X9, Y9
-	VPADDQ 224(R9), Y9, Y9
-	VPSLLQ $52, Y9, Y9 // 2^k
-	VMULPD Y9, Y5, Y5 // e = p·2^k
-	VCMPPD $1, Y13, Y8, Y10 // x < expLow
-	VANDNPD Y5, Y10, Y5 // e = 0 there
-	VXORPD Y9, Y9, Y9
-	VCMPPD $0x1e, Y9, Y8, Y9 // x > 0 (GT_OQ)
-	CMPQ AX, $0
-	JNE  selu4g1
-	VSUBPD 192(R9), Y5, Y10 // e − 1
-	VMULPD Y14, Y10, Y10 // λα·(e − 1)
-	VMULPD Y15, Y8, Y11 // λ·x
-	VBLENDVPD Y9, Y11, Y10, Y10
-	VMOVUPD Y10, 32(DI)(BX*8)
-	JMP  selu4d1
-selu4g1:
-	VMULPD Y14, Y5, Y10 // λα·e
-	VBLENDVPD Y9, Y15, Y10, Y10 // λ where x > 0
-	VMULPD 32(DX)(BX*8), Y10, Y10 // ·dy
-	VMOVUPD Y10, 32(DI)(BX*8)
-selu4d1:
-	VMOVUPD 64(SI)(BX*8), Y8 // x
-	VMULPD Y12, Y8, Y9
-	VROUNDPD $0, Y9, Y9 // k
-	VCVTPD2DQY Y9, X9
-	VPMOVSXDQ X9, Y9
-	VPADDQ 224(R9), Y9, Y9
-	VPSLLQ $52, Y9, Y9 // 2^k
-	VMULPD Y9, Y6, Y6 // e = p·2^k
-	VCMPPD $1, Y13, Y8, Y10 // x < expLow
-	VANDNPD Y6, Y10, Y6 // e = 0 there
-	VXORPD Y9, Y9, Y9
-	VCMPPD $0x1e, Y9, Y8, Y9 // x > 0 (GT_OQ)
-	CMPQ AX, $0
-	JNE  selu4g2
-	VSUBPD 192(R9), Y6, Y10 // e − 1
-	VMULPD Y14, Y10, Y10 // λα·(e − 1)
-	VMULPD Y15, Y8, Y11 // λ·x
-	VBLENDVPD Y9, Y11, Y10, Y10
-	VMOVUPD Y10, 64(DI)(BX*8)
-	JMP  selu4d2
-selu4g2:
-	VMULPD Y14, Y6, Y10 // λα·e
-	VBLENDVPD Y9, Y15, Y10, Y10 // λ where x > 0
-	VMULPD 64(DX)(BX*8), Y10, Y10 // ·dy
-	VMOVUPD Y10, 64(DI)(BX*8)
-selu4d2:
-	VMOVUPD 96(SI)(BX*8), Y8 // x
-	VMULPD Y12, Y8, Y9
-	VROUNDPD $0, Y9, Y9 // k
-	VCVTPD2DQY Y9, X9
-	VPMOVSXDQ X9, Y9
-	VPADDQ 224(R9), Y9, Y9
-	VPSLLQ $52, Y9, Y9 // 2^k
-	VMULPD Y9, Y7, Y7 // e = p·2^k
-	VCMPPD $1, Y13, Y8, Y10 // x < expLow
-	VANDNPD Y7, Y10, Y7 // e = 0 there
-	VXORPD Y9, Y9, Y9
-	VCMPPD $0x1e, Y9, Y8, Y9 // x > 0 (GT_OQ)
-	CMPQ AX, $0
-	JNE  selu4g3
-	VSUBPD 192(R9), Y7, Y10 // e − 1
-	VMULPD Y14, Y10, Y10 // λα·(e − 1)
-	VMULPD Y15, Y8, Y11 // λ·x
-	VBLENDVPD Y9, Y11, Y10, Y10
-	VMOVUPD Y10, 96(DI)(BX*8)
-	JMP  selu4d3
-selu4g3:
-	VMULPD Y14, Y7, Y10 // λα·e
-	VBLENDVPD Y9, Y15, Y10, Y10 // λ where x > 0
-	VMULPD 96(DX)(BX*8), Y10, Y10 // ·dy
-	VMOVUPD Y10, 96(DI)(BX*8)
-selu4d3:
+	SELU_HEAD
+	SELU_FWD(0, Y4)
+	SELU_FWD(32, Y5)
+	SELU_FWD(64, Y6)
+	SELU_FWD(96, Y7)
 	ADDQ $16, BX
-	JMP  selu4loop
+	JMP  selu4fwd
+
+selu4grad:
+	LEAQ 16(BX), R10
+	CMPQ R10, CX
+	JGT  selutail
+	SELU_HEAD
+	SELU_GRAD(0, Y4)
+	SELU_GRAD(32, Y5)
+	SELU_GRAD(64, Y6)
+	SELU_GRAD(96, Y7)
+	ADDQ $16, BX
+	JMP  selu4grad
 
 selutail:
 	VMOVUPD 128(R9), Y11 // ln2Hi
