@@ -590,6 +590,46 @@ seludone:
 	VZEROUPPER
 	RET
 
+// ROWS_LOOP(OP, row, s16, s4, next): every row of x combined with b by
+// OP (VADDPD or VMULPD: dst[i,:] = x[i,:] OP b), 16 columns at a time,
+// then 4; the labels are the caller's, one set per OP.
+#define ROWS_LOOP(OP, row, s16, s4, next) \
+row: \
+	TESTQ CX, CX \
+	JZ    rowsdone \
+	XORQ  BX, BX \
+s16: \
+	LEAQ 16(BX), R9 \
+	CMPQ R9, R8 \
+	JGT  s4 \
+	VMOVUPD (SI)(BX*8), Y0 \
+	VMOVUPD 32(SI)(BX*8), Y1 \
+	VMOVUPD 64(SI)(BX*8), Y2 \
+	VMOVUPD 96(SI)(BX*8), Y3 \
+	OP (DX)(BX*8), Y0, Y0 \
+	OP 32(DX)(BX*8), Y1, Y1 \
+	OP 64(DX)(BX*8), Y2, Y2 \
+	OP 96(DX)(BX*8), Y3, Y3 \
+	VMOVUPD Y0, (DI)(BX*8) \
+	VMOVUPD Y1, 32(DI)(BX*8) \
+	VMOVUPD Y2, 64(DI)(BX*8) \
+	VMOVUPD Y3, 96(DI)(BX*8) \
+	ADDQ $16, BX \
+	JMP  s16 \
+s4: \
+	CMPQ BX, R8 \
+	JGE  next \
+	VMOVUPD (SI)(BX*8), Y0 \
+	OP (DX)(BX*8), Y0, Y0 \
+	VMOVUPD Y0, (DI)(BX*8) \
+	ADDQ $4, BX \
+	JMP  s4 \
+next: \
+	LEAQ (DI)(R8*8), DI \
+	LEAQ (SI)(R8*8), SI \
+	DECQ CX \
+	JMP  row
+
 // func rowsAVX(op int, dst, x, b *float64, rows, d int)
 // op 0: dst[i,:] = x[i,:] + b; op 1: x[i,:]·b. d is a multiple of 4.
 TEXT ·rowsAVX(SB), NOSPLIT, $0-48
@@ -599,34 +639,10 @@ TEXT ·rowsAVX(SB), NOSPLIT, $0-48
 	MOVQ b+24(FP), DX
 	MOVQ rows+32(FP), CX
 	MOVQ d+40(FP), R8
-
-rowsrow:
-	TESTQ CX, CX
-	JZ    rowsdone
-	XORQ  BX, BX
-
-rowscol:
-	CMPQ BX, R8
-	JGE  rowsnext
-	VMOVUPD (SI)(BX*8), Y0
 	CMPQ AX, $0
-	JNE  rowsmul
-	VADDPD (DX)(BX*8), Y0, Y0
-	JMP  rowsstore
-
-rowsmul:
-	VMULPD (DX)(BX*8), Y0, Y0
-
-rowsstore:
-	VMOVUPD Y0, (DI)(BX*8)
-	ADDQ $4, BX
-	JMP  rowscol
-
-rowsnext:
-	LEAQ (DI)(R8*8), DI
-	LEAQ (SI)(R8*8), SI
-	DECQ CX
-	JMP  rowsrow
+	JNE  rowsmulrow
+	ROWS_LOOP(VADDPD, rowsaddrow, rowsadd16, rowsadd4, rowsaddnext)
+	ROWS_LOOP(VMULPD, rowsmulrow, rowsmul16, rowsmul4, rowsmulnext)
 
 rowsdone:
 	VZEROUPPER

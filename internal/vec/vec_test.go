@@ -264,7 +264,7 @@ func TestElementwiseMatchesScalar(t *testing.T) {
 // and without the one-call kernel.
 func TestRowsMatchScalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, d := range []int{1, 3, 4, 8, 32, 37} {
+	for _, d := range []int{1, 3, 4, 8, 16, 20, 32, 36, 37} { // strips of 16, then of 4
 		rows := 9
 		x, b := randRows(rng, rows*d), randRows(rng, d)
 		for name, f := range map[string]func(dst, x, b []float64){"AddRows": AddRows, "MulRows": MulRows} {
