@@ -192,8 +192,8 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 		// Marsaglia's tail method: x = −ln(U₁)/r, y = −ln(U₂), accepted
 		// when 2y > x²; the draw is r + x with u's sign.
 		for {
-			x := -math.Log(unitOpen(src.Uint64())) / zigr
-			y := -math.Log(unitOpen(src.Uint64()))
+			x := -math.Log(vec.UnitOpen(src.Uint64())) / zigr
+			y := -math.Log(vec.UnitOpen(src.Uint64()))
 			if y+y > x*x {
 				if neg {
 					return -zigr - x, true
@@ -203,7 +203,7 @@ func zigSlow(w uint64, src wordSource) (float64, bool) {
 		}
 	}
 	x := u * zigX[i]
-	uy := unitOpen(src.Uint64())
+	uy := vec.UnitOpen(src.Uint64())
 	ok, decided := zigSqueeze(i, x, uy)
 	if !decided {
 		ok = zigF[i]+uy*(zigF[i+1]-zigF[i]) < zigHalfDensity(x)

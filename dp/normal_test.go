@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/internal/vec"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -183,12 +184,12 @@ func TestZigSqueeze(t *testing.T) {
 	for i := 1; i < zigLayers; i++ {
 		lo, hi := zigX[i+1], zigX[i]
 		for k := range n {
-			x := lo + (hi-lo)*unitOpen(a.Uint64())
+			x := lo + (hi-lo)*vec.UnitOpen(a.Uint64())
 			if k < 64 { // the ends of the layer
 				x = []float64{lo, hi, math.Nextafter(lo, hi), math.Nextafter(hi, lo)}[k%4]
 			}
 			exactU := (zigHalfDensity(x) - zigF[i]) / (zigF[i+1] - zigF[i])
-			for j, u := range []float64{unitOpen(a.Uint64()), exactU, math.Nextafter(exactU, 0), math.Nextafter(exactU, 1)} {
+			for j, u := range []float64{vec.UnitOpen(a.Uint64()), exactU, math.Nextafter(exactU, 0), math.Nextafter(exactU, 1)} {
 				ok, dec := zigSqueeze(i, x, u)
 				if !dec {
 					continue

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/internal/vec"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -28,8 +29,8 @@ func exactBinom(t *testing.T, name string, count, n int, p float64) {
 // (k+½)/2⁵² of the word's top 52 bits, exactly, for every word including
 // the extremes; it is never 0 or 1, and the all-ones word (which gave
 // exactly 1 with a 53-bit grid, hence +Inf Laplace and Gumbel draws) gives a
-// finite Gumbel and Laplace draw. The law is symmetric: unitOpen(^w) =
-// 1 − unitOpen(w) exactly.
+// finite Gumbel and Laplace draw. The law is symmetric: vec.UnitOpen(^w) =
+// 1 − vec.UnitOpen(w) exactly.
 func TestExactUniformWords(t *testing.T) {
 	words := []uint64{0, 1, 1<<12 - 1, 1 << 12, 1<<63 - 1, 1 << 63, 1<<63 + 1<<12, ^uint64(0) - 1<<12, ^uint64(0) - 1, ^uint64(0)}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -37,20 +38,20 @@ func TestExactUniformWords(t *testing.T) {
 		words = append(words, r.Uint64())
 	}
 	for _, w := range words {
-		if u := unitOpen(w); !(u > 0 && u < 1) {
-			t.Fatalf("unitOpen(%#x) = %v, outside (0, 1)", w, u)
+		if u := vec.UnitOpen(w); !(u > 0 && u < 1) {
+			t.Fatalf("vec.UnitOpen(%#x) = %v, outside (0, 1)", w, u)
 		}
 	}
 	for _, w := range words {
-		u := unitOpen(w)
+		u := vec.UnitOpen(w)
 		if k := u*(1<<52) - 0.5; k != float64(w>>12) {
-			t.Fatalf("unitOpen(%#x) = %v = (%v+½)/2⁵², want k = %d", w, u, k, w>>12)
+			t.Fatalf("vec.UnitOpen(%#x) = %v = (%v+½)/2⁵², want k = %d", w, u, k, w>>12)
 		}
-		if m := unitOpen(^w); m != 1-u {
-			t.Fatalf("unitOpen(^%#x) = %v, want 1 − %v = %v", w, m, u, 1-u)
+		if m := vec.UnitOpen(^w); m != 1-u {
+			t.Fatalf("vec.UnitOpen(^%#x) = %v, want 1 − %v = %v", w, m, u, 1-u)
 		}
 	}
-	top := unitOpen(^uint64(0))
+	top := vec.UnitOpen(^uint64(0))
 	if g := -math.Log(-math.Log(top)); math.IsInf(g, 0) || math.IsNaN(g) {
 		t.Errorf("Gumbel of the largest uniform %v is %v", top, g)
 	}
@@ -63,7 +64,7 @@ func TestExactUniformWords(t *testing.T) {
 	// Source.Uniform is unitOpen of the stream's next word.
 	a, b := NewSource(5), NewSource(5)
 	for i := range 1000 {
-		if x, y := a.Uniform(), unitOpen(b.Uint64()); x != y {
+		if x, y := a.Uniform(), vec.UnitOpen(b.Uint64()); x != y {
 			t.Fatalf("draw %d: Uniform %v, unitOpen of the word %v", i, x, y)
 		}
 	}

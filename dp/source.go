@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"math/rand/v2"
+
+	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 )
 
 // Source is dpgnn's seeded noise source: a ChaCha8 stream (math/rand/v2)
@@ -88,17 +90,8 @@ func (s *Source) Uint64() uint64 { return s.chacha.Uint64() }
 
 // Uniform returns a uniform draw from the open interval (0, 1): one of the
 // 2^52 midpoints (k+½)/2^52, equally likely, so it is never 0 or 1 and is
-// safe to pass to log (unitOpen).
-func (s *Source) Uniform() float64 { return unitOpen(s.chacha.Uint64()) }
-
-// unitOpen maps a word to the midpoint (k+½)/2^52 of k = its top 52 bits.
-// Every midpoint is a float64 (k+½ has 53 significant bits), so the law is
-// exactly uniform on them and symmetric: unitOpen(^w) = 1 − unitOpen(w).
-// (With 53 bits, (k+½)/2^53 is not a float64 for k ≥ 2^52: k+½ rounded to
-// even, which made the upper half a coarser grid and k = 2^53−1 give
-// exactly 1, so Exponential gave 0, Laplace and Gumbel +Inf, and
-// PoissonSample with q = 1 dropped an index, each with probability 2^−53.)
-func unitOpen(w uint64) float64 { return (float64(w>>12) + 0.5) * (1.0 / (1 << 52)) }
+// safe to pass to log (vec.UnitOpen).
+func (s *Source) Uniform() float64 { return vec.UnitOpen(s.chacha.Uint64()) }
 
 // Normal returns a standard normal draw (mean 0, variance 1): the
 // ziggurat of normal.go over the source's own stream.

@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/dpgnn/dpgnn/internal/vec"
 )
 
 // ASGL's sampling: BFS trees and constrained walks on a signed graph
@@ -601,12 +603,10 @@ func walkSoftmax(x []float64) {
 }
 
 // drawCategorical draws an index with probabilities p (summing to 1, up
-// to rounding) from one uniform of src: the midpoint (k+½)/2⁵² of the
-// word's top 52 bits, which is a float64 strictly below 1 ((k+½)/2⁵³ was
-// not: the top word gave exactly 1). An index of probability 0 is never
-// drawn.
+// to rounding) from one uniform of src (vec.UnitOpen, strictly below 1).
+// An index of probability 0 is never drawn.
 func drawCategorical(src rand.Source, p []float64) int {
-	u := (float64(src.Uint64()>>12) + 0.5) / (1 << 52)
+	u := vec.UnitOpen(src.Uint64())
 	acc := 0.0
 	last := 0
 	for i, v := range p {

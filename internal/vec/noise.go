@@ -45,6 +45,16 @@ func ZigWord(w uint64, xt, rt *[ZigLayers]float64) (float64, bool) {
 	return x, u < rt[i]
 }
 
+// UnitOpen maps a random word to the midpoint (k+½)/2⁵² of k = its top 52
+// bits: a uniform draw from (0, 1), never 0 or 1, so safe to pass to log.
+// Every midpoint is a float64 (k+½ has 53 significant bits), so the law is
+// exactly uniform on them and symmetric: UnitOpen(^w) = 1 − UnitOpen(w).
+// (With 53 bits, (k+½)/2⁵³ is not a float64 for k ≥ 2⁵²: k+½ is rounded,
+// which makes the upper half a coarser grid and the all-ones word give
+// exactly 1.) The noise source's uniforms and the ziggurat's slow draws
+// (dp) and ASGL's walk steps (graphs) all take it.
+func UnitOpen(w uint64) float64 { return (float64(w>>12) + 0.5) * (1.0 / (1 << 52)) }
+
 // ScaleAddDiv sets e[i] = s·e[i] and out[i] = (x[i] + e[i])/d: a noise
 // vector scaled to its standard deviation and added to a release, then
 // divided (a mean's denominator; d = 1 leaves the sum, exactly). Where d
