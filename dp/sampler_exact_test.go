@@ -61,11 +61,11 @@ func TestExactUniformWords(t *testing.T) {
 	if e := -math.Log(top); !(e > 0) {
 		t.Errorf("Exponential of the largest uniform %v is %v, want > 0", top, e)
 	}
-	// Source.Uniform is unitOpen of the stream's next word.
+	// Source.Uniform is vec.UnitOpen of the stream's next word.
 	a, b := NewSource(5), NewSource(5)
 	for i := range 1000 {
 		if x, y := a.Uniform(), vec.UnitOpen(b.Uint64()); x != y {
-			t.Fatalf("draw %d: Uniform %v, unitOpen of the word %v", i, x, y)
+			t.Fatalf("draw %d: Uniform %v, vec.UnitOpen of the word %v", i, x, y)
 		}
 	}
 }
