@@ -116,7 +116,7 @@ func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 // mulRows computes C = op(A)·B (C is m×n) one row at a time, rows split
 // over the cores and the inner index in cache-sized blocks: row i of C is
 // the sum over the inner index l, in
-// increasing order, of op(A)[i][l]·B[l,:] (vec.AxpySeq, AVX on amd64).
+// increasing order, of op(A)[i][l]·B[l,:] (vec.AxpySeqRows, AVX on amd64).
 // gonum's serial and blocked Gemm sum every entry in the same order, one
 // rounded product at a time; gonum skips zero factors, where this adds ±0,
 // which leaves every sum unchanged (a sum starting at +0 never becomes −0),
@@ -139,23 +139,11 @@ func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) {
 		for l0 := 0; l0 < k; l0 += kb {
 			l1 := min(l0+kb, k)
 			bl := b[l0*n:]
-			i := lo
-			for ; i+2 <= hi; i += 2 { // two rows at a time (vec.SumSeq2)
-				c0, c1 := c[i*n:(i+1)*n], c[(i+1)*n:(i+2)*n]
-				a0, a1 := ad[i*ri+l0*li:], ad[(i+1)*ri+l0*li:]
-				if l0 == 0 {
-					vec.SumSeq2(c0, c1, a0, a1, li, l1-l0, bl, n) // the first block sets the rows
-				} else {
-					vec.AxpySeq2(c0, c1, a0, a1, li, l1-l0, bl, n)
-				}
-			}
-			for ; i < hi; i++ {
-				ci, ai := c[i*n:(i+1)*n], ad[i*ri+l0*li:]
-				if l0 == 0 {
-					vec.SumSeq(ci, ai, li, l1-l0, bl, n)
-				} else {
-					vec.AxpySeq(ci, ai, li, l1-l0, bl, n)
-				}
+			ai := ad[lo*ri+l0*li:]
+			if l0 == 0 { // the first block sets the rows
+				vec.SumSeqRows(c[lo*n:hi*n], hi-lo, n, n, ai, ri, li, l1-l0, bl, n)
+			} else {
+				vec.AxpySeqRows(c[lo*n:hi*n], hi-lo, n, n, ai, ri, li, l1-l0, bl, n)
 			}
 		}
 	})

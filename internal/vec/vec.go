@@ -126,48 +126,62 @@ func sumSeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
 	axpySeq(dst, vals, vinc, k, b, ldb, zero)
 }
 
-// SumSeq2 and AxpySeq2 are SumSeq and AxpySeq for two rows at once:
-// dst0 from vals0 and dst1 from vals1 (the same stride vinc and term count
-// k) over the same rows of b. Each row's sums are those of the one-row
-// kernels, bit for bit; taking two rows at a time lets their chains of
-// dependent additions overlap and reads each row of b once for both.
-func SumSeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int) {
-	sumSeq2(dst0, dst1, vals0, vals1, vinc, k, b, ldb, true)
+// SumSeqRows and AxpySeqRows are SumSeq and AxpySeq for rows rows of
+// width n at once: row r is dst[r·ldd : r·ldd+n], its factors
+// vals[r·rinc + l·vinc] for l < k, all over the same k rows of b. Each row
+// gets the bits of the one-row kernels. The bounds are checked once for all
+// rows, and the kernels take four narrow rows (n ≤ 8, e.g. a layer with one
+// output per class) or two wide ones (whole strips of 16 columns) at a
+// time: a row alone keeps only one to four chains of dependent additions in
+// flight, and the rows' chains do not wait on each other.
+func SumSeqRows(dst []float64, rows, n, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int) {
+	sumSeqRows(dst, rows, n, ldd, vals, rinc, vinc, k, b, ldb, true)
 }
 
-// AxpySeq2: see SumSeq2.
-func AxpySeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int) {
-	sumSeq2(dst0, dst1, vals0, vals1, vinc, k, b, ldb, false)
+// AxpySeqRows: see SumSeqRows.
+func AxpySeqRows(dst []float64, rows, n, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int) {
+	sumSeqRows(dst, rows, n, ldd, vals, rinc, vinc, k, b, ldb, false)
 }
 
-func sumSeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int, zero bool) {
-	n := len(dst0)
-	if len(dst1) != n {
-		panic(fmt.Sprintf("vec: AxpySeq2 rows of %d and %d values", n, len(dst1)))
+func sumSeqRows(dst []float64, rows, n, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int, zero bool) {
+	if rows <= 0 || n <= 0 {
+		return
 	}
-	w := n &^ 15 // whole strips of 16 columns, two rows at a time
-	if w == 0 || k <= 0 || !seq2(dst0[:w], dst1[:w], vals0, vals1, vinc, k, b, ldb, zero) {
-		w = 0
+	if ldd < n || (rows-1)*ldd+n > len(dst) {
+		panic(fmt.Sprintf("vec: AxpySeqRows %d rows of width %d and stride %d outside %d values", rows, n, ldd, len(dst)))
 	}
-	sumSeq(dst0[w:], vals0, vinc, k, b[min(w, len(b)):], ldb, zero)
-	sumSeq(dst1[w:], vals1, vinc, k, b[min(w, len(b)):], ldb, zero)
-}
-
-// seq2 runs the two-row kernel over the first len(dst0) columns (a
-// multiple of 16) after the one-row kernels' checks; false: not taken
-// (no AVX), the caller then does every column one row at a time.
-func seq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int, zero bool) bool {
-	if !useAVX {
-		return false
+	if k <= 0 {
+		for r := range rows {
+			if zero {
+				clear(dst[r*ldd : r*ldd+n])
+			}
+		}
+		return
 	}
-	n := len(dst0)
-	checkVals(vals0, vinc, k)
-	checkVals(vals1, vinc, k)
+	if rinc < 0 || vinc < 0 || (rows-1)*rinc+(k-1)*vinc >= len(vals) {
+		panic(fmt.Sprintf("vec: AxpySeqRows %d rows of %d factors with strides %d, %d outside %d values", rows, k, rinc, vinc, len(vals)))
+	}
 	if n > ldb || (k-1)*ldb+n > len(b) {
-		panic(fmt.Sprintf("vec: AxpySeq2 %d rows of width %d outside %d values with stride %d", k, n, len(b), ldb))
+		panic(fmt.Sprintf("vec: AxpySeqRows %d rows of width %d outside %d values with stride %d", k, n, len(b), ldb))
 	}
-	axpySeq2(dst0, dst1, vals0, vals1, vinc, k, b, ldb, zero)
-	return true
+	r := 0
+	if g := rows / 4; g > 0 && seq4(dst, g, n, ldd, vals, rinc, vinc, k, b, ldb, zero) {
+		r = 4 * g
+	}
+	if w := n &^ 15; useAVX && w > 0 { // two rows at a time over the strips
+		for ; r+2 <= rows; r += 2 {
+			d0, d1 := dst[r*ldd:r*ldd+n], dst[(r+1)*ldd:(r+1)*ldd+n]
+			v0, v1 := vals[r*rinc:], vals[(r+1)*rinc:]
+			axpySeq2(d0[:w], d1[:w], v0, v1, vinc, k, b, ldb, zero)
+			if w < n {
+				axpySeq(d0[w:], v0, vinc, k, b[w:], ldb, zero)
+				axpySeq(d1[w:], v1, vinc, k, b[w:], ldb, zero)
+			}
+		}
+	}
+	for ; r < rows; r++ {
+		axpySeq(dst[r*ldd:r*ldd+n], vals[r*rinc:], vinc, k, b, ldb, zero)
+	}
 }
 
 func checkVals(vals []float64, vinc, k int) {

@@ -158,3 +158,16 @@ func axpySeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb 
 
 //go:noescape
 func axpySeq2AVX(dst0, dst1 *float64, n int, vals0, vals1 *float64, vinc int, k int, b *float64, ldb int, zero bool)
+
+// seq4 runs the four-row kernel on g groups of four rows of width up to
+// 8; false: not taken.
+func seq4(dst []float64, g, n, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int, zero bool) bool {
+	if !useAVX || !hasAVX2 || n > 8 {
+		return false
+	}
+	seq4AVX(&dst[0], ldd, n, &vals[0], rinc, vinc, k, &b[0], ldb, zero, g)
+	return true
+}
+
+//go:noescape
+func seq4AVX(dst *float64, ldd, n int, vals *float64, rinc, vinc, k int, b *float64, ldb int, zero bool, groups int)

@@ -970,3 +970,166 @@ s2done:
 s2ret:
 	VZEROUPPER
 	RET
+
+// func seq4AVX(dst *float64, ldd, n int, vals *float64, rinc, vinc, k int, b *float64, ldb int, zero bool, groups int)
+// groups ≥ 1 groups of four rows of width 1 ≤ n ≤ 8 (row r of dst at dst +
+// r·ldd, its factors at vals + r·rinc + l·vinc), k ≥ 1, strides in
+// elements. Columns 0–3 and 4–7 of a row are one register each, loaded and
+// stored under the masks Y14 and Y15, so eight (n > 4) or four chains of
+// additions are in flight; each entry is summed in the order of axpySeqAVX.
+TEXT ·seq4AVX(SB), NOSPLIT, $0-88
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $3, R8
+	LEAQ (R8)(R8*2), R12
+	MOVQ n+16(FP), AX
+	MOVQ vals+24(FP), R15
+	MOVQ rinc+32(FP), DX
+	SHLQ $3, DX
+	LEAQ (DX)(DX*2), R9
+	MOVQ vinc+40(FP), R10
+	SHLQ $3, R10
+	MOVQ b+56(FP), R14
+	MOVQ ldb+64(FP), R11
+	SHLQ $3, R11
+	LEAQ tailmask<>(SB), R13
+
+	VPCMPEQQ Y14, Y14, Y14
+	VPCMPEQQ Y15, Y15, Y15
+	CMPQ AX, $4
+	JGT  s4wmask
+	JEQ  s4nmasked
+	LEAQ -1(AX), CX
+	SHLQ $5, CX
+	VMOVDQU (R13)(CX*1), Y14
+
+s4nmasked:
+	MOVQ groups+80(FP), R13
+	JMP  s4narrow
+
+s4wmask:
+	CMPQ AX, $8
+	JGE  s4wmasked
+	LEAQ -5(AX), CX
+	SHLQ $5, CX
+	VMOVDQU (R13)(CX*1), Y15
+
+s4wmasked:
+	MOVQ groups+80(FP), R13
+
+s4wide:
+	MOVQ R15, SI
+	MOVQ R14, BX
+	MOVQ k+48(FP), CX
+	CMPB zero+72(FP), $0
+	JNE  s4wzero
+	VMASKMOVPD (DI), Y14, Y0
+	VMASKMOVPD 32(DI), Y15, Y1
+	VMASKMOVPD (DI)(R8*1), Y14, Y2
+	VMASKMOVPD 32(DI)(R8*1), Y15, Y3
+	VMASKMOVPD (DI)(R8*2), Y14, Y4
+	VMASKMOVPD 32(DI)(R8*2), Y15, Y5
+	VMASKMOVPD (DI)(R12*1), Y14, Y6
+	VMASKMOVPD 32(DI)(R12*1), Y15, Y7
+	JMP  s4wloop
+
+s4wzero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+
+s4wloop:
+	VMASKMOVPD (BX), Y14, Y8
+	VMASKMOVPD 32(BX), Y15, Y9
+	VBROADCASTSD (SI), Y10
+	VBROADCASTSD (SI)(DX*1), Y11
+	VMULPD Y8, Y10, Y12
+	VMULPD Y9, Y10, Y13
+	VADDPD Y12, Y0, Y0
+	VADDPD Y13, Y1, Y1
+	VMULPD Y8, Y11, Y12
+	VMULPD Y9, Y11, Y13
+	VADDPD Y12, Y2, Y2
+	VADDPD Y13, Y3, Y3
+	VBROADCASTSD (SI)(DX*2), Y10
+	VBROADCASTSD (SI)(R9*1), Y11
+	VMULPD Y8, Y10, Y12
+	VMULPD Y9, Y10, Y13
+	VADDPD Y12, Y4, Y4
+	VADDPD Y13, Y5, Y5
+	VMULPD Y8, Y11, Y12
+	VMULPD Y9, Y11, Y13
+	VADDPD Y12, Y6, Y6
+	VADDPD Y13, Y7, Y7
+	ADDQ R10, SI
+	ADDQ R11, BX
+	DECQ CX
+	JNZ  s4wloop
+
+	VMASKMOVPD Y0, Y14, (DI)
+	VMASKMOVPD Y1, Y15, 32(DI)
+	VMASKMOVPD Y2, Y14, (DI)(R8*1)
+	VMASKMOVPD Y3, Y15, 32(DI)(R8*1)
+	VMASKMOVPD Y4, Y14, (DI)(R8*2)
+	VMASKMOVPD Y5, Y15, 32(DI)(R8*2)
+	VMASKMOVPD Y6, Y14, (DI)(R12*1)
+	VMASKMOVPD Y7, Y15, 32(DI)(R12*1)
+	LEAQ (DI)(R8*4), DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  s4wide
+	VZEROUPPER
+	RET
+
+s4narrow:
+	MOVQ R15, SI
+	MOVQ R14, BX
+	MOVQ k+48(FP), CX
+	CMPB zero+72(FP), $0
+	JNE  s4nzero
+	VMASKMOVPD (DI), Y14, Y0
+	VMASKMOVPD (DI)(R8*1), Y14, Y2
+	VMASKMOVPD (DI)(R8*2), Y14, Y4
+	VMASKMOVPD (DI)(R12*1), Y14, Y6
+	JMP  s4nloop
+
+s4nzero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y2, Y2, Y2
+	VXORPD Y4, Y4, Y4
+	VXORPD Y6, Y6, Y6
+
+s4nloop:
+	VMASKMOVPD (BX), Y14, Y8
+	VBROADCASTSD (SI), Y10
+	VBROADCASTSD (SI)(DX*1), Y11
+	VMULPD Y8, Y10, Y12
+	VMULPD Y8, Y11, Y13
+	VADDPD Y12, Y0, Y0
+	VADDPD Y13, Y2, Y2
+	VBROADCASTSD (SI)(DX*2), Y10
+	VBROADCASTSD (SI)(R9*1), Y11
+	VMULPD Y8, Y10, Y12
+	VMULPD Y8, Y11, Y13
+	VADDPD Y12, Y4, Y4
+	VADDPD Y13, Y6, Y6
+	ADDQ R10, SI
+	ADDQ R11, BX
+	DECQ CX
+	JNZ  s4nloop
+
+	VMASKMOVPD Y0, Y14, (DI)
+	VMASKMOVPD Y2, Y14, (DI)(R8*1)
+	VMASKMOVPD Y4, Y14, (DI)(R8*2)
+	VMASKMOVPD Y6, Y14, (DI)(R12*1)
+	LEAQ (DI)(R8*4), DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  s4narrow
+	VZEROUPPER
+	RET

@@ -41,3 +41,7 @@ func scatterCSR(out []float64, ldo, outRows int, indptr, idx []int, vals []float
 func axpySeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb int, zero bool) {
 	panic("vec: no two-row kernel")
 }
+
+func seq4(dst []float64, g, n, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int, zero bool) bool {
+	return false
+}

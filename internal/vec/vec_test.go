@@ -388,35 +388,48 @@ func TestScatterCSRMatchesSumIdx(t *testing.T) {
 	}
 }
 
-// SumSeq2 and AxpySeq2 give each row the bits of SumSeq and AxpySeq, with
-// the kernel and without, at widths below, at and between strips of 16.
-func TestSeq2MatchesOneRow(t *testing.T) {
-	rng := rand.New(rand.NewPCG(17, 18))
+
+// SumSeqRows and AxpySeqRows give each row the bits of SumSeq and AxpySeq,
+// with the kernels and without: four narrow rows at a time at every width
+// up to 8, two rows at a time at and between strips of 16, the rows left
+// over one at a time; with -0 factors, row and factor strides with slack,
+// and factors read down a column (a transposed matrix).
+func TestSeqRowsMatchesOneRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
 	for _, asm := range []bool{false, true} {
-		for _, n := range []int{1, 15, 16, 17, 32, 35, 64, 70} {
-			for _, k := range []int{1, 3, 16, 40} {
-				for _, vinc := range []int{0, 1, 3} {
-					ldb := n + rng.IntN(3)
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 35, 64} {
+			for _, k := range []int{1, 2, 7, 48} {
+				for _, vinc := range []int{0, 1, 5} {
+					rows := 1 + rng.IntN(11)
+					ldb, ldd := n+rng.IntN(3), n+rng.IntN(3)
+					rinc := rng.IntN(3) + (k-1)*vinc + 1
+					if rng.IntN(2) == 0 {
+						rinc, vinc = 1, max(vinc, rows) // a transposed factor matrix
+					}
 					b := randRows(rng, k*ldb)
-					v0, v1 := randRows(rng, (k-1)*vinc+1), randRows(rng, (k-1)*vinc+1)
-					init0, init1 := randRows(rng, n), randRows(rng, n)
+					vals := randRows(rng, (rows-1)*rinc+(k-1)*vinc+1)
+					vals[0], b[0] = math.Copysign(0, -1), math.Copysign(0, -1)
+					init := randRows(rng, (rows-1)*ldd+n+rng.IntN(2))
 					for _, zero := range []bool{true, false} {
-						w0, w1 := slices.Clone(init0), slices.Clone(init1)
-						g0, g1 := slices.Clone(init0), slices.Clone(init1)
+						want, got := slices.Clone(init), slices.Clone(init)
 						withAVX(asm, func() {
+							for r := range rows {
+								w := want[r*ldd : r*ldd+n]
+								if zero {
+									SumSeq(w, vals[r*rinc:], vinc, k, b, ldb)
+								} else {
+									AxpySeq(w, vals[r*rinc:], vinc, k, b, ldb)
+								}
+							}
 							if zero {
-								SumSeq(w0, v0, vinc, k, b, ldb)
-								SumSeq(w1, v1, vinc, k, b, ldb)
-								SumSeq2(g0, g1, v0, v1, vinc, k, b, ldb)
+								SumSeqRows(got, rows, n, ldd, vals, rinc, vinc, k, b, ldb)
 							} else {
-								AxpySeq(w0, v0, vinc, k, b, ldb)
-								AxpySeq(w1, v1, vinc, k, b, ldb)
-								AxpySeq2(g0, g1, v0, v1, vinc, k, b, ldb)
+								AxpySeqRows(got, rows, n, ldd, vals, rinc, vinc, k, b, ldb)
 							}
 						})
-						for j := range w0 {
-							if math.Float64bits(g0[j]) != math.Float64bits(w0[j]) || math.Float64bits(g1[j]) != math.Float64bits(w1[j]) {
-								t.Fatalf("asm %v n %d k %d vinc %d zero %v col %d: %v %v, want %v %v", asm, n, k, vinc, zero, j, g0[j], g1[j], w0[j], w1[j])
+						for j := range want {
+							if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+								t.Fatalf("asm %v rows %d n %d k %d ldd %d rinc %d vinc %d zero %v entry %d: %v, want %v", asm, rows, n, k, ldd, rinc, vinc, zero, j, got[j], want[j])
 							}
 						}
 					}
