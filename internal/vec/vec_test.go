@@ -388,7 +388,6 @@ func TestScatterCSRMatchesSumIdx(t *testing.T) {
 	}
 }
 
-
 // SumSeqRows and AxpySeqRows give each row the bits of SumSeq and AxpySeq,
 // with the kernels and without: four narrow rows at a time at every width
 // up to 8, two rows at a time at and between strips of 16, the rows left
