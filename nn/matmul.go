@@ -172,27 +172,35 @@ func mulDots(m, n int, a, b blas64.General, c []float64) {
 			(*bt)[l*n+j] = v
 		}
 	}
+	// Rows go in blocks of rb, whose four partial sums (rb×n each) stay in
+	// a core's L2 cache; each partial sum of a block is one product of
+	// strided rows (vec.SumSeqRows), so the per-call work is a block's, not
+	// a row's.
+	rb := max(4, min(64, (32<<10)/8/max(n, 1)))
 	parallel.Rows(m, m*n*k, func(lo, hi int) {
-		sp := getScratch(4 * n)
+		sp := getScratch(4 * rb * n)
 		defer putScratch(sp)
 		s := *sp
-		s0, s1, s2, s3 := s[:n], s[n:2*n], s[2*n:3*n], s[3*n:]
 		clear(c[lo*n : hi*n])
-		for i := lo; i < hi; i++ {
-			ci := c[i*n : (i+1)*n]
+		for i0 := lo; i0 < hi; i0 += rb {
+			rows := min(rb, hi-i0)
+			w := rows * n
+			s0, s1, s2, s3 := s[:w], s[w:2*w], s[2*w:3*w], s[3*w:4*w]
 			for l0 := 0; l0 < k; l0 += kb {
 				size := min(kb, k-l0)
 				q := size / 4
-				clear(s)
-				ai := a.Data[i*a.Stride+l0:]
+				ai := a.Data[i0*a.Stride+l0:]
 				if q > 0 {
 					for r, sr := range [4][]float64{s0, s1, s2, s3} {
-						vec.AxpySeq(sr, ai[r:], 4, q, (*bt)[(l0+r)*n:], 4*n)
+						vec.SumSeqRows(sr, rows, n, n, ai[r:], a.Stride, 4, q, (*bt)[(l0+r)*n:], 4*n)
 					}
+				} else {
+					clear(s[:4*w])
 				}
 				if t := size - 4*q; t > 0 {
-					vec.AxpySeq(s0, ai[4*q:], 1, t, (*bt)[(l0+4*q)*n:], n)
+					vec.AxpySeqRows(s0, rows, n, n, ai[4*q:], a.Stride, 1, t, (*bt)[(l0+4*q)*n:], n)
 				}
+				ci := c[i0*n : i0*n+w]
 				for j := range ci {
 					ci[j] += (s1[j] + s3[j]) + (s0[j] + s2[j])
 				}

@@ -274,7 +274,7 @@ func TestMulRowsMatchesGemm(t *testing.T) {
 // terms after the groups of four.
 func TestMulDotsMatchesGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {3, 5, 1}, {64, 9, 64}, {2708, 7, 64}, {100, 70, 100}, {300, 130, 200}, {130, 66, 9}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {3, 5, 1}, {64, 9, 64}, {2708, 7, 64}, {100, 70, 100}, {300, 130, 200}, {130, 66, 9}, {270, 7, 48}, {270, 16, 7}, {67, 9, 3}} {
 		m, k, n := sz[0], sz[1], sz[2]
 		ad := make([]float64, m*k)
 		for i := range ad {
