@@ -52,7 +52,7 @@ func (Bias) NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Node, erro
 	return GhostNormSq(nil, delta, groups, name)
 }
 
-func (Bias) ClippedSum(cd *G.Node) (*G.Node, error) { return G.Sum(cd, 0) }
+func (Bias) ClippedSum(cd *G.Node) (*G.Node, error) { return ColSums(cd), nil }
 
 func (Bias) String() string { return "bias" }
 
@@ -67,7 +67,7 @@ func (r NormScale) NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Nod
 }
 
 func (r NormScale) ClippedSum(cd *G.Node) (*G.Node, error) {
-	return G.Sum(G.Must(G.HadamardProd(cd, r.Normalized)), 0)
+	return ColSums(G.Must(G.HadamardProd(cd, r.Normalized))), nil
 }
 
 func (NormScale) String() string { return "norm-scale" }

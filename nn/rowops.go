@@ -179,16 +179,14 @@ func (o rowVecOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 // db = Σ_rows dy ∘ x.
 func (o rowVecOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if !o.mul {
-		db, err := G.Sum(grad, 0)
-		return G.Nodes{grad, db}, err
+		return G.Nodes{grad, ColSums(grad)}, nil
 	}
 	dx := MulRow(grad, inputs[1])
 	prod, err := G.HadamardProd(grad, inputs[0])
 	if err != nil {
 		return nil, err
 	}
-	db, err := G.Sum(prod, 0)
-	return G.Nodes{dx, db}, err
+	return G.Nodes{dx, ColSums(prod)}, nil
 }
 
 // scaleRowsOp multiplies row i of an (N, d) matrix by f_i of an (N) vector.
@@ -454,4 +452,100 @@ func (o rowSpreadOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 
 func (rowSpreadOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	return gradient(G.ApplyOp(rowSumOp{}, grad))
+}
+
+// colSumOp is the vector of column sums of an (N, d) matrix: row 0, then
+// rows 1, 2, … added in turn, the order of gorgonia's Sum along axis 0
+// (which allocates its result and goes through a generic reduction every
+// step), so the result is bit-identical to it.
+type colSumOp struct{ pure }
+
+// ColSums returns the (d) vector of x's column sums (a bias's gradient).
+func ColSums(x *G.Node) *G.Node { return G.Must(G.ApplyOp(colSumOp{}, x)) }
+
+func (colSumOp) Arity() int { return 1 }
+func (colSumOp) Type() hm.Type {
+	return hm.NewFnType(matType(), vecType())
+}
+func (colSumOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("nn: ColSums wants a matrix, got %v", in[0])
+	}
+	return tensor.Shape{s[1]}, nil
+}
+func (colSumOp) WriteHash(h hash.Hash)                 { fmt.Fprint(h, "ColSums") }
+func (o colSumOp) Hashcode() uint32                    { return hash32(o.WriteHash) }
+func (colSumOp) String() string                        { return "ColSums" }
+func (colSumOp) DiffWRT(int) []bool                    { return []bool{true} }
+func (o colSumOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (colSumOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], "ColSums")
+	if err != nil {
+		return nil, err
+	}
+	n, d := shape2(x)
+	t, out := output(prealloc, d)
+	if n == 0 {
+		clear(out)
+		return t, nil
+	}
+	copy(out, xd[:d])
+	for i := 1; i < n; i++ {
+		r := xd[i*d : (i+1)*d]
+		if d >= 64 {
+			vec.Add(out, out, r)
+			continue
+		}
+		for j, v := range r {
+			out[j] += v
+		}
+	}
+	return t, nil
+}
+
+func (o colSumOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	return gradient(G.ApplyOp(colSpreadOp{rows: inputs[0].Shape()[0]}, grad))
+}
+
+// colSpreadOp is ColSums' gradient: the (rows, d) matrix whose every row
+// is dy.
+type colSpreadOp struct {
+	pure
+	rows int
+}
+
+func (colSpreadOp) Arity() int { return 1 }
+func (colSpreadOp) Type() hm.Type {
+	return hm.NewFnType(vecType(), matType())
+}
+func (o colSpreadOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 1 {
+		return nil, fmt.Errorf("nn: ColSpread wants a vector, got %v", in[0])
+	}
+	return tensor.Shape{o.rows, s[0]}, nil
+}
+func (o colSpreadOp) WriteHash(h hash.Hash)               { fmt.Fprint(h, "ColSpread", o.rows) }
+func (o colSpreadOp) Hashcode() uint32                    { return hash32(o.WriteHash) }
+func (o colSpreadOp) String() string                      { return fmt.Sprintf("ColSpread(%d)", o.rows) }
+func (colSpreadOp) DiffWRT(int) []bool                    { return []bool{true} }
+func (o colSpreadOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (o colSpreadOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	_, dy, err := denseF64(vals[0], "ColSpread")
+	if err != nil {
+		return nil, err
+	}
+	d := len(dy)
+	t, out := output(prealloc, o.rows, d)
+	for i := 0; i < o.rows; i++ {
+		copy(out[i*d:(i+1)*d], dy)
+	}
+	return t, nil
+}
+
+func (colSpreadOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	return gradient(G.ApplyOp(colSumOp{}, grad))
 }

@@ -340,6 +340,58 @@ func TestRowSumsMatchGorgonia(t *testing.T) {
 	}
 }
 
+// TestColSumsMatchGorgonia: ColSums and its gradient give the bits of
+// gorgonia's Sum along axis 0 (row 0 copied, −0 kept, then rows added in
+// turn), for narrow and wide rows.
+func TestColSumsMatchGorgonia(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 5, 270} {
+		for _, d := range []int{1, 7, 16, 70} {
+			xv, vv := randSlice(rng, n*d), randSlice(rng, d)
+			for j := 0; j < d; j += 3 {
+				xv[j] = math.Copysign(0, -1)
+			}
+			run := func(own bool) (val, grad []float64) {
+				g := G.NewGraph()
+				x := G.NewMatrix(g, G.Float64, G.WithShape(n, d), G.WithValue(tensor.New(tensor.WithShape(n, d), tensor.WithBacking(append([]float64(nil), xv...)))), G.WithName("x"))
+				v := G.NewVector(g, G.Float64, G.WithShape(d), G.WithValue(tensor.New(tensor.WithShape(d), tensor.WithBacking(append([]float64(nil), vv...)))), G.WithName("v"))
+				var s *G.Node
+				if own {
+					s = ColSums(x)
+				} else {
+					s = G.Must(G.Sum(x, 0))
+				}
+				loss := G.Must(G.Sum(G.Must(G.HadamardProd(s, v))))
+				if _, err := G.Grad(loss, x); err != nil {
+					t.Fatal(err)
+				}
+				vm := G.NewTapeMachine(g)
+				defer vm.Close()
+				if err := vm.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				gx, err := x.Grad()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return append([]float64(nil), s.Value().Data().([]float64)...), append([]float64(nil), gx.Data().([]float64)...)
+			}
+			ov, og := run(true)
+			gv, gg := run(false)
+			for i := range ov {
+				if math.Float64bits(ov[i]) != math.Float64bits(gv[i]) {
+					t.Fatalf("%d×%d: ColSums[%d] = %v, gorgonia %v", n, d, i, ov[i], gv[i])
+				}
+			}
+			for i := range og {
+				if math.Float64bits(og[i]) != math.Float64bits(gg[i]) {
+					t.Fatalf("%d×%d: gradient[%d] = %v, gorgonia %v", n, d, i, og[i], gg[i])
+				}
+			}
+		}
+	}
+}
+
 // TestRowNormalizeBits: row normalisation and its gradient give the bits
 // of the row-by-row formulas (rows split over the cores), for row counts
 // of 1 to 37 and widths 1, 7 and 16, zero rows included.
