@@ -37,12 +37,12 @@ func TestSELUKernelsMatchGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	special := []float64{0, math.Copysign(0, -1), -1e-300, 1e-300, expLow, math.Nextafter(expLow, -1000), -745, -1e6,
 		math.NaN(), math.Inf(-1), math.Inf(1), 700, -0.5 * math.Ln2, 0.5 * math.Ln2}
-	for _, n := range []int{4, 7, 1003} {
+	for _, n := range []int{4, 7, 36, 1003} {
 		x, dy := make([]float64, n), randRows(rng, n)
 		for i := range x {
 			x[i] = rng.NormFloat64() * math.Exp(2*rng.NormFloat64())
-			if i < len(special) {
-				x[i] = special[i]
+			if k := i % 37; k < len(special) { // at every position of a block
+				x[i] = special[k]
 			}
 		}
 		got := make([]float64, n)
