@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -156,6 +157,87 @@ func TestStandardizeValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	approx("row norm", v.Data().([]float64), -1, 1, -1, 1, -1, 1)
+}
+
+// TestBatchNormBits: BatchNorm's training pass (batch statistics and the
+// running statistics it updates) and its gradient give the bits of the
+// formulas written out element by element, whether the gradient finds the
+// forward pass's statistics of its input or computes them again (another
+// input in between).
+func TestBatchNormBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, sz := range [][2]int{{1, 1}, {3, 2}, {5, 7}, {40, 16}, {270, 48}} {
+		n, k := sz[0], sz[1]
+		x, dy, other := randSlice(rng, n*k), randSlice(rng, n*k), randSlice(rng, n*k)
+		const eps, mom = 1e-5, 0.1
+		// The reference, column by column in row order.
+		mean, inv, rm, rv := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+		for c := range k {
+			for i := range n {
+				mean[c] += x[i*k+c]
+			}
+			mean[c] /= float64(n)
+			var v float64
+			for i := range n {
+				d := x[i*k+c] - mean[c]
+				v += d * d
+			}
+			v /= float64(n)
+			inv[c] = 1 / math.Sqrt(v+eps)
+			u := v
+			if n > 1 {
+				u = v * float64(n) / float64(n-1)
+			}
+			rm[c] = (1-mom)*0 + mom*mean[c]
+			rv[c] = (1-mom)*1 + mom*u
+		}
+		wantY, wantDx := make([]float64, n*k), make([]float64, n*k)
+		for c := range k {
+			var a, b float64
+			for i := range n {
+				d := dy[i*k+c]
+				a += d
+				b += d * (x[i*k+c] - mean[c]) * inv[c]
+			}
+			a /= float64(n)
+			b /= float64(n)
+			for i := range n {
+				y := (x[i*k+c] - mean[c]) * inv[c]
+				wantY[i*k+c] = (x[i*k+c] + -mean[c]) * inv[c]
+				wantDx[i*k+c] = inv[c] * (dy[i*k+c] - a - y*b)
+			}
+		}
+		same := func(what string, got, want []float64) {
+			t.Helper()
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("%d×%d %s[%d] = %v, want %v", n, k, what, i, got[i], want[i])
+				}
+			}
+		}
+		mat := func(d []float64) *tensor.Dense { return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(d)) }
+		op := newStandardize(0, eps, mom)
+		xt := mat(x)
+		y, err := op.Do(xt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same("y", y.Data().([]float64), wantY)
+		same("running mean", op.runMean, rm)
+		same("running var", op.runVar, rv)
+		for _, between := range []bool{false, true} {
+			if between { // a pass on another input: the gradient computes the statistics again
+				if _, err := op.Do(mat(other)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dx, err := (&standardizeGradOp{fwd: op}).Do(xt, mat(dy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			same(fmt.Sprintf("dx (another pass between: %v)", between), dx.Data().([]float64), wantDx)
+		}
+	}
 }
 
 // TestMatMulMatchesGorgonia: op(A)·op(B) for all four transpose flags

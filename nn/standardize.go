@@ -31,6 +31,25 @@ type standardizeOp struct {
 	runMean       []float64
 	runVar        []float64
 	statsObserved bool
+
+	last batchStats // BatchNorm: the batch statistics of the last pass
+}
+
+// batchStats holds a BatchNorm op's batch statistics (column means and
+// 1/σ) and the input they are of, so that the gradient, which runs after
+// its forward pass on the same input, reads them instead of computing them
+// again (the same loops on the same values: the same numbers). neg, dy and
+// dyy are scratch for the passes.
+type batchStats struct {
+	x              *float64 // &input[0]
+	n, k           int
+	mean, inv, neg []float64
+	mdy, mdyy      []float64
+}
+
+// of reports whether the statistics are those of xd (n×k).
+func (b *batchStats) of(xd []float64, n, k int) bool {
+	return b.x != nil && n*k > 0 && b.x == &xd[0] && b.n == n && b.k == k
 }
 
 var standardizeIDs atomic.Int64
@@ -83,6 +102,9 @@ func (op *standardizeOp) stats(xd []float64, n, k int, update bool) (mean, inv [
 		}
 		return mean, inv
 	}
+	if op.axis == 0 {
+		return op.columnStats(xd, n, k, update)
+	}
 	for i := 0; i < n; i++ {
 		for c, v := range xd[i*k : (i+1)*k] {
 			mean[i*ri+c*ci] += v
@@ -102,26 +124,70 @@ func (op *standardizeOp) stats(xd []float64, n, k int, update bool) (mean, inv [
 	for g := range vr {
 		v := vr[g] / float64(size)
 		inv[g] = 1 / math.Sqrt(v+op.eps)
-		if update && op.axis == 0 {
-			if op.runMean == nil {
-				op.runMean = make([]float64, groups)
-				op.runVar = make([]float64, groups)
-				for i := range op.runVar {
-					op.runVar[i] = 1
-				}
-			}
-			unbiased := v
-			if size > 1 {
-				unbiased = v * float64(size) / float64(size-1)
-			}
-			op.runMean[g] = (1-op.momentum)*op.runMean[g] + op.momentum*mean[g]
-			op.runVar[g] = (1-op.momentum)*op.runVar[g] + op.momentum*unbiased
-		}
-	}
-	if update && op.axis == 0 {
-		op.statsObserved = true
 	}
 	return mean, inv
+}
+
+// columnStats is stats for BatchNorm's batch statistics: the same sums in
+// the same order as the generic loops, over rows of columns, into the
+// buffers of op.last, which then records the input.
+func (op *standardizeOp) columnStats(xd []float64, n, k int, update bool) (mean, inv []float64) {
+	l := &op.last
+	l.x = nil
+	l.mean, l.inv = resize(l.mean, k), resize(l.inv, k)
+	mean, inv = l.mean, l.inv
+	clear(mean)
+	clear(inv)
+	for i := 0; i < n; i++ {
+		r := xd[i*k : (i+1)*k]
+		m := mean[:len(r)]
+		for c, v := range r {
+			m[c] += v
+		}
+	}
+	for c := range mean {
+		mean[c] /= float64(n)
+	}
+	for i := 0; i < n; i++ {
+		r := xd[i*k : (i+1)*k]
+		m, vr := mean[:len(r)], inv[:len(r)]
+		for c, v := range r {
+			d := v - m[c]
+			vr[c] += d * d
+		}
+	}
+	for c := range inv {
+		v := inv[c] / float64(n)
+		inv[c] = 1 / math.Sqrt(v+op.eps)
+		if update {
+			op.observe(c, k, n, mean[c], v)
+		}
+	}
+	if update {
+		op.statsObserved = true
+	}
+	if n*k > 0 {
+		l.x, l.n, l.k = &xd[0], n, k
+	}
+	return mean, inv
+}
+
+// observe folds column g's batch mean and (biased) variance v over size
+// rows into the running statistics of the op's groups columns.
+func (op *standardizeOp) observe(g, groups, size int, mean, v float64) {
+	if op.runMean == nil {
+		op.runMean = make([]float64, groups)
+		op.runVar = make([]float64, groups)
+		for i := range op.runVar {
+			op.runVar[i] = 1
+		}
+	}
+	unbiased := v
+	if size > 1 {
+		unbiased = v * float64(size) / float64(size-1)
+	}
+	op.runMean[g] = (1-op.momentum)*op.runMean[g] + op.momentum*mean
+	op.runVar[g] = (1-op.momentum)*op.runVar[g] + op.momentum*unbiased
 }
 
 func (op *standardizeOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
@@ -137,11 +203,13 @@ func (op *standardizeOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Val
 	t, out := output(prealloc, n, k)
 	if op.axis == 0 {
 		// (x − μ)·s by rows in two vector passes: x + (−μ) is x − μ exactly.
-		for c := range mean {
-			mean[c] = -mean[c]
+		neg := resize(op.last.neg, k)
+		op.last.neg = neg
+		for c, m := range mean {
+			neg[c] = -m
 		}
 		parallel.Rows(n, n*k, func(lo, hi int) {
-			vec.AddRows(out[lo*k:hi*k], xd[lo*k:hi*k], mean)
+			vec.AddRows(out[lo*k:hi*k], xd[lo*k:hi*k], neg)
 			vec.MulRows(out[lo*k:hi*k], out[lo*k:hi*k], inv)
 		})
 		return t, nil
@@ -188,13 +256,18 @@ func (op *standardizeGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G
 	}
 	n, k := shape2(x)
 	f := op.fwd
-	mean, inv := f.stats(xd, n, k, false)
-	groups, size, ri, ci := f.layout(n, k)
 	t, out := output(prealloc, n, k)
 	if f.axis == 0 && !f.training && f.statsObserved { // fixed statistics
+		_, inv := f.stats(xd, n, k, false)
 		vec.MulRows(out, dy[:n*k], inv)
 		return t, nil
 	}
+	if f.axis == 0 {
+		f.columnGrad(xd, dy, out, n, k)
+		return t, nil
+	}
+	mean, inv := f.stats(xd, n, k, false)
+	groups, size, ri, ci := f.layout(n, k)
 	mdy := make([]float64, groups)  // mean(dy) per group
 	mdyy := make([]float64, groups) // mean(dy∘y) per group
 	for i := 0; i < n; i++ {
@@ -218,6 +291,41 @@ func (op *standardizeGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G
 		}
 	}
 	return t, nil
+}
+
+// columnGrad is the batch-statistics gradient for BatchNorm: the generic
+// loops' expressions over rows of columns, with the forward pass's
+// statistics when they are of this input (computed again otherwise).
+func (op *standardizeOp) columnGrad(xd, dy, out []float64, n, k int) {
+	l := &op.last
+	mean, inv := l.mean, l.inv
+	if !l.of(xd, n, k) {
+		mean, inv = op.columnStats(xd, n, k, false)
+	}
+	l.mdy, l.mdyy = resize(l.mdy, k), resize(l.mdyy, k)
+	mdy, mdyy := l.mdy, l.mdyy // mean(dy) and mean(dy∘y) per column
+	clear(mdy)
+	clear(mdyy)
+	for i := 0; i < n; i++ {
+		r, dr := xd[i*k:(i+1)*k], dy[i*k:(i+1)*k]
+		a, b, m, s := mdy[:len(r)], mdyy[:len(r)], mean[:len(r)], inv[:len(r)]
+		for c, d := range dr[:len(r)] {
+			a[c] += d
+			b[c] += d * (r[c] - m[c]) * s[c]
+		}
+	}
+	for c := range mdy {
+		mdy[c] /= float64(n)
+		mdyy[c] /= float64(n)
+	}
+	for i := 0; i < n; i++ {
+		r, dr, o := xd[i*k:(i+1)*k], dy[i*k:(i+1)*k], out[i*k:(i+1)*k]
+		a, b, m, s := mdy[:len(r)], mdyy[:len(r)], mean[:len(r)], inv[:len(r)]
+		for c, d := range dr[:len(r)] {
+			y := (r[c] - m[c]) * s[c]
+			o[c] = s[c] * (d - a[c] - y*b[c])
+		}
+	}
 }
 
 var _ G.SDOp = (*standardizeOp)(nil)
