@@ -72,6 +72,9 @@ func (n *Norm) Forward(x *G.Node) *G.Node {
 	}
 	var s *G.Node
 	if n.Kind == NormBatch {
+		if y := n.bn.Affine(x, n.Gamma.Node, n.Beta.Node); y != nil {
+			return y // a frozen path's BatchNorm, in one pass
+		}
 		s = n.bn.Apply(x)
 	} else {
 		s = n.m.RowStandardize(x, 1e-5)

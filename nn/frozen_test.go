@@ -12,8 +12,16 @@ import (
 // parameter updates between Start and Wait (BatchNorm statistics and
 // dropout masks change with them) leave its result equal to evaluating the
 // model at that moment; Keep's copy restores that model; and a kept copy is
-// not overwritten by later Starts.
+// not overwritten by later Starts. With fused set, the BatchNorm has an
+// affine part, which the frozen path takes in one evaluation-only op
+// (BatchStandardizer.Affine) and the training model as three.
 func TestFrozenEvaluatesTheCopy(t *testing.T) {
+	for _, fused := range []bool{false, true} {
+		t.Run(map[bool]string{false: "standardise", true: "affine"}[fused], func(t *testing.T) { testFrozen(t, fused) })
+	}
+}
+
+func testFrozen(t *testing.T, fused bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n, f, c = 12, 5, 3
 	x := make([]float64, n*f)
@@ -24,11 +32,22 @@ func TestFrozenEvaluatesTheCopy(t *testing.T) {
 	var logits, frozen *G.Node
 	var fr *Frozen
 	var ce *CrossEntropy
+	var gamma, beta *Param
 	err := Build(func() error {
 		w := m.NewParam("w", GlorotUniform(), f, c)
 		bn := m.NewBatchStandardizer(1e-5, 0.1)
+		if fused {
+			gamma, beta = m.NewParam("gamma", Constant(1), c), m.NewParam("beta", Constant(0), c)
+		}
 		path := func(in *G.Node) *G.Node {
-			return bn.Apply(m.Dropout(G.Must(G.Mul(in, w.Node)), 0.3))
+			h := m.Dropout(G.Must(G.Mul(in, w.Node)), 0.3)
+			if !fused {
+				return bn.Apply(h)
+			}
+			if y := bn.Affine(h, gamma.Node, beta.Node); y != nil {
+				return y
+			}
+			return AddRow(MulRow(bn.Apply(h), gamma.Node), beta.Node)
 		}
 		train := path(m.Input("x", x, n, f))
 		logits = path(m.Input("x.all", x, n, f))
@@ -96,5 +115,8 @@ func TestFrozenEvaluatesTheCopy(t *testing.T) {
 	m.Restore(kept)
 	if got := eval(); !slices.Equal(got, keptWant) {
 		t.Fatalf("restored kept copy evaluates to %v, want %v", got, keptWant)
+	}
+	if fused && (slices.Equal(gamma.Value(), []float64{1, 1, 1}) || slices.Equal(beta.Value(), []float64{0, 0, 0})) {
+		t.Fatal("γ or β did not train: the test cannot tell the affine part's operands apart")
 	}
 }

@@ -201,6 +201,19 @@ func (b *BatchStandardizer) Apply(x *G.Node) *G.Node {
 	return G.Must(G.ApplyOp(b.op, x))
 }
 
+// Affine returns γ∘standardise(x) + β as one evaluation-only node while a
+// frozen path is being built (the path's BatchNorm is then an evaluation
+// twin, never differentiated), in one pass over x instead of Apply's and
+// the affine part's four; nil otherwise (and while recording per-sample
+// rules): the caller then builds Apply and the affine ops.
+func (b *BatchStandardizer) Affine(x, gamma, beta *G.Node) *G.Node {
+	t := b.m.twin(b.op)
+	if t == nil || b.m.recording {
+		return nil
+	}
+	return G.Must(G.ApplyOp(affineEvalOp{bn: t}, x, gamma, beta))
+}
+
 // Stats returns a copy of the running mean and variance (nil before any
 // training run).
 func (b *BatchStandardizer) Stats() [2][]float64 { return b.op.saveStats([2][]float64{}) }

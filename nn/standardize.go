@@ -348,3 +348,75 @@ func (op *standardizeOp) loadStats(s [2][]float64) {
 	op.runVar = append(op.runVar[:0], s[1]...)
 	op.statsObserved = true
 }
+
+// affineEvalOp is an evaluation-only BatchNorm with its affine part in one
+// pass: γ∘((x − μ)·(1/σ)) + β from the statistics of bn (a frozen path's
+// twin: the copied running statistics, or the batch's before any were
+// observed, as bn's own pass takes them), computed as the four row passes
+// of standardise, MulRow and AddRow compute it (vec.AffineRows), so with
+// the same bits. Frozen paths are never differentiated, so it has no
+// gradient (it says it has one: gorgonia's differentiation analysis walks
+// every node downstream of the parameters, a frozen path's included, and
+// refuses an op without one; SymDiff is only called on the way from a
+// loss, which no frozen path is on).
+type affineEvalOp struct {
+	pure
+	bn *standardizeOp
+}
+
+func (o affineEvalOp) Arity() int { return 3 }
+func (o affineEvalOp) Type() hm.Type {
+	return hm.NewFnType(matType(), vecType(), vecType(), matType())
+}
+func (o affineEvalOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("nn: %s wants a matrix, got %v", o, in[0])
+	}
+	for _, p := range in[1:] {
+		if q, ok := p.(tensor.Shape); !ok || q.TotalSize() != s[1] {
+			return nil, fmt.Errorf("nn: %s of %v wants vectors of %d, got %v", o, s, s[1], p)
+		}
+	}
+	return s.Clone(), nil
+}
+func (o affineEvalOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "AffineEval%s#%d", o.bn, o.bn.id) }
+func (o affineEvalOp) Hashcode() uint32      { return hash32(o.WriteHash) }
+func (o affineEvalOp) String() string        { return "AffineEval" + o.bn.String() }
+func (affineEvalOp) DiffWRT(int) []bool      { return []bool{true, true, true} }
+
+func (o affineEvalOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("nn: %s is evaluation-only (a frozen path's) and has no gradient", o)
+}
+
+func (o affineEvalOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
+
+func (o affineEvalOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	x, xd, err := denseF64(vals[0], o.String())
+	if err != nil {
+		return nil, err
+	}
+	_, gamma, err := denseF64(vals[1], o.String())
+	if err != nil {
+		return nil, err
+	}
+	_, beta, err := denseF64(vals[2], o.String())
+	if err != nil {
+		return nil, err
+	}
+	n, k := shape2(x)
+	if len(gamma) != k || len(beta) != k {
+		return nil, fmt.Errorf("nn: %s of (%d, %d) got γ of %d and β of %d", o, n, k, len(gamma), len(beta))
+	}
+	mean, inv := o.bn.stats(xd, n, k, false)
+	neg := resize(o.bn.last.neg, k)
+	o.bn.last.neg = neg
+	for c, m := range mean {
+		neg[c] = -m
+	}
+	t, out := output(prealloc, n, k)
+	parallel.Rows(n, 4*n*k, func(lo, hi int) {
+		vec.AffineRows(out[lo*k:hi*k], xd[lo*k:hi*k], neg, inv, gamma, beta)
+	})
+	return t, nil
+}

@@ -117,3 +117,29 @@ func rowsOp(op int, what string, dst, x, b []float64) {
 		f(dst[i*d:(i+1)*d], x[i*d:(i+1)*d], b)
 	}
 }
+
+// AffineRows sets every row of dst to ((x[i,:] + a)·s)·g + b, element by
+// element with each operation rounded in that order (one pass for what
+// AddRows, MulRows, MulRows and AddRows do in four: an evaluation-mode
+// BatchNorm, (x − μ)·(1/σ)·γ + β with a = −μ, and the same bits). dst may be
+// x; a, s, g and b are rows of equal width.
+func AffineRows(dst, x, a, s, g, b []float64) {
+	d := len(a)
+	if len(dst) == 0 {
+		return
+	}
+	if d == 0 || len(s) != d || len(g) != d || len(b) != d || len(dst)%d != 0 || len(x) < len(dst) {
+		panic(fmt.Sprintf("vec: AffineRows of %d and %d entries by rows of %d, %d, %d and %d", len(dst), len(x), d, len(s), len(g), len(b)))
+	}
+	rows := len(dst) / d
+	w := 0
+	if d >= 4 && affineRows(dst, x, a, s, g, b, rows) {
+		w = d &^ 3
+	}
+	for i := 0; i < rows; i++ {
+		o, r := dst[i*d:(i+1)*d], x[i*d:(i+1)*d]
+		for c := w; c < d; c++ {
+			o[c] = float64(float64(float64(r[c]+a[c])*s[c])*g[c]) + b[c]
+		}
+	}
+}

@@ -171,3 +171,16 @@ func seq4(dst []float64, g, n, ldd int, vals []float64, rinc, vinc, k int, b []f
 
 //go:noescape
 func seq4AVX(dst *float64, ldd, n int, vals *float64, rinc, vinc, k int, b *float64, ldb int, zero bool, groups int)
+
+// affineRows runs AffineRows' kernel on the leading multiple of four
+// columns of every row; false without AVX.
+func affineRows(dst, x, a, s, g, b []float64, rows int) bool {
+	if !useAVX {
+		return false
+	}
+	affineRowsAVX(&dst[0], &x[0], &a[0], &s[0], &g[0], &b[0], rows, len(a))
+	return true
+}
+
+//go:noescape
+func affineRowsAVX(dst, x, a, s, gm, b *float64, rows, d int)

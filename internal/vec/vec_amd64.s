@@ -1133,3 +1133,65 @@ s4nloop:
 	JNZ  s4narrow
 	VZEROUPPER
 	RET
+
+// func affineRowsAVX(dst, x, a, s, gm, b *float64, rows, d int)
+// dst[i,c] = ((x[i,c] + a[c])·s[c])·g[c] + b[c] for the leading multiple of
+// four columns c of each of the rows rows of width d, 8 columns at a time,
+// then 4.
+TEXT ·affineRowsAVX(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ a+16(FP), R10
+	MOVQ s+24(FP), R11
+	MOVQ gm+32(FP), R12
+	MOVQ b+40(FP), R13
+	MOVQ rows+48(FP), CX
+	MOVQ d+56(FP), R8
+	MOVQ R8, R9
+	ANDQ $-4, R9 // the columns done here
+
+afrow:
+	TESTQ CX, CX
+	JZ    afdone
+	XORQ  BX, BX
+
+af8:
+	LEAQ 8(BX), AX
+	CMPQ AX, R9
+	JGT  af4
+	VMOVUPD (SI)(BX*8), Y0
+	VMOVUPD 32(SI)(BX*8), Y1
+	VADDPD (R10)(BX*8), Y0, Y0
+	VADDPD 32(R10)(BX*8), Y1, Y1
+	VMULPD (R11)(BX*8), Y0, Y0
+	VMULPD 32(R11)(BX*8), Y1, Y1
+	VMULPD (R12)(BX*8), Y0, Y0
+	VMULPD 32(R12)(BX*8), Y1, Y1
+	VADDPD (R13)(BX*8), Y0, Y0
+	VADDPD 32(R13)(BX*8), Y1, Y1
+	VMOVUPD Y0, (DI)(BX*8)
+	VMOVUPD Y1, 32(DI)(BX*8)
+	ADDQ $8, BX
+	JMP  af8
+
+af4:
+	CMPQ BX, R9
+	JGE  afnext
+	VMOVUPD (SI)(BX*8), Y0
+	VADDPD (R10)(BX*8), Y0, Y0
+	VMULPD (R11)(BX*8), Y0, Y0
+	VMULPD (R12)(BX*8), Y0, Y0
+	VADDPD (R13)(BX*8), Y0, Y0
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  af4
+
+afnext:
+	LEAQ (DI)(R8*8), DI
+	LEAQ (SI)(R8*8), SI
+	DECQ CX
+	JMP  afrow
+
+afdone:
+	VZEROUPPER
+	RET

@@ -45,3 +45,5 @@ func axpySeq2(dst0, dst1, vals0, vals1 []float64, vinc, k int, b []float64, ldb 
 func seq4(dst []float64, g, n, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int, zero bool) bool {
 	return false
 }
+
+func affineRows(dst, x, a, s, g, b []float64, rows int) bool { return false }

@@ -437,3 +437,40 @@ func TestSeqRowsMatchesOneRow(t *testing.T) {
 		}
 	}
 }
+
+// AffineRows gives the bits of AddRows, MulRows, MulRows and AddRows in
+// turn, with the kernel and without, at widths around its steps, in place
+// and not.
+func TestAffineRowsMatchesFourPasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, asm := range []bool{false, true} {
+		for _, d := range []int{1, 3, 4, 5, 8, 12, 15, 16, 17, 48} {
+			for _, rows := range []int{1, 2, 5} {
+				x := randRows(rng, rows*d)
+				a, s, g, b := randRows(rng, d), randRows(rng, d), randRows(rng, d), randRows(rng, d)
+				x[0], a[d-1] = math.Copysign(0, -1), math.Inf(1)
+				want := make([]float64, rows*d)
+				withAVX(asm, func() {
+					AddRows(want, x, a)
+					MulRows(want, want, s)
+					MulRows(want, want, g)
+					AddRows(want, want, b)
+				})
+				got := make([]float64, rows*d)
+				inPlace := slices.Clone(x)
+				withAVX(asm, func() {
+					AffineRows(got, x, a, s, g, b)
+					AffineRows(inPlace, inPlace, a, s, g, b)
+				})
+				for i := range want {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+						t.Fatalf("asm %v %d×%d entry %d: %v, want %v", asm, rows, d, i, got[i], want[i])
+					}
+					if math.Float64bits(inPlace[i]) != math.Float64bits(got[i]) && !(math.IsNaN(got[i]) && math.IsNaN(inPlace[i])) {
+						t.Fatalf("asm %v %d×%d entry %d in place: %v, want %v", asm, rows, d, i, inPlace[i], got[i])
+					}
+				}
+			}
+		}
+	}
+}
