@@ -28,12 +28,25 @@ func TestExpAccuracy(t *testing.T) {
 	}
 }
 
-// The SELU kernels equal the scalar Go versions bit for bit (so results
-// do not depend on the CPU), on random values and special ones.
+// The SELU kernels (512-bit, where the CPU has it, and 256-bit) equal the
+// scalar Go versions bit for bit (so results do not depend on the CPU), on
+// random values and special ones.
 func TestSELUKernelsMatchGo(t *testing.T) {
 	if !useAVX || !hasAVX2 {
 		t.Skip("no AVX2: the Go versions are the kernels")
 	}
+	saved := hasAVX512
+	defer func() { hasAVX512 = saved }()
+	for _, wide := range []bool{true, false} {
+		if wide && !saved {
+			continue
+		}
+		hasAVX512 = wide
+		t.Run(map[bool]string{true: "512", false: "256"}[wide], testSELUKernels)
+	}
+}
+
+func testSELUKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	special := []float64{0, math.Copysign(0, -1), -1e-300, 1e-300, expLow, math.Nextafter(expLow, -1000), -745, -1e6,
 		math.NaN(), math.Inf(-1), math.Inf(1), 700, -0.5 * math.Ln2, 0.5 * math.Ln2}

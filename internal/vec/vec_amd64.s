@@ -1195,3 +1195,146 @@ afnext:
 afdone:
 	VZEROUPPER
 	RET
+
+// The 512-bit SELU, eight vectors of eight (r in Z16–Z23, the polynomials
+// in Z24–Z31): the macros of the 256-bit kernel with Z registers, the
+// constants broadcast from the first of their four copies (.BCST), the
+// masks x < expLow and x > 0 in K1 and K2, and masked moves where that
+// kernel blends. Every operation and its order per lane are seluloop's.
+#define SELU512_R(off, r) \
+	VMOVUPD off(SI)(BX*8), Z8 \
+	VMULPD Z12, Z8, Z9 \
+	VRNDSCALEPD $0, Z9, Z9 \
+	VMULPD.BCST 128(R9), Z9, Z10 \
+	VSUBPD Z10, Z8, r \
+	VMULPD.BCST 160(R9), Z9, Z10 \
+	VSUBPD Z10, r, r
+
+#define SELU512_POLY(off) \
+	VMULPD Z16, Z24, Z24 \
+	VMULPD Z17, Z25, Z25 \
+	VMULPD Z18, Z26, Z26 \
+	VMULPD Z19, Z27, Z27 \
+	VMULPD Z20, Z28, Z28 \
+	VMULPD Z21, Z29, Z29 \
+	VMULPD Z22, Z30, Z30 \
+	VMULPD Z23, Z31, Z31 \
+	VADDPD.BCST off(R8), Z24, Z24 \
+	VADDPD.BCST off(R8), Z25, Z25 \
+	VADDPD.BCST off(R8), Z26, Z26 \
+	VADDPD.BCST off(R8), Z27, Z27 \
+	VADDPD.BCST off(R8), Z28, Z28 \
+	VADDPD.BCST off(R8), Z29, Z29 \
+	VADDPD.BCST off(R8), Z30, Z30 \
+	VADDPD.BCST off(R8), Z31, Z31
+
+#define SELU512_E(off, p) \
+	VMOVUPD off(SI)(BX*8), Z8 \
+	VMULPD Z12, Z8, Z9 \
+	VRNDSCALEPD $0, Z9, Z9 \
+	VCVTPD2DQ Z9, Y9 \
+	VPMOVSXDQ Y9, Z9 \
+	VPADDQ.BCST 224(R9), Z9, Z9 \
+	VPSLLQ $52, Z9, Z9 \
+	VMULPD Z9, p, p \
+	VCMPPD $1, Z13, Z8, K1 \
+	VPXORQ p, p, K1, p \
+	VPXORQ Z9, Z9, Z9 \
+	VCMPPD $0x1e, Z9, Z8, K2
+
+#define SELU512_FWD(off, p) \
+	SELU512_E(off, p) \
+	VSUBPD.BCST 192(R9), p, Z10 \
+	VMULPD Z14, Z10, Z10 \
+	VMULPD Z15, Z8, K2, Z10 \
+	VMOVUPD Z10, off(DI)(BX*8)
+
+#define SELU512_GRAD(off, p) \
+	SELU512_E(off, p) \
+	VMULPD Z14, p, Z10 \
+	VMOVAPD Z15, K2, Z10 \
+	VMULPD off(DX)(BX*8), Z10, Z10 \
+	VMOVUPD Z10, off(DI)(BX*8)
+
+#define SELU512_HEAD \
+	SELU512_R(0, Z16) \
+	SELU512_R(64, Z17) \
+	SELU512_R(128, Z18) \
+	SELU512_R(192, Z19) \
+	SELU512_R(256, Z20) \
+	SELU512_R(320, Z21) \
+	SELU512_R(384, Z22) \
+	SELU512_R(448, Z23) \
+	VBROADCASTSD 0(R8), Z24 \
+	VMOVAPD Z24, Z25 \
+	VMOVAPD Z24, Z26 \
+	VMOVAPD Z24, Z27 \
+	VMOVAPD Z24, Z28 \
+	VMOVAPD Z24, Z29 \
+	VMOVAPD Z24, Z30 \
+	VMOVAPD Z24, Z31 \
+	SELU512_POLY(32) \
+	SELU512_POLY(64) \
+	SELU512_POLY(96) \
+	SELU512_POLY(128) \
+	SELU512_POLY(160) \
+	SELU512_POLY(192) \
+	SELU512_POLY(224) \
+	SELU512_POLY(256) \
+	SELU512_POLY(288) \
+	SELU512_POLY(320) \
+	SELU512_POLY(352) \
+	SELU512_POLY(384) \
+	SELU512_POLY(416)
+
+// func seluAVX512(mode int, dst, x, dy *float64, n int, poly *[14][4]float64, k *[8][4]float64)
+// seluAVX for n a multiple of 64, 64 entries per step.
+TEXT ·seluAVX512(SB), NOSPLIT, $0-56
+	MOVQ mode+0(FP), AX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVQ dy+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVQ poly+40(FP), R8
+	MOVQ k+48(FP), R9
+	VBROADCASTSD 0(R9), Z15  // λ
+	VBROADCASTSD 32(R9), Z14 // λα
+	VBROADCASTSD 64(R9), Z13 // expLow
+	VBROADCASTSD 96(R9), Z12 // log2e
+	XORQ BX, BX
+	CMPQ AX, $0
+	JNE  s512grad
+
+s512fwd:
+	CMPQ BX, CX
+	JGE  s512done
+	SELU512_HEAD
+	SELU512_FWD(0, Z24)
+	SELU512_FWD(64, Z25)
+	SELU512_FWD(128, Z26)
+	SELU512_FWD(192, Z27)
+	SELU512_FWD(256, Z28)
+	SELU512_FWD(320, Z29)
+	SELU512_FWD(384, Z30)
+	SELU512_FWD(448, Z31)
+	ADDQ $64, BX
+	JMP  s512fwd
+
+s512grad:
+	CMPQ BX, CX
+	JGE  s512done
+	SELU512_HEAD
+	SELU512_GRAD(0, Z24)
+	SELU512_GRAD(64, Z25)
+	SELU512_GRAD(128, Z26)
+	SELU512_GRAD(192, Z27)
+	SELU512_GRAD(256, Z28)
+	SELU512_GRAD(320, Z29)
+	SELU512_GRAD(384, Z30)
+	SELU512_GRAD(448, Z31)
+	ADDQ $64, BX
+	JMP  s512grad
+
+s512done:
+	VZEROUPPER
+	RET

@@ -4,7 +4,7 @@ package vec
 
 // useAVX and hasAVX2 are false off amd64: the Go kernels run (tests read
 // them to choose what to compare).
-var useAVX, hasAVX2 = false, false
+var useAVX, hasAVX2, hasAVX512 = false, false, false
 
 func sumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
 	return sumIdxGo(dst, vals, vinc, idx, b, ldb, rows)
