@@ -131,9 +131,10 @@ func sumSeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
 // vals[r·rinc + l·vinc] for l < k, all over the same k rows of b. Each row
 // gets the bits of the one-row kernels. The bounds are checked once for all
 // rows, and the kernels take four narrow rows (n ≤ 8, e.g. a layer with one
-// output per class) or two wide ones (whole strips of 16 columns) at a
-// time: a row alone keeps only one to four chains of dependent additions in
-// flight, and the rows' chains do not wait on each other.
+// output per class) or four (AVX-512) or two wide ones (whole strips of 16
+// columns) at a time: a row alone keeps only one to four chains of
+// dependent additions in flight, and the rows' chains do not wait on each
+// other.
 func SumSeqRows(dst []float64, rows, n, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int) {
 	sumSeqRows(dst, rows, n, ldd, vals, rinc, vinc, k, b, ldb, true)
 }
@@ -168,7 +169,14 @@ func sumSeqRows(dst []float64, rows, n, ldd int, vals []float64, rinc, vinc, k i
 	if g := rows / 4; g > 0 && seq4(dst, g, n, ldd, vals, rinc, vinc, k, b, ldb, zero) {
 		r = 4 * g
 	}
-	if w := n &^ 15; useAVX && w > 0 { // two rows at a time over the strips
+	if w := n &^ 15; useAVX && w > 0 { // four or two rows at a time over the strips
+		if g := (rows - r) / 4; g > 0 && seq4w(dst[r*ldd:], g, w, ldd, vals[r*rinc:], rinc, vinc, k, b, ldb, zero) {
+			end := r + 4*g
+			for i := r; w < n && i < end; i++ { // the columns past the strips
+				axpySeq(dst[i*ldd+w:i*ldd+n], vals[i*rinc:], vinc, k, b[w:], ldb, zero)
+			}
+			r = end
+		}
 		for ; r+2 <= rows; r += 2 {
 			d0, d1 := dst[r*ldd:r*ldd+n], dst[(r+1)*ldd:(r+1)*ldd+n]
 			v0, v1 := vals[r*rinc:], vals[(r+1)*rinc:]

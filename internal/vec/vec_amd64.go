@@ -202,3 +202,16 @@ func affineRows(dst, x, a, s, g, b []float64, rows int) bool {
 
 //go:noescape
 func affineRowsAVX(dst, x, a, s, gm, b *float64, rows, d int)
+
+// seq4w runs the 512-bit four-row kernel on g groups of four rows over
+// their first w columns (a multiple of 16); false: not taken.
+func seq4w(dst []float64, g, w, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int, zero bool) bool {
+	if !useAVX || !hasAVX512 || w == 0 {
+		return false
+	}
+	seq4wAVX512(&dst[0], ldd, w, &vals[0], rinc, vinc, k, &b[0], ldb, zero, g)
+	return true
+}
+
+//go:noescape
+func seq4wAVX512(dst *float64, ldd, n int, vals *float64, rinc, vinc, k int, b *float64, ldb int, zero bool, groups int)

@@ -1338,3 +1338,102 @@ s512grad:
 s512done:
 	VZEROUPPER
 	RET
+
+// func seq4wAVX512(dst *float64, ldd, n int, vals *float64, rinc, vinc, k int, b *float64, ldb int, zero bool, groups int)
+// groups ≥ 1 groups of four rows (row r of dst at dst + r·ldd, its factors
+// at vals + r·rinc + l·vinc) over their first n columns, n a multiple of
+// 16, k ≥ 1, strides in elements: each strip of 16 columns of the four
+// rows is eight chains of additions (Z0–Z7), each product a row of b times
+// a broadcast factor (.BCST); every entry is summed in the order of
+// axpySeqAVX.
+TEXT ·seq4wAVX512(SB), NOSPLIT, $0-88
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $3, R8
+	LEAQ (R8)(R8*2), R12
+	MOVQ n+16(FP), R14
+	SHLQ $3, R14
+	MOVQ vals+24(FP), R15
+	MOVQ rinc+32(FP), DX
+	SHLQ $3, DX
+	LEAQ (DX)(DX*2), R9
+	MOVQ vinc+40(FP), R10
+	SHLQ $3, R10
+	MOVQ ldb+64(FP), R11
+	SHLQ $3, R11
+	MOVQ groups+80(FP), R13
+
+w5group:
+	XORQ AX, AX // the strip's byte offset; DI is the group's row 0 plus it
+
+w5strip:
+	MOVQ R15, SI
+	MOVQ b+56(FP), BX
+	ADDQ AX, BX
+	MOVQ k+48(FP), CX
+	CMPB zero+72(FP), $0
+	JNE  w5zero
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD (DI)(R8*1), Z2
+	VMOVUPD 64(DI)(R8*1), Z3
+	VMOVUPD (DI)(R8*2), Z4
+	VMOVUPD 64(DI)(R8*2), Z5
+	VMOVUPD (DI)(R12*1), Z6
+	VMOVUPD 64(DI)(R12*1), Z7
+	JMP  w5loop
+
+w5zero:
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+
+w5loop:
+	VMOVUPD (BX), Z8
+	VMOVUPD 64(BX), Z9
+	VMULPD.BCST (SI), Z8, Z10
+	VMULPD.BCST (SI), Z9, Z11
+	VADDPD Z10, Z0, Z0
+	VADDPD Z11, Z1, Z1
+	VMULPD.BCST (SI)(DX*1), Z8, Z12
+	VMULPD.BCST (SI)(DX*1), Z9, Z13
+	VADDPD Z12, Z2, Z2
+	VADDPD Z13, Z3, Z3
+	VMULPD.BCST (SI)(DX*2), Z8, Z10
+	VMULPD.BCST (SI)(DX*2), Z9, Z11
+	VADDPD Z10, Z4, Z4
+	VADDPD Z11, Z5, Z5
+	VMULPD.BCST (SI)(R9*1), Z8, Z12
+	VMULPD.BCST (SI)(R9*1), Z9, Z13
+	VADDPD Z12, Z6, Z6
+	VADDPD Z13, Z7, Z7
+	ADDQ R10, SI
+	ADDQ R11, BX
+	DECQ CX
+	JNZ  w5loop
+
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, (DI)(R8*1)
+	VMOVUPD Z3, 64(DI)(R8*1)
+	VMOVUPD Z4, (DI)(R8*2)
+	VMOVUPD Z5, 64(DI)(R8*2)
+	VMOVUPD Z6, (DI)(R12*1)
+	VMOVUPD Z7, 64(DI)(R12*1)
+	ADDQ $128, DI
+	ADDQ $128, AX
+	CMPQ AX, R14
+	JLT  w5strip
+
+	SUBQ AX, DI
+	LEAQ (DI)(R8*4), DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  w5group
+	VZEROUPPER
+	RET

@@ -47,3 +47,7 @@ func seq4(dst []float64, g, n, ldd int, vals []float64, rinc, vinc, k int, b []f
 }
 
 func affineRows(dst, x, a, s, g, b []float64, rows int) bool { return false }
+
+func seq4w(dst []float64, g, w, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int, zero bool) bool {
+	return false
+}

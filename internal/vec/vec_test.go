@@ -391,9 +391,19 @@ func TestScatterCSRMatchesSumIdx(t *testing.T) {
 // SumSeqRows and AxpySeqRows give each row the bits of SumSeq and AxpySeq,
 // with the kernels and without: four narrow rows at a time at every width
 // up to 8, two rows at a time at and between strips of 16, the rows left
-// over one at a time; with -0 factors, row and factor strides with slack,
-// and factors read down a column (a transposed matrix).
+// over one at a time (four wide rows at a time with AVX-512); with -0
+// factors, row and factor strides with slack, and factors read down a
+// column (a transposed matrix).
 func TestSeqRowsMatchesOneRow(t *testing.T) {
+	saved := hasAVX512
+	defer func() { hasAVX512 = saved }()
+	for _, wide := range []bool{false, true} {
+		hasAVX512 = wide && saved // with and without the 512-bit kernel
+		testSeqRows(t)
+	}
+}
+
+func testSeqRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	for _, asm := range []bool{false, true} {
 		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 35, 64} {
