@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 
+	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -28,19 +29,37 @@ func (logSoftmaxOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 	}
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
+	// The shifted values z − max per row (in out), all their exponentials
+	// at once (vec.Exp: math.Exp's bits), then each row's sum in order.
+	sp := getScratch(n*k + n)
+	defer putScratch(sp)
+	e, mxs := (*sp)[:n*k], (*sp)[n*k:]
 	for i := 0; i < n; i++ {
-		r := xd[i*k : (i+1)*k]
+		r, o := xd[i*k:(i+1)*k], out[i*k:(i+1)*k]
+		// The largest entry by plain comparison: where it differs from
+		// math.Max (a NaN in the row, the sign of a zero maximum) the
+		// outputs do not: a NaN makes the row's sum and every output NaN
+		// either way, and ±0 shifts and adds as 0.
 		mx := math.Inf(-1)
 		for _, v := range r {
-			mx = math.Max(mx, v)
+			if v > mx {
+				mx = v
+			}
 		}
-		s := 0.0
-		for _, v := range r {
-			s += math.Exp(v - mx)
-		}
-		lse := mx + math.Log(s)
-		o := out[i*k : (i+1)*k]
 		for c, v := range r {
+			o[c] = v - mx
+		}
+		mxs[i] = mx
+	}
+	vec.Exp(e, out[:n*k])
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for _, v := range e[i*k : (i+1)*k] {
+			s += v
+		}
+		lse := mxs[i] + math.Log(s)
+		o := out[i*k : (i+1)*k]
+		for c, v := range xd[i*k : (i+1)*k] {
 			o[c] = v - lse
 		}
 	}
@@ -65,6 +84,7 @@ func (logSoftmaxGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Valu
 	}
 	n, k := shape2(y)
 	t, out := output(prealloc, n, k)
+	vec.Exp(out[:n*k], yd[:n*k]) // softmax(z), math.Exp's bits
 	for i := 0; i < n; i++ {
 		s := 0.0
 		for _, v := range dy[i*k : (i+1)*k] {
@@ -72,7 +92,7 @@ func (logSoftmaxGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Valu
 		}
 		for c := 0; c < k; c++ {
 			p := i*k + c
-			out[p] = dy[p] - math.Exp(yd[p])*s
+			out[p] = dy[p] - out[p]*s
 		}
 	}
 	return t, nil

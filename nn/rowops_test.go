@@ -521,3 +521,62 @@ func TestRowNormalizeBits(t *testing.T) {
 		}
 	}
 }
+
+// TestLogSoftmaxBits: the row-wise log-softmax and its gradient give the
+// bits of the formulas row by row (math.Max, math.Exp and math.Log per
+// entry), on random rows and on rows with NaN, ±Inf and signed zeros, at
+// widths with and without a tail of the four-lane exponential.
+func TestLogSoftmaxBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	nan, inf, neg0 := math.NaN(), math.Inf(1), math.Copysign(0, -1)
+	odd := [][]float64{{nan, 1, 2}, {1, nan, 2}, {inf, nan, 1}, {neg0, 0, neg0}, {neg0, neg0, neg0}, {0, neg0, -1}, {-inf, -inf, -inf}, {inf, 1, 2}, {-800, 0, 1}}
+	for _, k := range []int{3, 7, 16} {
+		const n = 23
+		x, dy := randSlice(rng, n*k), randSlice(rng, n*k)
+		for i := range x {
+			x[i] *= 5
+		}
+		for i, r := range odd {
+			copy(x[i*k:], r)
+		}
+		want, wantDx := make([]float64, n*k), make([]float64, n*k)
+		for i := range n {
+			r := x[i*k : (i+1)*k]
+			mx := math.Inf(-1)
+			for _, v := range r {
+				mx = math.Max(mx, v)
+			}
+			s := 0.0
+			for _, v := range r {
+				s += math.Exp(v - mx)
+			}
+			lse := mx + math.Log(s)
+			for c, v := range r {
+				want[i*k+c] = v - lse
+			}
+			g := 0.0
+			for _, v := range dy[i*k : (i+1)*k] {
+				g += v
+			}
+			for c := range k {
+				wantDx[i*k+c] = dy[i*k+c] - math.Exp(want[i*k+c])*g
+			}
+		}
+		mat := func(d []float64) *tensor.Dense { return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(d)) }
+		y, err := logSoftmax.Do(mat(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dx, err := logSoftmaxGradOp{labelled{label: "grad", arity: 2}}.Do(mat(append([]float64(nil), want...)), mat(dy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, p := range map[string][2][]float64{"y": {y.Data().([]float64), want}, "dx": {dx.Data().([]float64), wantDx}} {
+			for i := range p[1] {
+				if a, b := p[0][i], p[1][i]; math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
+					t.Fatalf("width %d: %s[%d] = %v, want %v (row %v)", k, what, i, a, b, x[i/k*k:i/k*k+k])
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package vec
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Element-wise kernels: dst[i] = f(x[i], y[i]) for i < len(dst), AVX over
 // the leading multiple of four entries where the CPU has it, each the same
@@ -140,6 +143,21 @@ func AffineRows(dst, x, a, s, g, b []float64) {
 		o, r := dst[i*d:(i+1)*d], x[i*d:(i+1)*d]
 		for c := w; c < d; c++ {
 			o[c] = float64(float64(float64(r[c]+a[c])*s[c])*g[c]) + b[c]
+		}
+	}
+}
+
+// Exp sets dst[i] = math.Exp(x[i]), bit for bit. Where math.Exp takes its
+// FMA path (amd64 with AVX2 and FMA), groups of four entries in
+// [−700, 700] go through a kernel that performs that path's operations
+// four lanes at a time (no special case of math.Exp applies there); every
+// other entry goes through math.Exp.
+func Exp(dst, x []float64) {
+	n := checkLen("Exp", dst, x, x)
+	for i := 0; i < n; {
+		i += expKernel(dst[i:n], x[i:n])
+		for end := min(i+4, n); i < end; i++ { // the group that stopped it
+			dst[i] = math.Exp(x[i])
 		}
 	}
 }

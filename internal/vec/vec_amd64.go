@@ -1,6 +1,10 @@
 package vec
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // useAVX selects the assembly kernels; tests clear it to run the Go ones.
 var useAVX = cpu.X86.HasAVX
@@ -215,3 +219,43 @@ func seq4w(dst []float64, g, w, ldd int, vals []float64, rinc, vinc, k int, b []
 
 //go:noescape
 func seq4wAVX512(dst *float64, ldd, n int, vals *float64, rinc, vinc, k int, b *float64, ldb int, zero bool, groups int)
+
+// useExpFMA selects Exp's kernel: math.Exp takes its FMA path on CPUs
+// with AVX and FMA, and the kernel performs that path's operations. A
+// check at start-up compares the two on probe values and leaves the kernel
+// off if they differ in a single bit (e.g. when GODEBUG turns FMA off for
+// the math package but not for this check).
+var hasFMA = cpu.X86.HasFMA
+
+var useExpFMA = cpu.X86.HasAVX2 && hasFMA && expProbe()
+
+// expKernel runs Exp's kernel from the start of x and returns how many
+// entries it did (a multiple of four).
+func expKernel(dst, x []float64) int {
+	n := len(x) &^ 3
+	if !useAVX || !useExpFMA || n == 0 {
+		return 0
+	}
+	return expFMA(&dst[0], &x[0], n)
+}
+
+func expProbe() bool {
+	x := make([]float64, 0, 64)
+	for i := range 60 {
+		x = append(x, -700+float64(i)*23.7+float64(i%7)*0.013)
+	}
+	x = append(x, 0, math.Copysign(0, -1), 1e-300, -1e-17)
+	got := make([]float64, len(x))
+	if expFMA(&got[0], &x[0], len(x)) != len(x) {
+		return false
+	}
+	for i, v := range x {
+		if math.Float64bits(got[i]) != math.Float64bits(math.Exp(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+//go:noescape
+func expFMA(dst, x *float64, n int) (done int)

@@ -1437,3 +1437,99 @@ w5loop:
 	JNZ  w5group
 	VZEROUPPER
 	RET
+
+// exp constants: math.Exp's on amd64 (src/math/exp_amd64.s), each
+// repeated four times: LOG2E, LN2U, LN2L, 1/16, the Taylor coefficients
+// c64 … c24, 0.5, 1, 2, and the exponent bias 1023 (int64).
+DATA expk<>+0(SB)/8, $1.4426950408889634073599246810018920
+DATA expk<>+8(SB)/8, $0.69314718055966295651160180568695068359375
+DATA expk<>+16(SB)/8, $0.28235290563031577122588448175013436025525412068e-12
+DATA expk<>+24(SB)/8, $0.0625
+DATA expk<>+32(SB)/8, $2.4801587301587301587e-5
+DATA expk<>+40(SB)/8, $1.9841269841269841270e-4
+DATA expk<>+48(SB)/8, $1.3888888888888888889e-3
+DATA expk<>+56(SB)/8, $8.3333333333333333333e-3
+DATA expk<>+64(SB)/8, $4.1666666666666666667e-2
+DATA expk<>+72(SB)/8, $1.6666666666666666667e-1
+DATA expk<>+80(SB)/8, $0.5
+DATA expk<>+88(SB)/8, $1.0
+DATA expk<>+96(SB)/8, $2.0
+DATA expk<>+104(SB)/8, $1023
+DATA expk<>+112(SB)/8, $-700.0
+DATA expk<>+120(SB)/8, $700.0
+GLOBL expk<>(SB), RODATA|NOPTR, $128
+
+// func expFMA(dst, x *float64, n int) (done int)
+// math.Exp's FMA path, four lanes at a time, the same operations in the
+// same order per lane, over the leading groups of four (n a multiple of 4)
+// whose entries all lie in [−700, 700] (finite, and the result neither
+// overflows nor is subnormal, so none of math.Exp's special cases
+// applies); it stops before the first group that does not and returns
+// how many entries it did.
+TEXT ·expFMA(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	LEAQ expk<>(SB), R8
+	VBROADCASTSD 112(R8), Y14 // −700
+	VBROADCASTSD 120(R8), Y15 // 700
+	VBROADCASTSD 0(R8), Y13   // LOG2E
+	XORQ BX, BX
+
+exploop:
+	CMPQ BX, CX
+	JGE  expdone
+	VMOVUPD (SI)(BX*8), Y0
+	VCMPPD $0x1d, Y14, Y0, Y8 // x ≥ −700 (GE_OQ)
+	VCMPPD $0x12, Y15, Y0, Y9 // x ≤ 700 (LE_OQ)
+	VANDPD Y9, Y8, Y8
+	VMOVMSKPD Y8, AX
+	CMPQ AX, $15
+	JNE  expdone
+	VMULPD Y0, Y13, Y1        // x·LOG2E
+	VCVTPD2DQY Y1, X2         // k (round to nearest even)
+	VCVTDQ2PD X2, Y1
+	VBROADCASTSD 8(R8), Y3
+	VFNMADD231PD Y3, Y1, Y0   // x − k·LN2U
+	VBROADCASTSD 16(R8), Y3
+	VFNMADD231PD Y3, Y1, Y0   // − k·LN2L
+	VBROADCASTSD 24(R8), Y3
+	VMULPD Y3, Y0, Y0         // /16
+	VBROADCASTSD 32(R8), Y1
+	VBROADCASTSD 40(R8), Y3
+	VFMADD213PD Y3, Y0, Y1
+	VBROADCASTSD 48(R8), Y3
+	VFMADD213PD Y3, Y0, Y1
+	VBROADCASTSD 56(R8), Y3
+	VFMADD213PD Y3, Y0, Y1
+	VBROADCASTSD 64(R8), Y3
+	VFMADD213PD Y3, Y0, Y1
+	VBROADCASTSD 72(R8), Y3
+	VFMADD213PD Y3, Y0, Y1
+	VBROADCASTSD 80(R8), Y3
+	VFMADD213PD Y3, Y0, Y1
+	VBROADCASTSD 88(R8), Y4   // 1
+	VFMADD213PD Y4, Y0, Y1
+	VMULPD Y1, Y0, Y0
+	VBROADCASTSD 96(R8), Y5   // 2
+	VADDPD Y5, Y0, Y1
+	VMULPD Y1, Y0, Y0
+	VADDPD Y5, Y0, Y1
+	VMULPD Y1, Y0, Y0
+	VADDPD Y5, Y0, Y1
+	VMULPD Y1, Y0, Y0
+	VADDPD Y5, Y0, Y1
+	VFMADD213PD Y4, Y1, Y0    // ·(y+2) + 1
+	VPMOVSXDQ X2, Y2
+	VPBROADCASTQ 104(R8), Y3
+	VPADDQ Y3, Y2, Y2
+	VPSLLQ $52, Y2, Y2        // 2^k
+	VMULPD Y2, Y0, Y0
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  exploop
+
+expdone:
+	MOVQ BX, done+24(FP)
+	VZEROUPPER
+	RET

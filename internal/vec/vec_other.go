@@ -51,3 +51,7 @@ func affineRows(dst, x, a, s, g, b []float64, rows int) bool { return false }
 func seq4w(dst []float64, g, w, ldd int, vals []float64, rinc, vinc, k int, b []float64, ldb int, zero bool) bool {
 	return false
 }
+
+func expKernel(dst, x []float64) int { return 0 }
+
+var hasFMA, useExpFMA = false, false

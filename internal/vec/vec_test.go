@@ -484,3 +484,41 @@ func TestAffineRowsMatchesFourPasses(t *testing.T) {
 		}
 	}
 }
+
+// Exp equals math.Exp bit for bit: on random arguments across the kernel's
+// range and beyond it (where math.Exp's special cases apply: overflow,
+// subnormal results, ±Inf, NaN), with and without the kernel, at lengths
+// with tails; and the kernel is in use where math.Exp takes its FMA path.
+func TestExpMatchesMath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	special := []float64{0, math.Copysign(0, -1), 700, -700, math.Nextafter(700, 800), math.Nextafter(-700, -800), 709.7, 709.8, -745, -746,
+		-708.5, math.Inf(1), math.Inf(-1), math.NaN(), 1e-300, -1e-300, 0.5 * math.Ln2, -0.5 * math.Ln2, 1e-17}
+	for _, asm := range []bool{false, true} {
+		for _, n := range []int{1, 3, 4, 7, 64, 1001} {
+			x := make([]float64, n)
+			for i := range x {
+				switch i % 3 {
+				case 0:
+					x[i] = rng.Float64()*1600 - 800
+				case 1:
+					x[i] = rng.NormFloat64() * 3
+				default:
+					x[i] = -rng.ExpFloat64() * 10
+				}
+				if k := i % 41; k < len(special) {
+					x[i] = special[k]
+				}
+			}
+			got := make([]float64, n)
+			withAVX(asm, func() { Exp(got, x) })
+			for i, v := range x {
+				if w := math.Exp(v); math.Float64bits(got[i]) != math.Float64bits(w) && !(math.IsNaN(w) && math.IsNaN(got[i])) {
+					t.Fatalf("asm %v n %d: Exp(%v) = %v, math.Exp %v", asm, n, v, got[i], w)
+				}
+			}
+		}
+	}
+	if useAVX && hasAVX2 && hasFMA && !useExpFMA {
+		t.Error("the CPU has AVX2 and FMA but the Exp kernel is off: its start-up check failed")
+	}
+}
