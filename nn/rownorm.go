@@ -2,12 +2,13 @@ package nn
 
 import (
 	"fmt"
-	"github.com/dpgnn/dpgnn/internal/parallel"
 	"hash"
 	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -74,30 +75,37 @@ func (rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 	}
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
-	finish := func(i int, s float64) {
-		o := out[i*k : (i+1)*k]
-		if s == 0 {
-			clear(o)
-			return
-		}
-		inv := 1 / math.Sqrt(s)
-		for c, v := range xd[i*k : (i+1)*k] {
-			o[c] = v * inv
-		}
-	}
 	parallel.Rows(n, 3*n*k, func(lo, hi int) {
+		// 1/‖x_i‖ of the chunk's rows (−0 marks a zero row, cleared
+		// after), then the rows scaled by them (vec.ScaleRows).
+		sp := getScratch(hi - lo)
+		defer putScratch(sp)
+		inv := *sp
 		i := lo
 		for ; i+4 <= hi; i += 4 {
-			s := sumSq4(xd, k, i)
-			for j, sj := range s {
-				finish(i+j, sj)
+			for j, sj := range sumSq4(xd, k, i) {
+				inv[i+j-lo] = invNorm(sj)
 			}
 		}
 		for ; i < hi; i++ {
-			finish(i, sumSq(xd[i*k:(i+1)*k]))
+			inv[i-lo] = invNorm(sumSq(xd[i*k : (i+1)*k]))
+		}
+		vec.ScaleRows(out[lo*k:hi*k], xd[lo*k:hi*k], inv, k)
+		for i, v := range inv {
+			if v == 0 && math.Signbit(v) {
+				clear(out[(lo+i)*k : (lo+i+1)*k])
+			}
 		}
 	})
 	return t, nil
+}
+
+// invNorm is 1/√s, and −0 for s = 0 (a zero row; 1/√s is never −0).
+func invNorm(s float64) float64 {
+	if s == 0 {
+		return math.Copysign(0, -1)
+	}
+	return 1 / math.Sqrt(s)
 }
 
 // sumSq4 is sumSq of the four rows i, …, i+3 of x (rows of k values), each
@@ -145,23 +153,25 @@ func (rowNormGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
 	parallel.Rows(n, 6*n*k, func(lo, hi int) {
+		// ‖x_i‖ and ⟨y_i, dy_i⟩ of the chunk's rows, then the rows
+		// (vec.RowNormGrad); zero rows are cleared.
+		sp := getScratch(2 * (hi - lo))
+		defer putScratch(sp)
+		norms, dots := (*sp)[:hi-lo], (*sp)[hi-lo:]
 		for i := lo; i < hi; i++ {
 			r := xd[i*k : (i+1)*k]
 			g := dy[i*k : (i+1)*k]
-			s := sumSq(r)
-			if s == 0 {
-				clear(out[i*k : (i+1)*k])
-				continue
-			}
-			norm := math.Sqrt(s)
+			norm := math.Sqrt(sumSq(r))
 			dot := 0.0
 			for c, v := range r {
 				dot += v * g[c]
 			}
-			dot /= norm // ⟨y, dy⟩
-			o := out[i*k : (i+1)*k]
-			for c, v := range r {
-				o[c] = (g[c] - v/norm*dot) / norm
+			norms[i-lo], dots[i-lo] = norm, dot/norm // ⟨y, dy⟩
+		}
+		vec.RowNormGrad(out[lo*k:hi*k], xd[lo*k:hi*k], dy[lo*k:hi*k], norms, dots, k)
+		for i, v := range norms {
+			if v == 0 {
+				clear(out[(lo+i)*k : (lo+i+1)*k])
 			}
 		}
 	})

@@ -228,12 +228,7 @@ func (scaleRowsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 		return nil, fmt.Errorf("nn: ScaleRows of (%d, %d) got %d factors", n, d, len(fd))
 	}
 	t, out := output(prealloc, n, d)
-	for i := 0; i < n; i++ {
-		f, y := fd[i], out[i*d:(i+1)*d]
-		for j, v := range xd[i*d : (i+1)*d] {
-			y[j] = f * v
-		}
-	}
+	vec.ScaleRows(out, xd, fd, d)
 	return t, nil
 }
 

@@ -476,17 +476,21 @@ func TestColSumsMatchGorgonia(t *testing.T) {
 
 // TestRowNormalizeBits: row normalisation and its gradient give the bits
 // of the row-by-row formulas (rows split over the cores), for row counts
-// of 1 to 37 and widths 1, 7 and 16, zero rows included.
+// of 1 to 37 and widths 1, 7, 16 and 48, zero rows and a row of infinite
+// norm included.
 func TestRowNormalizeBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, n := range []int{1, 3, 4, 5, 8, 11, 37} {
-		for _, k := range []int{1, 7, 16} {
+		for _, k := range []int{1, 7, 16, 48} {
 			x, dy := make([]float64, n*k), make([]float64, n*k)
 			for i := range x {
 				x[i], dy[i] = rng.NormFloat64(), rng.NormFloat64()
 			}
 			if n > 2 {
 				clear(x[2*k : 3*k]) // a zero row
+			}
+			if n > 4 {
+				x[4*k] = math.Inf(1) // a row of infinite norm
 			}
 			xt := tensor.New(tensor.WithShape(n, k), tensor.WithBacking(x))
 			gt := tensor.New(tensor.WithShape(n, k), tensor.WithBacking(dy))
@@ -513,7 +517,8 @@ func TestRowNormalizeBits(t *testing.T) {
 						wantY = v * (1 / norm)
 						wantDx = (g[c] - v/norm*(dot/norm)) / norm
 					}
-					if math.Float64bits(yd[i*k+c]) != math.Float64bits(wantY) || math.Float64bits(dxd[i*k+c]) != math.Float64bits(wantDx) {
+					same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b) }
+					if !same(yd[i*k+c], wantY) || !same(dxd[i*k+c], wantDx) {
 						t.Fatalf("n %d, k %d, row %d, col %d: %v, %v; want %v, %v", n, k, i, c, yd[i*k+c], dxd[i*k+c], wantY, wantDx)
 					}
 				}

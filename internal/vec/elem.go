@@ -161,3 +161,48 @@ func Exp(dst, x []float64) {
 		}
 	}
 }
+
+// ScaleRows sets row i of dst (rows of k values) to f[i]·x[i,:]; dst may
+// be x.
+func ScaleRows(dst, x, f []float64, k int) {
+	rows := len(f)
+	if k <= 0 || rows == 0 {
+		return
+	}
+	if len(dst) < rows*k || len(x) < rows*k {
+		panic(fmt.Sprintf("vec: ScaleRows of %d rows of %d into %d values from %d", rows, k, len(dst), len(x)))
+	}
+	w := 0
+	if k >= 4 && scaleRows(dst, x, f, k) {
+		w = k &^ 3
+	}
+	for i, s := range f {
+		o, r := dst[i*k:(i+1)*k], x[i*k:(i+1)*k]
+		for c := w; c < k; c++ {
+			o[c] = r[c] * s
+		}
+	}
+}
+
+// RowNormGrad sets row i of dst (rows of k values) to
+// (g[i,:] − x[i,:]/norm[i]·dot[i])/norm[i], each operation rounded in that
+// order: row normalisation's gradient with y = x/‖x‖ and dot = ⟨y, dy⟩.
+func RowNormGrad(dst, x, g, norm, dot []float64, k int) {
+	rows := len(norm)
+	if k <= 0 || rows == 0 {
+		return
+	}
+	if len(dot) != rows || len(dst) < rows*k || len(x) < rows*k || len(g) < rows*k {
+		panic(fmt.Sprintf("vec: RowNormGrad of %d rows of %d (%d dots) into %d values from %d and %d", rows, k, len(dot), len(dst), len(x), len(g)))
+	}
+	w := 0
+	if k >= 4 && rowNormGrad(dst, x, g, norm, dot, k) {
+		w = k &^ 3
+	}
+	for i, nm := range norm {
+		o, r, gr := dst[i*k:(i+1)*k], x[i*k:(i+1)*k], g[i*k:(i+1)*k]
+		for c := w; c < k; c++ {
+			o[c] = (gr[c] - float64(float64(r[c]/nm)*dot[i])) / nm
+		}
+	}
+}

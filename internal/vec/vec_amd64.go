@@ -259,3 +259,27 @@ func expProbe() bool {
 
 //go:noescape
 func expFMA(dst, x *float64, n int) (done int)
+
+// scaleRows and rowNormGrad run their kernels on the leading multiple of
+// four columns of every row; false without AVX.
+func scaleRows(dst, x, f []float64, k int) bool {
+	if !useAVX {
+		return false
+	}
+	scaleRowsAVX(&dst[0], &x[0], &f[0], len(f), k)
+	return true
+}
+
+func rowNormGrad(dst, x, g, norm, dot []float64, k int) bool {
+	if !useAVX {
+		return false
+	}
+	rowNormGradAVX(&dst[0], &x[0], &g[0], &norm[0], &dot[0], len(norm), k)
+	return true
+}
+
+//go:noescape
+func scaleRowsAVX(dst, x, f *float64, rows, k int)
+
+//go:noescape
+func rowNormGradAVX(dst, x, dy, norm, dot *float64, rows, k int)

@@ -1533,3 +1533,124 @@ expdone:
 	MOVQ BX, done+24(FP)
 	VZEROUPPER
 	RET
+
+// func scaleRowsAVX(dst, x, f *float64, rows, k int)
+// dst[i,c] = x[i,c]·f[i] for the leading multiple of four columns c of
+// each of the rows rows of width k.
+TEXT ·scaleRowsAVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ f+16(FP), DX
+	MOVQ rows+24(FP), CX
+	MOVQ k+32(FP), R8
+	MOVQ R8, R9
+	ANDQ $-4, R9
+
+scrow:
+	TESTQ CX, CX
+	JZ    scdone
+	VBROADCASTSD (DX), Y15
+	XORQ BX, BX
+
+sc16:
+	LEAQ 16(BX), AX
+	CMPQ AX, R9
+	JGT  sc4
+	VMULPD (SI)(BX*8), Y15, Y0
+	VMULPD 32(SI)(BX*8), Y15, Y1
+	VMULPD 64(SI)(BX*8), Y15, Y2
+	VMULPD 96(SI)(BX*8), Y15, Y3
+	VMOVUPD Y0, (DI)(BX*8)
+	VMOVUPD Y1, 32(DI)(BX*8)
+	VMOVUPD Y2, 64(DI)(BX*8)
+	VMOVUPD Y3, 96(DI)(BX*8)
+	ADDQ $16, BX
+	JMP  sc16
+
+sc4:
+	CMPQ BX, R9
+	JGE  scnext
+	VMULPD (SI)(BX*8), Y15, Y0
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  sc4
+
+scnext:
+	LEAQ (DI)(R8*8), DI
+	LEAQ (SI)(R8*8), SI
+	ADDQ $8, DX
+	DECQ CX
+	JMP  scrow
+
+scdone:
+	VZEROUPPER
+	RET
+
+// func rowNormGradAVX(dst, x, dy, norm, dot *float64, rows, k int)
+// dst[i,c] = (dy[i,c] − x[i,c]/norm[i]·dot[i])/norm[i] for the leading
+// multiple of four columns c of each row (row normalisation's gradient:
+// two divisions per entry, four lanes per instruction).
+TEXT ·rowNormGradAVX(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dy+16(FP), DX
+	MOVQ norm+24(FP), R10
+	MOVQ dot+32(FP), R11
+	MOVQ rows+40(FP), CX
+	MOVQ k+48(FP), R8
+	MOVQ R8, R9
+	ANDQ $-4, R9
+
+rgrow:
+	TESTQ CX, CX
+	JZ    rgdone
+	VBROADCASTSD (R10), Y14 // norm
+	VBROADCASTSD (R11), Y15 // dot
+	XORQ BX, BX
+
+rg8:
+	LEAQ 8(BX), AX
+	CMPQ AX, R9
+	JGT  rg4
+	VMOVUPD (SI)(BX*8), Y0
+	VMOVUPD 32(SI)(BX*8), Y1
+	VDIVPD Y14, Y0, Y0
+	VDIVPD Y14, Y1, Y1
+	VMULPD Y15, Y0, Y0
+	VMULPD Y15, Y1, Y1
+	VMOVUPD (DX)(BX*8), Y2
+	VMOVUPD 32(DX)(BX*8), Y3
+	VSUBPD Y0, Y2, Y2
+	VSUBPD Y1, Y3, Y3
+	VDIVPD Y14, Y2, Y2
+	VDIVPD Y14, Y3, Y3
+	VMOVUPD Y2, (DI)(BX*8)
+	VMOVUPD Y3, 32(DI)(BX*8)
+	ADDQ $8, BX
+	JMP  rg8
+
+rg4:
+	CMPQ BX, R9
+	JGE  rgnext
+	VMOVUPD (SI)(BX*8), Y0
+	VDIVPD Y14, Y0, Y0
+	VMULPD Y15, Y0, Y0
+	VMOVUPD (DX)(BX*8), Y2
+	VSUBPD Y0, Y2, Y2
+	VDIVPD Y14, Y2, Y2
+	VMOVUPD Y2, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  rg4
+
+rgnext:
+	LEAQ (DI)(R8*8), DI
+	LEAQ (SI)(R8*8), SI
+	LEAQ (DX)(R8*8), DX
+	ADDQ $8, R10
+	ADDQ $8, R11
+	DECQ CX
+	JMP  rgrow
+
+rgdone:
+	VZEROUPPER
+	RET

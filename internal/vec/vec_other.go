@@ -55,3 +55,7 @@ func seq4w(dst []float64, g, w, ldd int, vals []float64, rinc, vinc, k int, b []
 func expKernel(dst, x []float64) int { return 0 }
 
 var hasFMA, useExpFMA = false, false
+
+func scaleRows(dst, x, f []float64, k int) bool { return false }
+
+func rowNormGrad(dst, x, g, norm, dot []float64, k int) bool { return false }

@@ -522,3 +522,36 @@ func TestExpMatchesMath(t *testing.T) {
 		t.Error("the CPU has AVX2 and FMA but the Exp kernel is off: its start-up check failed")
 	}
 }
+
+// ScaleRows and RowNormGrad give the bits of their formulas entry by entry,
+// with the kernels and without, at widths around the kernels' steps.
+func TestRowKernelsMatchFormulas(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, asm := range []bool{false, true} {
+		for _, k := range []int{1, 3, 4, 5, 8, 12, 16, 17, 48} {
+			rows := 1 + rng.IntN(6)
+			x, g := randRows(rng, rows*k), randRows(rng, rows*k)
+			f, norm, dot := randRows(rng, rows), randRows(rng, rows), randRows(rng, rows)
+			x[0] = math.Copysign(0, -1)
+			wantS, wantG := make([]float64, rows*k), make([]float64, rows*k)
+			for i := range rows {
+				for c := range k {
+					p := i*k + c
+					wantS[p] = x[p] * f[i]
+					q := float64(x[p]/norm[i]) * dot[i]
+					wantG[p] = (g[p] - q) / norm[i]
+				}
+			}
+			gotS, gotG := make([]float64, rows*k), make([]float64, rows*k)
+			withAVX(asm, func() {
+				ScaleRows(gotS, x, f, k)
+				RowNormGrad(gotG, x, g, norm, dot, k)
+			})
+			for p := range wantS {
+				if math.Float64bits(gotS[p]) != math.Float64bits(wantS[p]) || math.Float64bits(gotG[p]) != math.Float64bits(wantG[p]) {
+					t.Fatalf("asm %v %d×%d entry %d: ScaleRows %v, want %v; RowNormGrad %v, want %v", asm, rows, k, p, gotS[p], wantS[p], gotG[p], wantG[p])
+				}
+			}
+		}
+	}
+}
