@@ -517,7 +517,9 @@ func TestRowNormalizeBits(t *testing.T) {
 						wantY = v * (1 / norm)
 						wantDx = (g[c] - v/norm*(dot/norm)) / norm
 					}
-					same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b) }
+					same := func(a, b float64) bool {
+						return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+					}
 					if !same(yd[i*k+c], wantY) || !same(dxd[i*k+c], wantDx) {
 						t.Fatalf("n %d, k %d, row %d, col %d: %v, %v; want %v, %v", n, k, i, c, yd[i*k+c], dxd[i*k+c], wantY, wantDx)
 					}
