@@ -22,7 +22,7 @@ type Param struct {
 
 // Value returns the parameter's values (row-major), aliased: writing to the
 // slice changes the parameter.
-func (p *Param) Value() []float64 { return p.Node.Value().Data().([]float64) }
+func (p *Param) Value() []float64 { return Values(p.Node) }
 
 // Size is the number of scalars in the parameter.
 func (p *Param) Size() int { return p.Node.Shape().TotalSize() }
@@ -524,6 +524,11 @@ func Values(n *G.Node) []float64 {
 	switch v := n.Value().(type) {
 	case *G.F64:
 		return []float64{float64(*v)}
+	case *tensor.Dense:
+		if d, ok := float64s(v); ok {
+			return d
+		}
+		return v.Data().([]float64)
 	case tensor.Tensor:
 		return v.Data().([]float64)
 	}

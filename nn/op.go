@@ -20,6 +20,16 @@ import (
 // (machine.go) hands it last run's buffer and the op writes every entry of
 // its result into it; Do is UsePreallocDo without a buffer.
 
+// float64s returns a float64 tensor's data (aliased), without the reflection
+// of Dense.Data (a sync.Map lookup and a reflect.SliceOf per call, a few
+// per cent of a small model's step); false for another dtype or a scalar.
+func float64s(t *tensor.Dense) ([]float64, bool) {
+	if t.Dtype() != tensor.Float64 || t.IsScalar() {
+		return nil, false
+	}
+	return t.Float64s(), true
+}
+
 // output returns the tensor an op writes its result into: prealloc when it
 // is a float64 tensor of the result's size (its contents are stale: the op
 // must write every entry), a new one otherwise.
@@ -29,7 +39,7 @@ func output(prealloc G.Value, shape ...int) (*tensor.Dense, []float64) {
 		size *= s
 	}
 	if t, ok := prealloc.(*tensor.Dense); ok && t.Size() == size {
-		if d, ok := t.Data().([]float64); ok {
+		if d, ok := float64s(t); ok {
 			if !t.Shape().Eq(tensor.Shape(shape)) {
 				if err := t.Reshape(shape...); err != nil {
 					panic(err) // same size: cannot fail

@@ -32,7 +32,7 @@ func denseF64(v G.Value, what string) (*tensor.Dense, []float64, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("nn: %s wants a dense tensor, got %T", what, v)
 	}
-	f, ok := d.Data().([]float64)
+	f, ok := float64s(d)
 	if !ok {
 		return nil, nil, fmt.Errorf("nn: %s wants float64 data, got %T", what, d.Data())
 	}

@@ -162,7 +162,7 @@ func (op *spmmOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 	if !ok {
 		return nil, fmt.Errorf("nn: SpMM wants a dense tensor, got %T", vals[0])
 	}
-	xd, ok := x.Data().([]float64)
+	xd, ok := float64s(x)
 	if !ok {
 		return nil, fmt.Errorf("nn: SpMM wants float64 data, got %T", x.Data())
 	}
