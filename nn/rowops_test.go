@@ -390,29 +390,12 @@ func TestRowSumsMatchGorgonia(t *testing.T) {
 	for _, k := range []int{1, 7, 131} {
 		xv, vv := randSlice(rng, 6*k), randSlice(rng, 6)
 		run := func(own bool) (val, grad []float64) {
-			g := G.NewGraph()
-			x := G.NewMatrix(g, G.Float64, G.WithShape(6, k), G.WithValue(tensor.New(tensor.WithShape(6, k), tensor.WithBacking(append([]float64(nil), xv...)))), G.WithName("x"))
-			v := G.NewVector(g, G.Float64, G.WithShape(6), G.WithValue(tensor.New(tensor.WithShape(6), tensor.WithBacking(append([]float64(nil), vv...)))), G.WithName("v"))
-			var s *G.Node
-			if own {
-				s = RowSums(x)
-			} else {
-				s = G.Must(G.Sum(x, 1))
-			}
-			loss := G.Must(G.Sum(G.Must(G.HadamardProd(s, v))))
-			if _, err := G.Grad(loss, x); err != nil {
-				t.Fatal(err)
-			}
-			vm := G.NewTapeMachine(g)
-			defer vm.Close()
-			if err := vm.RunAll(); err != nil {
-				t.Fatal(err)
-			}
-			gx, err := x.Grad()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return append([]float64(nil), s.Value().Data().([]float64)...), append([]float64(nil), gx.Data().([]float64)...)
+			return reduceAndGrad(t, 6, k, xv, vv, func(x *G.Node) *G.Node {
+				if own {
+					return RowSums(x)
+				}
+				return G.Must(G.Sum(x, 1))
+			})
 		}
 		ov, og := run(true)
 		gv, gg := run(false)
@@ -420,6 +403,32 @@ func TestRowSumsMatchGorgonia(t *testing.T) {
 			t.Fatalf("width %d: RowSums %v grad %v; gorgonia %v grad %v", k, ov, og, gv, gg)
 		}
 	}
+}
+
+// reduceAndGrad runs reduce on an n×k matrix x (values xv) and
+// differentiates Σ reduce(x)∘v (values vv) with respect to x on gorgonia's
+// TapeMachine: the reduction's values and x's gradient.
+func reduceAndGrad(t *testing.T, n, k int, xv, vv []float64, reduce func(*G.Node) *G.Node) (val, grad []float64) {
+	t.Helper()
+	g := G.NewGraph()
+	x := G.NewMatrix(g, G.Float64, G.WithShape(n, k), G.WithValue(tensor.New(tensor.WithShape(n, k), tensor.WithBacking(append([]float64(nil), xv...)))), G.WithName("x"))
+	s := reduce(x)
+	m := s.Shape()[0]
+	v := G.NewVector(g, G.Float64, G.WithShape(m), G.WithValue(tensor.New(tensor.WithShape(m), tensor.WithBacking(append([]float64(nil), vv...)))), G.WithName("v"))
+	loss := G.Must(G.Sum(G.Must(G.HadamardProd(s, v))))
+	if _, err := G.Grad(loss, x); err != nil {
+		t.Fatal(err)
+	}
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	gx, err := x.Grad()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]float64(nil), s.Value().Data().([]float64)...), append([]float64(nil), gx.Data().([]float64)...)
 }
 
 // TestColSumsMatchGorgonia: ColSums and its gradient give the bits of
@@ -434,29 +443,12 @@ func TestColSumsMatchGorgonia(t *testing.T) {
 				xv[j] = math.Copysign(0, -1)
 			}
 			run := func(own bool) (val, grad []float64) {
-				g := G.NewGraph()
-				x := G.NewMatrix(g, G.Float64, G.WithShape(n, d), G.WithValue(tensor.New(tensor.WithShape(n, d), tensor.WithBacking(append([]float64(nil), xv...)))), G.WithName("x"))
-				v := G.NewVector(g, G.Float64, G.WithShape(d), G.WithValue(tensor.New(tensor.WithShape(d), tensor.WithBacking(append([]float64(nil), vv...)))), G.WithName("v"))
-				var s *G.Node
-				if own {
-					s = ColSums(x)
-				} else {
-					s = G.Must(G.Sum(x, 0))
-				}
-				loss := G.Must(G.Sum(G.Must(G.HadamardProd(s, v))))
-				if _, err := G.Grad(loss, x); err != nil {
-					t.Fatal(err)
-				}
-				vm := G.NewTapeMachine(g)
-				defer vm.Close()
-				if err := vm.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-				gx, err := x.Grad()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return append([]float64(nil), s.Value().Data().([]float64)...), append([]float64(nil), gx.Data().([]float64)...)
+				return reduceAndGrad(t, n, d, xv, vv, func(x *G.Node) *G.Node {
+					if own {
+						return ColSums(x)
+					}
+					return G.Must(G.Sum(x, 0))
+				})
 			}
 			ov, og := run(true)
 			gv, gg := run(false)
