@@ -130,6 +130,10 @@ func FromCOO(rows, cols int, src, dst []int, vals []float64) *CSR {
 // nil); read-only.
 var unitValue = []float64{1}
 
+// prefetchBytes is the size of X above which MulDense prefetches the rows
+// it gathers (about where X leaves the L3 cache's share a core gets).
+const prefetchBytes = 8 << 20
+
 // MulDense computes out = M·X for a dense row-major X of shape Cols×k and
 // writes the Rows×k result into out (which must have length Rows·k; it is
 // overwritten). Rows are processed in parallel over GOMAXPROCS goroutines,
@@ -140,8 +144,20 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	if len(x) != m.Cols*k || len(out) != m.Rows*k {
 		panic("graphs: MulDense shape mismatch") // programming error, not user input
 	}
+	// Beyond the caches, the rows of X two output rows ahead are
+	// prefetched: the gathers are bound by memory latency there (a 10⁶-row
+	// product 25–35 % faster at widths 5 and 16), while on X that the
+	// caches hold the extra pass over the indices only costs (a 3,000-row
+	// product 40–55 % slower).
+	ahead := 0
+	if len(x)*8 > prefetchBytes {
+		ahead = 2
+	}
 	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			if j := i + ahead; ahead > 0 && j < hi {
+				vec.PrefetchRows(m.Indices[m.Indptr[j]:m.Indptr[j+1]], x, k, m.Cols)
+			}
 			o := out[i*k : (i+1)*k : (i+1)*k]
 			a, b := m.Indptr[i], m.Indptr[i+1]
 			if m.Data == nil {

@@ -371,3 +371,29 @@ func TestGradientsDoNotAccumulateAcrossSteps(t *testing.T) {
 		}
 	}
 }
+
+// A Fixed matrix's transpose keeps the values of the last Set: in-place
+// writes are not looked at (that is the declaration), a Set is.
+func TestFixedSparseTransposeFollowsSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	a := randCSR(rng, 6, 4, 0.5)
+	s := NewSparse("A", a).Fixed()
+	want := a.Transpose()
+	for _, v := range []float64{1, 2} {
+		b := a.Clone()
+		for k := range b.Data {
+			b.Data[k] *= v
+		}
+		if err := s.Set(b); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			got := s.T()
+			for k := range want.Data {
+				if got.Data[k] != want.Data[k]*v || got.Indices[k] != want.Indices[k] {
+					t.Fatalf("×%v: transpose entry %d: got %v want %v", v, k, got.Data[k], want.Data[k]*v)
+				}
+			}
+		}
+	}
+}

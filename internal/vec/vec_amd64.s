@@ -1654,3 +1654,39 @@ rgnext:
 rgdone:
 	VZEROUPPER
 	RET
+
+// func prefetchRowsAVX(idx *int, k int, b *float64, ldb, lines, rows int)
+// PREFETCHT0 of the first lines cache lines of each row idx[p] of b (ldb
+// values per row), p < k; indices outside [0, rows) are skipped.
+TEXT ·prefetchRowsAVX(SB), NOSPLIT, $0-48
+	MOVQ idx+0(FP), R8
+	MOVQ k+8(FP), CX
+	MOVQ b+16(FP), R10
+	MOVQ ldb+24(FP), R11
+	SHLQ $3, R11
+	MOVQ lines+32(FP), R9
+	MOVQ rows+40(FP), R12
+	XORQ AX, AX
+
+pfloop:
+	CMPQ AX, CX
+	JGE  pfdone
+	MOVQ (R8)(AX*8), BX
+	CMPQ BX, R12
+	JAE  pfnext
+	IMULQ R11, BX
+	ADDQ R10, BX
+	MOVQ R9, DX
+
+pfline:
+	PREFETCHT0 (BX)
+	ADDQ $64, BX
+	DECQ DX
+	JNZ  pfline
+
+pfnext:
+	INCQ AX
+	JMP  pfloop
+
+pfdone:
+	RET

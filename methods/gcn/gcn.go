@@ -99,7 +99,7 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, fixed bool) (*net, error) {
 		if err != nil {
 			return err
 		}
-		a := nn.NewSparse("Â", adj)
+		a := nn.NewSparse("Â", adj).Fixed() // built here, never written
 		n.l1 = layers.NewGCNConv(model, "gcn.0", a, g.X.F, m.cfg.Hidden)
 		n.l2 = layers.NewGCNConv(model, "gcn.1", a, m.cfg.Hidden, g.NumClasses)
 		n.logits = m.forward(model, n.l1, n.l2, x)
