@@ -91,20 +91,25 @@ func (op *standardizeOp) layout(n, k int) (groups, size, ri, ci int) {
 
 // stats returns the mean and 1/sqrt(var+eps) of each group, from the batch
 // or, for BatchNorm in evaluation mode, from the running statistics.
+// BatchNorm's are written into op.last's buffers (no allocation per pass);
+// the running ones leave op.last recording no input.
 func (op *standardizeOp) stats(xd []float64, n, k int, update bool) (mean, inv []float64) {
-	groups, size, ri, ci := op.layout(n, k)
-	mean = make([]float64, groups)
-	inv = make([]float64, groups)
 	if op.axis == 0 && !op.training && op.statsObserved {
-		for g := range mean {
-			mean[g] = op.runMean[g]
-			inv[g] = 1 / math.Sqrt(op.runVar[g]+op.eps)
+		l := &op.last
+		l.x = nil
+		l.mean, l.inv = resize(l.mean, k), resize(l.inv, k)
+		for g := range l.mean {
+			l.mean[g] = op.runMean[g]
+			l.inv[g] = 1 / math.Sqrt(op.runVar[g]+op.eps)
 		}
-		return mean, inv
+		return l.mean, l.inv
 	}
 	if op.axis == 0 {
 		return op.columnStats(xd, n, k, update)
 	}
+	groups, size, ri, ci := op.layout(n, k)
+	mean = make([]float64, groups)
+	inv = make([]float64, groups)
 	for i := 0; i < n; i++ {
 		for c, v := range xd[i*k : (i+1)*k] {
 			mean[i*ri+c*ci] += v
