@@ -126,6 +126,16 @@ func sumSeq(dst, vals []float64, vinc, k int, b []float64, ldb int, zero bool) {
 	axpySeq(dst, vals, vinc, k, b, ldb, zero)
 }
 
+// PrefetchRows asks the CPU to bring the rows idx[p] of b (ldb values per
+// row, rows rows; indices outside them are skipped) into the cache ahead
+// of a sum over them. A hint only: it changes no value (a no-op off amd64).
+func PrefetchRows(idx []int, b []float64, ldb, rows int) {
+	if len(idx) == 0 || len(b) == 0 || ldb <= 0 {
+		return
+	}
+	prefetchRows(idx, b, ldb, (min(ldb, len(b))*8+63)/64, rows)
+}
+
 // SumSeqRows and AxpySeqRows are SumSeq and AxpySeq for rows rows of
 // width n at once: row r is dst[r·ldd : r·ldd+n], its factors
 // vals[r·rinc + l·vinc] for l < k, all over the same k rows of b. Each row

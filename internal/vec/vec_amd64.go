@@ -284,14 +284,12 @@ func scaleRowsAVX(dst, x, f *float64, rows, k int)
 //go:noescape
 func rowNormGradAVX(dst, x, dy, norm, dot *float64, rows, k int)
 
-// PrefetchRows asks the CPU to bring the rows idx[p] of b (ldb values per
-// row, rows rows) into the cache ahead of a sum over them; a hint only.
-func PrefetchRows(idx []int, b []float64, ldb, rows int) {
-	if len(idx) == 0 || len(b) == 0 || !useAVX {
-		return
+// prefetchRows issues the prefetches of PrefetchRows (none without AVX,
+// whose CPUs this build otherwise treats as plain amd64).
+func prefetchRows(idx []int, b []float64, ldb, lines, rows int) {
+	if useAVX {
+		prefetchRowsAVX(&idx[0], len(idx), &b[0], ldb, lines, rows)
 	}
-	lines := (min(ldb, len(b))*8 + 63) / 64
-	prefetchRowsAVX(&idx[0], len(idx), &b[0], ldb, lines, rows)
 }
 
 //go:noescape

@@ -555,3 +555,18 @@ func TestRowKernelsMatchFormulas(t *testing.T) {
 		}
 	}
 }
+
+// PrefetchRows is only a hint: it skips indices outside the rows (no fault
+// on -1 or a huge index) and changes nothing.
+func TestPrefetchRowsIsAHint(t *testing.T) {
+	b := []float64{1, 2, 3, 4, 5, 6}
+	want := slices.Clone(b)
+	idx := []int{0, 2, -1, 1 << 40, 1}
+	for _, asm := range []bool{false, true} {
+		withAVX(asm, func() { PrefetchRows(idx, b, 2, 3) })
+	}
+	PrefetchRows(nil, b, 2, 3)
+	if !slices.Equal(b, want) {
+		t.Fatalf("PrefetchRows changed b: %v", b)
+	}
+}
