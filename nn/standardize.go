@@ -38,8 +38,8 @@ type standardizeOp struct {
 // batchStats holds a BatchNorm op's batch statistics (column means and
 // 1/σ) and the input they are of, so that the gradient, which runs after
 // its forward pass on the same input, reads them instead of computing them
-// again (the same loops on the same values: the same numbers). neg, dy and
-// dyy are scratch for the passes.
+// again (the same loops on the same values: the same numbers). neg, mdy
+// and mdyy are scratch for the passes.
 type batchStats struct {
 	x              *float64 // &input[0]
 	n, k           int
