@@ -130,12 +130,26 @@ func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) {
 	ad := a.Data
 	// The inner index runs in blocks of rows of B that fit a core's L2
 	// cache (128 KB), each block added to every row of the chunk in turn.
+	// With op(A) = Aᵀ the block's rows of A are read by every group of
+	// four rows as well: they too stay within 256 KB (a 10⁶×64 A times a
+	// narrow B read A from memory about four times over otherwise).
 	kb := max(16, (128<<10)/8/max(n, 1))
+	if ta {
+		kb = max(16, min(kb, (256<<10)/8/max(a.Stride, 1)))
+	}
 	if k == 0 {
 		clear(c[:m*n])
 		return
 	}
-	parallel.Rows(m, m*n*k, func(lo, hi int) {
+	// With op(A) = Aᵀ every chunk of rows streams all of B (k rows, e.g. the
+	// output gradient of a whole layer): one chunk per core (in fours, for
+	// the four-row kernels) reads it once per core instead of once per
+	// chunk of the balanced split.
+	split := parallel.Rows
+	if ta {
+		split = func(n, work int, f func(lo, hi int)) { parallel.Parts(n, 4, work, f) }
+	}
+	split(m, m*n*k, func(lo, hi int) {
 		for l0 := 0; l0 < k; l0 += kb {
 			l1 := min(l0+kb, k)
 			bl := b[l0*n:]

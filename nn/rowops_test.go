@@ -314,7 +314,7 @@ func TestMatMulMatchesGorgonia(t *testing.T) {
 // zeros in A.
 func TestMulRowsMatchesGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {300, 64, 7}, {2708, 16, 32}, {40, 1433, 16}, {300, 70, 64}, {9, 3, 133}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {300, 64, 7}, {2708, 16, 32}, {40, 1433, 16}, {300, 70, 64}, {9, 3, 133}, {13, 5000, 5}} {
 		m, k, n := sz[0], sz[1], sz[2]
 		for _, ta := range []bool{false, true} {
 			rows, cols := m, k

@@ -28,13 +28,36 @@ func Rows(n, work int, f func(lo, hi int)) {
 		f(0, n)
 		return
 	}
-	step := (n + 4*p - 1) / (4 * p)
-	chunks := (n + step - 1) / step
+	chunks(n, (n+4*p-1)/(4*p), p, f)
+}
+
+// Parts is Rows with one contiguous part per CPU, each a multiple of
+// align indices long (but the last), for loops in which every part reads
+// the whole of a large operand: more parts would read it more often. The
+// transposed product Aᵀ·B of a tall A is one (a part is some rows of the
+// small result, and every part streams all of B: in chunks of four rows,
+// a 10⁶×64 B was read eight times per product).
+func Parts(n, align, work int, f func(lo, hi int)) {
+	p := runtime.GOMAXPROCS(0)
+	align = max(align, 1)
+	if p <= 1 || work < minWork || n < 2*align {
+		f(0, n)
+		return
+	}
+	step := ((n+p-1)/p + align - 1) / align * align
+	chunks(n, step, p, f)
+}
+
+// chunks runs f over [0, n) in chunks of step indices, taken in turn by
+// the calling goroutine and up to p−1 helpers.
+func chunks(n, step, p int, f func(lo, hi int)) {
+	count := (n + step - 1) / step
+	p = min(p, count)
 	var next atomic.Int64
 	take := func() {
 		for {
 			c := int(next.Add(1)) - 1
-			if c >= chunks {
+			if c >= count {
 				return
 			}
 			f(c*step, min((c+1)*step, n))
