@@ -47,6 +47,30 @@ func (m *CSR) Clone() *CSR {
 	return c
 }
 
+// SelectRows returns the rows rows of m, in that order, as a new
+// len(rows)×Cols matrix (row k is m's row rows[k], entries in m's order).
+// A product with it is the product with m restricted to those rows, with
+// the same bits: a loss over the training nodes needs only their rows of
+// the last layer's Â·Z. Rows outside m panic (a programming error).
+func (m *CSR) SelectRows(rows []int) *CSR {
+	s := &CSR{Rows: len(rows), Cols: m.Cols, Indptr: make([]int, len(rows)+1)}
+	for k, i := range rows {
+		s.Indptr[k+1] = s.Indptr[k] + m.Indptr[i+1] - m.Indptr[i]
+	}
+	s.Indices = make([]int, s.Indptr[len(rows)])
+	if m.Data != nil {
+		s.Data = make([]float64, len(s.Indices))
+	}
+	for k, i := range rows {
+		a, b := m.Indptr[i], m.Indptr[i+1]
+		copy(s.Indices[s.Indptr[k]:], m.Indices[a:b])
+		if m.Data != nil {
+			copy(s.Data[s.Indptr[k]:], m.Data[a:b])
+		}
+	}
+	return s
+}
+
 // RowSums returns the sum of stored values in each row (the out-degree of an
 // unweighted adjacency, the weighted degree otherwise).
 func (m *CSR) RowSums() []float64 {

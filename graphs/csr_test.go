@@ -3,6 +3,7 @@ package graphs
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -50,6 +51,57 @@ func TestMulDenseTMatchesTranspose(t *testing.T) {
 	for k, want := range map[int]bool{16: false, 24: false, 32: true, 40: false, 48: true, 7: false} {
 		if ScattersT(k) != want {
 			t.Errorf("ScattersT(%d) = %v, want %v", k, !want, want)
+		}
+	}
+}
+
+// TestSelectRowsProductIsRestricted: the product with the selected rows is
+// the full product's rows bit for bit, for rows in any order, repeated and
+// empty, with and without stored values; the selection owns its arrays.
+func TestSelectRowsProductIsRestricted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := &CSR{Rows: 50, Cols: 40, Indptr: []int{0}}
+	for i := 0; i < m.Rows; i++ {
+		for j := 0; j < m.Cols; j++ {
+			if i%7 != 3 && rng.IntN(6) == 0 {
+				m.Indices = append(m.Indices, j)
+				m.Data = append(m.Data, rng.NormFloat64())
+			}
+		}
+		m.Indptr = append(m.Indptr, len(m.Indices))
+	}
+	pattern := &CSR{Rows: m.Rows, Cols: m.Cols, Indptr: m.Indptr, Indices: m.Indices}
+	const k = 5
+	x := make([]float64, m.Cols*k)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	for _, a := range []*CSR{m, pattern} {
+		full := make([]float64, a.Rows*k)
+		a.MulDense(x, k, full)
+		for _, rows := range [][]int{nil, {3}, {0, 1, 2}, {49, 10, 3, 10, 24}} {
+			s := a.SelectRows(rows)
+			if s.Rows != len(rows) || s.Cols != a.Cols || (s.Data == nil) != (a.Data == nil) {
+				t.Fatalf("rows %v: %d×%d (values %v)", rows, s.Rows, s.Cols, s.Data != nil)
+			}
+			if err := s.Validate(); err != nil {
+				t.Fatalf("rows %v: %v", rows, err)
+			}
+			got := make([]float64, len(rows)*k)
+			s.MulDense(x, k, got)
+			for r, i := range rows {
+				for c := 0; c < k; c++ {
+					if math.Float64bits(got[r*k+c]) != math.Float64bits(full[i*k+c]) {
+						t.Fatalf("rows %v: row %d col %d = %v, full product %v", rows, i, c, got[r*k+c], full[i*k+c])
+					}
+				}
+			}
+			if len(s.Indices) > 0 {
+				s.Indices[0] = -1
+				if slices.Contains(a.Indices, -1) {
+					t.Fatal("the selection shares its indices with the matrix")
+				}
+			}
 		}
 	}
 }

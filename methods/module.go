@@ -130,13 +130,8 @@ func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (tra
 // trains. It must be built before compiling, so that its dropout nodes are
 // known to be off the training path.
 func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (*Watch, error) {
-	rows := append([]int(nil), split.Val...)
-	if withTrain {
-		rows = append(rows, split.Train...)
-	}
-	slices.Sort(rows)
-	rows = slices.Compact(rows)
-	if len(rows) == 0 || 10*len(rows) > 9*n {
+	rows := WatchRows(split, n, withTrain)
+	if rows == nil {
 		return nil, nil
 	}
 	m := mod.Model
@@ -161,6 +156,24 @@ func (mod *Module) watchPath(split graphs.Split, n int, withTrain bool) (*Watch,
 	return NewWatch(f, outs[0], rows, n), nil
 }
 
+// WatchRows returns the nodes a monitoring path evaluates after every
+// epoch: the validation nodes, and the training nodes when withTrain (the
+// training accuracy only goes to a trace), sorted and distinct; nil when
+// there are none or they are more than 90 % of the n nodes (a path over
+// all nodes is then as cheap).
+func WatchRows(split graphs.Split, n int, withTrain bool) []int {
+	rows := append([]int(nil), split.Val...)
+	if withTrain {
+		rows = append(rows, split.Train...)
+	}
+	slices.Sort(rows)
+	rows = slices.Compact(rows)
+	if len(rows) == 0 || 10*len(rows) > 9*n {
+		return nil
+	}
+	return rows
+}
+
 // Watch predicts monitored rows from the logits of a frozen path (one row
 // per monitored node, in the order of rows; nil rows: every node): a
 // trainers.Pipe, and in turn (Predict) a trainers.MonitorFunc.
@@ -177,6 +190,9 @@ type Watch struct {
 func NewWatch(f *nn.Frozen, logits *G.Node, rows []int, n int) *Watch {
 	return &Watch{f: f, logits: logits, rows: rows, n: n}
 }
+
+// Logits is the path's output: one row per monitored node.
+func (w *Watch) Logits() *G.Node { return w.logits }
 
 func (w *Watch) Start()    { w.f.Start() }
 func (w *Watch) Keep() any { return w.f.Keep() }

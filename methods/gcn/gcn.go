@@ -5,6 +5,7 @@ package gcn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -55,41 +56,50 @@ func (m *GCN) Config() any                      { return &m.cfg }
 func (m *GCN) Validate() error                  { return m.cfg.Validate() }
 func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 
-// Build constructs the GCN's expression graph on g and returns the model,
-// its logits over all nodes and its loss.
-func (m *GCN) Build(g *graphs.Graph, seed uint64) (*nn.Model, *G.Node, *nn.CrossEntropy, error) {
-	n, err := m.buildNet(g, seed, true)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return n.model, n.logits, n.ce, nil
-}
-
-// net is the GCN's model with its two layers. logits is the training
-// path's output (with dropout), eval the evaluation output: the same
-// function without dropout on a frozen copy of the model (nn.Frozen), so
-// the training loop monitors epoch e while epoch e+1 trains, computed from
-// a fixed Â·X where the first layer allows it (GCNConv.EvalInput), so an
-// evaluation does not gather the rows of X.
+// net is the GCN's model with its paths. logits is the training path's
+// output (with dropout) over the rows its loss reads: the training nodes
+// (train, sorted) when they are at most 90 % of the nodes, every node
+// otherwise (train nil). The second layer's sparse product, its gradient
+// and the loss then cover only those rows: at 10⁶ nodes the all-rows
+// product, its transpose and the log-softmax of 10⁶ rows were a fifth of
+// an epoch. The same holds for monitoring: watch predicts the validation
+// nodes (and the training nodes for a trace, methods.WatchRows) after
+// every epoch, and all every node for the final prediction, each on a
+// frozen copy of the model (nn.Frozen) without dropout, computed from a
+// fixed Â·X where the first layer allows it (GCNConv.FixedInput), so an
+// evaluation does not gather the rows of X. Each path's rows are those of
+// the all-nodes product bit for bit (graphs.CSR.SelectRows, and every
+// other op is row-wise), so training and selection are unchanged.
 type net struct {
 	model        *nn.Model
 	logits, eval *G.Node
-	watch        *methods.Watch
-	// fixed is set when eval starts from a fixed Â·X: it is then a small
-	// part of an epoch, and monitoring it in turn leaves both cores to the
-	// training step's parallel loops (overlapping it made a 10⁵-node epoch
-	// 10 % slower).
+	watch, all   *methods.Watch
+	// fixed is set when the evaluation starts from a fixed Â·X: it is then
+	// a small part of an epoch, and monitoring it in turn leaves both cores
+	// to the training step's parallel loops (overlapping it made a 10⁵-node
+	// epoch 10 % slower).
 	fixed  bool
 	ce     *nn.CrossEntropy
+	train  []int
 	l1, l2 *layers.GCNConv
 }
 
-// buildNet builds the net on g; fixed lets evaluation start from a fixed
-// Â·X (tests turn it off to compare).
-func (m *GCN) buildNet(g *graphs.Graph, seed uint64, fixed bool) (*net, error) {
+// paths chooses a net's paths: Run's are the defaults (every field set
+// but lossAll); tests turn each off to compare.
+type paths struct {
+	fixed   bool  // evaluation may start from a fixed Â·X
+	watch   []int // the monitored rows (nil: every node)
+	lossAll bool  // the training path covers every node
+}
+
+// buildNet builds the net on g with the paths o.
+func (m *GCN) buildNet(g *graphs.Graph, seed uint64, o paths) (*net, error) {
 	model := nn.NewModel(seed)
 	adj := graphs.GCNNorm(g.Adj)
 	n := &net{model: model}
+	if !o.lossAll {
+		n.train = lossRows(g.Split.Train, g.N)
+	}
 	err := nn.Build(func() error {
 		feats := g.X
 		if m.cfg.NormFeatures {
@@ -102,29 +112,53 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, fixed bool) (*net, error) {
 		a := nn.NewSparse("Â", adj).Fixed() // built here, never written
 		n.l1 = layers.NewGCNConv(model, "gcn.0", a, g.X.F, m.cfg.Hidden)
 		n.l2 = layers.NewGCNConv(model, "gcn.1", a, m.cfg.Hidden, g.NumClasses)
-		n.logits = m.forward(model, n.l1, n.l2, x)
-		// The frozen path reads the same matrices through wrappers of its
-		// own: nothing it touches is written while the next epoch trains.
-		f, outs, err := model.NewFrozen(func() ([]*G.Node, error) {
-			a := nn.NewSparse("Â.eval", adj)
-			c1 := &layers.GCNConv{Linear: n.l1.Linear, Adj: a}
-			c2 := &layers.GCNConv{Linear: n.l2.Linear, Adj: a}
-			xe, err := layers.NewFeatures(model, feats, "X.eval")
-			if err != nil {
-				return nil, err
-			}
-			if fixed {
-				if h, ok := c1.EvalInput(model, xe, "ÂX"); ok {
-					n.fixed = true
-					return []*G.Node{c2.Forward(nn.ReLU(h))}, nil
-				}
-			}
-			return []*G.Node{c2.Forward(nn.ReLU(c1.ForwardInput(model, xe, 0)))}, nil
-		})
+		out := n.l2
+		if n.train != nil {
+			out = &layers.GCNConv{Linear: n.l2.Linear, Adj: nn.NewSparse("Â.train", adj.SelectRows(n.train)).Fixed()}
+		}
+		n.logits = m.forward(model, n.l1, out, x)
+		// The frozen paths read the same matrices through wrappers of their
+		// own: nothing they touch is written while the next epoch trains.
+		// Both start from the same hidden layer (one fixed Â·X between them).
+		xe, err := layers.NewFeatures(model, feats, "X.eval")
 		if err != nil {
 			return err
 		}
-		n.eval, n.watch = outs[0], methods.NewWatch(f, outs[0], nil, g.N)
+		ae := nn.NewSparse("Â.eval", adj)
+		c1 := &layers.GCNConv{Linear: n.l1.Linear, Adj: ae}
+		var ax *G.Node
+		if o.fixed {
+			ax, n.fixed = c1.FixedInput(model, xe, "ÂX")
+		}
+		hidden := func() *G.Node {
+			if n.fixed {
+				return nn.ReLU(c1.FromFixed(ax))
+			}
+			return nn.ReLU(c1.ForwardInput(model, xe, 0))
+		}
+		path := func(rows []int, name string) (*methods.Watch, *G.Node, error) {
+			f, outs, err := model.NewFrozen(func() ([]*G.Node, error) {
+				h := hidden()
+				a := ae
+				if rows != nil {
+					a = nn.NewSparse(name, adj.SelectRows(rows))
+				}
+				return []*G.Node{(&layers.GCNConv{Linear: n.l2.Linear, Adj: a}).Forward(h)}, nil
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			return methods.NewWatch(f, outs[0], rows, g.N), outs[0], nil
+		}
+		if n.all, n.eval, err = path(nil, ""); err != nil {
+			return err
+		}
+		n.watch = n.all
+		if o.watch != nil {
+			if n.watch, _, err = path(o.watch, "Â.watch"); err != nil {
+				return err
+			}
+		}
 		if n.ce, err = nn.NewCrossEntropy(model, n.logits, "loss"); err != nil {
 			return err
 		}
@@ -133,11 +167,34 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, fixed bool) (*net, error) {
 	return n, err
 }
 
-// task is the net's training task: full-batch Adam, monitoring and
-// predicting through the frozen evaluation path, while the next epoch
-// trains unless the evaluation starts from a fixed Â·X.
+// lossRows returns the rows of the training path's logits: the training
+// nodes, sorted, when they are distinct and at most 90 % of the n nodes;
+// nil (every node) otherwise.
+func lossRows(train []int, n int) []int {
+	rows := slices.Sorted(slices.Values(train))
+	if len(rows) == 0 || 10*len(rows) > 9*n || len(slices.Compact(slices.Clone(rows))) != len(rows) {
+		return nil
+	}
+	return rows
+}
+
+// setTrain makes the loss average over g's training nodes.
+func (n *net) setTrain(g *graphs.Graph) error {
+	if n.train == nil {
+		return n.ce.SetRows(g.Split.Train, g.Labels)
+	}
+	rows, labels := make([]int, len(n.train)), make([]int, len(n.train))
+	for k, r := range n.train {
+		rows[k], labels[k] = k, g.Labels[r]
+	}
+	return n.ce.SetRows(rows, labels)
+}
+
+// task is the net's training task: full-batch Adam, monitoring through the
+// watch path, while the next epoch trains unless the evaluation starts
+// from a fixed Â·X, and predicting through the all-nodes path.
 func (n *net) task(opt nn.Optimizer) *trainers.ModelTask {
-	t := &trainers.ModelTask{Model: n.model, Logits: n.eval, Opt: opt, Watch: n.watch.Predict, Eval: n.watch.Evaluate}
+	t := &trainers.ModelTask{Model: n.model, Logits: n.eval, Opt: opt, Watch: n.watch.Predict, Eval: n.all.Evaluate}
 	if !n.fixed {
 		t.Pipe = n.watch
 	}
@@ -215,11 +272,11 @@ func (m *GCN) build(ctx *methods.Context) (*net, error) {
 		return nil, fmt.Errorf("gcn is not private: it supports only --privacy none")
 	}
 	g := ctx.Graph
-	n, err := m.buildNet(g, ctx.Seed, true)
+	n, err := m.buildNet(g, ctx.Seed, paths{fixed: true, watch: methods.WatchRows(g.Split, g.N, trainers.KeepsStats(ctx.Recorder))})
 	if err != nil {
 		return nil, err
 	}
-	if err := n.ce.SetRows(g.Split.Train, g.Labels); err != nil {
+	if err := n.setTrain(g); err != nil {
 		return nil, err
 	}
 	return n, nil
