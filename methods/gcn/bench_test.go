@@ -1,25 +1,34 @@
 package gcn
 
 import (
+	"os"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
 func benchEpoch(b *testing.B, g *graphs.Graph) {
-	spec, _ := graphs.ParseSplit("per-class:20:500:1000")
-	g, err := graphs.ApplySplit(g, spec, 1)
+	benchEpochWith(b, g, "per-class:20:500:1000", Config{Hidden: 16, TrainEpochs: 1, LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5})
+}
+
+func benchEpochWith(b *testing.B, g *graphs.Graph, split string, cfg Config) {
+	spec, err := graphs.ParseSplit(split)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := New(Config{Hidden: 16, TrainEpochs: 1, LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5})
-	n, err := m.buildNet(g, 1, true)
+	g, err = graphs.ApplySplit(g, spec, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := n.ce.SetRows(g.Split.Train, g.Labels); err != nil {
+	m := New(cfg)
+	n, err := m.buildNet(g, 1, paths{fixed: true, watch: methods.WatchRows(g.Split, g.N, false)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := n.setTrain(g); err != nil {
 		b.Fatal(err)
 	}
 	task := n.task(nn.NewAdam(0.01, 5e-4))
@@ -53,4 +62,20 @@ func BenchmarkGCNEpochCoraML(b *testing.B) {
 // BenchmarkGCNEpochCSBM is the same on the embedded default graph.
 func BenchmarkGCNEpochCSBM(b *testing.B) {
 	benchEpoch(b, graphs.CSBM(graphs.DefaultCSBM(), 1))
+}
+
+// BenchmarkGCNEpochFile is an epoch of `dpgnn train gcn` with its defaults
+// (hidden 64, dropout 0.5) and split ratio:0.1:0.2 on the graph in the npz
+// file $DPGNN_BENCH_GRAPH, e.g. a 10⁵- or 10⁶-node graph from `dpgnn data
+// generate` (docs/performance.md's scale table); skipped without it.
+func BenchmarkGCNEpochFile(b *testing.B) {
+	path := os.Getenv("DPGNN_BENCH_GRAPH")
+	if path == "" {
+		b.Skip("DPGNN_BENCH_GRAPH names no graph file")
+	}
+	g, err := graphs.LoadNPZ(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchEpochWith(b, g, "ratio:0.1:0.2", DefaultConfig())
 }
