@@ -133,7 +133,7 @@ func PrefetchRows(idx []int, b []float64, ldb, rows int) {
 	if len(idx) == 0 || len(b) == 0 || ldb <= 0 {
 		return
 	}
-	prefetchRows(idx, b, ldb, (min(ldb, len(b))*8+63)/64, rows)
+	prefetchRows(idx, b, ldb, min(rows, len(b)/ldb))
 }
 
 // SumSeqRows and AxpySeqRows are SumSeq and AxpySeq for rows rows of

@@ -286,11 +286,11 @@ func rowNormGradAVX(dst, x, dy, norm, dot *float64, rows, k int)
 
 // prefetchRows issues the prefetches of PrefetchRows (none without AVX,
 // whose CPUs this build otherwise treats as plain amd64).
-func prefetchRows(idx []int, b []float64, ldb, lines, rows int) {
+func prefetchRows(idx []int, b []float64, ldb, rows int) {
 	if useAVX {
-		prefetchRowsAVX(&idx[0], len(idx), &b[0], ldb, lines, rows)
+		prefetchRowsAVX(&idx[0], len(idx), &b[0], ldb, rows)
 	}
 }
 
 //go:noescape
-func prefetchRowsAVX(idx *int, k int, b *float64, ldb, lines, rows int)
+func prefetchRowsAVX(idx *int, k int, b *float64, ldb, rows int)

@@ -1655,17 +1655,17 @@ rgdone:
 	VZEROUPPER
 	RET
 
-// func prefetchRowsAVX(idx *int, k int, b *float64, ldb, lines, rows int)
-// PREFETCHT0 of the first lines cache lines of each row idx[p] of b (ldb
-// values per row), p < k; indices outside [0, rows) are skipped.
-TEXT ·prefetchRowsAVX(SB), NOSPLIT, $0-48
+// func prefetchRowsAVX(idx *int, k int, b *float64, ldb, rows int)
+// PREFETCHT0 of every cache line that row idx[p] of b (ldb values from
+// b + idx[p]·ldb) touches, p < k: a row of five values straddles two lines
+// more often than not. Indices outside [0, rows) are skipped.
+TEXT ·prefetchRowsAVX(SB), NOSPLIT, $0-40
 	MOVQ idx+0(FP), R8
 	MOVQ k+8(FP), CX
 	MOVQ b+16(FP), R10
 	MOVQ ldb+24(FP), R11
 	SHLQ $3, R11
-	MOVQ lines+32(FP), R9
-	MOVQ rows+40(FP), R12
+	MOVQ rows+32(FP), R12
 	XORQ AX, AX
 
 pfloop:
@@ -1676,13 +1676,14 @@ pfloop:
 	JAE  pfnext
 	IMULQ R11, BX
 	ADDQ R10, BX
-	MOVQ R9, DX
+	LEAQ -1(BX)(R11*1), DX // the row's last byte
+	ANDQ $-64, BX
 
 pfline:
 	PREFETCHT0 (BX)
 	ADDQ $64, BX
-	DECQ DX
-	JNZ  pfline
+	CMPQ BX, DX
+	JLS  pfline
 
 pfnext:
 	INCQ AX

@@ -60,4 +60,4 @@ func scaleRows(dst, x, f []float64, k int) bool { return false }
 
 func rowNormGrad(dst, x, g, norm, dot []float64, k int) bool { return false }
 
-func prefetchRows(idx []int, b []float64, ldb, lines, rows int) {}
+func prefetchRows(idx []int, b []float64, ldb, rows int) {}
