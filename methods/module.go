@@ -227,6 +227,10 @@ func (w *Watch) Predict() ([]int, error) {
 	return w.Wait()
 }
 
+// Release drops the path's buffers but its logits' (nn.Frozen.Release)
+// and returns their size in bytes.
+func (w *Watch) Release() int { return w.f.Release() }
+
 // Evaluate runs the frozen path on the model as it is and waits: its
 // logits then hold every monitored row's.
 func (w *Watch) Evaluate() error {

@@ -158,6 +158,18 @@ func (f *Frozen) Wait() error {
 	return nil
 }
 
+// Release drops the buffers of the path's machine but its outputs' (which
+// keep their values) and returns their size in bytes: a path that will
+// not run again, such as a monitoring path once training ends, stops
+// holding them (after the next garbage collection). A later Start
+// allocates them anew.
+func (f *Frozen) Release() int {
+	if f.busy {
+		panic("nn: Frozen.Release while a run is in progress")
+	}
+	return f.vm.release()
+}
+
 // Keep returns the copy the last run evaluated, for Model.Restore; Start
 // does not overwrite it until another copy is kept.
 func (f *Frozen) Keep() *State {

@@ -12,7 +12,7 @@ import (
 // parameter updates between Start and Wait (BatchNorm statistics and
 // dropout masks change with them) leave its result equal to evaluating the
 // model at that moment; Keep's copy restores that model; and a kept copy is
-// not overwritten by later Starts. With fused set, the BatchNorm has an
+// not overwritten by later Starts, nor is a run after Release. With fused set, the BatchNorm has an
 // affine part, which the frozen path takes in one evaluation-only op
 // (BatchStandardizer.Affine) and the training model as three.
 func TestFrozenEvaluatesTheCopy(t *testing.T) {
@@ -94,6 +94,15 @@ func testFrozen(t *testing.T, fused bool) {
 	var kept *State
 	var keptWant []float64
 	for epoch := 0; epoch < 4; epoch++ {
+		if epoch == 2 { // a released path keeps its output and runs again
+			before := slices.Clone(Values(frozen))
+			if fr.Release() == 0 {
+				t.Fatal("Release dropped no buffer")
+			}
+			if !slices.Equal(Values(frozen), before) {
+				t.Fatal("Release changed the output's values")
+			}
+		}
 		step()
 		want := eval()
 		fr.Start()

@@ -251,6 +251,24 @@ func (mc *machine) Run() error {
 	return nil
 }
 
+// release drops every slot's buffer but the kept nodes' (their nodes
+// still hold their last values) and returns the bytes it dropped.
+func (mc *machine) release() int {
+	kept := map[int]bool{}
+	for _, i := range mc.keep {
+		kept[mc.steps[i].slot] = true
+	}
+	n := 0
+	for k, t := range mc.slots {
+		if t != nil && !kept[k] {
+			n += 8 * t.Shape().TotalSize()
+			mc.slots[k] = nil
+		}
+	}
+	clear(mc.vals)
+	return n
+}
+
 // sameData reports whether v's data is t's buffer.
 func sameData(v G.Value, t *tensor.Dense) bool {
 	d, ok := v.(*tensor.Dense)
