@@ -224,39 +224,64 @@ func TestExactFixedSampleSubsets(t *testing.T) {
 	}
 }
 
-// TestExactPoissonSample: each index is kept with probability q and
-// the batch size is Binomial(n, q) (independence); q = 0 keeps nothing and
-// q = 1 everything.
+// TestExactPoissonSample: each index is kept with probability q, the
+// batch size is Binomial(n, q) and neighbouring indices are kept together
+// with probability q² (independence; the sampler draws the gaps between
+// kept indices), at a large q over few indices and a small one over many;
+// q = 0 keeps nothing and q = 1 everything.
 func TestExactPoissonSample(t *testing.T) {
-	const n, q, draws = 8, 0.3, 1_000_000
-	src := NewSource(106)
-	kept := make([]int, n)
-	sizes := make([]int, n+1)
-	for range draws {
-		s := PoissonSample(src, n, q)
-		for k, v := range s {
-			if v < 0 || v >= n || (k > 0 && s[k-1] >= v) {
-				t.Fatalf("sample %v", s)
+	for _, tc := range []struct {
+		n     int
+		q     float64
+		draws int
+	}{{8, 0.3, 1_000_000}, {300, 0.02, 200_000}} {
+		n, q, draws := tc.n, tc.q, tc.draws
+		src := NewSource(106 + uint64(n))
+		kept := make([]int, n)
+		pairs := make([]int, n-1)
+		sizes := make([]int, n+1)
+		for range draws {
+			s := PoissonSample(src, n, q)
+			for k, v := range s {
+				if v < 0 || v >= n || (k > 0 && s[k-1] >= v) {
+					t.Fatalf("sample %v", s)
+				}
+				kept[v]++
+				if k > 0 && s[k-1] == v-1 {
+					pairs[v-1]++
+				}
 			}
-			kept[v]++
+			sizes[len(s)]++
 		}
-		sizes[len(s)]++
+		name := func(what string, i int) string { return "n=" + itoa(n) + ": " + what + " " + itoa(i) }
+		total, together := 0, 0
+		for i, c := range kept {
+			if n <= 8 || i < 3 || i >= n-3 { // the first and last indices alone
+				exactBinom(t, name("P(index kept)", i), c, draws, q)
+			}
+			total += c
+		}
+		for _, c := range pairs {
+			together += c
+		}
+		exactBinom(t, name("P(kept), all indices", n), total, n*draws, q)
+		exactBinom(t, name("P(i and i+1 kept), all pairs", n-1), together, (n-1)*draws, q*q)
+		b := distuv.Binomial{N: float64(n), P: q}
+		for s, c := range sizes {
+			if p := b.Prob(float64(s)); p > 1e-4 {
+				exactBinom(t, name("P(batch size)", s), c, draws, p)
+			}
+		}
 	}
-	total := 0
-	for i, c := range kept {
-		exactBinom(t, "P(index "+itoa(i)+" kept)", c, draws, q)
-		total += c
-	}
-	exactBinom(t, "P(kept), all indices", total, n*draws, q)
-	b := distuv.Binomial{N: n, P: q}
-	for s, c := range sizes {
-		exactBinom(t, "P(batch size "+itoa(s)+")", c, draws, b.Prob(float64(s)))
-	}
+	src := NewSource(106)
 	if s := PoissonSample(src, 1000, 0); len(s) != 0 {
 		t.Errorf("q = 0 kept %v", s)
 	}
 	if s := PoissonSample(src, 1000, 1); len(s) != 1000 {
 		t.Errorf("q = 1 kept %d of 1000", len(s))
+	}
+	if s := PoissonSample(src, 0, 0.5); len(s) != 0 {
+		t.Errorf("n = 0 kept %v", s)
 	}
 }
 
