@@ -467,12 +467,13 @@ func TestColSumsMatchGorgonia(t *testing.T) {
 }
 
 // TestRowNormalizeBits: row normalisation and its gradient give the bits
-// of the row-by-row formulas (rows split over the cores), for row counts
-// of 1 to 37 and widths 1, 7, 16 and 48, zero rows and a row of infinite
-// norm included.
+// of the row-by-row formulas (rows split over the cores, and a core's
+// chunk into blocks of rows), for row counts of 1 to 37 and 2,000 and
+// widths 1, 7, 16 and 48, zero rows (one in a chunk's second block) and a
+// row of infinite norm included.
 func TestRowNormalizeBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	for _, n := range []int{1, 3, 4, 5, 8, 11, 37} {
+	for _, n := range []int{1, 3, 4, 5, 8, 11, 37, 2000} {
 		for _, k := range []int{1, 7, 16, 48} {
 			x, dy := make([]float64, n*k), make([]float64, n*k)
 			for i := range x {
@@ -480,6 +481,9 @@ func TestRowNormalizeBits(t *testing.T) {
 			}
 			if n > 2 {
 				clear(x[2*k : 3*k]) // a zero row
+			}
+			if n > 420 {
+				clear(x[420*k : 421*k]) // in the second block of a chunk at k = 48
 			}
 			if n > 4 {
 				x[4*k] = math.Inf(1) // a row of infinite norm
