@@ -35,6 +35,9 @@ func NewFeatures(m *nn.Model, x *graphs.Features, name string) (*Features, error
 
 // Linear applies l to the features after input dropout p.
 func (f *Features) Linear(m *nn.Model, l *Linear, p float64) *G.Node {
+	if f.Dense != nil {
+		return l.Affine(m.Dropout(f.Dense, p))
+	}
 	return l.AddBias(f.MatMul(m, l.W, p))
 }
 

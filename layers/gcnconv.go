@@ -33,7 +33,7 @@ func (c *GCNConv) Forward(h *G.Node) *G.Node {
 func (c *GCNConv) ForwardInput(m *nn.Model, x *Features, p float64) *G.Node {
 	if x.Dense != nil && x.F < c.Out {
 		ax := G.Must(nn.SpMM(c.Adj, m.Dropout(x.Dense, p)))
-		return c.AddBias(nn.MatMul(ax, c.W.Node))
+		return c.Affine(ax)
 	}
 	return c.AddBias(G.Must(nn.SpMM(c.Adj, x.MatMul(m, c.W, p))))
 }
@@ -55,5 +55,5 @@ func (c *GCNConv) FixedInput(m *nn.Model, x *Features, name string) (ax *G.Node,
 
 // FromFixed is the layer over a FixedInput ax: (Â·X)·W + b.
 func (c *GCNConv) FromFixed(ax *G.Node) *G.Node {
-	return c.AddBias(nn.MatMul(ax, c.W.Node))
+	return c.Affine(ax)
 }

@@ -46,8 +46,17 @@ func NewLinear(m *nn.Model, name string, in, out int, bias bool, init Init) *Lin
 // Forward applies the layer to a dense (N, In) node. On a model's recorded
 // (DP-SGD) path it also records W and b for per-sample gradients.
 func (l *Linear) Forward(x *G.Node) *G.Node {
-	y := l.AddBias(nn.MatMul(x, l.W.Node))
-	return l.m.RecordLinear(y, l.W, l.B, x, nil)
+	return l.m.RecordLinear(l.Affine(x), l.W, l.B, x, nil)
+}
+
+// Affine is x·W + b for a dense (N, In) node, the bias added by the
+// product's kernel as each chunk of rows is computed (nn.MatMulBias: the
+// bits of AddBias(MatMul(x, W)) without a pass of its own).
+func (l *Linear) Affine(x *G.Node) *G.Node {
+	if l.B == nil {
+		return nn.MatMul(x, l.W.Node)
+	}
+	return nn.MatMulBias(x, l.W.Node, l.B.Node)
 }
 
 // ForwardSparse applies the layer to a constant sparse (N, In) matrix

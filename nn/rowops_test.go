@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -578,6 +579,53 @@ func TestLogSoftmaxBits(t *testing.T) {
 			for i := range p[1] {
 				if a, b := p[0][i], p[1][i]; math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
 					t.Fatalf("width %d: %s[%d] = %v, want %v (row %v)", k, what, i, a, b, x[i/k*k:i/k*k+k])
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulBiasIsAddRowOfMatMul: x·W + b in one op gives the bits of
+// AddRow(MatMul(x, W), b), in value and in the gradients with respect to
+// x, W and b, on sizes that run serially and over the cores.
+func TestMatMulBiasIsAddRowOfMatMul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {700, 33, 20}, {300, 64, 64}} {
+		m, k, n := sz[0], sz[1], sz[2]
+		xv, wv, bv, cv := randSlice(rng, m*k), randSlice(rng, k*n), randSlice(rng, n), randSlice(rng, m*n)
+		run := func(fused bool) [][]float64 {
+			g := G.NewGraph()
+			x := G.NewMatrix(g, G.Float64, G.WithShape(m, k), G.WithValue(tensor.New(tensor.WithShape(m, k), tensor.WithBacking(slices.Clone(xv)))), G.WithName("x"))
+			w := G.NewMatrix(g, G.Float64, G.WithShape(k, n), G.WithValue(tensor.New(tensor.WithShape(k, n), tensor.WithBacking(slices.Clone(wv)))), G.WithName("w"))
+			b := G.NewVector(g, G.Float64, G.WithShape(n), G.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(slices.Clone(bv)))), G.WithName("b"))
+			c := G.NewMatrix(g, G.Float64, G.WithShape(m, n), G.WithValue(tensor.New(tensor.WithShape(m, n), tensor.WithBacking(slices.Clone(cv)))), G.WithName("c"))
+			var y *G.Node
+			if fused {
+				y = MatMulBias(x, w, b)
+			} else {
+				y = AddRow(MatMul(x, w), b)
+			}
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(y, c))))
+			if _, err := G.Grad(loss, x, w, b); err != nil {
+				t.Fatal(err)
+			}
+			vm := G.NewTapeMachine(g)
+			defer vm.Close()
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			out := [][]float64{slices.Clone(y.Value().Data().([]float64))}
+			for _, p := range []*G.Node{x, w, b} {
+				d, _ := p.Grad()
+				out = append(out, slices.Clone(d.Data().([]float64)))
+			}
+			return out
+		}
+		got, want := run(true), run(false)
+		for j, what := range []string{"value", "dx", "dW", "db"} {
+			for i := range want[j] {
+				if math.Float64bits(got[j][i]) != math.Float64bits(want[j][i]) {
+					t.Fatalf("%v %s[%d] = %v, AddRow(MatMul) %v", sz, what, i, got[j][i], want[j][i])
 				}
 			}
 		}
