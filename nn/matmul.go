@@ -121,7 +121,9 @@ func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 // rounded product at a time; gonum skips zero factors, where this adds ±0,
 // which leaves every sum unchanged (a sum starting at +0 never becomes −0),
 // so the result is bit-identical to blas64.Gemm's for finite B.
-func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) { mulRowsBias(ta, m, n, a, b, c, nil) }
+func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) {
+	mulRowsBias(ta, m, n, a, b, c, nil)
+}
 
 // mulRowsBias is mulRows adding the vector bias (n values, nil: none) to
 // every row of C, each chunk of rows right after its product, while the
