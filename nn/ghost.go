@@ -48,6 +48,9 @@ type groupGramOp struct {
 	sparse *Sparse // constant sparse input a, or nil
 	dense  bool    // a is the first (dense) input
 	name   string
+	// members is the last run's rows per sample, reused by the next (the
+	// op runs on one path, the DP-SGD training step's).
+	members [][]int
 }
 
 // GhostNormSq returns per-sample squared gradient norms of a linear
@@ -125,7 +128,15 @@ func (op *groupGramOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 		}
 		return 1
 	}
-	members := make([][]int, op.groups.Samples)
+	// members[g] are sample g's rows (kept across steps: a step's slices
+	// were a quarter of a DP-MLP run's allocations).
+	if len(op.members) < op.groups.Samples {
+		op.members = append(op.members, make([][]int, op.groups.Samples-len(op.members))...)
+	}
+	members := op.members[:op.groups.Samples]
+	for g := range members {
+		members[g] = members[g][:0]
+	}
 	for r, g := range op.groups.Of {
 		if g >= 0 {
 			if g >= op.groups.Samples {

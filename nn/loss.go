@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // CrossEntropy is a masked softmax cross-entropy over the rows of a logits
@@ -21,6 +22,10 @@ type CrossEntropy struct {
 	Count  *G.Node // scalar input: the number of rows in the mask
 
 	n, c int
+	// target is Target's value, rewritten in place by every SetRows (a
+	// DP-SGD step sets its batch's rows: allocating the matrix each time
+	// was a third of a DP-MLP run's allocations).
+	target *tensor.Dense
 }
 
 // NewCrossEntropy builds the loss nodes for logits of shape (N, C).
@@ -46,15 +51,20 @@ func NewCrossEntropy(m *Model, logits *G.Node, name string) (*CrossEntropy, erro
 // (labels[row]). Rows must be distinct; with weights non-nil row r counts
 // weights[k] times (used by Poisson-sampled batches with padding).
 func (ce *CrossEntropy) SetRows(rows []int, labels []int) error {
-	t := make([]float64, ce.n*ce.c)
 	for _, r := range rows {
-		y := labels[r]
-		if r < 0 || r >= ce.n || y < 0 || y >= ce.c {
+		if y := labels[r]; r < 0 || r >= ce.n || y < 0 || y >= ce.c {
 			return fmt.Errorf("nn: cross-entropy row %d with label %d out of range (%d rows, %d classes)", r, y, ce.n, ce.c)
 		}
-		t[r*ce.c+y] = 1
 	}
-	if err := SetValue(ce.Target, t); err != nil {
+	if ce.target == nil {
+		ce.target = tensor.New(tensor.WithShape(ce.n, ce.c), tensor.WithBacking(make([]float64, ce.n*ce.c)))
+	}
+	t := ce.target.Data().([]float64)
+	clear(t)
+	for _, r := range rows {
+		t[r*ce.c+labels[r]] = 1
+	}
+	if err := G.Let(ce.Target, ce.target); err != nil {
 		return err
 	}
 	cnt := float64(len(rows))
