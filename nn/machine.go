@@ -60,6 +60,9 @@ type step struct {
 	in   []int // positions of the inputs in vals
 	slot int   // slot of the output (prealloc, unaryCopy); -1 otherwise
 	size int
+	// shape is the node's shape, taken once: Node.Shape clones it on every
+	// call (an allocation per step of every run).
+	shape tensor.Shape
 	// allocs counts the runs in which the step allocated a dense output
 	// (Do instead of its buffer): Model.Fallbacks reports them.
 	allocs int
@@ -120,7 +123,8 @@ func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
 			}
 		}
 		if s.kind == prealloc || s.kind == unaryCopy {
-			s.size = n.Shape().TotalSize()
+			s.shape = n.Shape()
+			s.size = s.shape.TotalSize()
 		}
 		mc.steps[i] = s
 		if kept[i] && s.op != nil {
@@ -175,14 +179,15 @@ func isUnaryInPlace(op G.Op, n *G.Node, kids []*G.Node) bool {
 	return len(c) == 1 && c[0].Shape().Eq(n.Shape()) && c[0].Dtype() == n.Dtype()
 }
 
-// slot returns slot k's buffer, shaped like n (allocated on first use).
-func (mc *machine) slot(k int, n *G.Node) *tensor.Dense {
+// slot returns slot k's buffer, shaped like step s's node (allocated on
+// first use).
+func (mc *machine) slot(k int, s *step) *tensor.Dense {
 	t := mc.slots[k]
-	if t == nil || t.Shape().TotalSize() != n.Shape().TotalSize() {
-		t = tensor.New(tensor.WithShape(n.Shape().Clone()...), tensor.Of(tensor.Float64))
+	if t == nil || t.Size() != s.size {
+		t = tensor.New(tensor.WithShape(s.shape.Clone()...), tensor.Of(tensor.Float64))
 		mc.slots[k] = t
-	} else if !t.Shape().Eq(n.Shape()) {
-		if err := t.Reshape(n.Shape().Clone()...); err != nil {
+	} else if !t.Shape().Eq(s.shape) {
+		if err := t.Reshape(s.shape.Clone()...); err != nil {
 			panic(err) // same size: cannot fail
 		}
 	}
@@ -215,7 +220,7 @@ func (mc *machine) Run() error {
 		var err error
 		switch s.kind {
 		case prealloc:
-			out := mc.slot(s.slot, s.node)
+			out := mc.slot(s.slot, s)
 			v, err = s.op.(G.UsePreallocDoer).UsePreallocDo(out, ins...)
 			if err == nil && !sameData(v, out) {
 				s.allocs++
@@ -224,7 +229,7 @@ func (mc *machine) Run() error {
 				}
 			}
 		case unaryCopy:
-			out := mc.slot(s.slot, s.node)
+			out := mc.slot(s.slot, s)
 			src, ok := ins[0].(*tensor.Dense)
 			if !ok {
 				err = fmt.Errorf("input is %T, not a dense tensor", ins[0])
