@@ -161,19 +161,28 @@ func mulRowsBias(ta bool, m, n int, a blas64.General, b, c, bias []float64) {
 	if ta {
 		split = func(n, work int, f func(lo, hi int)) { parallel.Parts(n, 4, work, f) }
 	}
+	// With a bias the chunk goes in blocks of rows whose result (256 KB)
+	// is still in the cache when the bias is added to it.
+	rb := m
+	if bias != nil {
+		rb = max(4, (256<<10)/8/max(n, 1))
+	}
 	split(m, m*n*k, func(lo, hi int) {
-		for l0 := 0; l0 < k; l0 += kb {
-			l1 := min(l0+kb, k)
-			bl := b[l0*n:]
-			ai := ad[lo*ri+l0*li:]
-			if l0 == 0 { // the first block sets the rows
-				vec.SumSeqRows(c[lo*n:hi*n], hi-lo, n, n, ai, ri, li, l1-l0, bl, n)
-			} else {
-				vec.AxpySeqRows(c[lo*n:hi*n], hi-lo, n, n, ai, ri, li, l1-l0, bl, n)
+		for r0 := lo; r0 < hi; r0 += rb {
+			r1 := min(r0+rb, hi)
+			for l0 := 0; l0 < k; l0 += kb {
+				l1 := min(l0+kb, k)
+				bl := b[l0*n:]
+				ai := ad[r0*ri+l0*li:]
+				if l0 == 0 { // the first block sets the rows
+					vec.SumSeqRows(c[r0*n:r1*n], r1-r0, n, n, ai, ri, li, l1-l0, bl, n)
+				} else {
+					vec.AxpySeqRows(c[r0*n:r1*n], r1-r0, n, n, ai, ri, li, l1-l0, bl, n)
+				}
 			}
-		}
-		if bias != nil {
-			vec.AddRows(c[lo*n:hi*n], c[lo*n:hi*n], bias)
+			if bias != nil {
+				vec.AddRows(c[r0*n:r1*n], c[r0*n:r1*n], bias)
+			}
 		}
 	})
 }

@@ -587,10 +587,11 @@ func TestLogSoftmaxBits(t *testing.T) {
 
 // TestMatMulBiasIsAddRowOfMatMul: x·W + b in one op gives the bits of
 // AddRow(MatMul(x, W), b), in value and in the gradients with respect to
-// x, W and b, on sizes that run serially and over the cores.
+// x, W and b, on sizes that run serially and over the cores (the last in
+// chunks of two blocks of rows, each over two blocks of the inner index).
 func TestMatMulBiasIsAddRowOfMatMul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {700, 33, 20}, {300, 64, 64}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {5, 3, 7}, {700, 33, 20}, {300, 64, 64}, {4200, 260, 64}} {
 		m, k, n := sz[0], sz[1], sz[2]
 		xv, wv, bv, cv := randSlice(rng, m*k), randSlice(rng, k*n), randSlice(rng, n), randSlice(rng, m*n)
 		run := func(fused bool) [][]float64 {
