@@ -249,6 +249,9 @@ func (mc *machine) Run() error {
 		mc.vals[i] = v
 	}
 	for _, i := range mc.keep {
+		if v, ok := mc.vals[i].(*tensor.Dense); ok && mc.nodes[i].Value() == G.Value(v) {
+			continue // bound to its slot since an earlier run (UnsafeLet clones the shape)
+		}
 		if err := G.UnsafeLet(mc.nodes[i], mc.vals[i]); err != nil {
 			return fmt.Errorf("nn: binding %v: %w", mc.nodes[i], err)
 		}
