@@ -41,8 +41,8 @@ func (c *GCNConv) ForwardInput(m *nn.Model, x *Features, p float64) *G.Node {
 // FixedInput is the part of ForwardInput's evaluation (no dropout) that
 // never changes, for features whose values do not change between runs:
 // where ForwardInput takes (Â·X)·W, Â·X is computed here once, with the
-// same kernel, into a constant input named name, so that FromFixed gives
-// the bits of ForwardInput's evaluation without gathering rows of X. ok
+// same kernel, into a constant input named name, so that Affine(ax)
+// (the layer over it, (Â·X)·W + b) gives the bits of ForwardInput's evaluation without gathering rows of X. ok
 // is false otherwise: Â·(X·W) changes with W, so there is nothing to keep.
 func (c *GCNConv) FixedInput(m *nn.Model, x *Features, name string) (ax *G.Node, ok bool) {
 	if x.Dense == nil || x.F >= c.Out {
@@ -51,9 +51,4 @@ func (c *GCNConv) FixedInput(m *nn.Model, x *Features, name string) (ax *G.Node,
 	v := make([]float64, c.Adj.A.Rows*x.F)
 	c.Adj.A.MulDense(nn.Values(x.Dense), x.F, v)
 	return m.Input(name, v, c.Adj.A.Rows, x.F), true
-}
-
-// FromFixed is the layer over a FixedInput ax: (Â·X)·W + b.
-func (c *GCNConv) FromFixed(ax *G.Node) *G.Node {
-	return c.Affine(ax)
 }

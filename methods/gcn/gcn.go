@@ -71,9 +71,9 @@ func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 // the all-nodes product bit for bit (graphs.CSR.SelectRows, and every
 // other op is row-wise), so training and selection are unchanged.
 type net struct {
-	model        *nn.Model
-	logits, eval *G.Node
-	watch, all   *methods.Watch
+	model      *nn.Model
+	logits     *G.Node
+	watch, all *methods.Watch
 	// fixed is set when the evaluation starts from a fixed Â·X: it is then
 	// a small part of an epoch, and monitoring it in turn leaves both cores
 	// to the training step's parallel loops (overlapping it made a 10⁵-node
@@ -132,11 +132,11 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, o paths) (*net, error) {
 		}
 		hidden := func() *G.Node {
 			if n.fixed {
-				return nn.ReLU(c1.FromFixed(ax))
+				return nn.ReLU(c1.Affine(ax))
 			}
 			return nn.ReLU(c1.ForwardInput(model, xe, 0))
 		}
-		path := func(rows []int, name string) (*methods.Watch, *G.Node, error) {
+		path := func(rows []int, name string) (*methods.Watch, error) {
 			f, outs, err := model.NewFrozen(func() ([]*G.Node, error) {
 				h := hidden()
 				a := ae
@@ -146,16 +146,16 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, o paths) (*net, error) {
 				return []*G.Node{(&layers.GCNConv{Linear: n.l2.Linear, Adj: a}).Forward(h)}, nil
 			})
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			return methods.NewWatch(f, outs[0], rows, g.N), outs[0], nil
+			return methods.NewWatch(f, outs[0], rows, g.N), nil
 		}
-		if n.all, n.eval, err = path(nil, ""); err != nil {
+		if n.all, err = path(nil, ""); err != nil {
 			return err
 		}
 		n.watch = n.all
 		if o.watch != nil {
-			if n.watch, _, err = path(o.watch, "Â.watch"); err != nil {
+			if n.watch, err = path(o.watch, "Â.watch"); err != nil {
 				return err
 			}
 		}
@@ -204,7 +204,7 @@ func (n *net) setTrain(g *graphs.Graph) error {
 // watch path, while the next epoch trains unless the evaluation starts
 // from a fixed Â·X, and predicting through the all-nodes path.
 func (n *net) task(opt nn.Optimizer) *trainers.ModelTask {
-	t := &trainers.ModelTask{Model: n.model, Logits: n.eval, Opt: opt, Watch: n.watch.Predict, Eval: n.predict}
+	t := &trainers.ModelTask{Model: n.model, Logits: n.all.Logits(), Opt: opt, Watch: n.watch.Predict, Eval: n.predict}
 	if !n.fixed {
 		t.Pipe = n.watch
 	}
@@ -307,7 +307,7 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: methods.Softmax(nn.Values(n.eval), g.N, g.NumClasses)}
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: methods.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)}
 	return out, methods.SetInference(out, g, m.inference(n, g.X))
 }
 

@@ -89,7 +89,7 @@ func TestFixedInputEvaluation(t *testing.T) {
 			if _, err := task.Predict(); err != nil {
 				t.Fatal(err)
 			}
-			logits[k] = nn.Values(nets[k].eval)
+			logits[k] = nn.Values(nets[k].all.Logits())
 			for r, i := range watch {
 				for j := 0; j < c; j++ {
 					if !same(watched[r*c+j], logits[k][i*c+j]) {
