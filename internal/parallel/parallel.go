@@ -20,8 +20,7 @@ const minWork = 1 << 15
 // when f's chunks are independent.
 //
 // The chunks (about four per CPU, for balance) are taken in turn by the
-// calling goroutine and one helper goroutine per further CPU, so a call
-// starts GOMAXPROCS−1 goroutines, not one per chunk.
+// calling goroutine and up to one helper per further CPU (see chunks).
 func Rows(n, work int, f func(lo, hi int)) {
 	p := runtime.GOMAXPROCS(0)
 	if p <= 1 || work < minWork || n < 2*p {
@@ -50,27 +49,71 @@ func Parts(n, align, work int, f func(lo, hi int)) {
 
 // chunks runs f over [0, n) in chunks of step indices, taken in turn by
 // the calling goroutine and up to p−1 helpers.
+//
+// The helpers are long-lived goroutines waiting for work: a call enlists
+// the idle ones (a send that no idle helper takes fails at once) and
+// starts a new one only while there are fewer than 2·(p−1), so that two
+// concurrent callers (training and a frozen monitoring copy) each find
+// one. A call whose helpers are all busy takes its chunks alone. The
+// call's state comes from a pool: in steady state a call allocates
+// nothing beyond f, where starting goroutines per call allocated four
+// objects and a stack each time (a DP-SGD step makes a dozen calls).
 func chunks(n, step, p int, f func(lo, hi int)) {
 	count := (n + step - 1) / step
 	p = min(p, count)
-	var next atomic.Int64
-	take := func() {
-		for {
-			c := int(next.Add(1)) - 1
-			if c >= count {
-				return
-			}
-			f(c*step, min((c+1)*step, n))
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(p - 1)
+	j := jobs.Get().(*job)
+	j.count, j.step, j.n, j.f = count, step, n, f
+	j.next.Store(0)
 	for range p - 1 {
-		go func() {
-			defer wg.Done()
-			take()
-		}()
+		j.wg.Add(1)
+		select {
+		case help <- j:
+			continue
+		default:
+		}
+		if started.Add(1) <= int64(2*(p-1)) {
+			go helper(j)
+			continue
+		}
+		started.Add(-1)
+		j.wg.Done()
+		break
 	}
-	take()
-	wg.Wait()
+	j.take()
+	j.wg.Wait()
+	j.f = nil
+	jobs.Put(j)
+}
+
+// job is one call of chunks: its chunks go to whoever takes the next one.
+type job struct {
+	next           atomic.Int64
+	count, step, n int
+	f              func(lo, hi int)
+	wg             sync.WaitGroup // the enlisted helpers
+}
+
+// take runs chunks until none is left.
+func (j *job) take() {
+	for {
+		c := int(j.next.Add(1)) - 1
+		if c >= j.count {
+			return
+		}
+		j.f(c*j.step, min((c+1)*j.step, j.n))
+	}
+}
+
+var (
+	help    = make(chan *job) // unbuffered: a send succeeds only to an idle helper
+	started atomic.Int64      // helpers started
+	jobs    = sync.Pool{New: func() any { return new(job) }}
+)
+
+// helper takes the chunks of first, then of every job sent to it.
+func helper(first *job) {
+	for j := first; ; j = <-help {
+		j.take()
+		j.wg.Done()
+	}
 }

@@ -3,6 +3,7 @@ package parallel
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -70,4 +71,40 @@ func TestPartsOnePerCPUAligned(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Calls from several goroutines at once, each also calling Rows from
+// inside its chunks, visit every index of every call exactly once: the
+// helpers a call enlists finish its chunks before the call returns, and a
+// call whose helpers are all busy takes its chunks alone.
+func TestConcurrentAndNestedCalls(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(3)
+	const callers, n, inner = 6, 997, 64
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 20 {
+				seen := make([]int32, n*inner)
+				Rows(n, 1<<20, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						Rows(inner, 1<<20, func(a, b int) {
+							for j := a; j < b; j++ {
+								atomic.AddInt32(&seen[i*inner+j], 1)
+							}
+						})
+					}
+				})
+				for k, v := range seen {
+					if v != 1 {
+						t.Errorf("caller %d round %d: index %d visited %d times", c, round, k, v)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
