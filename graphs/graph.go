@@ -82,6 +82,21 @@ type Features struct {
 	Sparse *CSR      // N×F CSR, or nil
 }
 
+// SelectRows returns the rows rows of f, in that order, as new features
+// (row k is f's row rows[k], with the same values).
+func (f *Features) SelectRows(rows []int) *Features {
+	out := &Features{N: len(rows), F: f.F}
+	if f.Sparse != nil {
+		out.Sparse = f.Sparse.SelectRows(rows)
+		return out
+	}
+	out.Dense = make([]float64, len(rows)*f.F)
+	for k, i := range rows {
+		copy(out.Dense[k*f.F:(k+1)*f.F], f.Dense[i*f.F:(i+1)*f.F])
+	}
+	return out
+}
+
 // IsSparse reports whether the features are stored as CSR.
 func (f *Features) IsSparse() bool { return f.Sparse != nil }
 

@@ -61,10 +61,12 @@ func (f *Features) MLP(p *MLP) *G.Node {
 
 // FeatureBatch is a fixed-capacity batch of feature rows for DP-SGD: a
 // (capacity, F) input whose rows are refilled from the full feature matrix
-// before every run (padding rows are zero).
+// (or the rows of it that From chose) before every run (padding rows are
+// zero).
 type FeatureBatch struct {
 	Features
-	full *graphs.Features
+	x    *graphs.Features // the feature matrix
+	full *graphs.Features // Fill's rows: x, or the rows of x From chose
 	buf  []float64
 	csr  *graphs.CSR // the sparse batch, refilled in place
 }
@@ -74,7 +76,7 @@ func NewFeatureBatch(m *nn.Model, x *graphs.Features, capacity int, name string)
 	if x == nil {
 		return nil, fmt.Errorf("layers: graph has no node features")
 	}
-	b := &FeatureBatch{Features: Features{N: capacity, F: x.F}, full: x}
+	b := &FeatureBatch{Features: Features{N: capacity, F: x.F}, x: x, full: x}
 	if x.Sparse != nil {
 		b.Sparse = nn.NewSparse(name, &graphs.CSR{Rows: capacity, Cols: x.F, Indptr: make([]int, capacity+1)})
 		return b, nil
@@ -84,8 +86,16 @@ func NewFeatureBatch(m *nn.Model, x *graphs.Features, capacity int, name string)
 	return b, nil
 }
 
-// Fill loads the given rows of the full matrix into the batch, in order,
-// and zeroes the remaining rows.
+// From makes Fill's row indices index rows: those rows of the feature
+// matrix are copied once into a matrix of their own, which Fill gathers
+// from. DP-SGD samples training rows only: at 10⁶ nodes the training tenth
+// of a dense input fits in the last-level cache where the whole matrix
+// does not, so each sampled row is a cache hit instead of a read from
+// memory (and the sample index needs no lookup of its node).
+func (b *FeatureBatch) From(rows []int) { b.full = b.x.SelectRows(rows) }
+
+// Fill loads the given rows of the full matrix (of the rows From chose)
+// into the batch, in order, and zeroes the remaining rows.
 func (b *FeatureBatch) Fill(rows []int) error {
 	if len(rows) > b.N {
 		return fmt.Errorf("layers: batch of %d rows exceeds capacity %d", len(rows), b.N)

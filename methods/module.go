@@ -271,17 +271,30 @@ func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, w *W
 	m := mod.Model
 	evalOut := append([]*G.Node{mod.Logits}, mod.Outputs...)
 	capacity := tr.Capacity(n)
+	targets := make([]int, n) // sample s's target
+	for s, r := range train {
+		targets[s] = target(r)
+	}
 	labels := make([]int, capacity)
 	pos := make([]int, capacity)
 	for i := range pos {
 		pos[i] = i
 	}
 	rows := make([]int, 0, capacity)
+	node := func(s int) int { return train[s] }
+	if tr.Private {
+		// DP-SGD gathers a batch of samples every step: from the
+		// samples' rows alone (FeatureBatch.From), indexed by sample.
+		for _, in := range mod.Inputs {
+			in.Train.From(train)
+		}
+		node = func(s int) int { return s }
+	}
 	fill := func(samples []int) error {
 		rows = rows[:0]
 		for k, s := range samples {
-			rows = append(rows, train[s])
-			labels[k] = target(train[s])
+			rows = append(rows, node(s))
+			labels[k] = targets[s]
 		}
 		for _, in := range mod.Inputs {
 			if err := in.Train.Fill(rows); err != nil {
