@@ -26,6 +26,7 @@ type CrossEntropy struct {
 	// DP-SGD step sets its batch's rows: allocating the matrix each time
 	// was a third of a DP-MLP run's allocations).
 	target *tensor.Dense
+	count  *G.F64 // Count's value, rewritten in place likewise
 }
 
 // NewCrossEntropy builds the loss nodes for logits of shape (N, C).
@@ -39,9 +40,8 @@ func NewCrossEntropy(m *Model, logits *G.Node, name string) (*CrossEntropy, erro
 		ce.Target = m.Input(name+".target", make([]float64, s[0]*s[1]), s[0], s[1])
 		ce.Count = G.NewScalar(m.G, G.Float64, G.WithName(name+".count"), G.WithValue(1.0))
 		logp := G.Must(LogSoftmax(logits))
-		picked := G.Must(G.HadamardProd(logp, ce.Target))
-		ce.PerRow = G.Must(G.Neg(RowSums(picked)))
-		ce.Mean = G.Must(G.Div(G.Must(G.Sum(ce.PerRow)), ce.Count))
+		ce.PerRow = G.Must(NLLRows(logp, ce.Target))
+		ce.Mean = G.Must(G.Div(G.Must(SumAll(ce.PerRow)), ce.Count))
 		return nil
 	})
 	return ce, err
@@ -59,17 +59,26 @@ func (ce *CrossEntropy) SetRows(rows []int, labels []int) error {
 	if ce.target == nil {
 		ce.target = tensor.New(tensor.WithShape(ce.n, ce.c), tensor.WithBacking(make([]float64, ce.n*ce.c)))
 	}
-	t := ce.target.Data().([]float64)
+	t := ce.target.Float64s()
 	clear(t)
 	for _, r := range rows {
 		t[r*ce.c+labels[r]] = 1
 	}
-	if err := G.Let(ce.Target, ce.target); err != nil {
-		return err
+	if ce.Target.Value() != G.Value(ce.target) {
+		if err := G.Let(ce.Target, ce.target); err != nil {
+			return err
+		}
 	}
 	cnt := float64(len(rows))
 	if cnt == 0 {
 		cnt = 1
 	}
-	return G.Let(ce.Count, cnt)
+	if ce.count == nil {
+		ce.count = new(G.F64)
+	}
+	*ce.count = G.F64(cnt)
+	if ce.Count.Value() == G.Value(ce.count) {
+		return nil
+	}
+	return G.Let(ce.Count, ce.count)
 }

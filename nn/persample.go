@@ -125,7 +125,7 @@ func (m *Model) RecordLinear(y *G.Node, w, b *Param, a *G.Node, sa *Sparse) *G.N
 	if b != nil {
 		m.records = append(m.records, PerSample{Param: b, Rule: Bias{}, Probe: probe})
 	}
-	return G.Must(G.Add(y, probe))
+	return G.Must(Add(y, probe))
 }
 
 // RecordAffine adds a probe to y = γ∘x̂ + β on the recorded path and records
@@ -139,5 +139,5 @@ func (m *Model) RecordAffine(y *G.Node, gamma, beta *Param, xhat *G.Node) *G.Nod
 	m.records = append(m.records,
 		PerSample{Param: gamma, Rule: NormScale{Normalized: xhat}, Probe: probe},
 		PerSample{Param: beta, Rule: Bias{}, Probe: probe})
-	return G.Must(G.Add(y, probe))
+	return G.Must(Add(y, probe))
 }

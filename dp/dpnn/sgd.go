@@ -130,6 +130,9 @@ type SGD struct {
 	// whose noise is being drawn (hasNext).
 	next    []int
 	hasNext bool
+	// a Step's chunks and per-parameter sums, reused by the next
+	chunks  [][]int
+	paramSq []float64
 }
 
 // sample draws a step's batch from the source: Poisson with Cfg.Rate, or
@@ -179,7 +182,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	rows := perRowLoss.Shape()[0]
 	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
 	build := func() error {
-		s.LossSum = G.Must(G.Sum(perRowLoss))
+		s.LossSum = G.Must(nn.SumAll(perRowLoss))
 		var probes G.Nodes
 		seen := map[*G.Node]bool{}
 		for _, r := range recs {
@@ -211,7 +214,11 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 		if len(norms) == 1 {
 			s.NormSq = norms[0]
 		} else {
-			s.NormSq = G.Must(G.ReduceAdd(norms, G.WithName("dpsgd.norm2")))
+			s.NormSq = norms[0] // ((n₀ + n₁) + n₂) + …
+			for _, n := range norms[1:] {
+				s.NormSq = G.Must(nn.Add(s.NormSq, n))
+				G.WithName("dpsgd.norm2")(s.NormSq)
+			}
 			m.Tag(s.NormSq, nn.DPTagPrefix+"per-sample norm² (all parameters)")
 		}
 		s.Factors = G.Must(nn.ClipFactors(s.NormSq, cfg.Clip))
@@ -296,18 +303,23 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 			return nil, StepStats{}, err
 		}
 	}
-	var chunks [][]int
+	chunks := s.chunks[:0]
 	for lo := 0; lo < len(batch); lo += s.Cfg.Capacity {
 		chunks = append(chunks, batch[lo:min(lo+s.Cfg.Capacity, len(batch))])
 	}
 	if len(chunks) == 0 {
-		chunks = [][]int{nil}
+		chunks = append(chunks, nil)
 	}
+	s.chunks = chunks
 	st := StepStats{BatchSize: len(batch), ParamNorms: map[string]float64{}}
 	var total [][]float64
 	std := s.Cfg.Multiplier * s.Cfg.Clip
 	lossSum, normSum, clipped := 0.0, 0.0, 0
-	paramSq := make([]float64, len(s.model.Params))
+	if len(s.paramSq) != len(s.model.Params) {
+		s.paramSq = make([]float64, len(s.model.Params))
+	}
+	paramSq := s.paramSq
+	clear(paramSq)
 	for ci, chunk := range chunks {
 		last := ci == len(chunks)-1
 		for _, n := range s.Noise {
