@@ -42,6 +42,7 @@ type machine struct {
 	// bind, if set, holds values that leaves read instead of their nodes'
 	// (a frozen copy of the parameters: Frozen).
 	bind []G.Value
+	ins  []G.Value // Run's inputs of a step
 }
 
 type stepKind uint8
@@ -196,7 +197,7 @@ func (mc *machine) slot(k int, s *step) *tensor.Dense {
 
 // Run executes every step once and binds the kept nodes' values.
 func (mc *machine) Run() error {
-	var ins []G.Value
+	ins := mc.ins // grown by the first run, then reused
 	for i := range mc.steps {
 		s := &mc.steps[i]
 		if s.kind == leaf {
@@ -248,15 +249,26 @@ func (mc *machine) Run() error {
 		}
 		mc.vals[i] = v
 	}
+	mc.ins = ins[:0]
 	for _, i := range mc.keep {
-		if v, ok := mc.vals[i].(*tensor.Dense); ok && mc.nodes[i].Value() == G.Value(v) {
-			continue // bound to its slot since an earlier run (UnsafeLet clones the shape)
+		if bound(mc.nodes[i], mc.vals[i]) {
+			continue // bound since an earlier run (UnsafeLet clones the shape)
 		}
 		if err := G.UnsafeLet(mc.nodes[i], mc.vals[i]); err != nil {
 			return fmt.Errorf("nn: binding %v: %w", mc.nodes[i], err)
 		}
 	}
 	return nil
+}
+
+// bound reports whether n's value is v already: the same tensor (a slot)
+// or the same scalar (an op's own, as SumAll's).
+func bound(n *G.Node, v G.Value) bool {
+	switch v.(type) {
+	case *tensor.Dense, *G.F64:
+		return n.Value() == v
+	}
+	return false
 }
 
 // release drops every slot's buffer but the kept nodes' (their nodes

@@ -31,13 +31,15 @@ func MatMul(a, b *G.Node) *G.Node { return G.Must(G.ApplyOp(matMulOp{}, a, b)) }
 func MatMulTA(a, b *G.Node) *G.Node { return G.Must(G.ApplyOp(matMulOp{ta: true}, a, b)) }
 
 func (o matMulOp) label() string {
-	t := func(x bool) string {
-		if x {
-			return "ᵀ"
-		}
-		return ""
+	switch {
+	case o.ta && o.tb:
+		return "Aᵀ × Bᵀ"
+	case o.ta:
+		return "Aᵀ × B"
+	case o.tb:
+		return "A × Bᵀ"
 	}
-	return fmt.Sprintf("A%s × B%s", t(o.ta), t(o.tb))
+	return "A × B"
 }
 
 func (matMulOp) Arity() int              { return 2 }

@@ -18,6 +18,7 @@ type Param struct {
 	// grad is the node of the loss's gradient with respect to the
 	// parameter (Compile).
 	grad *G.Node
+	size int // gorgonia's Node.Shape allocates a copy per call
 }
 
 // Value returns the parameter's values (row-major), aliased: writing to the
@@ -25,7 +26,7 @@ type Param struct {
 func (p *Param) Value() []float64 { return Values(p.Node) }
 
 // Size is the number of scalars in the parameter.
-func (p *Param) Size() int { return p.Node.Shape().TotalSize() }
+func (p *Param) Size() int { return p.size }
 
 // Grad returns the gradient computed by the last training run (aliased; it
 // is overwritten by the next run).
@@ -123,6 +124,9 @@ type Model struct {
 	// of Tag, section the label TagNew gave the nodes built inside it.
 	tags    map[*G.Node][]string
 	section map[*G.Node]string
+
+	// Grads' and ParamValues' results, reused by their next calls.
+	grads, values [][]float64
 }
 
 // NewModel returns an empty model whose initialisation and dropout draw from
@@ -150,7 +154,7 @@ func (m *Model) NewParam(name string, init Init, shape ...int) *Param {
 	} else {
 		n = G.NewMatrix(m.G, tensor.Float64, G.WithShape(shape...), G.WithName(name), G.WithValue(t))
 	}
-	p := &Param{Name: name, Node: n}
+	p := &Param{Name: name, Node: n, size: n.Shape().TotalSize()}
 	m.Params = append(m.Params, p)
 	return p
 }
@@ -535,9 +539,13 @@ func Values(n *G.Node) []float64 {
 	return nil
 }
 
-// Grads returns the current gradient of every parameter, in Params order.
+// Grads returns the current gradient of every parameter, in Params order
+// (aliased, in a slice the next call reuses).
 func (m *Model) Grads() ([][]float64, error) {
-	out := make([][]float64, len(m.Params))
+	if len(m.grads) != len(m.Params) {
+		m.grads = make([][]float64, len(m.Params))
+	}
+	out := m.grads
 	for i, p := range m.Params {
 		g, err := p.Grad()
 		if err != nil {

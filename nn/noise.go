@@ -37,8 +37,24 @@ type Noise struct {
 	// release: the method records it in its privacy ledger).
 	OnDraw func()
 
-	ready chan struct{} // PrefetchNoise: closed when pre holds the next run's draws
-	pre   []float64
+	// PrefetchNoise: pending while pre is being filled with the next
+	// run's draws; done receives once they are (made once, reused).
+	pending bool
+	done    chan struct{}
+	pre     []float64
+	// finish adds the drawn noise to x into out (the op's run sets them):
+	// made once, so that a run allocates no closure.
+	finish func(lo, hi int)
+	x, out []float64
+	div    float64
+}
+
+// wait waits for draws PrefetchNoise started, if any.
+func (n *Noise) wait() {
+	if n.pending {
+		<-n.done
+		n.pending = false
+	}
 }
 
 // PrefetchNoise draws, on one background goroutine, the standard normal
@@ -49,31 +65,32 @@ type Noise struct {
 // Until those runs have consumed the draws, or WaitNoise returns, nothing
 // else may read the sources.
 func PrefetchNoise(ns []*Noise, sizes []int) {
-	done := make([]chan struct{}, len(ns))
 	for i, n := range ns {
-		done[i] = make(chan struct{})
-		n.ready = done[i]
+		if n.done == nil {
+			n.done = make(chan struct{}, 1)
+		}
+		n.pending = true
 		if cap(n.pre) < sizes[i] {
 			n.pre = make([]float64, sizes[i])
 		}
 		n.pre = n.pre[:sizes[i]]
 	}
-	go func() {
-		for i, n := range ns {
-			drawNormal(n.Src, n.pre)
-			close(done[i])
-		}
-	}()
+	go drawAhead(ns)
+}
+
+// drawAhead fills each noise's pre in turn and signals it.
+func drawAhead(ns []*Noise) {
+	for _, n := range ns {
+		drawNormal(n.Src, n.pre)
+		n.done <- struct{}{}
+	}
 }
 
 // WaitNoise waits for draws of ns that PrefetchNoise started and no run
 // consumed (a failed run), and drops them.
 func WaitNoise(ns []*Noise) {
 	for _, n := range ns {
-		if n.ready != nil {
-			<-n.ready
-			n.ready = nil
-		}
+		n.wait()
 	}
 }
 
@@ -141,25 +158,30 @@ func (op gaussianNoiseOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Va
 		op.n.Last = make([]float64, len(xd))
 	}
 	op.n.Last = op.n.Last[:len(xd)]
-	last, std, div := op.n.Last, op.n.Std, op.div
-	if std > 0 {
-		if op.n.Src == nil {
-			return nil, fmt.Errorf("nn: noise node %s has no source", op.n.Name)
+	n := op.n
+	last, div := n.Last, op.div
+	if n.Std > 0 {
+		if n.Src == nil {
+			return nil, fmt.Errorf("nn: noise node %s has no source", n.Name)
 		}
 		// e = std·z, then (x + e)/div: the same operations as AddNoise
 		// followed by a division, so the same bits ((x + e)/1 is x + e exactly).
-		finish := func(lo, hi int) {
-			vec.ScaleAddDiv(last[lo:hi], xd[lo:hi], out[lo:hi], std, div)
-		}
-		switch f, ok := op.n.Src.(blockFiller); {
-		case op.n.ready != nil: // drawn by PrefetchNoise
-			<-op.n.ready
-			op.n.ready = nil
-			if len(op.n.pre) != len(last) {
-				return nil, fmt.Errorf("nn: noise %s: %d draws prefetched for %d entries", op.n.Name, len(op.n.pre), len(last))
+		if n.finish == nil {
+			n.finish = func(lo, hi int) {
+				vec.ScaleAddDiv(n.Last[lo:hi], n.x[lo:hi], n.out[lo:hi], n.Std, n.div)
 			}
-			op.n.Last, op.n.pre = op.n.pre, op.n.Last
-			last = op.n.Last
+		}
+		n.x, n.out, n.div = xd, out, div
+		defer func() { n.x, n.out = nil, nil }()
+		finish := n.finish
+		switch f, ok := n.Src.(blockFiller); {
+		case n.pending: // drawn by PrefetchNoise
+			n.wait()
+			if len(n.pre) != len(last) {
+				return nil, fmt.Errorf("nn: noise %s: %d draws prefetched for %d entries", n.Name, len(n.pre), len(last))
+			}
+			n.Last, n.pre = n.pre, n.Last
+			last = n.Last
 			parallel.Rows(len(last), len(last), finish)
 		case ok:
 			f.FillNormalBlocks(last, finish)

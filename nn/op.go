@@ -41,7 +41,9 @@ func output(prealloc G.Value, shape ...int) (*tensor.Dense, []float64) {
 	if t, ok := prealloc.(*tensor.Dense); ok && t.Size() == size {
 		if d, ok := float64s(t); ok {
 			if !t.Shape().Eq(tensor.Shape(shape)) {
-				if err := t.Reshape(shape...); err != nil {
+				// a copy: shape itself must not escape (the variadic
+				// slice of every call would be allocated)
+				if err := t.Reshape(slices.Clone(shape)...); err != nil {
 					panic(err) // same size: cannot fail
 				}
 			}

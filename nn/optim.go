@@ -21,6 +21,11 @@ type Adam struct {
 
 	t    int
 	m, v [][]float64
+	// The step in progress, which each parameter's update (made once, so
+	// that a step allocates no closure) reads.
+	params, grads [][]float64
+	coef          vec.AdamCoef
+	update        []func(lo, hi int)
 }
 
 // NewAdam returns Adam with the usual defaults (β=(0.9, 0.999), ε=1e-8).
@@ -41,14 +46,19 @@ func (a *Adam) Step(params, grads [][]float64) {
 	a.t++
 	c1 := 1 - math.Pow(a.Beta1, float64(a.t))
 	c2 := 1 - math.Pow(a.Beta2, float64(a.t))
-	c := vec.AdamCoef{WeightDecay: a.WeightDecay, Beta1: a.Beta1, Beta2: a.Beta2, Step: a.LR / c1, Corr2: c2, Eps: a.Eps}
-	for i, p := range params {
-		g, m, v := grads[i][:len(p)], a.m[i][:len(p)], a.v[i][:len(p)]
-		// element-wise, so large parameters are split over the cores
-		parallel.Rows(len(p), 16*len(p), func(lo, hi int) {
-			vec.AdamStep(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], c)
+	a.coef = vec.AdamCoef{WeightDecay: a.WeightDecay, Beta1: a.Beta1, Beta2: a.Beta2, Step: a.LR / c1, Corr2: c2, Eps: a.Eps}
+	a.params, a.grads = params, grads
+	for len(a.update) < len(params) {
+		i := len(a.update)
+		a.update = append(a.update, func(lo, hi int) {
+			vec.AdamStep(a.params[i][lo:hi], a.grads[i][lo:hi], a.m[i][lo:hi], a.v[i][lo:hi], a.coef)
 		})
 	}
+	for i, p := range params {
+		// element-wise, so large parameters are split over the cores
+		parallel.Rows(len(p), 16*len(p), a.update[i])
+	}
+	a.params, a.grads = nil, nil
 }
 
 // SGD is plain gradient descent with optional momentum and L2 weight decay
@@ -78,9 +88,13 @@ func (s *SGD) Step(params, grads [][]float64) {
 	}
 }
 
-// ParamValues returns aliased value slices of every parameter of m.
+// ParamValues returns aliased value slices of every parameter of m (in a
+// slice the next call reuses).
 func (m *Model) ParamValues() [][]float64 {
-	out := make([][]float64, len(m.Params))
+	if len(m.values) != len(m.Params) {
+		m.values = make([][]float64, len(m.Params))
+	}
+	out := m.values
 	for i, p := range m.Params {
 		out[i] = p.Value()
 	}
