@@ -364,16 +364,11 @@ func InducedSubgraph(g *Graph, nodes []int) (*Graph, []int) {
 		}
 	}
 	if g.X != nil {
-		f := &Features{N: n, F: g.X.F}
 		if g.X.Sparse != nil {
-			f.Sparse = inducedRows(g.X.Sparse, nodes, nil, g.X.F)
+			sub.X = &Features{N: n, F: g.X.F, Sparse: inducedRows(g.X.Sparse, nodes, nil, g.X.F)}
 		} else {
-			f.Dense = make([]float64, n*g.X.F)
-			for k, i := range nodes {
-				copy(f.Dense[k*g.X.F:(k+1)*g.X.F], g.X.Dense[i*g.X.F:(i+1)*g.X.F])
-			}
+			sub.X = g.X.SelectRows(nodes)
 		}
-		sub.X = f
 	}
 	for _, s := range g.MaskSplits {
 		sub.MaskSplits = append(sub.MaskSplits, remapSplit(s, old2new))

@@ -64,7 +64,7 @@ func (ce *CrossEntropy) SetRows(rows []int, labels []int) error {
 	for _, r := range rows {
 		t[r*ce.c+labels[r]] = 1
 	}
-	if ce.Target.Value() != G.Value(ce.target) {
+	if !bound(ce.Target, ce.target) {
 		if err := G.Let(ce.Target, ce.target); err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func (ce *CrossEntropy) SetRows(rows []int, labels []int) error {
 		ce.count = new(G.F64)
 	}
 	*ce.count = G.F64(cnt)
-	if ce.Count.Value() == G.Value(ce.count) {
+	if bound(ce.Count, ce.count) {
 		return nil
 	}
 	return G.Let(ce.Count, ce.count)
