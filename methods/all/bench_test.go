@@ -1,0 +1,135 @@
+package all_test
+
+import (
+	"math"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
+	_ "github.com/dpgnn/dpgnn/methods/all"
+	"github.com/dpgnn/dpgnn/trainers"
+	"github.com/spf13/pflag"
+)
+
+// epochClock is a Recorder that notes when each epoch is reported. It
+// does not keep statistics (KeepsStats is false), so a loop does exactly
+// the work of a run without a trace.
+type epochClock struct {
+	mu sync.Mutex
+	at []time.Time
+	ep []int
+}
+
+func (c *epochClock) KeepsStats() bool         { return false }
+func (c *epochClock) Plan(int)                 {}
+func (c *epochClock) Step(trainers.EpochStats) {}
+func (c *epochClock) Done()                    {}
+func (c *epochClock) Epoch(s trainers.EpochStats) {
+	c.mu.Lock()
+	c.at, c.ep = append(c.at, time.Now()), append(c.ep, s.Epoch)
+	c.mu.Unlock()
+}
+
+// stages is, for each of a run's stages (a stage restarts the epoch
+// count), the median time between consecutive epoch reports: the
+// steady-state time of one epoch of that stage, without set-up, the
+// stages' one-off work or the final prediction.
+func (c *epochClock) stages() []float64 {
+	var med, gaps []float64
+	flush := func() {
+		if len(gaps) > 0 {
+			slices.Sort(gaps)
+			med = append(med, gaps[len(gaps)/2])
+		}
+		gaps = gaps[:0]
+	}
+	for i := 1; i < len(c.at); i++ {
+		if c.ep[i] != c.ep[i-1]+1 {
+			flush()
+			continue
+		}
+		gaps = append(gaps, c.at[i].Sub(c.at[i-1]).Seconds())
+	}
+	flush()
+	return med
+}
+
+// BenchmarkEpochFile reports the steady-state seconds per epoch ("s/epoch":
+// the median time between epochs, summed over a method's stages) of whole
+// `dpgnn train` runs on the graph in the npz file $DPGNN_BENCH_GRAPH (e.g.
+// a 10⁵- or 10⁶-node graph from `dpgnn data generate`), split
+// ratio:0.1:0.2, with 21 epochs per stage: docs/performance.md's scale
+// table. GAP runs in its paper's setting (K = 2, width 16, no dropout),
+// ProGAP with its defaults, DP-MLP at node level with ε = 8, δ = 1e-7.
+// Skipped without the variable.
+//
+//	DPGNN_BENCH_GRAPH=csbm1m.npz go test ./methods/all -run '^$' -bench EpochFile -benchtime 1x
+func BenchmarkEpochFile(b *testing.B) {
+	path := os.Getenv("DPGNN_BENCH_GRAPH")
+	if path == "" {
+		b.Skip("DPGNN_BENCH_GRAPH names no graph file")
+	}
+	raw, err := graphs.LoadNPZ(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec, err := graphs.ParseSplit("ratio:0.1:0.2")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := graphs.ApplySplit(raw, spec, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, method string
+		level        methods.Level
+		eps          float64
+		args         []string
+	}{
+		{"gcn", "gcn", methods.None, math.Inf(1), nil},
+		{"gap-edge", "gap", methods.Edge, 1, []string{"--encoder-epochs", "21", "--hops", "2", "--hidden", "16",
+			"--weight-decay", "0", "--dropout", "0", "--input-dropout", "0"}},
+		{"progap-edge", "progap", methods.Edge, 1, nil},
+		{"dpmlp-node", "mlp", methods.Node, 8, nil},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			m, err := methods.New(tc.method)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fs := pflag.NewFlagSet(tc.method, pflag.ContinueOnError)
+			methods.BindConfig(fs, m.Config())
+			if err := fs.Parse(append([]string{"--epochs", "21"}, tc.args...)); err != nil {
+				b.Fatal(err)
+			}
+			if err := m.Validate(); err != nil {
+				b.Fatal(err)
+			}
+			var per []float64
+			for i := 0; i < b.N; i++ {
+				clock := &epochClock{}
+				ctx := &methods.Context{Graph: g, Dataset: path, Level: tc.level, Epsilon: tc.eps, Seed: uint64(i + 1), Recorder: clock}
+				if tc.level == methods.Node {
+					ctx.Delta, ctx.DeltaRule = 1e-7, methods.DeltaGiven
+				}
+				if _, err := m.Run(ctx); err != nil {
+					b.Fatal(err)
+				}
+				st := clock.stages()
+				var sum float64
+				for _, s := range st {
+					sum += s
+				}
+				b.Logf("run %d: %d epoch reports, medians per stage %.4f s", i+1, len(clock.at), st)
+				per = append(per, sum)
+			}
+			slices.Sort(per)
+			b.ReportMetric(per[len(per)/2], "s/epoch")
+		})
+	}
+}
