@@ -81,7 +81,41 @@ func (o matMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 
 func (o matMulOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
+// rowInputs: A·B is row-wise in A (row i of the product is row i of A
+// times B); a transposed product is not.
+func (o matMulOp) rowInputs() []bool {
+	if o.ta || o.tb {
+		return nil
+	}
+	return []bool{true, false}
+}
+
+func (o matMulOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
+	return mulBiasRows(o.label(), prealloc, vals, nil)
+}
+
+// mulBiasRows prepares A·B + bias (bias nil: none) for mulRowsBiasRows.
+func mulBiasRows(label string, prealloc G.Value, vals []G.Value, bias []float64) (*tensor.Dense, int, func(lo, hi int), error) {
+	a, ad, b, bd, err := densePair(vals, label)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	m, k, _, n, err := matMulOp{}.dims(a.Shape(), b.Shape())
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if bias != nil && len(bias) != n {
+		return nil, 0, nil, fmt.Errorf("nn: %s of (%d, %d) got a bias of %d", label, m, n, len(bias))
+	}
+	t, out := output(prealloc, m, n)
+	ga := blas64.General{Rows: a.Shape()[0], Cols: a.Shape()[1], Stride: a.Shape()[1], Data: ad}
+	return t, m * n * k, mulRowsBiasRows(false, n, ga, bd, out, bias), nil
+}
+
 func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	if !o.ta && !o.tb {
+		return runRows(o, prealloc, vals)
+	}
 	a, ad, b, bd, err := densePair(vals, o.label())
 	if err != nil {
 		return nil, err
@@ -133,6 +167,24 @@ func mulRows(ta bool, m, n int, a blas64.General, b, c []float64) {
 // from memory on a large C). C's entries are the product's plus the
 // bias's: AddRow's bits.
 func mulRowsBias(ta bool, m, n int, a blas64.General, b, c, bias []float64) {
+	k := a.Cols
+	if ta {
+		k = a.Rows
+	}
+	// With op(A) = Aᵀ every chunk of rows streams all of B (k rows, e.g. the
+	// output gradient of a whole layer): one chunk per core (in fours, for
+	// the four-row kernels) reads it once per core instead of once per
+	// chunk of the balanced split.
+	if ta {
+		parallel.Parts(m, 4, m*n*k, mulRowsBiasRows(ta, n, a, b, c, bias))
+		return
+	}
+	parallel.Rows(m, m*n*k, mulRowsBiasRows(ta, n, a, b, c, bias))
+}
+
+// mulRowsBiasRows returns mulRowsBias's loop body: it writes rows [lo, hi)
+// of C (n columns) from those rows of op(A), all of B and the bias.
+func mulRowsBiasRows(ta bool, n int, a blas64.General, b, c, bias []float64) func(lo, hi int) {
 	// op(A)[i][l] is ad[i*ri + l*li].
 	k, ri, li := a.Cols, a.Stride, 1
 	if ta {
@@ -149,29 +201,26 @@ func mulRowsBias(ta bool, m, n int, a blas64.General, b, c, bias []float64) {
 		kb = max(16, min(kb, (256<<10)/8/max(a.Stride, 1)))
 	}
 	if k == 0 {
-		clear(c[:m*n])
-		if bias != nil {
-			vec.AddRows(c[:m*n], c[:m*n], bias)
+		return func(lo, hi int) {
+			clear(c[lo*n : hi*n])
+			if bias != nil {
+				vec.AddRows(c[lo*n:hi*n], c[lo*n:hi*n], bias)
+			}
 		}
-		return
-	}
-	// With op(A) = Aᵀ every chunk of rows streams all of B (k rows, e.g. the
-	// output gradient of a whole layer): one chunk per core (in fours, for
-	// the four-row kernels) reads it once per core instead of once per
-	// chunk of the balanced split.
-	split := parallel.Rows
-	if ta {
-		split = func(n, work int, f func(lo, hi int)) { parallel.Parts(n, 4, work, f) }
 	}
 	// With a bias the chunk goes in blocks of rows whose result (256 KB)
 	// is still in the cache when the bias is added to it.
-	rb := m
+	rb := 0 // the whole chunk
 	if bias != nil {
 		rb = max(4, (256<<10)/8/max(n, 1))
 	}
-	split(m, m*n*k, func(lo, hi int) {
-		for r0 := lo; r0 < hi; r0 += rb {
-			r1 := min(r0+rb, hi)
+	return func(lo, hi int) {
+		step := rb
+		if step == 0 {
+			step = max(1, hi-lo)
+		}
+		for r0 := lo; r0 < hi; r0 += step {
+			r1 := min(r0+step, hi)
 			for l0 := 0; l0 < k; l0 += kb {
 				l1 := min(l0+kb, k)
 				bl := b[l0*n:]
@@ -186,7 +235,7 @@ func mulRowsBias(ta bool, m, n int, a blas64.General, b, c, bias []float64) {
 				vec.AddRows(c[r0*n:r1*n], c[r0*n:r1*n], bias)
 			}
 		}
-	})
+	}
 }
 
 // mulDots computes C = A·Bᵀ (A is m×k, B is n×k, C is m×n) in the order
@@ -321,26 +370,18 @@ func (matMulBiasOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 
 func (o matMulBiasOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
-func (matMulBiasOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	a, ad, b, bd, err := densePair(vals, "A × B + b")
-	if err != nil {
-		return nil, err
-	}
+func (o matMulBiasOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(o, prealloc, vals)
+}
+
+func (matMulBiasOp) rowInputs() []bool { return []bool{true, false, false} }
+
+func (matMulBiasOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	_, bias, err := denseF64(vals[2], "A × B + b")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
-	m, _, _, n, err := matMulOp{}.dims(a.Shape(), b.Shape())
-	if err != nil {
-		return nil, err
-	}
-	if len(bias) != n {
-		return nil, fmt.Errorf("nn: A × B + b of (%d, %d) got a bias of %d", m, n, len(bias))
-	}
-	t, out := output(prealloc, m, n)
-	ga := blas64.General{Rows: a.Shape()[0], Cols: a.Shape()[1], Stride: a.Shape()[1], Data: ad}
-	mulRowsBias(false, m, n, ga, bd, out, bias)
-	return t, nil
+	return mulBiasRows("A × B + b", prealloc, vals[:2], bias)
 }
 
 // SymDiff: those of AddRow then MatMul, dx = G·Wᵀ, dW = xᵀ·G, db = Σ_rows G.

@@ -68,14 +68,20 @@ func (rowNormOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op rowNormOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
-func (rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+func (op rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op, prealloc, vals)
+}
+
+func (rowNormOp) rowInputs() []bool { return []bool{true} }
+
+func (rowNormOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, err := denseF64(vals[0], "RowNormalize")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
-	parallel.Rows(n, 3*n*k, func(lo, hi int) {
+	return t, 3 * n * k, func(lo, hi int) {
 		sp := getScratch(rowBlock(k))
 		defer putScratch(sp)
 		for b0 := lo; b0 < hi; b0 += len(*sp) {
@@ -99,8 +105,7 @@ func (rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 				}
 			}
 		}
-	})
-	return t, nil
+	}, nil
 }
 
 // rowBlock is the number of rows of width k (a multiple of four, at least

@@ -36,14 +36,20 @@ func (seluOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op seluOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
-func (seluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+func (op seluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op, prealloc, vals)
+}
+
+func (seluOp) rowInputs() []bool { return []bool{true} }
+
+func (seluOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, err := denseF64(vals[0], "SELU")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
+	_, d := shape2(x)
 	t, out := output(prealloc, x.Shape()...)
-	parallel.Rows(len(out), 8*len(out), func(lo, hi int) { vec.SELU(out[lo:hi], xd[lo:hi]) })
-	return t, nil
+	return t, 8 * len(out), func(lo, hi int) { vec.SELU(out[lo*d:hi*d], xd[lo*d:hi*d]) }, nil
 }
 
 func (seluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -79,16 +85,20 @@ func (reluOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op reluOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
-func (reluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+func (op reluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op, prealloc, vals)
+}
+
+func (reluOp) rowInputs() []bool { return []bool{true} }
+
+func (reluOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, err := denseF64(vals[0], "ReLU")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
+	_, d := shape2(x)
 	t, out := output(prealloc, x.Shape()...)
-	parallel.Rows(len(out), len(out), func(lo, hi int) {
-		vec.ReLU(out[lo:hi], xd[lo:hi])
-	})
-	return t, nil
+	return t, len(out), func(lo, hi int) { vec.ReLU(out[lo*d:hi*d], xd[lo*d:hi*d]) }, nil
 }
 
 func (reluOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -156,23 +166,28 @@ func (rowVecOp) DiffWRT(int) []bool      { return []bool{true, true} }
 func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o rowVecOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(o, prealloc, vals)
+}
+
+func (rowVecOp) rowInputs() []bool { return []bool{true, false} }
+
+func (o rowVecOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, _, bd, err := densePair(vals, o.label())
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	n, d := shape2(x)
 	if len(bd) != d {
-		return nil, fmt.Errorf("nn: %s of (%d, %d) got a vector of %d", o.label(), n, d, len(bd))
+		return nil, 0, nil, fmt.Errorf("nn: %s of (%d, %d) got a vector of %d", o.label(), n, d, len(bd))
 	}
 	t, out := output(prealloc, n, d)
-	parallel.Rows(n, len(xd), func(lo, hi int) {
+	return t, len(xd), func(lo, hi int) {
 		if o.mul {
 			vec.MulRows(out[lo*d:hi*d], xd[lo*d:hi*d], bd)
 		} else {
 			vec.AddRows(out[lo*d:hi*d], xd[lo*d:hi*d], bd)
 		}
-	})
-	return t, nil
+	}, nil
 }
 
 // SymDiff: for x + b, dx = dy and db = Σ_rows dy; for x ∘ b, dx = dy ∘ b and
@@ -279,30 +294,43 @@ func (o concatColsOp) DiffWRT(k int) []bool {
 func (o concatColsOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o concatColsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(o, prealloc, vals)
+}
+
+func (o concatColsOp) rowInputs() []bool {
+	all := make([]bool, o.arity)
+	for k := range all {
+		all[k] = true
+	}
+	return all
+}
+
+func (o concatColsOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	n, width := 0, 0
 	data := make([][]float64, len(vals))
 	cols := make([]int, len(vals))
 	for k, v := range vals {
 		x, xd, err := denseF64(v, o.label)
 		if err != nil {
-			return nil, err
+			return nil, 0, nil, err
 		}
 		r, c := shape2(x)
 		if k > 0 && r != n {
-			return nil, fmt.Errorf("nn: ConcatCols: input %d has %d rows, want %d", k, r, n)
+			return nil, 0, nil, fmt.Errorf("nn: ConcatCols: input %d has %d rows, want %d", k, r, n)
 		}
 		n, data[k], cols[k] = r, xd, c
 		width += c
 	}
 	t, out := output(prealloc, n, width)
-	for i := 0; i < n; i++ {
-		off := i * width
-		for k, xd := range data {
-			c := cols[k]
-			off += copy(out[off:off+c], xd[i*c:(i+1)*c])
+	return t, n * width, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			off := i * width
+			for k, xd := range data {
+				c := cols[k]
+				off += copy(out[off:off+c], xd[i*c:(i+1)*c])
+			}
 		}
-	}
-	return t, nil
+	}, nil
 }
 
 // SymDiff hands each input its own block of columns of the output gradient.

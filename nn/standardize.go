@@ -397,21 +397,45 @@ func (o affineEvalOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 func (o affineEvalOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o affineEvalOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	x, xd, err := denseF64(vals[0], o.String())
+	t, work, f, err := o.prepare(prealloc, vals, true)
 	if err != nil {
 		return nil, err
+	}
+	n, _ := shape2(t)
+	parallel.Rows(n, work, f)
+	return t, nil
+}
+
+func (affineEvalOp) rowInputs() []bool { return []bool{true, false, false} }
+
+// rows is row-wise only with the running statistics: before any were
+// observed the twin takes its batch's, which reads every row.
+func (o affineEvalOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
+	return o.prepare(prealloc, vals, false)
+}
+
+// prepare checks the inputs, takes the statistics and returns the output
+// and the pass over its rows; with batch false it returns no pass when
+// the statistics would be the batch's.
+func (o affineEvalOp) prepare(prealloc G.Value, vals []G.Value, batch bool) (*tensor.Dense, int, func(lo, hi int), error) {
+	x, xd, err := denseF64(vals[0], o.String())
+	if err != nil {
+		return nil, 0, nil, err
 	}
 	_, gamma, err := denseF64(vals[1], o.String())
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	_, beta, err := denseF64(vals[2], o.String())
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	n, k := shape2(x)
 	if len(gamma) != k || len(beta) != k {
-		return nil, fmt.Errorf("nn: %s of (%d, %d) got γ of %d and β of %d", o, n, k, len(gamma), len(beta))
+		return nil, 0, nil, fmt.Errorf("nn: %s of (%d, %d) got γ of %d and β of %d", o, n, k, len(gamma), len(beta))
+	}
+	if !batch && !(o.bn.axis == 0 && !o.bn.training && o.bn.statsObserved) {
+		return nil, 0, nil, nil
 	}
 	mean, inv := o.bn.stats(xd, n, k, false)
 	neg := resize(o.bn.last.neg, k)
@@ -420,8 +444,7 @@ func (o affineEvalOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value,
 		neg[c] = -m
 	}
 	t, out := output(prealloc, n, k)
-	parallel.Rows(n, 4*n*k, func(lo, hi int) {
+	return t, 4 * n * k, func(lo, hi int) {
 		vec.AffineRows(out[lo*k:hi*k], xd[lo*k:hi*k], neg, inv, gamma, beta)
-	})
-	return t, nil
+	}, nil
 }
