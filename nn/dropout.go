@@ -9,6 +9,7 @@ import (
 	"github.com/dpgnn/dpgnn/internal/parallel"
 	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // Dropout masks are drawn from the model's seeded stream, so runs repeat
@@ -134,23 +135,30 @@ func (maskOp) DiffWRT(int) []bool { return []bool{true} }
 func (op maskOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op maskOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op, prealloc, vals)
+}
+
+func (maskOp) rowInputs() []bool { return []bool{true} }
+
+// rows: entry j of the input keeps bit j of the mask, so a row's entries
+// keep the same bits whatever range it is computed in.
+func (op maskOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, err := denseF64(vals[0], op.label)
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	if len(xd) != op.d.n {
-		return nil, fmt.Errorf("nn: %s of %v: the mask has %d entries", op.label, x.Shape(), op.d.n)
+		return nil, 0, nil, fmt.Errorf("nn: %s of %v: the mask has %d entries", op.label, x.Shape(), op.d.n)
 	}
+	_, d := shape2(x)
 	t, out := output(prealloc, x.Shape()...)
 	if op.d.ones {
-		copy(out, xd)
-		return t, nil
+		return t, 0, func(lo, hi int) { copy(out[lo*d:hi*d], xd[lo*d:hi*d]) }, nil
 	}
 	bits, keep := op.d.bits, 1/(1-op.d.p)
-	parallel.Rows(len(out), len(out), func(lo, hi int) {
-		vec.MulBits(out[lo:hi], xd[lo:hi], bits, lo, keep)
-	})
-	return t, nil
+	return t, len(out), func(lo, hi int) {
+		vec.MulBits(out[lo*d:hi*d], xd[lo*d:hi*d], bits, lo*d, keep)
+	}, nil
 }
 
 func (op maskOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {

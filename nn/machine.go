@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -43,6 +44,11 @@ type machine struct {
 	// (a frozen copy of the parameters: Frozen).
 	bind []G.Value
 	ins  []G.Value // Run's inputs of a step
+	// segs are the chains of row-wise steps run block of rows by block
+	// (segment); segAt[i] is 1 + the index of the one starting at step i,
+	// 0 elsewhere.
+	segs  []segment
+	segAt []int
 }
 
 type stepKind uint8
@@ -157,7 +163,98 @@ func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
 		}
 	}
 	mc.slots = make([]*tensor.Dense, len(sizes))
+	mc.planSegments()
 	return mc, nil
+}
+
+// segment is a chain of consecutive row-wise steps (rowKernel ops with
+// their buffers, over the same number of rows, each reading whole only
+// values from before the chain) that Run prepares at once and then runs a
+// block of rows at a time, every step of the chain on one block before
+// the next block (parallel.Blocks), so that a block's intermediate rows
+// are read back from the cache, not from memory. Sharing a slot within a
+// chain is safe: a slot is reused only after its value's last reader, which
+// for every block runs before the reusing step writes that block's rows.
+type segment struct {
+	start, end int   // the steps start..end (leaves included)
+	ops        []int // the op steps, in order
+	rows       int   // rows of every op's output
+	block      int   // rows per block
+	fs         []func(lo, hi int)
+}
+
+// segmentBytes is the size (all the chain's rows of a block together)
+// that a block of a segment is cut to: well within a core's L2 cache.
+const segmentBytes = 192 << 10
+
+// planSegments finds the machine's segments: maximal chains of at least
+// two row-wise op steps with at least two blocks of rows.
+func (mc *machine) planSegments() {
+	mc.segAt = make([]int, len(mc.steps))
+	var cur segment
+	width := 0
+	flush := func() {
+		if len(cur.ops) >= 2 {
+			cur.block = max(16, min(1024, segmentBytes/8/max(width, 1))) &^ 15
+			if cur.rows >= 2*cur.block {
+				mc.segs = append(mc.segs, cur)
+				mc.segAt[cur.start] = len(mc.segs)
+			}
+		}
+		cur, width = segment{}, 0
+	}
+	for i := range mc.steps {
+		s := &mc.steps[i]
+		if s.kind == leaf {
+			if len(cur.ops) > 0 {
+				cur.end = i
+			}
+			continue
+		}
+		rows, cols, ok := mc.rowWise(i, &cur)
+		if ok && len(cur.ops) > 0 && rows != cur.rows {
+			flush()
+			rows, cols, ok = mc.rowWise(i, &cur)
+		}
+		if !ok {
+			flush()
+			continue
+		}
+		if len(cur.ops) == 0 {
+			cur.start, cur.rows = i, rows
+		}
+		cur.ops, cur.end = append(cur.ops, i), i
+		width += cols
+	}
+	flush()
+}
+
+// rowWise reports whether step i can join the chain cur: a row-wise op
+// with a buffer and a 2-D output whose row inputs have its rows and whose
+// whole inputs are not computed within cur. It returns the output's rows
+// and columns.
+func (mc *machine) rowWise(i int, cur *segment) (rows, cols int, ok bool) {
+	s := &mc.steps[i]
+	rk, isRow := s.op.(rowKernel)
+	if s.kind != prealloc || !isRow || len(s.shape) != 2 {
+		return 0, 0, false
+	}
+	row := rk.rowInputs()
+	if len(row) != len(s.in) {
+		return 0, 0, false
+	}
+	rows, cols = s.shape[0], s.shape[1]
+	for k, j := range s.in {
+		in := mc.nodes[j].Shape()
+		inChain := len(cur.ops) > 0 && j >= cur.start && mc.steps[j].kind != leaf
+		switch {
+		case row[k] && (len(in) != 2 || in[0] != rows):
+			return 0, 0, false
+		case !row[k] && inChain:
+			return 0, 0, false
+		}
+	}
+	return rows, cols, true
 }
 
 // denseShape reports whether n's value is a float64 tensor (not a scalar).
@@ -197,59 +294,18 @@ func (mc *machine) slot(k int, s *step) *tensor.Dense {
 
 // Run executes every step once and binds the kept nodes' values.
 func (mc *machine) Run() error {
-	ins := mc.ins // grown by the first run, then reused
-	for i := range mc.steps {
-		s := &mc.steps[i]
-		if s.kind == leaf {
-			var v G.Value
-			if mc.bind != nil && mc.bind[i] != nil {
-				v = mc.bind[i]
-			} else {
-				v = s.node.Value()
+	for i := 0; i < len(mc.steps); i++ {
+		if k := mc.segAt[i]; k > 0 {
+			if err := mc.segment(&mc.segs[k-1]); err != nil {
+				return err
 			}
-			if v == nil {
-				return fmt.Errorf("nn: input %v has no value", s.node)
-			}
-			mc.vals[i] = v
+			i = mc.segs[k-1].end
 			continue
 		}
-		ins = ins[:0]
-		for _, j := range s.in {
-			ins = append(ins, mc.vals[j])
+		if err := mc.step(i); err != nil {
+			return err
 		}
-		var v G.Value
-		var err error
-		switch s.kind {
-		case prealloc:
-			out := mc.slot(s.slot, s)
-			v, err = s.op.(G.UsePreallocDoer).UsePreallocDo(out, ins...)
-			if err == nil && !sameData(v, out) {
-				s.allocs++
-				if aliases(v, ins) {
-					err = fmt.Errorf("returned a view of its input where a buffer was given")
-				}
-			}
-		case unaryCopy:
-			out := mc.slot(s.slot, s)
-			src, ok := ins[0].(*tensor.Dense)
-			if !ok {
-				err = fmt.Errorf("input is %T, not a dense tensor", ins[0])
-				break
-			}
-			copy(out.Data().([]float64), src.Data().([]float64))
-			v, err = s.op.(G.UnsafeDoer).UnsafeDo(out)
-		default:
-			v, err = s.op.Do(ins...)
-			if _, ok := v.(*tensor.Dense); ok {
-				s.allocs++
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("nn: running %v: %w", s.node, err)
-		}
-		mc.vals[i] = v
 	}
-	mc.ins = ins[:0]
 	for _, i := range mc.keep {
 		if bound(mc.nodes[i], mc.vals[i]) {
 			continue // bound since an earlier run (UnsafeLet clones the shape)
@@ -259,6 +315,134 @@ func (mc *machine) Run() error {
 		}
 	}
 	return nil
+}
+
+// inputs returns step s's input values (in mc.ins, reused).
+func (mc *machine) inputs(s *step) []G.Value {
+	ins := mc.ins[:0]
+	for _, j := range s.in {
+		ins = append(ins, mc.vals[j])
+	}
+	mc.ins = ins
+	return ins
+}
+
+// step runs step i.
+func (mc *machine) step(i int) error {
+	s := &mc.steps[i]
+	if s.kind == leaf {
+		var v G.Value
+		if mc.bind != nil && mc.bind[i] != nil {
+			v = mc.bind[i]
+		} else {
+			v = s.node.Value()
+		}
+		if v == nil {
+			return fmt.Errorf("nn: input %v has no value", s.node)
+		}
+		mc.vals[i] = v
+		return nil
+	}
+	ins := mc.inputs(s)
+	var v G.Value
+	var err error
+	switch s.kind {
+	case prealloc:
+		out := mc.slot(s.slot, s)
+		v, err = s.op.(G.UsePreallocDoer).UsePreallocDo(out, ins...)
+		if err == nil {
+			err = mc.checkOut(s, v, out, ins)
+		}
+	case unaryCopy:
+		out := mc.slot(s.slot, s)
+		src, ok := ins[0].(*tensor.Dense)
+		if !ok {
+			err = fmt.Errorf("input is %T, not a dense tensor", ins[0])
+			break
+		}
+		copy(out.Data().([]float64), src.Data().([]float64))
+		v, err = s.op.(G.UnsafeDoer).UnsafeDo(out)
+	default:
+		v, err = s.op.Do(ins...)
+		if _, ok := v.(*tensor.Dense); ok {
+			s.allocs++
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("nn: running %v: %w", s.node, err)
+	}
+	mc.vals[i] = v
+	return nil
+}
+
+// checkOut counts a step whose op did not write into its buffer, and
+// refuses a view of an input in its place.
+func (mc *machine) checkOut(s *step, v G.Value, out *tensor.Dense, ins []G.Value) error {
+	if sameData(v, out) {
+		return nil
+	}
+	s.allocs++
+	if aliases(v, ins) {
+		return fmt.Errorf("returned a view of its input where a buffer was given")
+	}
+	return nil
+}
+
+// segment runs the steps of seg: its leaves, then every op's preparation
+// in order (which reads no row data), then the ops' row loops block by
+// block. If an op cannot run by rows this time, the ops before it run by
+// rows and the rest one by one.
+func (mc *machine) segment(seg *segment) error {
+	for i := seg.start; i <= seg.end; i++ {
+		if mc.steps[i].kind == leaf {
+			if err := mc.step(i); err != nil {
+				return err
+			}
+		}
+	}
+	seg.fs = seg.fs[:0]
+	work := 0
+	for _, i := range seg.ops {
+		s := &mc.steps[i]
+		out := mc.slot(s.slot, s)
+		ins := mc.inputs(s)
+		t, w, f, err := s.op.(rowKernel).rows(out, ins)
+		if err == nil && f != nil {
+			err = mc.checkOut(s, t, out, ins)
+		}
+		if err != nil {
+			return fmt.Errorf("nn: running %v: %w", s.node, err)
+		}
+		if f == nil {
+			mc.blocks(seg, work)
+			for j := i; j <= seg.end; j++ {
+				if mc.steps[j].kind != leaf {
+					if err := mc.step(j); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		mc.vals[i] = t
+		seg.fs = append(seg.fs, f)
+		work += w
+	}
+	mc.blocks(seg, work)
+	return nil
+}
+
+// blocks runs the row loops prepared in seg.fs, a block of rows at a time.
+func (mc *machine) blocks(seg *segment, work int) {
+	fs := seg.fs
+	if len(fs) == 0 {
+		return
+	}
+	parallel.Blocks(seg.rows, seg.block, work, func(lo, hi int) {
+		for _, f := range fs {
+			f(lo, hi)
+		}
+	})
 }
 
 // bound reports whether n's value is v already: the same tensor (a slot)

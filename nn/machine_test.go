@@ -204,3 +204,71 @@ func TestSnapshotInto(t *testing.T) {
 		}
 	}
 }
+
+// TestMachineSegments: a machine runs chains of row-wise ops block of rows
+// by block (segments), and its results are bit-identical to running every
+// op over all rows (the same machine with its segments off), also when an
+// op of a chain falls back to running whole (a BatchNorm twin before any
+// statistics were observed takes its batch's, which reads every row) and
+// when the rows are not a multiple of the block (a dropout mask's bits
+// then start mid-word).
+func TestMachineSegments(t *testing.T) {
+	const n, f = 2003, 6
+	rng := rand.New(rand.NewPCG(7, 1))
+	m := NewModel(7)
+	bn := newStandardize(0, 1e-5, 0.1)
+	var out *G.Node
+	err := Build(func() error {
+		x := m.Input("x", randSlice(rng, n*f), n, f)
+		w := m.Input("w", randSlice(rng, f*8), f, 8)
+		v := m.Input("v", randSlice(rng, 14*5), 14, 5)
+		bp, gp := m.NewParam("b", Constant(0), 8), m.NewParam("g", Constant(0), 5)
+		copy(bp.Value(), randSlice(rng, 8))
+		copy(gp.Value(), randSlice(rng, 5))
+		b, g := bp.Node, gp.Node
+		h := m.Dropout(SELU(MatMulBias(x, w, b)), 0.5)
+		d := m.modal[len(m.modal)-1].(*dropout)
+		d.ones = false
+		for i := range d.bits {
+			d.bits[i] = rng.Uint64()
+		}
+		h = ConcatCols(G.Must(RowNormalize(h)), x)
+		h = ReLU(MatMul(h, v))
+		h = G.Must(G.ApplyOp(affineEvalOp{bn: bn}, h, g, g))
+		out = AddRow(MulRow(h, g), g)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(segments bool) []float64 {
+		t.Helper()
+		mc, err := newMachine(m.G.SubgraphRoots(out), G.Nodes{out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := 0
+		for _, s := range mc.segs {
+			ops += len(s.ops)
+		}
+		if ops < 8 || len(mc.segs) > 2 {
+			t.Fatalf("segments %+v: want the chain's 9 ops in one or two", mc.segs)
+		}
+		if !segments {
+			clear(mc.segAt)
+		}
+		if err := mc.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return append([]float64(nil), Values(out)...)
+	}
+	for _, observed := range []bool{false, true} {
+		if observed {
+			bn.runMean, bn.runVar, bn.statsObserved = randSlice(rng, 5), []float64{0.5, 1, 2, 3, 4}, true
+		}
+		got, want := run(true), run(false)
+		if !equalSlices(got, want) {
+			t.Errorf("statistics observed %v: the segments' result differs from the ops run whole", observed)
+		}
+	}
+}

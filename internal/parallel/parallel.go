@@ -47,6 +47,23 @@ func Parts(n, align, work int, f func(lo, hi int)) {
 	chunks(n, step, p, f)
 }
 
+// Blocks runs f over [0, n) in blocks of block indices (the last may be
+// shorter), taken in turn by the calling goroutine and the helpers when
+// work is large enough: for a loop body that must see short ranges, such
+// as a chain of row operations run a block of rows at a time so that the
+// block stays in the cache from one operation to the next.
+func Blocks(n, block, work int, f func(lo, hi int)) {
+	p := runtime.GOMAXPROCS(0)
+	block = max(block, 1)
+	if p <= 1 || work < minWork || n <= block {
+		for lo := 0; lo < n; lo += block {
+			f(lo, min(lo+block, n))
+		}
+		return
+	}
+	chunks(n, block, p, f)
+}
+
 // chunks runs f over [0, n) in chunks of step indices, taken in turn by
 // the calling goroutine and up to p−1 helpers.
 //

@@ -73,6 +73,35 @@ func TestPartsOnePerCPUAligned(t *testing.T) {
 	}
 }
 
+// Blocks visits every index once in blocks of exactly block indices (the
+// last may be shorter), each starting at a multiple of block, on one and
+// several CPUs, serially or not.
+func TestBlocksFixedSize(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 4} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 7, 100, 10007} {
+			for _, block := range []int{0, 1, 16, 96} {
+				for _, work := range []int{1, 1 << 20} {
+					what := fmt.Sprintf("procs %d n %d block %d work %d", procs, n, block, work)
+					b := max(block, 1)
+					calls := visits(t, what, n, func(f func(lo, hi int)) {
+						Blocks(n, block, work, func(lo, hi int) {
+							if hi-lo != b && hi != n {
+								t.Errorf("%s: block [%d, %d)", what, lo, hi)
+							}
+							f(lo, hi)
+						})
+					}, func(lo int) bool { return lo%b == 0 })
+					if want := (n + b - 1) / b; calls != want {
+						t.Errorf("%s: %d blocks, want %d", what, calls, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // Calls from several goroutines at once, each also calling Rows from
 // inside its chunks, visit every index of every call exactly once: the
 // helpers a call enlists finish its chunks before the call returns, and a
