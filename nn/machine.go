@@ -83,6 +83,7 @@ func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
 		return nil, fmt.Errorf("nn: sorting graph: %w", err)
 	}
 	slices.Reverse(sorted)
+	sorted = sinkReductions(sub, sorted)
 	pos := make(map[*G.Node]int, len(sorted))
 	for i, n := range sorted {
 		pos[n] = i
@@ -165,6 +166,64 @@ func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
 	mc.slots = make([]*tensor.Dense, len(sizes))
 	mc.planSegments()
 	return mc, nil
+}
+
+// sinkReductions moves each reduction of order (a product with A
+// transposed, Aᵀ·B, or column sums: the weight and bias gradients, small
+// results of whole matrices) past the row-wise nodes that follow it, up
+// to the next other op or the first node that reads it, keeping the order
+// of every other node: the row-wise steps around a reduction (a backward
+// pass's G·Wᵀ, dropout and activation gradients) then form one segment
+// instead of being cut by it, while the values the reduction reads stay
+// alive no longer than that run of row-wise steps. Both ops are pure
+// functions of their inputs, so any order that runs them after their
+// inputs gives the same values.
+func sinkReductions(g *G.ExprGraph, order []*G.Node) []*G.Node {
+	out := make([]*G.Node, 0, len(order))
+	var held []*G.Node
+	isHeld := map[*G.Node]bool{}
+	flush := func() {
+		out = append(out, held...)
+		held = held[:0]
+		clear(isHeld)
+	}
+	for _, n := range order {
+		op := n.Op()
+		if op == nil {
+			out = append(out, n)
+			continue
+		}
+		if reduction(op) {
+			held = append(held, n)
+			isHeld[n] = true
+			continue
+		}
+		rk, ok := op.(rowKernel)
+		if !ok || rk.rowInputs() == nil {
+			flush()
+		} else {
+			for _, c := range children(g, n) {
+				if isHeld[c] {
+					flush()
+					break
+				}
+			}
+		}
+		out = append(out, n)
+	}
+	flush()
+	return out
+}
+
+// reduction reports whether op is one sinkReductions moves.
+func reduction(op G.Op) bool {
+	switch o := op.(type) {
+	case matMulOp:
+		return o.ta
+	case colSumOp:
+		return true
+	}
+	return false
 }
 
 // segment is a chain of consecutive row-wise steps (rowKernel ops with

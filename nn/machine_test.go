@@ -211,9 +211,10 @@ func TestSnapshotInto(t *testing.T) {
 // op of a chain falls back to running whole (a BatchNorm twin before any
 // statistics were observed takes its batch's, which reads every row) and
 // when the rows are not a multiple of the block (a dropout mask's bits
-// then start mid-word).
+// then start mid-word); a reduction that a row-wise op reads cuts the
+// chain and runs before that op.
 func TestMachineSegments(t *testing.T) {
-	const n, f = 2003, 6
+	const n, f = 4099, 6
 	rng := rand.New(rand.NewPCG(7, 1))
 	m := NewModel(7)
 	bn := newStandardize(0, 1e-5, 0.1)
@@ -234,6 +235,7 @@ func TestMachineSegments(t *testing.T) {
 		}
 		h = ConcatCols(G.Must(RowNormalize(h)), x)
 		h = ReLU(MatMul(h, v))
+		h = AddRow(h, ColSums(h)) // a reduction read by a row-wise op
 		h = G.Must(G.ApplyOp(affineEvalOp{bn: bn}, h, g, g))
 		out = AddRow(MulRow(h, g), g)
 		return nil
@@ -251,8 +253,8 @@ func TestMachineSegments(t *testing.T) {
 		for _, s := range mc.segs {
 			ops += len(s.ops)
 		}
-		if ops < 8 || len(mc.segs) > 2 {
-			t.Fatalf("segments %+v: want the chain's 9 ops in one or two", mc.segs)
+		if ops != 11 || len(mc.segs) != 2 {
+			t.Fatalf("segments %+v: want the chain's 11 row-wise ops in two, before and after the column sums", mc.segs)
 		}
 		if !segments {
 			clear(mc.segAt)
@@ -270,5 +272,69 @@ func TestMachineSegments(t *testing.T) {
 		if !equalSlices(got, want) {
 			t.Errorf("statistics observed %v: the segments' result differs from the ops run whole", observed)
 		}
+	}
+}
+
+// TestMachineSegmentsTrain: a training machine's row-wise chains, forward
+// and backward (reductions moved past them by sinkReductions), give the
+// loss and gradients of the same machine with its segments off, bit for
+// bit, over rows that are not a multiple of the block.
+func TestMachineSegmentsTrain(t *testing.T) {
+	const n, f = 2003, 6
+	build := func() (*Model, *G.Node) {
+		rng := rand.New(rand.NewPCG(9, 1))
+		m := NewModel(9)
+		x := m.Input("x", randSlice(rng, n*f), n, f)
+		w := m.NewParam("w", GlorotUniform(), f, 16)
+		b := m.NewParam("b", Constant(0.1), 16)
+		v := m.NewParam("v", GlorotUniform(), 16, 4)
+		g := m.NewParam("g", Constant(1.5), 4)
+		var loss *G.Node
+		err := Build(func() error {
+			h := m.Dropout(ReLU(MatMulBias(x, w.Node, b.Node)), 0.4)
+			h = SELU(MulRow(MatMul(G.Must(RowNormalize(h)), v.Node), g.Node))
+			loss = G.Must(G.Sum(G.Must(G.HadamardProd(h, h))))
+			return m.Compile(loss, nil)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, loss
+	}
+	run := func(segments bool) []float64 {
+		m, _ := build()
+		ops := 0
+		for _, s := range m.trainVM.segs {
+			for _, i := range s.ops {
+				if _, ok := m.trainVM.steps[i].op.(reluGradOp); ok {
+					ops++
+				}
+			}
+		}
+		if ops != 1 {
+			t.Fatalf("the ReLU's gradient is in %d segments, want 1", ops)
+		}
+		if !segments {
+			clear(m.trainVM.segAt)
+		}
+		var out []float64
+		for range 2 {
+			l, err := m.StepMode(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, err := m.Grads()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, l)
+			for _, g := range gs {
+				out = append(out, g...)
+			}
+		}
+		return out
+	}
+	if got, want := run(true), run(false); !equalSlices(got, want) {
+		t.Errorf("the segments' loss and gradients differ from the ops run whole")
 	}
 }

@@ -84,14 +84,32 @@ func (o matMulOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(
 // rowInputs: A·B is row-wise in A (row i of the product is row i of A
 // times B); a transposed product is not.
 func (o matMulOp) rowInputs() []bool {
-	if o.ta || o.tb {
+	if o.ta {
 		return nil
 	}
 	return []bool{true, false}
 }
 
 func (o matMulOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
-	return mulBiasRows(o.label(), prealloc, vals, nil)
+	if !o.tb {
+		return mulBiasRows(o.label(), prealloc, vals, nil)
+	}
+	a, ad, b, bd, err := densePair(vals, o.label())
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	m, k, _, n, err := o.dims(a.Shape(), b.Shape())
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	t, out := output(prealloc, m, n)
+	ga := blas64.General{Rows: a.Shape()[0], Cols: a.Shape()[1], Stride: a.Shape()[1], Data: ad}
+	gb := blas64.General{Rows: b.Shape()[0], Cols: b.Shape()[1], Stride: b.Shape()[1], Data: bd}
+	if m == 0 || n == 0 || k == 0 {
+		return t, 0, func(lo, hi int) { clear(out[lo*n : hi*n]) }, nil
+	}
+	// Bᵀ is the run's own: the chain's blocks read it after rows returns.
+	return t, m * n * k, mulDotsRows(m, n, ga, gb, out, make([]float64, k*n)), nil
 }
 
 // mulBiasRows prepares A·B + bias (bias nil: none) for mulRowsBiasRows.
@@ -249,16 +267,22 @@ func mulRowsBiasRows(ta bool, n int, a blas64.General, b, c, bias []float64) fun
 // four partial sums of a row are four rows of scratch, each one strided
 // sum of rows of Bᵀ.
 func mulDots(m, n int, a, b blas64.General, c []float64) {
+	bt := getScratch(a.Cols * n)
+	defer putScratch(bt)
+	parallel.Rows(m, m*n*a.Cols, mulDotsRows(m, n, a, b, c, *bt))
+}
+
+// mulDotsRows returns mulDots's loop body, which writes rows [lo, hi) of
+// C; bt (k·n values) is its scratch for Bᵀ, filled here.
+func mulDotsRows(m, n int, a, b blas64.General, c, bt []float64) func(lo, hi int) {
 	k := a.Cols
 	kb := k
 	if blocks64(m)*blocks64(n) >= 4 {
 		kb = 64
 	}
-	bt := getScratch(k * n)
-	defer putScratch(bt)
 	for j := 0; j < n; j++ {
 		for l, v := range b.Data[j*b.Stride : j*b.Stride+k] {
-			(*bt)[l*n+j] = v
+			bt[l*n+j] = v
 		}
 	}
 	// Rows go in blocks of rb, whose four partial sums (rb×n each) stay in
@@ -266,7 +290,7 @@ func mulDots(m, n int, a, b blas64.General, c []float64) {
 	// strided rows (vec.SumSeqRows), so the per-call work is a block's, not
 	// a row's.
 	rb := max(4, min(64, (32<<10)/8/max(n, 1)))
-	parallel.Rows(m, m*n*k, func(lo, hi int) {
+	return func(lo, hi int) {
 		sp := getScratch(4 * rb * n)
 		defer putScratch(sp)
 		s := *sp
@@ -281,13 +305,13 @@ func mulDots(m, n int, a, b blas64.General, c []float64) {
 				ai := a.Data[i0*a.Stride+l0:]
 				if q > 0 {
 					for r, sr := range [4][]float64{s0, s1, s2, s3} {
-						vec.SumSeqRows(sr, rows, n, n, ai[r:], a.Stride, 4, q, (*bt)[(l0+r)*n:], 4*n)
+						vec.SumSeqRows(sr, rows, n, n, ai[r:], a.Stride, 4, q, bt[(l0+r)*n:], 4*n)
 					}
 				} else {
 					clear(s[:4*w])
 				}
 				if t := size - 4*q; t > 0 {
-					vec.AxpySeqRows(s0, rows, n, n, ai[4*q:], a.Stride, 1, t, (*bt)[(l0+4*q)*n:], n)
+					vec.AxpySeqRows(s0, rows, n, n, ai[4*q:], a.Stride, 1, t, bt[(l0+4*q)*n:], n)
 				}
 				ci := c[i0*n : i0*n+w]
 				for j := range ci {
@@ -295,7 +319,7 @@ func mulDots(m, n int, a, b blas64.General, c []float64) {
 				}
 			}
 		}
-	})
+	}
 }
 
 // blocks64 is the number of 64-wide blocks gonum splits a size into.

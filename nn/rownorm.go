@@ -7,7 +7,6 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
-	"github.com/dpgnn/dpgnn/internal/parallel"
 	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -159,14 +158,20 @@ type rowNormGradOp struct{ labelled }
 
 func (op rowNormGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
-func (rowNormGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+func (op rowNormGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op, prealloc, vals)
+}
+
+func (rowNormGradOp) rowInputs() []bool { return []bool{true, true} }
+
+func (rowNormGradOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, _, dy, err := densePair(vals, "RowNormalizeGrad")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
-	parallel.Rows(n, 6*n*k, func(lo, hi int) {
+	return t, 6 * n * k, func(lo, hi int) {
 		rb := rowBlock(k)
 		sp := getScratch(2 * rb)
 		defer putScratch(sp)
@@ -192,8 +197,7 @@ func (rowNormGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 				}
 			}
 		}
-	})
-	return t, nil
+	}, nil
 }
 
 var _ G.SDOp = rowNorm

@@ -5,7 +5,6 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
-	"github.com/dpgnn/dpgnn/internal/parallel"
 	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -61,14 +60,20 @@ type seluGradOp struct{ labelled }
 
 func (op seluGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
-func (seluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+func (op seluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op, prealloc, vals)
+}
+
+func (seluGradOp) rowInputs() []bool { return []bool{true, true} }
+
+func (seluGradOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, _, dy, err := densePair(vals, "SELUGrad")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
+	_, d := shape2(x)
 	t, out := output(prealloc, x.Shape()...)
-	parallel.Rows(len(out), 8*len(out), func(lo, hi int) { vec.SELUGrad(out[lo:hi], xd[lo:hi], dy[lo:hi]) })
-	return t, nil
+	return t, 8 * len(out), func(lo, hi int) { vec.SELUGrad(out[lo*d:hi*d], xd[lo*d:hi*d], dy[lo*d:hi*d]) }, nil
 }
 
 // reluOp is x for x ≥ 0 and 0 otherwise (NaN stays NaN), as gorgonia's
@@ -110,16 +115,20 @@ type reluGradOp struct{ labelled }
 
 func (op reluGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
-func (reluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+func (op reluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op, prealloc, vals)
+}
+
+func (reluGradOp) rowInputs() []bool { return []bool{true, true} }
+
+func (reluGradOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, _, dy, err := densePair(vals, "ReLUGrad")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
+	_, d := shape2(x)
 	t, out := output(prealloc, x.Shape()...)
-	parallel.Rows(len(out), len(out), func(lo, hi int) {
-		vec.ReLUGrad(out[lo:hi], xd[lo:hi], dy[lo:hi])
-	})
-	return t, nil
+	return t, len(out), func(lo, hi int) { vec.ReLUGrad(out[lo*d:hi*d], xd[lo*d:hi*d], dy[lo*d:hi*d]) }, nil
 }
 
 // rowVecOp combines every row of an (N, d) matrix with a (d) vector:
@@ -369,17 +378,24 @@ func (o colsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 func (o colsOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o colsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(o, prealloc, vals)
+}
+
+func (colsOp) rowInputs() []bool { return []bool{true} }
+
+func (o colsOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, err := denseF64(vals[0], o.label)
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	n, d := shape2(x)
 	w := o.hi - o.lo
 	t, out := output(prealloc, n, w)
-	for i := 0; i < n; i++ {
-		copy(out[i*w:(i+1)*w], xd[i*d+o.lo:i*d+o.hi])
-	}
-	return t, nil
+	return t, n * w, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			copy(out[i*w:(i+1)*w], xd[i*d+o.lo:i*d+o.hi])
+		}
+	}, nil
 }
 
 var (
