@@ -83,7 +83,7 @@ func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
 		return nil, fmt.Errorf("nn: sorting graph: %w", err)
 	}
 	slices.Reverse(sorted)
-	sorted = sinkReductions(sub, sorted)
+	sorted = placeReductions(sub, sorted)
 	pos := make(map[*G.Node]int, len(sorted))
 	for i, n := range sorted {
 		pos[n] = i
@@ -168,54 +168,58 @@ func newMachine(sub *G.ExprGraph, keep G.Nodes) (*machine, error) {
 	return mc, nil
 }
 
-// sinkReductions moves each reduction of order (a product with A
+// placeReductions moves each reduction of order (a product with A
 // transposed, Aᵀ·B, or column sums: the weight and bias gradients, small
-// results of whole matrices) past the row-wise nodes that follow it, up
-// to the next other op or the first node that reads it, keeping the order
-// of every other node: the row-wise steps around a reduction (a backward
-// pass's G·Wᵀ, dropout and activation gradients) then form one segment
-// instead of being cut by it, while the values the reduction reads stay
-// alive no longer than that run of row-wise steps. Both ops are pure
-// functions of their inputs, so any order that runs them after their
-// inputs gives the same values.
-func sinkReductions(g *G.ExprGraph, order []*G.Node) []*G.Node {
+// results of whole matrices) to the earliest place its inputs allow, so
+// that the large matrices it reads are released as soon as possible, and
+// from there past any run of row-wise ops it would cut, up to its first
+// reader: the row-wise ops around a reduction (a backward pass's G·Wᵀ,
+// dropout and activation gradients) then form one segment. The other
+// nodes keep their order. Both ops are pure functions of their inputs, so
+// any order that runs them after their inputs gives the same values.
+func placeReductions(g *G.ExprGraph, order []*G.Node) []*G.Node {
+	var reds []*G.Node
 	out := make([]*G.Node, 0, len(order))
-	var held []*G.Node
-	isHeld := map[*G.Node]bool{}
-	flush := func() {
-		out = append(out, held...)
-		held = held[:0]
-		clear(isHeld)
-	}
 	for _, n := range order {
-		op := n.Op()
-		if op == nil {
-			out = append(out, n)
-			continue
-		}
-		if reduction(op) {
-			held = append(held, n)
-			isHeld[n] = true
-			continue
-		}
-		rk, ok := op.(rowKernel)
-		if !ok || rk.rowInputs() == nil {
-			flush()
+		if reduction(n.Op()) {
+			reds = append(reds, n)
 		} else {
-			for _, c := range children(g, n) {
-				if isHeld[c] {
-					flush()
-					break
-				}
+			out = append(out, n)
+		}
+	}
+	rowOp := func(n *G.Node) bool {
+		rk, ok := n.Op().(rowKernel)
+		return ok && rk.rowInputs() != nil
+	}
+	for _, r := range reds {
+		kids := children(g, r)
+		p := 0 // just after the last input
+		for k, n := range out {
+			if slices.Contains(kids, n) {
+				p = k + 1
 			}
 		}
-		out = append(out, n)
+		for {
+			prev := p - 1 // the ops either side, leaves skipped
+			for prev >= 0 && out[prev].Op() == nil {
+				prev--
+			}
+			next := p
+			for next < len(out) && out[next].Op() == nil {
+				next++
+			}
+			if prev < 0 || next == len(out) || !rowOp(out[prev]) || !rowOp(out[next]) ||
+				slices.Contains(children(g, out[next]), r) {
+				break
+			}
+			p = next + 1
+		}
+		out = slices.Insert(out, p, r)
 	}
-	flush()
 	return out
 }
 
-// reduction reports whether op is one sinkReductions moves.
+// reduction reports whether op is one placeReductions moves.
 func reduction(op G.Op) bool {
 	switch o := op.(type) {
 	case matMulOp:
@@ -491,17 +495,20 @@ func (mc *machine) segment(seg *segment) error {
 	return nil
 }
 
-// blocks runs the row loops prepared in seg.fs, a block of rows at a time.
+// blocks runs the row loops prepared in seg.fs, a block of rows at a time,
+// then drops them: they hold the chain's buffers, which a released machine
+// must let go.
 func (mc *machine) blocks(seg *segment, work int) {
 	fs := seg.fs
-	if len(fs) == 0 {
-		return
+	if len(fs) > 0 {
+		parallel.Blocks(seg.rows, seg.block, work, func(lo, hi int) {
+			for _, f := range fs {
+				f(lo, hi)
+			}
+		})
 	}
-	parallel.Blocks(seg.rows, seg.block, work, func(lo, hi int) {
-		for _, f := range fs {
-			f(lo, hi)
-		}
-	})
+	clear(fs)
+	seg.fs = fs[:0]
 }
 
 // bound reports whether n's value is v already: the same tensor (a slot)

@@ -276,7 +276,7 @@ func TestMachineSegments(t *testing.T) {
 }
 
 // TestMachineSegmentsTrain: a training machine's row-wise chains, forward
-// and backward (reductions moved past them by sinkReductions), give the
+// and backward (reductions placed out of them by placeReductions), give the
 // loss and gradients of the same machine with its segments off, bit for
 // bit, over rows that are not a multiple of the block.
 func TestMachineSegmentsTrain(t *testing.T) {
