@@ -262,6 +262,13 @@ func TestMachineSegments(t *testing.T) {
 		if err := mc.Run(); err != nil {
 			t.Fatal(err)
 		}
+		for _, s := range mc.segs {
+			for _, f := range s.fs[:cap(s.fs)] {
+				if f != nil {
+					t.Fatal("a segment keeps its loops (and so its buffers) after the run")
+				}
+			}
+		}
 		return append([]float64(nil), Values(out)...)
 	}
 	for _, observed := range []bool{false, true} {
