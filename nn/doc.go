@@ -15,7 +15,8 @@
 // nodes whose values are not alive at the same time, so a training step
 // allocates almost nothing in steady state. Only a machine's roots (loss,
 // gradients, outputs) and nodes marked with Model.Keep hold values after a
-// run. The arithmetic of the ops is internal/vec's kernels. A Frozen path
+// run. Chains of row-wise ops (rowKernel) run a block of rows at a time,
+// each block through the whole chain while it is in the cache. The arithmetic of the ops is internal/vec's kernels. A Frozen path
 // evaluates a copy of the model's parameters and running statistics on
 // another goroutine, so a training loop can monitor one epoch while the
 // next trains.
