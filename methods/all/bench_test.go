@@ -12,8 +12,8 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	_ "github.com/dpgnn/dpgnn/methods/all"
+	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 	"github.com/dpgnn/dpgnn/trainers"
-	"github.com/spf13/pflag"
 )
 
 // epochClock is a Recorder that notes when each epoch is reported. It
@@ -114,14 +114,7 @@ func BenchmarkEpochFile(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			fs := pflag.NewFlagSet(tc.method, pflag.ContinueOnError)
-			methods.BindConfig(fs, m.Config())
-			if err := fs.Parse(append([]string{"--epochs", "21"}, tc.args...)); err != nil {
-				b.Fatal(err)
-			}
-			if err := m.Validate(); err != nil {
-				b.Fatal(err)
-			}
+			methodtest.Configure(b, m, append([]string{"--epochs", "21"}, tc.args...)...)
 			var per, perCPU []float64
 			for i := 0; i < b.N; i++ {
 				clock := &epochClock{}
