@@ -434,11 +434,12 @@ func reduceAndGrad(t *testing.T, n, k int, xv, vv []float64, reduce func(*G.Node
 
 // TestColSumsMatchGorgonia: ColSums and its gradient give the bits of
 // gorgonia's Sum along axis 0 (row 0 copied, −0 kept, then rows added in
-// turn), for narrow and wide rows.
+// turn), for narrow and wide rows, split over the cores by columns when
+// large.
 func TestColSumsMatchGorgonia(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, n := range []int{1, 5, 270} {
-		for _, d := range []int{1, 7, 16, 70} {
+	for _, n := range []int{1, 5, 270, 2000} {
+		for _, d := range []int{1, 7, 16, 70, 150} {
 			xv, vv := randSlice(rng, n*d), randSlice(rng, d)
 			for j := 0; j < d; j += 3 {
 				xv[j] = math.Copysign(0, -1)
