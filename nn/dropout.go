@@ -135,7 +135,7 @@ func (maskOp) DiffWRT(int) []bool { return []bool{true} }
 func (op maskOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op maskOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(op, prealloc, vals)
+	return runRows(op.rows(prealloc, vals))
 }
 
 func (maskOp) rowInputs() []bool { return []bool{true} }

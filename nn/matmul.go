@@ -132,7 +132,7 @@ func mulBiasRows(label string, prealloc G.Value, vals []G.Value, bias []float64)
 
 func (o matMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if !o.ta && !o.tb {
-		return runRows(o, prealloc, vals)
+		return runRows(o.rows(prealloc, vals))
 	}
 	a, ad, b, bd, err := densePair(vals, o.label())
 	if err != nil {
@@ -395,7 +395,7 @@ func (matMulBiasOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 func (o matMulBiasOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o matMulBiasOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(o, prealloc, vals)
+	return runRows(o.rows(prealloc, vals))
 }
 
 func (matMulBiasOp) rowInputs() []bool { return []bool{true, false, false} }

@@ -29,10 +29,11 @@ type rowKernel interface {
 	rows(prealloc G.Value, vals []G.Value) (out *tensor.Dense, work int, f func(lo, hi int), err error)
 }
 
-// runRows is a row-wise op's UsePreallocDo: its rows function over every
-// row, split over the cores.
-func runRows(op rowKernel, prealloc G.Value, vals []G.Value) (G.Value, error) {
-	t, work, f, err := op.rows(prealloc, vals)
+// runRows is a row-wise op's UsePreallocDo, given what its rows returned
+// (runRows(op.rows(prealloc, vals))): the loop over every row, split over
+// the cores. It takes the results, not the op, so that the op is not
+// boxed into an interface (an allocation per call).
+func runRows(t *tensor.Dense, work int, f func(lo, hi int), err error) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}

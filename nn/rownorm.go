@@ -68,7 +68,7 @@ func (rowNormOp) DiffWRT(int) []bool { return []bool{true} }
 func (op rowNormOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op rowNormOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(op, prealloc, vals)
+	return runRows(op.rows(prealloc, vals))
 }
 
 func (rowNormOp) rowInputs() []bool { return []bool{true} }
@@ -159,7 +159,7 @@ type rowNormGradOp struct{ labelled }
 func (op rowNormGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op rowNormGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(op, prealloc, vals)
+	return runRows(op.rows(prealloc, vals))
 }
 
 func (rowNormGradOp) rowInputs() []bool { return []bool{true, true} }

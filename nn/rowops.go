@@ -37,7 +37,7 @@ func (seluOp) DiffWRT(int) []bool { return []bool{true} }
 func (op seluOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op seluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(op, prealloc, vals)
+	return runRows(op.rows(prealloc, vals))
 }
 
 func (seluOp) rowInputs() []bool { return []bool{true} }
@@ -62,7 +62,7 @@ type seluGradOp struct{ labelled }
 func (op seluGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op seluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(op, prealloc, vals)
+	return runRows(op.rows(prealloc, vals))
 }
 
 func (seluGradOp) rowInputs() []bool { return []bool{true, true} }
@@ -92,7 +92,7 @@ func (reluOp) DiffWRT(int) []bool { return []bool{true} }
 func (op reluOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op reluOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(op, prealloc, vals)
+	return runRows(op.rows(prealloc, vals))
 }
 
 func (reluOp) rowInputs() []bool { return []bool{true} }
@@ -117,7 +117,7 @@ type reluGradOp struct{ labelled }
 func (op reluGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op reluGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(op, prealloc, vals)
+	return runRows(op.rows(prealloc, vals))
 }
 
 func (reluGradOp) rowInputs() []bool { return []bool{true, true} }
@@ -176,7 +176,7 @@ func (rowVecOp) DiffWRT(int) []bool      { return []bool{true, true} }
 func (o rowVecOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o rowVecOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(o, prealloc, vals)
+	return runRows(o.rows(prealloc, vals))
 }
 
 func (rowVecOp) rowInputs() []bool { return []bool{true, false} }
@@ -304,7 +304,7 @@ func (o concatColsOp) DiffWRT(k int) []bool {
 func (o concatColsOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o concatColsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(o, prealloc, vals)
+	return runRows(o.rows(prealloc, vals))
 }
 
 func (o concatColsOp) rowInputs() []bool {
@@ -379,7 +379,7 @@ func (o colsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 func (o colsOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o colsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return runRows(o, prealloc, vals)
+	return runRows(o.rows(prealloc, vals))
 }
 
 func (colsOp) rowInputs() []bool { return []bool{true} }
@@ -533,22 +533,31 @@ func (colSumOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error
 	}
 	// Each column is summed over the rows in order, so the columns can be
 	// split over the cores (in parts of whole cache lines) with the same
-	// bits: a 10⁶×64 bias gradient was one core's pass over 512 MB.
-	parallel.Parts(d, 8, n*d, func(lo, hi int) {
-		o := out[lo:hi]
-		copy(o, xd[lo:hi])
-		for i := 1; i < n; i++ {
-			r := xd[i*d+lo : i*d+hi]
-			if len(o) >= 64 {
-				vec.Add(o, o, r)
-				continue
-			}
-			for j, v := range r {
-				o[j] += v
-			}
-		}
-	})
+	// bits: a 10⁶×64 bias gradient was one core's pass over 512 MB. A
+	// small one (a DP-SGD batch's) is summed here, without a closure.
+	if n*d < 1<<16 {
+		colSums(out, xd, n, d, 0, d)
+		return t, nil
+	}
+	parallel.Parts(d, 8, n*d, func(lo, hi int) { colSums(out, xd, n, d, lo, hi) })
 	return t, nil
+}
+
+// colSums writes columns [lo, hi) of the column sums of x (n×d) into out:
+// row 0, then each row added in turn.
+func colSums(out, x []float64, n, d, lo, hi int) {
+	o := out[lo:hi]
+	copy(o, x[lo:hi])
+	for i := 1; i < n; i++ {
+		r := x[i*d+lo : i*d+hi]
+		if len(o) >= 64 {
+			vec.Add(o, o, r)
+			continue
+		}
+		for j, v := range r {
+			o[j] += v
+		}
+	}
 }
 
 func (o colSumOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
