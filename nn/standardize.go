@@ -397,13 +397,7 @@ func (o affineEvalOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 func (o affineEvalOp) Do(vals ...G.Value) (G.Value, error) { return o.UsePreallocDo(nil, vals...) }
 
 func (o affineEvalOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	t, work, f, err := o.prepare(prealloc, vals, true)
-	if err != nil {
-		return nil, err
-	}
-	n, _ := shape2(t)
-	parallel.Rows(n, work, f)
-	return t, nil
+	return runRows(o.prepare(prealloc, vals, true))
 }
 
 func (affineEvalOp) rowInputs() []bool { return []bool{true, false, false} }
