@@ -14,6 +14,7 @@ import (
 	_ "github.com/dpgnn/dpgnn/methods/all"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 	"github.com/dpgnn/dpgnn/trainers"
+	"gonum.org/v1/gonum/floats"
 )
 
 // epochClock is a Recorder that notes when each epoch is reported. It
@@ -127,7 +128,7 @@ func BenchmarkEpochFile(b *testing.B) {
 				}
 				wall, cpu := clock.stages()
 				b.Logf("run %d: %d epoch reports, medians per stage %.4f s, CPU %.4f s", i+1, len(clock.at), wall, cpu)
-				per, perCPU = append(per, sum(wall)), append(perCPU, sum(cpu))
+				per, perCPU = append(per, floats.Sum(wall)), append(perCPU, floats.Sum(cpu))
 			}
 			slices.Sort(per)
 			slices.Sort(perCPU)
@@ -135,12 +136,4 @@ func BenchmarkEpochFile(b *testing.B) {
 			b.ReportMetric(perCPU[len(perCPU)/2], "cpu-s/epoch")
 		})
 	}
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -40,13 +41,7 @@ func benchEpochWith(b *testing.B, g *graphs.Graph, split string, cfg Config) {
 			b.Fatal(err)
 		}
 	}
-	// The first epoch allocates the machines' buffers and the optimiser's
-	// moments; -benchmem then shows the steady state.
-	epoch()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		epoch()
-	}
+	methodtest.Steady(b, epoch)
 }
 
 // BenchmarkGCNEpochCoraML is one training step plus one evaluation pass

@@ -7,6 +7,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 )
 
 // benchDPEpoch times one epoch of DP-MLP (node level, ε = 8, its defaults:
@@ -38,13 +39,7 @@ func benchDPEpoch(b *testing.B, g *graphs.Graph, split string, delta float64) {
 			b.Fatal(err)
 		}
 	}
-	// The first epoch allocates the machine's buffers and the optimiser's
-	// moments; -benchmem then shows the steady state.
-	epoch()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		epoch()
-	}
+	methodtest.Steady(b, epoch)
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*steps), "µs/step")
 }
 

@@ -1,6 +1,6 @@
 // Package methodtest holds the set-up the method packages' tests share: a
-// method configured from command-line flags and the small graph they train
-// on.
+// method configured from command-line flags, the small graph they train
+// on, and the steady-state loop of their epoch benchmarks.
 package methodtest
 
 import (
@@ -35,4 +35,16 @@ func Graph(t testing.TB, split string) *graphs.Graph {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// Steady times b.N calls of epoch after one untimed call: the first epoch
+// allocates the machines' buffers and the optimiser's moments, so
+// -benchmem then shows the steady state.
+func Steady(b *testing.B, epoch func()) {
+	b.Helper()
+	epoch()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		epoch()
+	}
 }
