@@ -633,3 +633,26 @@ func TestMatMulBiasIsAddRowOfMatMul(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkColSums: column sums of tall matrices, the bias gradients of
+// full-batch layers (the 10⁶-row ones stream from memory).
+func BenchmarkColSums(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		for _, d := range []int{16, 32, 64} {
+			b.Run(fmt.Sprintf("%dx%d", n, d), func(b *testing.B) {
+				x := make([]float64, n*d)
+				for i := range x {
+					x[i] = float64(i%7) * 0.5
+				}
+				xt := tensor.New(tensor.WithShape(n, d), tensor.WithBacking(x))
+				out := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(d))
+				b.SetBytes(int64(8 * n * d))
+				for i := 0; i < b.N; i++ {
+					if _, err := (colSumOp{}).UsePreallocDo(out, xt); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
