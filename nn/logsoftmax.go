@@ -5,10 +5,12 @@ import (
 
 	"github.com/dpgnn/dpgnn/internal/vec"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // logSoftmaxOp is a row-wise log-softmax, z_ij − log Σ_k exp(z_ik), computed
 // with the max shift. Its gradient is dx = dy − softmax(z)·Σ_j dy_j per row.
+// Both are row kernels (rowKernel).
 // (gorgonia's LogSoftMax starts a goroutine per row, which dominated the
 // cost of a full-batch epoch on small graphs.)
 type logSoftmaxOp struct{ labelled }
@@ -22,48 +24,61 @@ func (logSoftmaxOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op logSoftmaxOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
-func (logSoftmaxOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+func (op logSoftmaxOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op.rows(prealloc, vals))
+}
+
+func (logSoftmaxOp) rowInputs() []bool { return []bool{true} }
+
+// rows: a block of rows at a time, the shifted values z − max per row (in
+// out), all their exponentials at once (vec.Exp: math.Exp's bits), then
+// each row's sum in order.
+func (logSoftmaxOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	x, xd, err := denseF64(vals[0], "LogSoftmax")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
-	// The shifted values z − max per row (in out), all their exponentials
-	// at once (vec.Exp: math.Exp's bits), then each row's sum in order.
-	sp := getScratch(n*k + n)
-	defer putScratch(sp)
-	e, mxs := (*sp)[:n*k], (*sp)[n*k:]
-	for i := 0; i < n; i++ {
-		r, o := xd[i*k:(i+1)*k], out[i*k:(i+1)*k]
-		// The largest entry by plain comparison: where it differs from
-		// math.Max (a NaN in the row, the sign of a zero maximum) the
-		// outputs do not: a NaN makes the row's sum and every output NaN
-		// either way, and ±0 shifts and adds as 0.
-		mx := math.Inf(-1)
-		for _, v := range r {
-			if v > mx {
-				mx = v
+	return t, 8 * n * k, func(lo, hi int) {
+		rb := rowBlock(k)
+		sp := getScratch(rb*k + rb)
+		defer putScratch(sp)
+		for b0 := lo; b0 < hi; b0 += rb {
+			b1 := min(b0+rb, hi)
+			e, mxs := (*sp)[:(b1-b0)*k], (*sp)[rb*k:rb*k+b1-b0]
+			for i := b0; i < b1; i++ {
+				r, o := xd[i*k:(i+1)*k], out[i*k:(i+1)*k]
+				// The largest entry by plain comparison: where it differs
+				// from math.Max (a NaN in the row, the sign of a zero
+				// maximum) the outputs do not: a NaN makes the row's sum
+				// and every output NaN either way, and ±0 shifts and adds
+				// as 0.
+				mx := math.Inf(-1)
+				for _, v := range r {
+					if v > mx {
+						mx = v
+					}
+				}
+				for c, v := range r {
+					o[c] = v - mx
+				}
+				mxs[i-b0] = mx
+			}
+			vec.Exp(e, out[b0*k:b1*k])
+			for i := b0; i < b1; i++ {
+				s := 0.0
+				for _, v := range e[(i-b0)*k : (i-b0+1)*k] {
+					s += v
+				}
+				lse := mxs[i-b0] + math.Log(s)
+				o := out[i*k : (i+1)*k]
+				for c, v := range xd[i*k : (i+1)*k] {
+					o[c] = v - lse
+				}
 			}
 		}
-		for c, v := range r {
-			o[c] = v - mx
-		}
-		mxs[i] = mx
-	}
-	vec.Exp(e, out[:n*k])
-	for i := 0; i < n; i++ {
-		s := 0.0
-		for _, v := range e[i*k : (i+1)*k] {
-			s += v
-		}
-		lse := mxs[i] + math.Log(s)
-		o := out[i*k : (i+1)*k]
-		for c, v := range xd[i*k : (i+1)*k] {
-			o[c] = v - lse
-		}
-	}
-	return t, nil
+	}, nil
 }
 
 func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -77,25 +92,32 @@ func (op logSoftmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 	return op.UsePreallocDo(nil, vals...)
 }
 
-func (logSoftmaxGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+func (op logSoftmaxGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return runRows(op.rows(prealloc, vals))
+}
+
+func (logSoftmaxGradOp) rowInputs() []bool { return []bool{true, true} }
+
+func (logSoftmaxGradOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, func(lo, hi int), error) {
 	y, yd, _, dy, err := densePair(vals, "LogSoftmaxGrad")
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
 	n, k := shape2(y)
 	t, out := output(prealloc, n, k)
-	vec.Exp(out[:n*k], yd[:n*k]) // softmax(z), math.Exp's bits
-	for i := 0; i < n; i++ {
-		s := 0.0
-		for _, v := range dy[i*k : (i+1)*k] {
-			s += v
+	return t, 6 * n * k, func(lo, hi int) {
+		vec.Exp(out[lo*k:hi*k], yd[lo*k:hi*k]) // softmax(z), math.Exp's bits
+		for i := lo; i < hi; i++ {
+			s := 0.0
+			for _, v := range dy[i*k : (i+1)*k] {
+				s += v
+			}
+			for c := 0; c < k; c++ {
+				p := i*k + c
+				out[p] = dy[p] - out[p]*s
+			}
 		}
-		for c := 0; c < k; c++ {
-			p := i*k + c
-			out[p] = dy[p] - out[p]*s
-		}
-	}
-	return t, nil
+	}, nil
 }
 
 var _ G.SDOp = logSoftmax
