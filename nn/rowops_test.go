@@ -164,10 +164,11 @@ func TestStandardizeValues(t *testing.T) {
 // running statistics it updates) and its gradient give the bits of the
 // formulas written out element by element, whether the gradient finds the
 // forward pass's statistics of its input or computes them again (another
-// input in between).
+// input in between), on sizes up to one whose gradient is split over the
+// cores.
 func TestBatchNormBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	for _, sz := range [][2]int{{1, 1}, {3, 2}, {5, 7}, {40, 16}, {270, 48}} {
+	for _, sz := range [][2]int{{1, 1}, {3, 2}, {5, 7}, {40, 16}, {270, 48}, {5003, 16}} {
 		n, k := sz[0], sz[1]
 		x, dy, other := randSlice(rng, n*k), randSlice(rng, n*k), randSlice(rng, n*k)
 		const eps, mom = 1e-5, 0.1

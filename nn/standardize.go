@@ -323,14 +323,18 @@ func (op *standardizeOp) columnGrad(xd, dy, out []float64, n, k int) {
 		mdy[c] /= float64(n)
 		mdyy[c] /= float64(n)
 	}
-	for i := 0; i < n; i++ {
-		r, dr, o := xd[i*k:(i+1)*k], dy[i*k:(i+1)*k], out[i*k:(i+1)*k]
-		a, b, m, s := mdy[:len(r)], mdyy[:len(r)], mean[:len(r)], inv[:len(r)]
-		for c, d := range dr[:len(r)] {
-			y := (r[c] - m[c]) * s[c]
-			o[c] = s[c] * (d - a[c] - y*b[c])
+	// Each entry from its own row and the column means: the rows split
+	// over the cores (scalar chains, which the two cores overlap).
+	parallel.Rows(n, 4*n*k, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r, dr, o := xd[i*k:(i+1)*k], dy[i*k:(i+1)*k], out[i*k:(i+1)*k]
+			a, b, m, s := mdy[:len(r)], mdyy[:len(r)], mean[:len(r)], inv[:len(r)]
+			for c, d := range dr[:len(r)] {
+				y := (r[c] - m[c]) * s[c]
+				o[c] = s[c] * (d - a[c] - y*b[c])
+			}
 		}
-	}
+	})
 }
 
 var _ G.SDOp = (*standardizeOp)(nil)
