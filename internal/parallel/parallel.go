@@ -22,12 +22,20 @@ const minWork = 1 << 15
 // The chunks (about four per CPU, for balance) are taken in turn by the
 // calling goroutine and up to one helper per further CPU (see chunks).
 func Rows(n, work int, f func(lo, hi int)) {
-	p := runtime.GOMAXPROCS(0)
-	if p <= 1 || work < minWork || n < 2*p {
+	if Serial(n, work) {
 		f(0, n)
 		return
 	}
+	p := runtime.GOMAXPROCS(0)
 	chunks(n, (n+4*p-1)/(4*p), p, f)
+}
+
+// Serial reports whether Rows(n, work, f) runs f(0, n) on the calling
+// goroutine: a caller may then run its loop directly, without building the
+// closure (an allocation when f escapes).
+func Serial(n, work int) bool {
+	p := runtime.GOMAXPROCS(0)
+	return p <= 1 || work < minWork || n < 2*p
 }
 
 // Parts is Rows with one contiguous part per CPU, each a multiple of
