@@ -535,22 +535,14 @@ func (colSumOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error
 }
 
 // colSums writes the column sums of x (n×d) into out: row 0, then each row
-// added in turn. One core streams x: with the columns split over the two
-// cores (each summing its columns over the rows in order, the same bits),
-// each core read half of every row, and the sums ran at half the speed or
-// less (10⁶×64: 59–63 ms against 29–32; 10⁵×32: 5.7 against 1.4–2.0).
+// added in turn (vec.ColAdd). One core streams x: with the columns split
+// over the two cores (each summing its columns over the rows in order, the
+// same bits), each core read half of every row, and the sums ran at half
+// the speed or less (10⁶×64: 59–63 ms against 29–32; 10⁵×32: 5.7 against
+// 1.4–2.0).
 func colSums(out, x []float64, n, d int) {
 	copy(out, x[:d])
-	for i := 1; i < n; i++ {
-		r := x[i*d : (i+1)*d]
-		if d >= 32 {
-			vec.Add(out, out, r)
-			continue
-		}
-		for j, v := range r {
-			out[j] += v
-		}
-	}
+	vec.ColAdd(out, x[d:], n-1, d)
 }
 
 func (o colSumOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {

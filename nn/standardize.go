@@ -143,24 +143,11 @@ func (op *standardizeOp) columnStats(xd []float64, n, k int, update bool) (mean,
 	mean, inv = l.mean, l.inv
 	clear(mean)
 	clear(inv)
-	for i := 0; i < n; i++ {
-		r := xd[i*k : (i+1)*k]
-		m := mean[:len(r)]
-		for c, v := range r {
-			m[c] += v
-		}
-	}
+	vec.ColAdd(mean, xd, n, k)
 	for c := range mean {
 		mean[c] /= float64(n)
 	}
-	for i := 0; i < n; i++ {
-		r := xd[i*k : (i+1)*k]
-		m, vr := mean[:len(r)], inv[:len(r)]
-		for c, v := range r {
-			d := v - m[c]
-			vr[c] += d * d
-		}
-	}
+	vec.ColSqDev(inv, xd, mean, n, k)
 	for c := range inv {
 		v := inv[c] / float64(n)
 		inv[c] = 1 / math.Sqrt(v+op.eps)
@@ -311,14 +298,7 @@ func (op *standardizeOp) columnGrad(xd, dy, out []float64, n, k int) {
 	mdy, mdyy := l.mdy, l.mdyy // mean(dy) and mean(dy∘y) per column
 	clear(mdy)
 	clear(mdyy)
-	for i := 0; i < n; i++ {
-		r, dr := xd[i*k:(i+1)*k], dy[i*k:(i+1)*k]
-		a, b, m, s := mdy[:len(r)], mdyy[:len(r)], mean[:len(r)], inv[:len(r)]
-		for c, d := range dr[:len(r)] {
-			a[c] += d
-			b[c] += d * (r[c] - m[c]) * s[c]
-		}
-	}
+	vec.ColGrad(mdy, mdyy, xd, dy, mean, inv, n, k)
 	for c := range mdy {
 		mdy[c] /= float64(n)
 		mdyy[c] /= float64(n)

@@ -294,3 +294,25 @@ func prefetchRows(idx []int, b []float64, ldb, rows int) {
 
 //go:noescape
 func prefetchRowsAVX(idx *int, k int, b *float64, ldb, rows int)
+
+// colRed runs a column reduction (ColAdd, ColSqDev, ColGrad) over the
+// leading multiple of four columns with AVX and returns how many it did.
+func colRed(mode int, a, b, x, y, m, s []float64, rows, k, ld int) int {
+	k4 := k &^ 3
+	if !useAVX || k4 == 0 || rows == 0 {
+		return 0
+	}
+	colRedAVX(mode, first(a), first(b), first(x), first(y), first(m), first(s), rows, k4, ld)
+	return k4
+}
+
+// first is &s[0], or nil for an empty s (an operand the mode does not read).
+func first(s []float64) *float64 {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
+}
+
+//go:noescape
+func colRedAVX(mode int, a, b, x, y, m, s *float64, rows, k4, ld int)

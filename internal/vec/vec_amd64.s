@@ -1691,3 +1691,75 @@ pfnext:
 
 pfdone:
 	RET
+
+// func colRedAVX(mode int, a, b, x, y, m, s *float64, rows, k4, ld int)
+// Column reductions over rows, row after row (see colRed): mode 0
+// a += x; mode 1 a += (x − m)²; mode 2 a += y, b += (y·(x − m))·s; k4
+// columns (a multiple of four), rows ld apart in x and y.
+TEXT ·colRedAVX(SB), NOSPLIT, $0-80
+	MOVQ mode+0(FP), DX
+	MOVQ a+8(FP), DI
+	MOVQ b+16(FP), R10
+	MOVQ x+24(FP), SI
+	MOVQ y+32(FP), R11
+	MOVQ m+40(FP), R12
+	MOVQ s+48(FP), R13
+	MOVQ rows+56(FP), CX
+	MOVQ k4+64(FP), R9
+	MOVQ ld+72(FP), R8
+
+crrow:
+	TESTQ CX, CX
+	JZ    crdone
+	XORQ  BX, BX
+	CMPQ  DX, $1
+	JEQ   crsq
+	JGT   crgrad
+
+crsum:
+	CMPQ    BX, R9
+	JGE     crnext
+	VMOVUPD (DI)(BX*8), Y0
+	VADDPD  (SI)(BX*8), Y0, Y0
+	VMOVUPD Y0, (DI)(BX*8)
+	ADDQ    $4, BX
+	JMP     crsum
+
+crsq:
+	CMPQ    BX, R9
+	JGE     crnext
+	VMOVUPD (SI)(BX*8), Y0
+	VSUBPD  (R12)(BX*8), Y0, Y0
+	VMULPD  Y0, Y0, Y0
+	VMOVUPD (DI)(BX*8), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPD Y1, (DI)(BX*8)
+	ADDQ    $4, BX
+	JMP     crsq
+
+crgrad:
+	CMPQ    BX, R9
+	JGE     crnext
+	VMOVUPD (R11)(BX*8), Y2
+	VMOVUPD (DI)(BX*8), Y1
+	VADDPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(BX*8)
+	VMOVUPD (SI)(BX*8), Y0
+	VSUBPD  (R12)(BX*8), Y0, Y0
+	VMULPD  Y0, Y2, Y0
+	VMULPD  (R13)(BX*8), Y0, Y0
+	VMOVUPD (R10)(BX*8), Y3
+	VADDPD  Y0, Y3, Y3
+	VMOVUPD Y3, (R10)(BX*8)
+	ADDQ    $4, BX
+	JMP     crgrad
+
+crnext:
+	LEAQ (SI)(R8*8), SI
+	LEAQ (R11)(R8*8), R11
+	DECQ CX
+	JMP  crrow
+
+crdone:
+	VZEROUPPER
+	RET

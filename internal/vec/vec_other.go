@@ -61,3 +61,5 @@ func scaleRows(dst, x, f []float64, k int) bool { return false }
 func rowNormGrad(dst, x, g, norm, dot []float64, k int) bool { return false }
 
 func prefetchRows(idx []int, b []float64, ldb, rows int) {}
+
+func colRed(mode int, a, b, x, y, m, s []float64, rows, k, ld int) int { return 0 }
