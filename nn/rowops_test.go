@@ -690,3 +690,33 @@ func BenchmarkLogSoftmax(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBatchNorm: a BatchNorm training pass (batch statistics) and its
+// gradient, at GAP's shapes on cora (270×48) and on training tenths of
+// 10⁵- and 10⁶-node graphs.
+func BenchmarkBatchNorm(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, sz := range [][2]int{{270, 48}, {10_000, 32}, {100_000, 48}} {
+		n, k := sz[0], sz[1]
+		x := tensor.New(tensor.WithShape(n, k), tensor.WithBacking(randSlice(rng, n*k)))
+		dy := tensor.New(tensor.WithShape(n, k), tensor.WithBacking(randSlice(rng, n*k)))
+		y := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(n, k))
+		dx := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(n, k))
+		op := newStandardize(0, 1e-5, 0.1)
+		grad := &standardizeGradOp{fwd: op}
+		b.Run(fmt.Sprintf("fwd/%dx%d", n, k), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := op.UsePreallocDo(y, x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("grad/%dx%d", n, k), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := grad.UsePreallocDo(dx, x, dy); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
