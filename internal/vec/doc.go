@@ -12,7 +12,9 @@
 //
 // It also holds the element-wise and row-wise kernels (add, product,
 // ReLU, rows, affine rows, scaled rows, row normalisation's gradient,
-// Adam, SELU, dropout masks held as bits), Exp (math.Exp bit for bit,
+// Adam, SELU, dropout masks held as bits), the column reductions over rows
+// (column sums and BatchNorm's statistics and gradient sums, each column
+// summed in row order), Exp (math.Exp bit for bit,
 // four lanes at a time where math.Exp takes its fused multiply-add path),
 // and those of Gaussian noise: the AES-256-CTR keystream the words come
 // from (AESCTR, VAES), the ziggurat's fast path over a buffer of random
