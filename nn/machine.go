@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/dpgnn/dpgnn/internal/parallel"
 	G "gorgonia.org/gorgonia"
@@ -49,6 +50,7 @@ type machine struct {
 	// 0 elsewhere.
 	segs  []segment
 	segAt []int
+	keys  []string // the steps' names for the op-time table (optimes.go)
 }
 
 type stepKind uint8
@@ -357,16 +359,27 @@ func (mc *machine) slot(k int, s *step) *tensor.Dense {
 
 // Run executes every step once and binds the kept nodes' values.
 func (mc *machine) Run() error {
+	timing := opTiming.Load()
+	var t0 time.Time
 	for i := 0; i < len(mc.steps); i++ {
+		if timing {
+			t0 = time.Now()
+		}
 		if k := mc.segAt[i]; k > 0 {
 			if err := mc.segment(&mc.segs[k-1]); err != nil {
 				return err
+			}
+			if timing {
+				addOpTime(mc.stepKey(i), t0)
 			}
 			i = mc.segs[k-1].end
 			continue
 		}
 		if err := mc.step(i); err != nil {
 			return err
+		}
+		if timing && mc.steps[i].kind != leaf {
+			addOpTime(mc.stepKey(i), t0)
 		}
 	}
 	for _, i := range mc.keep {

@@ -22,6 +22,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "dpgnn:", err)
 		os.Exit(1)
 	}
+	times, err := startOpTimes(os.Getenv(opTimesEnv))
+	if err != nil {
+		profile.stop(false)
+		fmt.Fprintln(os.Stderr, "dpgnn:", err)
+		os.Exit(1)
+	}
 	// Ctrl-C: train and sweep stop and print what finished (the context
 	// ends); any other command stops at once. A second Ctrl-C ends the
 	// process either way.
@@ -32,8 +38,10 @@ func main() {
 		<-interrupts
 		signal.Reset(os.Interrupt)
 		if !interruptible.Load() {
-			if err := profile.stop(true); err != nil {
-				fmt.Fprintln(os.Stderr, "dpgnn:", err)
+			for _, err := range []error{profile.stop(true), times.stop(true)} {
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "dpgnn:", err)
+				}
 			}
 			fmt.Fprintln(os.Stderr, "dpgnn: interrupted")
 			os.Exit(130)
@@ -50,10 +58,12 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dpgnn:", err)
 	}
-	if perr := profile.stop(status != 1); perr != nil {
-		fmt.Fprintln(os.Stderr, "dpgnn:", perr)
-		if status == 0 {
-			status = 1
+	for _, perr := range []error{profile.stop(status != 1), times.stop(status != 1)} {
+		if perr != nil {
+			fmt.Fprintln(os.Stderr, "dpgnn:", perr)
+			if status == 0 {
+				status = 1
+			}
 		}
 	}
 	os.Exit(status)

@@ -8,8 +8,10 @@ import (
 	"os"
 	"runtime/pprof"
 	"sync"
+	"time"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/nn"
 )
 
 // streamFile is an output written while a command runs (--trace). A
@@ -113,6 +115,65 @@ func (s *streamFile) Abort() {
 // cpuProfileEnv names the file a CPU profile of the whole command is
 // written to.
 const cpuProfileEnv = "DPGNN_CPUPROFILE"
+
+// opTimesEnv names the file a table of the command's time per op (the
+// expression graphs' ops and chains, nn.StartOpTimes) is written to.
+const opTimesEnv = "DPGNN_OPTIMES"
+
+// opTimes is an op-time table being recorded, written like a CPU profile:
+// atomically when the command ends well or is interrupted, not when it
+// fails.
+type opTimes struct {
+	path string
+	once sync.Once
+	err  error
+}
+
+// startOpTimes starts timing ops for path; an empty path times nothing (a
+// nil *opTimes, whose stop does nothing). A path that cannot be replaced
+// atomically is refused before the command runs.
+func startOpTimes(path string) (*opTimes, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if _, err := graphs.OutputPath(path); err != nil {
+		return nil, fmt.Errorf("%s=%s: %w", opTimesEnv, path, err)
+	}
+	nn.StartOpTimes()
+	return &opTimes{path: path}, nil
+}
+
+// stop ends the timing and, with write, writes the table as tab-separated
+// lines (seconds in all, calls, microseconds per call, op), longest first;
+// later calls return the first call's error.
+func (o *opTimes) stop(write bool) error {
+	if o == nil {
+		return nil
+	}
+	o.once.Do(func() {
+		table := nn.StopOpTimes()
+		if !write {
+			return
+		}
+		var total time.Duration
+		for _, r := range table {
+			total += r.Total
+		}
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "# wall time per op and chain of the expression graphs, %.3f s in all (ops of paths that run at once overlap)\n", total.Seconds())
+		fmt.Fprintln(&b, "seconds\tcalls\tus_per_call\top")
+		for _, r := range table {
+			fmt.Fprintf(&b, "%.6f\t%d\t%.1f\t%s\n", r.Total.Seconds(), r.Calls, float64(r.Total.Nanoseconds())/1e3/float64(r.Calls), r.Op)
+		}
+		if err := graphs.WriteFileAtomic(o.path, func(w io.Writer) error {
+			_, err := w.Write(b.Bytes())
+			return err
+		}); err != nil {
+			o.err = fmt.Errorf("%s=%s: %w", opTimesEnv, o.path, err)
+		}
+	})
+	return o.err
+}
 
 // cpuProfile is a CPU profile being recorded: in memory while the command
 // runs, then written to its file atomically (graphs.WriteFileAtomic) when

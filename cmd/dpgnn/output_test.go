@@ -187,6 +187,60 @@ func TestCPUProfileFile(t *testing.T) {
 	}
 }
 
+// DPGNN_OPTIMES: the table of a command's ops is written when it stops
+// well (a header, then a row per op, longest first), not when it fails;
+// a path that cannot take the file is refused up front.
+func TestOpTimesFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "ops.tsv")
+	times, err := startOpTimes(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, "train", "gcn", "--epochs", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := times.stop(true); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[0], "# wall time per op") || lines[1] != "seconds\tcalls\tus_per_call\top" {
+		t.Fatalf("table:\n%s", b)
+	}
+	var product bool
+	for _, l := range lines[2:] {
+		f := strings.Split(l, "\t")
+		if len(f) != 4 {
+			t.Fatalf("row %q", l)
+		}
+		product = product || strings.HasPrefix(f[3], "SpMM(Â) ")
+	}
+	if !product {
+		t.Errorf("no row for the GCN's sparse product:\n%s", b)
+	}
+	for _, bad := range []string{dir, filepath.Join(dir, "nosuch", "ops.tsv")} {
+		_, err := startOpTimes(bad)
+		wantCLIErr(t, err, opTimesEnv+"="+bad+": ")
+	}
+	if times, err := startOpTimes(""); times != nil || err != nil || times.stop(true) != nil {
+		t.Errorf("no path: %v, %v", times, err)
+	}
+	times, err = startOpTimes(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := times.stop(false); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(p); !bytes.Equal(b, after) {
+		t.Error("a failed command's table replaced the file")
+	}
+}
+
 type failingWriter struct{ after int }
 
 func (f *failingWriter) Write(p []byte) (int, error) {
