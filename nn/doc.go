@@ -16,10 +16,12 @@
 // allocates almost nothing in steady state. Only a machine's roots (loss,
 // gradients, outputs) and nodes marked with Model.Keep hold values after a
 // run. Chains of row-wise ops (rowKernel) run a block of rows at a time,
-// each block through the whole chain while it is in the cache. The arithmetic of the ops is internal/vec's kernels. A Frozen path
+// each block through the whole chain while it is in the cache. The
+// arithmetic of the ops is internal/vec's kernels. A Frozen path
 // evaluates a copy of the model's parameters and running statistics on
 // another goroutine, so a training loop can monitor one epoch while the
-// next trains.
+// next trains. StartOpTimes makes the machines time their ops and chains
+// (StopOpTimes returns the table; dpgnn's DPGNN_OPTIMES).
 //
 // All values are float64. Graph construction errors are programming errors
 // (shape mismatches); Build recovers them into returned errors so callers
