@@ -92,6 +92,10 @@ type dropout struct {
 	// evaluation path over all nodes): they are never drawn.
 	onTrainPath bool
 	ones        bool // evaluation: the op is the identity
+	// rows (DropoutRows): row r of the op's input takes the mask's row
+	// rows[r] (rows of width entries); nil: the input is the whole mask.
+	rows  []int
+	width int
 }
 
 // SetTraining draws a fresh mask for a training run. A mask off the
@@ -122,6 +126,33 @@ func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
 	return G.Must(G.ApplyOp(maskOp{labelled{label: fmt.Sprintf("Dropout%d(p=%v)", d.id, p), arity: 1}, d}, x))
 }
 
+// DropoutRows is Dropout on the rows of a larger matrix that x holds:
+// row r of x is row rows[r] of a (total, x's width) matrix, and takes
+// that row of a mask drawn for the whole matrix, so x's entries are
+// dropped exactly as Dropout on the whole matrix drops them there, and
+// the model's stream advances as it does. A path that computes only the
+// rows something reads (the rows a loss reaches) keeps the full path's
+// bits. rows must be distinct and in [0, total).
+func (m *Model) DropoutRows(x *G.Node, p float64, rows []int, total int) *G.Node {
+	if p <= 0 {
+		return x
+	}
+	s := x.Shape()
+	if len(s) != 2 || s[0] != len(rows) {
+		panic(fmt.Sprintf("nn: DropoutRows of %v over %d rows", s, len(rows))) // programming error
+	}
+	for _, r := range rows {
+		if r < 0 || r >= total {
+			panic(fmt.Sprintf("nn: DropoutRows: row %d of %d", r, total))
+		}
+	}
+	n := total * s[1]
+	d := &dropout{id: len(m.modal), p: p, rng: m.rng, n: n, bits: make([]uint64, (n+63)/64), onTrainPath: true, ones: true,
+		rows: rows, width: s[1]}
+	m.modal = append(m.modal, d)
+	return G.Must(G.ApplyOp(maskOp{labelled{label: fmt.Sprintf("Dropout%d(p=%v)", d.id, p), arity: 1}, d}, x))
+}
+
 // maskOp multiplies its input by a dropout mask (the identity when the mask
 // is off). Its gradient is the same product applied to the output
 // gradient.
@@ -147,15 +178,23 @@ func (op maskOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, fun
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if len(xd) != op.d.n {
+	_, d := shape2(x)
+	rows := op.d.rows
+	if rows == nil && len(xd) != op.d.n || rows != nil && (d != op.d.width || len(xd) != len(rows)*d) {
 		return nil, 0, nil, fmt.Errorf("nn: %s of %v: the mask has %d entries", op.label, x.Shape(), op.d.n)
 	}
-	_, d := shape2(x)
 	t, out := output(prealloc, x.Shape()...)
 	if op.d.ones {
 		return t, 0, func(lo, hi int) { copy(out[lo*d:hi*d], xd[lo*d:hi*d]) }, nil
 	}
 	bits, keep := op.d.bits, 1/(1-op.d.p)
+	if rows != nil {
+		return t, len(out), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				vec.MulBits(out[i*d:(i+1)*d], xd[i*d:(i+1)*d], bits, rows[i]*d, keep)
+			}
+		}, nil
+	}
 	return t, len(out), func(lo, hi int) {
 		vec.MulBits(out[lo*d:hi*d], xd[lo*d:hi*d], bits, lo*d, keep)
 	}, nil

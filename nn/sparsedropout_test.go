@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -208,4 +209,61 @@ func TestTransposedProductPaths(t *testing.T) {
 		t.Fatal("a replaced matrix rebuilt the transpose instead of scattering")
 	}
 	check(b, "the replaced matrix again")
+}
+
+// TestDropoutRows: DropoutRows on some rows of a matrix gives those rows
+// of Dropout on the whole matrix, in a model's training step (the mask
+// drawn from the same point of the model's stream) and as an op over rows
+// split over the cores, rows straddling the mask's words.
+func TestDropoutRows(t *testing.T) {
+	const n, k, p = 5003, 7, 0.5
+	rng := rand.New(rand.NewPCG(5, 6))
+	xv := randSlice(rng, n*k)
+	var rows []int
+	for i := 0; i < n; i++ {
+		if rng.IntN(3) > 0 {
+			rows = append(rows, i)
+		}
+	}
+	sel := make([]float64, 0, len(rows)*k)
+	for _, r := range rows {
+		sel = append(sel, xv[r*k:(r+1)*k]...)
+	}
+	run := func(some bool) []float64 {
+		m := NewModel(11)
+		w := m.NewParam("w", Constant(1), k, 1)
+		var y *G.Node
+		err := Build(func() error {
+			if some {
+				y = m.DropoutRows(m.Input("x", sel, len(rows), k), p, rows, n)
+			} else {
+				y = m.Dropout(m.Input("x", xv, n, k), p)
+			}
+			m.Keep(y)
+			return m.Compile(G.Must(G.Sum(MatMul(y, w.Node))), nil)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.StepMode(true); err != nil {
+			t.Fatal(err)
+		}
+		return append([]float64(nil), y.Value().Data().([]float64)...)
+	}
+	full, some := run(false), run(true)
+	dropped := 0
+	for i, r := range rows {
+		for c := range k {
+			a, b := some[i*k+c], full[r*k+c]
+			if math.Float64bits(a) != math.Float64bits(b) {
+				t.Fatalf("row %d (%d of the whole), column %d: %v, the whole matrix's %v", i, r, c, a, b)
+			}
+			if a == 0 {
+				dropped++
+			}
+		}
+	}
+	if dropped == 0 || dropped == len(some) {
+		t.Fatalf("%d of %d entries dropped", dropped, len(some))
+	}
 }

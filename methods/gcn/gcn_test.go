@@ -159,8 +159,8 @@ func TestTrainingRowsPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (n.train == nil) != all {
-			t.Fatalf("lossAll %v: training rows %v", all, n.train)
+		if (n.train == nil) != all || (n.hidden == nil) != all {
+			t.Fatalf("lossAll %v: training rows %v, hidden rows %v", all, n.train, n.hidden)
 		}
 		if err := n.setTrain(g); err != nil {
 			t.Fatal(err)
