@@ -78,9 +78,9 @@ type net struct {
 	// a small part of an epoch, and monitoring it in turn leaves both cores
 	// to the training step's parallel loops (overlapping it made a 10⁵-node
 	// epoch 10 % slower).
-	fixed  bool
-	ce     *nn.CrossEntropy
-	train  []int
+	fixed bool
+	ce    *nn.CrossEntropy
+	train []int
 	// hidden are the rows of the first layer the training path computes:
 	// those its second layer reads (hiddenRows); nil: every node.
 	hidden []int
