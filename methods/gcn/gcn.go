@@ -62,7 +62,9 @@ func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 // otherwise (train nil). The second layer's sparse product, its gradient
 // and the loss then cover only those rows: at 10⁶ nodes the all-rows
 // product, its transpose and the log-softmax of 10⁶ rows were a fifth of
-// an epoch. The same holds for monitoring: watch predicts the validation
+// an epoch. The first layer in turn covers only the rows the second reads
+// (hidden, hiddenRows): a fifth to a quarter of an epoch at 10⁵ and 10⁶
+// nodes. The same holds for monitoring: watch predicts the validation
 // nodes (and the training nodes for a trace, methods.WatchRows) after
 // every epoch, and all every node for the final prediction, each on a
 // frozen copy of the model (nn.Frozen) without dropout, computed from a
