@@ -217,7 +217,7 @@ func TestOpTimesFile(t *testing.T) {
 		if len(f) != 4 {
 			t.Fatalf("row %q", l)
 		}
-		product = product || strings.HasPrefix(f[3], "SpMM(Â) ")
+		product = product || strings.HasPrefix(f[3], "SpMM(Â")
 	}
 	if !product {
 		t.Errorf("no row for the GCN's sparse product:\n%s", b)
