@@ -120,71 +120,48 @@ const cpuProfileEnv = "DPGNN_CPUPROFILE"
 // expression graphs' ops and chains, nn.StartOpTimes) is written to.
 const opTimesEnv = "DPGNN_OPTIMES"
 
-// opTimes is an op-time table being recorded, written like a CPU profile:
-// atomically when the command ends well or is interrupted, not when it
-// fails.
-type opTimes struct {
-	path string
-	once sync.Once
-	err  error
+// exitFile is a file a command writes when it ends (a CPU profile, an
+// op-time table), named by an environment variable: its path is refused
+// before the command runs when it cannot take a file, and the file is
+// written atomically (graphs.WriteFileAtomic) when the command ends well
+// or is interrupted, not when it fails, so an older file is replaced only
+// by a complete one of a command that did its work.
+type exitFile struct {
+	env, path string
+	once      sync.Once
+	err       error
 }
 
-// startOpTimes starts timing ops for path; an empty path times nothing (a
-// nil *opTimes, whose stop does nothing). A path that cannot be replaced
-// atomically is refused before the command runs.
-func startOpTimes(path string) (*opTimes, error) {
-	if path == "" {
-		return nil, nil
-	}
+func newExitFile(env, path string) (*exitFile, error) {
 	if _, err := graphs.OutputPath(path); err != nil {
-		return nil, fmt.Errorf("%s=%s: %w", opTimesEnv, path, err)
+		return nil, fmt.Errorf("%s=%s: %w", env, path, err)
 	}
-	nn.StartOpTimes()
-	return &opTimes{path: path}, nil
+	return &exitFile{env: env, path: path}, nil
 }
 
-// stop ends the timing and, with write, writes the table as tab-separated
-// lines (seconds in all, calls, microseconds per call, op), longest first;
-// later calls return the first call's error.
-func (o *opTimes) stop(write bool) error {
-	if o == nil {
-		return nil
-	}
-	o.once.Do(func() {
-		table := nn.StopOpTimes()
+// finish runs end once and, with write, writes what it returns; later
+// calls return the first call's error.
+func (f *exitFile) finish(write bool, end func() []byte) error {
+	f.once.Do(func() {
+		b := end()
 		if !write {
 			return
 		}
-		var total time.Duration
-		for _, r := range table {
-			total += r.Total
-		}
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "# wall time per op and chain of the expression graphs, %.3f s in all (ops of paths that run at once overlap)\n", total.Seconds())
-		fmt.Fprintln(&b, "seconds\tcalls\tus_per_call\top")
-		for _, r := range table {
-			fmt.Fprintf(&b, "%.6f\t%d\t%.1f\t%s\n", r.Total.Seconds(), r.Calls, float64(r.Total.Nanoseconds())/1e3/float64(r.Calls), r.Op)
-		}
-		if err := graphs.WriteFileAtomic(o.path, func(w io.Writer) error {
-			_, err := w.Write(b.Bytes())
+		if err := graphs.WriteFileAtomic(f.path, func(w io.Writer) error {
+			_, err := w.Write(b)
 			return err
 		}); err != nil {
-			o.err = fmt.Errorf("%s=%s: %w", opTimesEnv, o.path, err)
+			f.err = fmt.Errorf("%s=%s: %w", f.env, f.path, err)
 		}
 	})
-	return o.err
+	return f.err
 }
 
-// cpuProfile is a CPU profile being recorded: in memory while the command
-// runs, then written to its file atomically (graphs.WriteFileAtomic) when
-// the command ends well or is interrupted, and discarded when it fails, so
-// an older profile is replaced only by a complete profile of a command
-// that did its work.
+// cpuProfile is a CPU profile being recorded, in memory while the command
+// runs (an exitFile).
 type cpuProfile struct {
-	path string
-	buf  bytes.Buffer
-	once sync.Once
-	err  error
+	*exitFile
+	buf bytes.Buffer
 }
 
 // startCPUProfile starts profiling to path; an empty path profiles nothing
@@ -195,33 +172,63 @@ func startCPUProfile(path string) (*cpuProfile, error) {
 	if path == "" {
 		return nil, nil
 	}
-	if _, err := graphs.OutputPath(path); err != nil {
-		return nil, fmt.Errorf("%s=%s: %w", cpuProfileEnv, path, err)
+	f, err := newExitFile(cpuProfileEnv, path)
+	if err != nil {
+		return nil, err
 	}
-	p := &cpuProfile{path: path}
+	p := &cpuProfile{exitFile: f}
 	if err := pprof.StartCPUProfile(&p.buf); err != nil {
 		return nil, fmt.Errorf("%s=%s: %w", cpuProfileEnv, path, err)
 	}
 	return p, nil
 }
 
-// stop ends the profile and, with write, writes it; later calls return the
-// first call's error.
+// stop ends the profile and, with write, writes it.
 func (p *cpuProfile) stop(write bool) error {
 	if p == nil {
 		return nil
 	}
-	p.once.Do(func() {
+	return p.finish(write, func() []byte {
 		pprof.StopCPUProfile()
-		if !write {
-			return
-		}
-		if err := graphs.WriteFileAtomic(p.path, func(w io.Writer) error {
-			_, err := w.Write(p.buf.Bytes())
-			return err
-		}); err != nil {
-			p.err = fmt.Errorf("%s=%s: %w", cpuProfileEnv, p.path, err)
-		}
+		return p.buf.Bytes()
 	})
-	return p.err
+}
+
+// opTimes is an op-time table being recorded (an exitFile).
+type opTimes struct{ *exitFile }
+
+// startOpTimes starts timing ops for path; an empty path times nothing (a
+// nil *opTimes, whose stop does nothing).
+func startOpTimes(path string) (*opTimes, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := newExitFile(opTimesEnv, path)
+	if err != nil {
+		return nil, err
+	}
+	nn.StartOpTimes()
+	return &opTimes{f}, nil
+}
+
+// stop ends the timing and, with write, writes the table as tab-separated
+// lines (seconds in all, calls, microseconds per call, op), longest first.
+func (o *opTimes) stop(write bool) error {
+	if o == nil {
+		return nil
+	}
+	return o.finish(write, func() []byte {
+		table := nn.StopOpTimes()
+		var total time.Duration
+		for _, r := range table {
+			total += r.Total
+		}
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "# wall time per op and chain of the expression graphs, %.3f s in all (ops of paths that run at once overlap)\n", total.Seconds())
+		fmt.Fprintln(&b, "seconds\tcalls\tus_per_call\top")
+		for _, r := range table {
+			fmt.Fprintf(&b, "%.6f\t%d\t%.1f\t%s\n", r.Total.Seconds(), r.Calls, float64(r.Total.Nanoseconds())/1e3/float64(r.Calls), r.Op)
+		}
+		return b.Bytes()
+	})
 }
