@@ -94,8 +94,11 @@ type dropout struct {
 	ones        bool // evaluation: the op is the identity
 	// rows (DropoutRows): row r of the op's input takes the mask's row
 	// rows[r] (rows of width entries); nil: the input is the whole mask.
+	// sel holds those rows' bits in the input's order, copied from the
+	// mask whenever it is drawn.
 	rows  []int
 	width int
+	sel   []uint64
 }
 
 // SetTraining draws a fresh mask for a training run. A mask off the
@@ -108,6 +111,38 @@ func (d *dropout) SetTraining(t bool) {
 	d.ones = !t
 	if !d.ones {
 		fillMask(d.bits, d.n, d.p, d.rng.Uint64())
+		if d.rows != nil {
+			// The rows' bits, in the input's order: the op then masks
+			// its input in one pass, as over a whole matrix (a call per
+			// row took 160 ms of a 10⁶-node GCN epoch).
+			for r, row := range d.rows {
+				copyBits(d.sel, r*d.width, d.bits, row*d.width, d.width)
+			}
+		}
+	}
+}
+
+// copyBits copies the n bits of src from bit so on into dst from bit do on
+// (bit i of a mask is bit i&63 of word i>>6), leaving dst's other bits.
+func copyBits(dst []uint64, do int, src []uint64, so, n int) {
+	for n > 0 {
+		k := min(64, n)
+		i, s := so>>6, uint(so&63)
+		w := src[i] >> s
+		if s+uint(k) > 64 {
+			w |= src[i+1] << (64 - s)
+		}
+		mask := ^uint64(0)
+		if k < 64 {
+			mask = 1<<uint(k) - 1
+		}
+		w &= mask
+		i, s = do>>6, uint(do&63)
+		dst[i] = dst[i]&^(mask<<s) | w<<s
+		if s+uint(k) > 64 {
+			dst[i+1] = dst[i+1]&^(mask>>(64-s)) | w>>(64-s)
+		}
+		so, do, n = so+k, do+k, n-k
 	}
 }
 
@@ -148,7 +183,7 @@ func (m *Model) DropoutRows(x *G.Node, p float64, rows []int, total int) *G.Node
 	}
 	n := total * s[1]
 	d := &dropout{id: len(m.modal), p: p, rng: m.rng, n: n, bits: make([]uint64, (n+63)/64), onTrainPath: true, ones: true,
-		rows: rows, width: s[1]}
+		rows: rows, width: s[1], sel: make([]uint64, (len(rows)*s[1]+63)/64)}
 	m.modal = append(m.modal, d)
 	return G.Must(G.ApplyOp(maskOp{labelled{label: fmt.Sprintf("Dropout%d(p=%v)", d.id, p), arity: 1}, d}, x))
 }
@@ -189,11 +224,7 @@ func (op maskOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, fun
 	}
 	bits, keep := op.d.bits, 1/(1-op.d.p)
 	if rows != nil {
-		return t, len(out), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				vec.MulBits(out[i*d:(i+1)*d], xd[i*d:(i+1)*d], bits, rows[i]*d, keep)
-			}
-		}, nil
+		bits = op.d.sel
 	}
 	return t, len(out), func(lo, hi int) {
 		vec.MulBits(out[lo*d:hi*d], xd[lo*d:hi*d], bits, lo*d, keep)

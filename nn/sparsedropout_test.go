@@ -214,10 +214,17 @@ func TestTransposedProductPaths(t *testing.T) {
 // TestDropoutRows: DropoutRows on some rows of a matrix gives those rows
 // of Dropout on the whole matrix, in a model's training step (the mask
 // drawn from the same point of the model's stream) and as an op over rows
-// split over the cores, rows straddling the mask's words.
+// split over the cores, at a width whose rows straddle the mask's words
+// and at one of whole words.
 func TestDropoutRows(t *testing.T) {
-	const n, k, p = 5003, 7, 0.5
-	rng := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{7, 64} {
+		dropoutRows(t, k)
+	}
+}
+
+func dropoutRows(t *testing.T, k int) {
+	const n, p = 5003, 0.5
+	rng := rand.New(rand.NewPCG(5, uint64(k)))
 	xv := randSlice(rng, n*k)
 	var rows []int
 	for i := 0; i < n; i++ {
@@ -256,7 +263,7 @@ func TestDropoutRows(t *testing.T) {
 		for c := range k {
 			a, b := some[i*k+c], full[r*k+c]
 			if math.Float64bits(a) != math.Float64bits(b) {
-				t.Fatalf("row %d (%d of the whole), column %d: %v, the whole matrix's %v", i, r, c, a, b)
+				t.Fatalf("width %d, row %d (%d of the whole), column %d: %v, the whole matrix's %v", k, i, r, c, a, b)
 			}
 			if a == 0 {
 				dropped++
