@@ -7,6 +7,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
 )
 
 // BenchmarkRunCora is one whole run (training every stage plus the final
@@ -39,14 +40,7 @@ func BenchmarkRunCora(b *testing.B) {
 		{"progap-node-eps8", "progap", methods.Node, 8, "ratio:0.6:0.2", []string{"--max-degree", "168"}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			spec, err := graphs.ParseSplit(tc.split)
-			if err != nil {
-				b.Fatal(err)
-			}
-			g, err := graphs.ApplySplit(raw, spec, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
+			g := methodtest.Split(b, raw, tc.split)
 			m := newMethod(b, tc.method, tc.args...)
 			if err := m.Validate(); err != nil {
 				b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	_ "github.com/dpgnn/dpgnn/methods/all"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
@@ -82,22 +81,8 @@ func (c *epochClock) stages() (wall, cpu []float64) {
 //
 //	DPGNN_BENCH_GRAPH=csbm1m.npz go test ./methods/all -run '^$' -bench EpochFile -benchtime 1x
 func BenchmarkEpochFile(b *testing.B) {
-	path := os.Getenv("DPGNN_BENCH_GRAPH")
-	if path == "" {
-		b.Skip("DPGNN_BENCH_GRAPH names no graph file")
-	}
-	raw, err := graphs.LoadNPZ(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec, err := graphs.ParseSplit("ratio:0.1:0.2")
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := graphs.ApplySplit(raw, spec, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := methodtest.Split(b, methodtest.BenchGraph(b), "ratio:0.1:0.2")
+	path := os.Getenv(methodtest.BenchGraphEnv)
 	for _, tc := range []struct {
 		name, method string
 		level        methods.Level

@@ -1,7 +1,6 @@
 package gcn
 
 import (
-	"os"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -16,14 +15,7 @@ func benchEpoch(b *testing.B, g *graphs.Graph) {
 }
 
 func benchEpochWith(b *testing.B, g *graphs.Graph, split string, cfg Config) {
-	spec, err := graphs.ParseSplit(split)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err = graphs.ApplySplit(g, spec, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	g = methodtest.Split(b, g, split)
 	m := New(cfg)
 	n, err := m.buildNet(g, 1, paths{fixed: true, watch: methods.WatchRows(g.Split, g.N, false)})
 	if err != nil {
@@ -64,13 +56,5 @@ func BenchmarkGCNEpochCSBM(b *testing.B) {
 // file $DPGNN_BENCH_GRAPH, e.g. a 10⁵- or 10⁶-node graph from `dpgnn data
 // generate` (docs/performance.md's scale table); skipped without it.
 func BenchmarkGCNEpochFile(b *testing.B) {
-	path := os.Getenv("DPGNN_BENCH_GRAPH")
-	if path == "" {
-		b.Skip("DPGNN_BENCH_GRAPH names no graph file")
-	}
-	g, err := graphs.LoadNPZ(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchEpochWith(b, g, "ratio:0.1:0.2", DefaultConfig())
+	benchEpochWith(b, methodtest.BenchGraph(b), "ratio:0.1:0.2", DefaultConfig())
 }

@@ -1,7 +1,6 @@
 package mlp
 
 import (
-	"os"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -14,13 +13,7 @@ import (
 // a DP-SGD pass over the training nodes in Poisson batches of 64) on g
 // under split; the final prediction is not included.
 func benchDPEpoch(b *testing.B, g *graphs.Graph, split string, delta float64) {
-	spec, err := graphs.ParseSplit(split)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if g, err = graphs.ApplySplit(g, spec, 1); err != nil {
-		b.Fatal(err)
-	}
+	g = methodtest.Split(b, g, split)
 	m := New(DefaultConfig())
 	// Enough epochs that the benchmark never runs out of planned steps.
 	m.cfg.TrainEpochs = 1 << 20
@@ -58,13 +51,5 @@ func BenchmarkDPMLPEpochCoraML(b *testing.B) {
 // or 10⁶-node graph from `dpgnn data generate`: docs/performance.md's
 // scale table); skipped without it.
 func BenchmarkDPMLPEpochFile(b *testing.B) {
-	path := os.Getenv("DPGNN_BENCH_GRAPH")
-	if path == "" {
-		b.Skip("DPGNN_BENCH_GRAPH names no graph file")
-	}
-	g, err := graphs.LoadNPZ(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchDPEpoch(b, g, "ratio:0.1:0.2", 1e-7)
+	benchDPEpoch(b, methodtest.BenchGraph(b), "ratio:0.1:0.2", 1e-7)
 }

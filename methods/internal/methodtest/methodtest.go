@@ -1,9 +1,11 @@
 // Package methodtest holds the set-up the method packages' tests share: a
 // method configured from command-line flags, the small graph they train
-// on, and the steady-state loop of their epoch benchmarks.
+// on, a split applied to a graph, the graph file of the scale benchmarks
+// and the steady-state loop of their epoch benchmarks.
 package methodtest
 
 import (
+	"os"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -26,13 +28,38 @@ func Configure(t testing.TB, m methods.Method, args ...string) {
 // (seed 5) with the given split (seed 1).
 func Graph(t testing.TB, split string) *graphs.Graph {
 	t.Helper()
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.85, Signal: 1}, 5)
+	return Split(t, graphs.CSBM(graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.85, Signal: 1}, 5), split)
+}
+
+// Split returns g under the split spec (seed 1), failing t on a bad spec.
+func Split(t testing.TB, g *graphs.Graph, split string) *graphs.Graph {
+	t.Helper()
 	spec, err := graphs.ParseSplit(split)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g, err = graphs.ApplySplit(g, spec, 1); err != nil {
 		t.Fatal(err)
+	}
+	return g
+}
+
+// BenchGraphEnv names the npz graph file of the scale benchmarks (e.g. a
+// 10⁵- or 10⁶-node graph from `dpgnn data generate`: docs/performance.md's
+// scale section).
+const BenchGraphEnv = "DPGNN_BENCH_GRAPH"
+
+// BenchGraph loads the graph $DPGNN_BENCH_GRAPH names, and skips b
+// without one.
+func BenchGraph(b *testing.B) *graphs.Graph {
+	b.Helper()
+	path := os.Getenv(BenchGraphEnv)
+	if path == "" {
+		b.Skip(BenchGraphEnv + " names no graph file")
+	}
+	g, err := graphs.LoadNPZ(path)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return g
 }
