@@ -152,13 +152,19 @@ func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
 	if p <= 0 {
 		return x
 	}
-	n := x.Shape().TotalSize()
-	d := &dropout{id: len(m.modal), p: p, rng: m.rng, n: n, bits: make([]uint64, (n+63)/64), onTrainPath: true}
+	return m.addDropout(x, &dropout{p: p, n: x.Shape().TotalSize()})
+}
+
+// addDropout registers d (its p, n and rows set) with the model and
+// returns its op over x.
+func (m *Model) addDropout(x *G.Node, d *dropout) *G.Node {
+	d.id, d.rng, d.onTrainPath = len(m.modal), m.rng, true
+	d.bits = make([]uint64, (d.n+63)/64)
 	// the identity until the first training run draws a mask: building a
 	// path (an evaluation path added later) consumes nothing from the stream
 	d.ones = true
 	m.modal = append(m.modal, d)
-	return G.Must(G.ApplyOp(maskOp{labelled{label: fmt.Sprintf("Dropout%d(p=%v)", d.id, p), arity: 1}, d}, x))
+	return G.Must(G.ApplyOp(maskOp{labelled{label: fmt.Sprintf("Dropout%d(p=%v)", d.id, d.p), arity: 1}, d}, x))
 }
 
 // DropoutRows is Dropout on the rows of a larger matrix that x holds:
@@ -181,11 +187,7 @@ func (m *Model) DropoutRows(x *G.Node, p float64, rows []int, total int) *G.Node
 			panic(fmt.Sprintf("nn: DropoutRows: row %d of %d", r, total))
 		}
 	}
-	n := total * s[1]
-	d := &dropout{id: len(m.modal), p: p, rng: m.rng, n: n, bits: make([]uint64, (n+63)/64), onTrainPath: true, ones: true,
-		rows: rows, width: s[1], sel: make([]uint64, (len(rows)*s[1]+63)/64)}
-	m.modal = append(m.modal, d)
-	return G.Must(G.ApplyOp(maskOp{labelled{label: fmt.Sprintf("Dropout%d(p=%v)", d.id, p), arity: 1}, d}, x))
+	return m.addDropout(x, &dropout{p: p, n: total * s[1], rows: rows, width: s[1], sel: make([]uint64, (len(rows)*s[1]+63)/64)})
 }
 
 // maskOp multiplies its input by a dropout mask (the identity when the mask
