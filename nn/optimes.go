@@ -19,7 +19,8 @@ import (
 // profile names kernels shared by many ops). The steps of paths that run
 // at the same time (a Frozen monitoring path beside training) overlap:
 // the totals may add up to more than the wall time. Off, a machine reads
-// one atomic flag per run.
+// one atomic flag per run. The table is not a release: times and some
+// shapes (rows selected through a private graph) depend on private data.
 
 // OpTime is one row of the table: an op (or a chain, "chain first … last"
 // with its number of ops) and its output shape, how often it ran and for
