@@ -168,29 +168,79 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	if len(x) != m.Cols*k || len(out) != m.Rows*k {
 		panic("graphs: MulDense shape mismatch") // programming error, not user input
 	}
-	// Beyond the caches, the rows of X two output rows ahead are
-	// prefetched: the gathers are bound by memory latency there (a 10⁶-row
-	// product 25–35 % faster at widths 5 and 16), while on X that the
-	// caches hold the extra pass over the indices only costs (a 3,000-row
-	// product 40–55 % slower).
-	ahead := 0
-	if len(x)*8 > prefetchBytes {
-		ahead = 2
-	}
+	ahead := prefetchAhead(8 * len(x))
 	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if j := i + ahead; ahead > 0 && j < hi {
 				vec.PrefetchRows(m.Indices[m.Indptr[j]:m.Indptr[j+1]], x, k, m.Cols)
 			}
-			o := out[i*k : (i+1)*k : (i+1)*k]
-			a, b := m.Indptr[i], m.Indptr[i+1]
-			if m.Data == nil {
-				vec.SumIdx(o, unitValue, 0, m.Indices[a:b], x, k)
-			} else {
-				vec.SumIdx(o, m.Data[a:b], 1, m.Indices[a:b], x, k)
-			}
+			vals, vinc, idx := m.row(i)
+			vec.SumIdx(out[i*k:(i+1)*k:(i+1)*k], vals, vinc, idx, x, k)
 		}
 	})
+}
+
+// MulDenseBits is MulDense of X dropped out by a mask of bits, without
+// writing the masked X: entry e of X (row-major) counts as X[e]·keep where
+// bit e of bits is set and X[e]·0 where it is not (vec.SumIdxBits), which
+// gives the bits of vec.MulBits over X followed by MulDense, one pass over
+// the gathered rows instead of a pass over all of X and then the gathers.
+// X is x, or x32 when that is not nil (X's values in float32, exactly:
+// vec.Float32Exact), which halves the bytes every gathered row reads.
+// bits must have vec.MaskWords(Cols·k) words.
+func (m *CSR) MulDenseBits(x []float64, x32 []float32, k int, bits []uint64, keep float64, out []float64) {
+	size := len(x)
+	if x32 != nil {
+		size = len(x32)
+	}
+	if size != m.Cols*k || len(out) != m.Rows*k {
+		panic("graphs: MulDenseBits shape mismatch") // programming error, not user input
+	}
+	bytes := 8 * size
+	if x32 != nil {
+		bytes = 4 * size
+	}
+	ahead := prefetchAhead(bytes)
+	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			vals, vinc, idx := m.row(i)
+			o := out[i*k : (i+1)*k : (i+1)*k]
+			if x32 != nil {
+				if j := i + ahead; ahead > 0 && j < hi {
+					vec.PrefetchRows32(m.Indices[m.Indptr[j]:m.Indptr[j+1]], x32, k, m.Cols)
+				}
+				vec.SumIdxBits32(o, vals, vinc, idx, x32, bits, keep)
+				continue
+			}
+			if j := i + ahead; ahead > 0 && j < hi {
+				vec.PrefetchRows(m.Indices[m.Indptr[j]:m.Indptr[j+1]], x, k, m.Cols)
+			}
+			vec.SumIdxBits(o, vals, vinc, idx, x, bits, keep)
+		}
+	})
+}
+
+// prefetchAhead is how many output rows ahead the products prefetch the
+// rows they gather from an X of the given size: beyond the caches, rows
+// two output rows ahead, since the gathers are bound by memory latency
+// there (a 10⁶-row product 25–35 % faster at widths 5 and 16), while on X
+// that the caches hold the extra pass over the indices only costs (a
+// 3,000-row product 40–55 % slower).
+func prefetchAhead(bytes int) int {
+	if bytes > prefetchBytes {
+		return 2
+	}
+	return 0
+}
+
+// row returns row i's factors (with their stride: 0 for a pattern-only
+// matrix, whose entries are all 1) and column indices.
+func (m *CSR) row(i int) (vals []float64, vinc int, idx []int) {
+	a, b := m.Indptr[i], m.Indptr[i+1]
+	if m.Data == nil {
+		return unitValue, 0, m.Indices[a:b]
+	}
+	return m.Data[a:b], 1, m.Indices[a:b]
 }
 
 // MulDenseT computes out = Mᵀ·X for a dense row-major X of shape Rows×k

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/internal/vec"
 )
 
 // TestMulDenseTMatchesTranspose: Mᵀ·X by scattering equals MulDense over
@@ -100,6 +102,58 @@ func TestSelectRowsProductIsRestricted(t *testing.T) {
 				s.Indices[0] = -1
 				if slices.Contains(a.Indices, -1) {
 					t.Fatal("the selection shares its indices with the matrix")
+				}
+			}
+		}
+	}
+}
+
+// TestMulDenseBitsMatchesMaskedProduct: the masked product gives the bits
+// of vec.MulBits over X followed by MulDense, for weighted and
+// pattern-only matrices, from float64 values and from their float32 copy,
+// on an X small enough for the caches and on one large enough for the
+// prefetching path.
+func TestMulDenseBitsMatchesMaskedProduct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ rows, cols, k int }{{300, 120, 32}, {200, 90, 5}, {2000, 1 << 15, 36}} {
+		m := &CSR{Rows: c.rows, Cols: c.cols, Indptr: []int{0}}
+		for i := 0; i < m.Rows; i++ {
+			for range rng.IntN(12) {
+				m.Indices = append(m.Indices, rng.IntN(m.Cols))
+				m.Data = append(m.Data, rng.NormFloat64())
+			}
+			m.Indptr = append(m.Indptr, len(m.Indices))
+		}
+		pattern := &CSR{Rows: m.Rows, Cols: m.Cols, Indptr: m.Indptr, Indices: m.Indices}
+		x32 := make([]float32, m.Cols*c.k)
+		x := make([]float64, len(x32))
+		for i := range x {
+			x32[i] = float32(rng.NormFloat64())
+			x[i] = float64(x32[i])
+		}
+		bits := make([]uint64, vec.MaskWords(len(x)))
+		for i := range bits[:len(bits)-1] {
+			bits[i] = rng.Uint64()
+		}
+		masked := make([]float64, len(x))
+		vec.MulBits(masked, x, bits, 0, 2)
+		for _, a := range []*CSR{m, pattern} {
+			want := make([]float64, a.Rows*c.k)
+			a.MulDense(masked, c.k, want)
+			for _, f32 := range []bool{false, true} {
+				got := make([]float64, len(want))
+				for i := range got {
+					got[i] = math.NaN() // overwritten, not added to
+				}
+				if f32 {
+					a.MulDenseBits(nil, x32, c.k, bits, 2, got)
+				} else {
+					a.MulDenseBits(x, nil, c.k, bits, 2, got)
+				}
+				for e := range want {
+					if math.Float64bits(got[e]) != math.Float64bits(want[e]) {
+						t.Fatalf("%d×%d, k %d, weighted %v, float32 %v, entry %d: %v, want %v", a.Rows, a.Cols, c.k, a.Data != nil, f32, e, got[e], want[e])
+					}
 				}
 			}
 		}

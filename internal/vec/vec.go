@@ -3,6 +3,7 @@ package vec
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // SumIdx sets dst to the sum of the rows idx[0], idx[1], ... of b
@@ -133,7 +134,15 @@ func PrefetchRows(idx []int, b []float64, ldb, rows int) {
 	if len(idx) == 0 || len(b) == 0 || ldb <= 0 {
 		return
 	}
-	prefetchRows(idx, b, ldb, min(rows, len(b)/ldb))
+	prefetchRows(idx, unsafe.Pointer(&b[0]), 8*ldb, min(rows, len(b)/ldb))
+}
+
+// PrefetchRows32 is PrefetchRows for rows of float32 values.
+func PrefetchRows32(idx []int, b []float32, ldb, rows int) {
+	if len(idx) == 0 || len(b) == 0 || ldb <= 0 {
+		return
+	}
+	prefetchRows(idx, unsafe.Pointer(&b[0]), 4*ldb, min(rows, len(b)/ldb))
 }
 
 // SumSeqRows and AxpySeqRows are SumSeq and AxpySeq for rows rows of

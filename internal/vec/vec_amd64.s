@@ -1655,16 +1655,15 @@ rgdone:
 	VZEROUPPER
 	RET
 
-// func prefetchRowsAVX(idx *int, k int, b *float64, ldb, rows int)
-// PREFETCHT0 of every cache line that row idx[p] of b (ldb values from
-// b + idx[p]·ldb) touches, p < k: a row of five values straddles two lines
+// func prefetchRowsAVX(idx *int, k int, b unsafe.Pointer, ld, rows int)
+// PREFETCHT0 of every cache line that row idx[p] of b (ld bytes from
+// b + idx[p]·ld) touches, p < k: a row of five values straddles two lines
 // more often than not. Indices outside [0, rows) are skipped.
 TEXT ·prefetchRowsAVX(SB), NOSPLIT, $0-40
 	MOVQ idx+0(FP), R8
 	MOVQ k+8(FP), CX
 	MOVQ b+16(FP), R10
-	MOVQ ldb+24(FP), R11
-	SHLQ $3, R11
+	MOVQ ld+24(FP), R11
 	MOVQ rows+32(FP), R12
 	XORQ AX, AX
 
@@ -1761,5 +1760,241 @@ crnext:
 	JMP  crrow
 
 crdone:
+	VZEROUPPER
+	RET
+
+// The lanes of bits 0–15 of a mask window, four per register, for the
+// masked gathers: a lane's factor is keep where (window & lane) == lane.
+DATA bitlanes<>+0(SB)/8, $1
+DATA bitlanes<>+8(SB)/8, $2
+DATA bitlanes<>+16(SB)/8, $4
+DATA bitlanes<>+24(SB)/8, $8
+DATA bitlanes<>+32(SB)/8, $16
+DATA bitlanes<>+40(SB)/8, $32
+DATA bitlanes<>+48(SB)/8, $64
+DATA bitlanes<>+56(SB)/8, $128
+DATA bitlanes<>+64(SB)/8, $256
+DATA bitlanes<>+72(SB)/8, $512
+DATA bitlanes<>+80(SB)/8, $1024
+DATA bitlanes<>+88(SB)/8, $2048
+DATA bitlanes<>+96(SB)/8, $4096
+DATA bitlanes<>+104(SB)/8, $8192
+DATA bitlanes<>+112(SB)/8, $16384
+DATA bitlanes<>+120(SB)/8, $32768
+GLOBL bitlanes<>(SB), RODATA|NOPTR, $128
+
+// Register use in the masked gathers (sumIdxBitsAVX, sumIdxBits32AVX):
+//   DI  the current strip of dst      CX  its first column c
+//   R8  the current index             R9  the end of idx
+//   R13 the current factor            DX  vinc in bytes
+//   R10 b                             R11 n (b's row width)
+//   R12 rows                          R14 bits
+//   BX  the gathered entry r·n + c    AX, SI the mask window
+//   Y0–Y3 the strip's sums, Y4 the broadcast factor, Y5–Y8 products,
+//   Y9 the broadcast window, Y10 keep, Y11–Y14 bitlanes, Y15 (float32)
+//   the converted values.
+// An entry's bit is bit r·n + c of the mask: the 64 bits from its byte,
+// shifted by its place in the byte (SHRX), hold the strip's 16 bits. Each
+// term is the mask's product (factor·x, as MulBits), then v·that, then
+// the sum (as SumIdx): each product rounded before it is used.
+
+// GATHERPOS loads the next term's factor and index, checks the index and
+// leaves the entry in BX and the window of its bits in Y9.
+#define GATHERPOS(bad) \
+	VBROADCASTSD (R13), Y4; \
+	MOVQ (R8), BX; \
+	CMPQ BX, R12; \
+	JAE  bad; \
+	IMULQ R11, BX; \
+	ADDQ CX, BX; \
+	MOVQ BX, AX; \
+	SHRQ $3, AX; \
+	MOVQ BX, SI; \
+	ANDQ $7, SI; \
+	SHRXQ SI, (R14)(AX*1), AX; \
+	VMOVQ AX, X9; \
+	VPBROADCASTQ X9, Y9
+
+// CHUNK64 adds four masked terms of a float64 row (from byte off of the
+// entry) to acc, the factors from lanes; CHUNK32 of a float32 row.
+#define CHUNK64(lanes, off, t, acc) \
+	VPAND lanes, Y9, t; \
+	VPCMPEQQ lanes, t, t; \
+	VANDPD Y10, t, t; \
+	VMULPD off(R10)(BX*8), t, t; \
+	VMULPD t, Y4, t; \
+	VADDPD t, acc, acc
+
+#define CHUNK32(lanes, off, t, acc) \
+	VPAND lanes, Y9, t; \
+	VPCMPEQQ lanes, t, t; \
+	VANDPD Y10, t, t; \
+	VCVTPS2PD off(R10)(BX*4), Y15; \
+	VMULPD Y15, t, t; \
+	VMULPD t, Y4, t; \
+	VADDPD t, acc, acc
+
+// MASKSETUP loads the arguments both masked gathers share.
+#define MASKSETUP \
+	MOVQ dst+0(FP), DI; \
+	MOVQ n+16(FP), R11; \
+	MOVQ vinc+32(FP), DX; \
+	SHLQ $3, DX; \
+	MOVQ idx+40(FP), R9; \
+	MOVQ k+48(FP), AX; \
+	LEAQ (R9)(AX*8), R9; \
+	MOVQ b+56(FP), R10; \
+	MOVQ rows+64(FP), R12; \
+	MOVQ bits+72(FP), R14; \
+	VBROADCASTSD keep+80(FP), Y10; \
+	VMOVDQU bitlanes<>+0(SB), Y11; \
+	VMOVDQU bitlanes<>+32(SB), Y12; \
+	VMOVDQU bitlanes<>+64(SB), Y13; \
+	VMOVDQU bitlanes<>+96(SB), Y14; \
+	XORQ CX, CX
+
+// func sumIdxBitsAVX(dst *float64, n4, n int, vals *float64, vinc int, idx *int, k int, b *float64, rows int, bits *uint64, keep float64) (ok bool)
+// SumIdxBits over the first n4 (a multiple of four) of b's n columns:
+// strips of 16 columns, then of 4, each a pass over the terms.
+TEXT ·sumIdxBitsAVX(SB), NOSPLIT, $0-89
+	MASKSETUP
+
+mb16:
+	MOVQ n4+8(FP), AX
+	SUBQ CX, AX
+	CMPQ AX, $16
+	JLT  mb4
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ idx+40(FP), R8
+	MOVQ vals+24(FP), R13
+
+mb16loop:
+	CMPQ R8, R9
+	JAE  mb16done
+	GATHERPOS(mbbad)
+	CHUNK64(Y11, 0, Y5, Y0)
+	CHUNK64(Y12, 32, Y6, Y1)
+	CHUNK64(Y13, 64, Y7, Y2)
+	CHUNK64(Y14, 96, Y8, Y3)
+	ADDQ $8, R8
+	ADDQ DX, R13
+	JMP  mb16loop
+
+mb16done:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $16, CX
+	JMP  mb16
+
+mb4:
+	MOVQ n4+8(FP), AX
+	SUBQ CX, AX
+	CMPQ AX, $4
+	JLT  mbret
+	VXORPD Y0, Y0, Y0
+	MOVQ idx+40(FP), R8
+	MOVQ vals+24(FP), R13
+
+mb4loop:
+	CMPQ R8, R9
+	JAE  mb4done
+	GATHERPOS(mbbad)
+	CHUNK64(Y11, 0, Y5, Y0)
+	ADDQ $8, R8
+	ADDQ DX, R13
+	JMP  mb4loop
+
+mb4done:
+	VMOVUPD Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $4, CX
+	JMP  mb4
+
+mbret:
+	MOVB $1, ok+88(FP)
+	VZEROUPPER
+	RET
+
+mbbad:
+	MOVB $0, ok+88(FP)
+	VZEROUPPER
+	RET
+
+// func sumIdxBits32AVX(dst *float64, n4, n int, vals *float64, vinc int, idx *int, k int, b *float32, rows int, bits *uint64, keep float64) (ok bool)
+// sumIdxBitsAVX over float32 rows, each value converted to float64
+// (VCVTPS2PD, exact) before its products.
+TEXT ·sumIdxBits32AVX(SB), NOSPLIT, $0-89
+	MASKSETUP
+
+mc16:
+	MOVQ n4+8(FP), AX
+	SUBQ CX, AX
+	CMPQ AX, $16
+	JLT  mc4
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ idx+40(FP), R8
+	MOVQ vals+24(FP), R13
+
+mc16loop:
+	CMPQ R8, R9
+	JAE  mc16done
+	GATHERPOS(mcbad)
+	CHUNK32(Y11, 0, Y5, Y0)
+	CHUNK32(Y12, 16, Y6, Y1)
+	CHUNK32(Y13, 32, Y7, Y2)
+	CHUNK32(Y14, 48, Y8, Y3)
+	ADDQ $8, R8
+	ADDQ DX, R13
+	JMP  mc16loop
+
+mc16done:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $16, CX
+	JMP  mc16
+
+mc4:
+	MOVQ n4+8(FP), AX
+	SUBQ CX, AX
+	CMPQ AX, $4
+	JLT  mcret
+	VXORPD Y0, Y0, Y0
+	MOVQ idx+40(FP), R8
+	MOVQ vals+24(FP), R13
+
+mc4loop:
+	CMPQ R8, R9
+	JAE  mc4done
+	GATHERPOS(mcbad)
+	CHUNK32(Y11, 0, Y5, Y0)
+	ADDQ $8, R8
+	ADDQ DX, R13
+	JMP  mc4loop
+
+mc4done:
+	VMOVUPD Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $4, CX
+	JMP  mc4
+
+mcret:
+	MOVB $1, ok+88(FP)
+	VZEROUPPER
+	RET
+
+mcbad:
+	MOVB $0, ok+88(FP)
 	VZEROUPPER
 	RET
