@@ -180,42 +180,26 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 	})
 }
 
-// MulDenseBits is MulDense of X dropped out by a mask of bits, without
-// writing the masked X: entry e of X (row-major) counts as X[e]·keep where
-// bit e of bits is set and X[e]·0 where it is not (vec.SumIdxBits), which
-// gives the bits of vec.MulBits over X followed by MulDense, one pass over
-// the gathered rows instead of a pass over all of X and then the gathers.
-// X is x, or x32 when that is not nil (X's values in float32, exactly:
-// vec.Float32Exact), which halves the bytes every gathered row reads.
-// bits must have vec.MaskWords(Cols·k) words.
-func (m *CSR) MulDenseBits(x []float64, x32 []float32, k int, bits []uint64, keep float64, out []float64) {
-	size := len(x)
-	if x32 != nil {
-		size = len(x32)
+// MulDenseBits32 is MulDense of a float32 X dropped out by a mask of
+// bits, without writing the masked X: entry e of X (row-major) counts as
+// its float64 value under mask (vec.SumIdxBits32), which gives the bits of
+// vec.MulBits over X's float64 values followed by MulDense, reading half
+// the bytes of every gathered row and no masked matrix. mask.Bits must
+// have vec.MaskWords(Cols·k) words.
+func (m *CSR) MulDenseBits32(x []float32, k int, mask *vec.BitMask, out []float64) {
+	if len(x) != m.Cols*k || len(out) != m.Rows*k {
+		panic("graphs: MulDenseBits32 shape mismatch") // programming error, not user input
 	}
-	if size != m.Cols*k || len(out) != m.Rows*k {
-		panic("graphs: MulDenseBits shape mismatch") // programming error, not user input
-	}
-	bytes := 8 * size
-	if x32 != nil {
-		bytes = 4 * size
-	}
-	ahead := prefetchAhead(bytes)
+	ahead := prefetchAhead(4 * len(x))
 	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			vals, vinc, idx := m.row(i)
-			o := out[i*k : (i+1)*k : (i+1)*k]
-			if x32 != nil {
-				if j := i + ahead; ahead > 0 && j < hi {
-					vec.PrefetchRows32(m.Indices[m.Indptr[j]:m.Indptr[j+1]], x32, k, m.Cols)
-				}
-				vec.SumIdxBits32(o, vals, vinc, idx, x32, bits, keep)
-				continue
-			}
 			if j := i + ahead; ahead > 0 && j < hi {
-				vec.PrefetchRows(m.Indices[m.Indptr[j]:m.Indptr[j+1]], x, k, m.Cols)
+				next := m.Indices[m.Indptr[j]:m.Indptr[j+1]]
+				mask.PrefetchBits(next, k, m.Cols)
+				vec.PrefetchRows32(next, x, k, m.Cols)
 			}
-			vec.SumIdxBits(o, vals, vinc, idx, x, bits, keep)
+			vals, vinc, idx := m.row(i)
+			vec.SumIdxBits32(out[i*k:(i+1)*k:(i+1)*k], vals, vinc, idx, x, mask)
 		}
 	})
 }

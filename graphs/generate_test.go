@@ -244,6 +244,30 @@ func TestCSBMDeterminism(t *testing.T) {
 	}
 }
 
+// TestCSBMFloat32: Float32 changes only the features, each to the nearest
+// float32 of the value drawn without it.
+func TestCSBMFloat32(t *testing.T) {
+	cfg := CSBMConfig{Nodes: 500, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.7, Signal: 1}
+	a := CSBM(cfg, 42)
+	cfg.Float32 = true
+	b := CSBM(cfg, 42)
+	if !tcEqualCSR(a.Adj, b.Adj) || !slices.Equal(a.Labels, b.Labels) {
+		t.Fatal("Float32 changed the edges or the labels")
+	}
+	changed := 0
+	for i, v := range a.X.Dense {
+		if b.X.Dense[i] != float64(float32(v)) {
+			t.Fatalf("feature %d: %v, want float32(%v)", i, b.X.Dense[i], v)
+		}
+		if b.X.Dense[i] != v {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Fatal("no feature was rounded")
+	}
+}
+
 // TestCSBMSeparability checks the purpose of the default dataset: features
 // alone separate the classes moderately, one GCN aggregation much better.
 func TestCSBMSeparability(t *testing.T) {

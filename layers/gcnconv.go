@@ -28,12 +28,12 @@ func (c *GCNConv) Forward(h *G.Node) *G.Node {
 // narrower than the layer are taken as (Â·X)·W: the sparse product gathers
 // rows of X instead of the wider rows of X·W, and the weight gradient
 // (Â·X)ᵀ·dY needs no sparse product at all (X is not trained), so a step
-// makes one narrow sparse product instead of two wide ones. Otherwise,
+// makes one narrow sparse product instead of two wide ones, the dropout
+// applied as the rows are gathered (nn.Model.DropoutSpMM). Otherwise,
 // and for sparse features, it is Â·(X·W) (Features.MatMul).
 func (c *GCNConv) ForwardInput(m *nn.Model, x *Features, p float64) *G.Node {
 	if x.Dense != nil && x.F < c.Out {
-		ax := G.Must(nn.SpMM(c.Adj, m.Dropout(x.Dense, p)))
-		return c.Affine(ax)
+		return c.Affine(m.DropoutSpMM(c.Adj, x.Dense, p))
 	}
 	return c.AddBias(G.Must(nn.SpMM(c.Adj, x.MatMul(m, c.W, p))))
 }

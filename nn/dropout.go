@@ -158,13 +158,20 @@ func (m *Model) Dropout(x *G.Node, p float64) *G.Node {
 // addDropout registers d (its p, n and rows set) with the model and
 // returns its op over x.
 func (m *Model) addDropout(x *G.Node, d *dropout) *G.Node {
+	m.register(d)
+	return G.Must(G.ApplyOp(maskOp{labelled{label: fmt.Sprintf("Dropout%d(p=%v)", d.id, d.p), arity: 1}, d}, x))
+}
+
+// register adds d (its p, n and rows set) to the model's masks and returns
+// it. Its bits have room for the masked gathers (vec.MaskWords).
+func (m *Model) register(d *dropout) *dropout {
 	d.id, d.rng, d.onTrainPath = len(m.modal), m.rng, true
-	d.bits = make([]uint64, (d.n+63)/64)
+	d.bits = make([]uint64, vec.MaskWords(d.n))
 	// the identity until the first training run draws a mask: building a
 	// path (an evaluation path added later) consumes nothing from the stream
 	d.ones = true
 	m.modal = append(m.modal, d)
-	return G.Must(G.ApplyOp(maskOp{labelled{label: fmt.Sprintf("Dropout%d(p=%v)", d.id, d.p), arity: 1}, d}, x))
+	return d
 }
 
 // DropoutRows is Dropout on the rows of a larger matrix that x holds:

@@ -457,6 +457,8 @@ func (m *Model) markTrainPath(sub *G.ExprGraph) {
 			trained[op.s] = true
 		case maskOp:
 			masked[op.d] = true
+		case *dropSpMMOp:
+			trained[op.s], masked[op.d] = true, true
 		}
 	}
 	for _, x := range m.modal {

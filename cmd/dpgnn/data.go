@@ -123,6 +123,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	f.Float64Var(&cfg.AvgDegree, "avg-degree", cfg.AvgDegree, "csbm: expected average degree")
 	f.Float64Var(&cfg.Homophily, "homophily", cfg.Homophily, "csbm: fraction of intra-class edges")
 	f.Float64Var(&cfg.Signal, "signal", cfg.Signal, "csbm: distance of class means in feature space")
+	f.BoolVar(&cfg.Float32, "float32", false, "csbm: round the features to float32, as PyG's and the papers' dataset files hold them (GCN then gathers them at half the memory traffic, same arithmetic)")
 	gen.Long = "Write a synthetic graph (csbm or chain-s/m/l/x) as an npz sparsegraph file.\n\n" +
 		"A csbm config whose estimated memory (8·nodes·features + 100 per edge + 64 per node bytes)\n" +
 		"exceeds the limit (16 GB, or $" + graphs.MemoryLimitEnv + ") is refused before anything is allocated.\n" +

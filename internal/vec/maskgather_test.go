@@ -6,46 +6,49 @@ import (
 	"testing"
 )
 
-// TestSumIdxBits: a masked gather gives the bits of MulBits over the whole
-// matrix followed by SumIdx, with the assembly and without, at widths
-// around the 4- and 16-column strips (so rows start at every bit of a
-// mask byte), for keep factors of ½, ⅓ and ¼ dropout, repeated and
+// TestSumIdxBits32: a masked gather from float32 values gives the bits of
+// MulBits over their float64 conversions followed by SumIdx, with the Go,
+// AVX (a table of nibbles) and AVX-512 (mask registers) kernels, at widths
+// around the 4-, 8-, 16- and 32-column strips (so rows start at every bit
+// of a mask byte), for keep factors of ½, ⅓ and ¼ dropout, repeated and
 // unordered rows, one factor for all terms (vinc 0), and signed zeros,
-// infinities and NaNs among the values; over float32 values it matches the
-// same gather over their float64 conversions.
-func TestSumIdxBits(t *testing.T) {
+// infinities, NaNs, the largest float32 and subnormals among the values.
+func TestSumIdxBits32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
-	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1e300, -1e-300}
+	inf := float32(math.Inf(1))
+	special := []float32{0, float32(math.Copysign(0, -1)), inf, -inf, float32(math.NaN()), math.MaxFloat32, -1e-40}
 	same := func(a, b float64) bool {
 		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
 	}
-	for _, avx := range []bool{false, true} {
-		if avx && !(useAVX && hasAVX2 && hasBMI2) {
+	saved, saved512 := useAVX, hasAVX512VL
+	defer func() { useAVX, hasAVX512VL = saved, saved512 }()
+	ran := 0
+	for _, kernel := range []string{"go", "avx", "avx512"} {
+		if kernel != "go" && !(saved && hasBMI2) || kernel == "avx512" && !saved512 {
 			continue
 		}
-		saved := useAVX
-		for _, n := range []int{1, 3, 4, 5, 7, 8, 12, 15, 16, 17, 20, 31, 32, 33, 36, 64, 65} {
+		ran++
+		for _, n := range []int{1, 3, 4, 5, 7, 8, 12, 15, 16, 17, 20, 31, 32, 33, 36, 40, 44, 64, 65} {
 			for _, keep := range []float64{2, 1.5, 4.0 / 3} {
 				rows := 1 + rng.IntN(90)
-				b := make([]float64, rows*n)
 				b32 := make([]float32, rows*n)
-				for i := range b {
+				b := make([]float64, rows*n)
+				for i := range b32 {
 					b32[i] = float32(rng.NormFloat64() * 3)
-					b[i] = float64(b32[i])
 					if rng.IntN(30) == 0 {
-						b[i] = special[rng.IntN(len(special))]
+						b32[i] = special[rng.IntN(len(special))]
 					}
+					b[i] = float64(b32[i])
 				}
 				bits := make([]uint64, MaskWords(len(b)))
-				for i := range (len(b) + 63) / 64 {
-					bits[i] = rng.Uint64()
+				for i := range bits {
+					bits[i] = rng.Uint64() // the padding word too: never an entry's bit
 				}
-				bits[len(bits)-1] = rng.Uint64() // padding past the mask: never a bit of an entry
 				if r := len(b) & 63; r != 0 {
 					bits[len(b)/64] &= 1<<r - 1
 				}
+				useAVX, hasAVX512VL = saved, saved512
 				masked := make([]float64, len(b))
-				useAVX = saved
 				MulBits(masked, b, bits, 0, keep)
 				terms := rng.IntN(25)
 				idx := make([]int, terms)
@@ -59,49 +62,37 @@ func TestSumIdxBits(t *testing.T) {
 				vinc := rng.IntN(2)
 				want := make([]float64, n)
 				SumIdx(want, vals, vinc, idx, masked, n)
-				useAVX = avx
+				useAVX, hasAVX512VL = kernel != "go", kernel == "avx512"
 				got := make([]float64, n)
 				for i := range got {
 					got[i] = math.NaN() // must be overwritten
 				}
-				SumIdxBits(got, vals, vinc, idx, b, bits, keep)
+				SumIdxBits32(got, vals, vinc, idx, b32, NewBitMask(bits, keep))
 				for c := range n {
 					if !same(got[c], want[c]) {
-						t.Fatalf("avx %v, width %d, keep %v, %d terms: column %d = %v, want %v", avx, n, keep, terms, c, got[c], want[c])
-					}
-				}
-				// float32: against the float64 gather of the converted values
-				for i := range b {
-					b[i] = float64(b32[i])
-				}
-				SumIdxBits(want, vals, vinc, idx, b, bits, keep)
-				SumIdxBits32(got, vals, vinc, idx, b32, bits, keep)
-				for c := range n {
-					if !same(got[c], want[c]) {
-						t.Fatalf("avx %v, float32, width %d, keep %v: column %d = %v, want %v", avx, n, keep, c, got[c], want[c])
+						t.Fatalf("%s kernel, width %d, keep %v, %d terms: column %d = %v, want %v", kernel, n, keep, terms, c, got[c], want[c])
 					}
 				}
 			}
 		}
-		useAVX = saved
 	}
+	t.Logf("%d kernels compared", ran)
 }
 
-// TestSumIdxBitsChecks: a row index outside the matrix, a mask without
+// TestSumIdxBits32Checks: a row index outside the matrix, a mask without
 // its padding word and a matrix that is not whole rows panic instead of
 // reading outside their slices.
-func TestSumIdxBitsChecks(t *testing.T) {
-	b := make([]float64, 3*8)
+func TestSumIdxBits32Checks(t *testing.T) {
+	b := make([]float32, 3*8)
 	bits := make([]uint64, MaskWords(len(b)))
 	dst := make([]float64, 8)
 	vals := []float64{1, 1}
 	for name, f := range map[string]func(){
-		"row 3 of 3":      func() { SumIdxBits(dst, vals, 1, []int{0, 3}, b, bits, 2) },
-		"row -1":          func() { SumIdxBits(dst, vals, 1, []int{-1}, b, bits, 2) },
-		"float32 row 3":   func() { SumIdxBits32(dst, vals, 1, []int{3}, make([]float32, 24), bits, 2) },
-		"no padding word": func() { SumIdxBits(dst, vals, 1, []int{0}, b, bits[:1], 2) },
-		"not whole rows":  func() { SumIdxBits(dst, vals, 1, []int{0}, b[:20], bits, 2) },
-		"too few factors": func() { SumIdxBits(dst, vals[:1], 1, []int{0, 1}, b, bits, 2) },
+		"row 3 of 3":      func() { SumIdxBits32(dst, vals, 1, []int{0, 3}, b, NewBitMask(bits, 2)) },
+		"row -1":          func() { SumIdxBits32(dst, vals, 1, []int{-1}, b, NewBitMask(bits, 2)) },
+		"no padding word": func() { SumIdxBits32(dst, vals, 1, []int{0}, b, NewBitMask(bits[:1], 2)) },
+		"not whole rows":  func() { SumIdxBits32(dst, vals, 1, []int{0}, b[:20], NewBitMask(bits, 2)) },
+		"too few factors": func() { SumIdxBits32(dst, vals[:1], 1, []int{0, 1}, b, NewBitMask(bits, 2)) },
 	} {
 		func() {
 			defer func() {

@@ -318,35 +318,3 @@ func first(s []float64) *float64 {
 
 //go:noescape
 func colRedAVX(mode int, a, b, x, y, m, s *float64, rows, k4, ld int)
-
-// hasBMI2 (with AVX2) selects the masked gathers (SHRX for a mask's bits).
-var hasBMI2 = cpu.X86.HasBMI2
-
-// sumIdxBits runs SumIdxBits' kernel over b64 or, when it is nil, b32: the
-// leading multiple of four columns in assembly, the rest in Go.
-func sumIdxBits(dst, vals []float64, vinc int, idx []int, b64 []float64, b32 []float32, rows int, bits []uint64, keep float64) bool {
-	n := len(dst)
-	c := 0
-	if n4 := n &^ 3; useAVX && hasAVX2 && hasBMI2 && n4 > 0 {
-		var ok bool
-		if b64 != nil {
-			ok = sumIdxBitsAVX(&dst[0], n4, n, &vals[0], vinc, &idx[0], len(idx), &b64[0], rows, &bits[0], keep)
-		} else {
-			ok = sumIdxBits32AVX(&dst[0], n4, n, &vals[0], vinc, &idx[0], len(idx), &b32[0], rows, &bits[0], keep)
-		}
-		if !ok {
-			return false
-		}
-		c = n4
-	}
-	if c == n {
-		return true
-	}
-	return sumIdxBitsGo(dst, vals, vinc, idx, b64, b32, rows, bits, keep, c)
-}
-
-//go:noescape
-func sumIdxBitsAVX(dst *float64, n4, n int, vals *float64, vinc int, idx *int, k int, b *float64, rows int, bits *uint64, keep float64) (ok bool)
-
-//go:noescape
-func sumIdxBits32AVX(dst *float64, n4, n int, vals *float64, vinc int, idx *int, k int, b *float32, rows int, bits *uint64, keep float64) (ok bool)

@@ -4,9 +4,9 @@ package vec
 
 import "unsafe"
 
-// useAVX, hasAVX2, hasAVX512 and hasBMI2 are false off amd64: the Go kernels run (tests read
+// useAVX and hasAVX2 are false off amd64: the Go kernels run (tests read
 // them to choose what to compare).
-var useAVX, hasAVX2, hasAVX512, hasBMI2 = false, false, false, false
+var useAVX, hasAVX2, hasAVX512 = false, false, false
 
 func sumIdx(dst, vals []float64, vinc int, idx []int, b []float64, ldb, rows int) bool {
 	return sumIdxGo(dst, vals, vinc, idx, b, ldb, rows)
@@ -65,7 +65,3 @@ func rowNormGrad(dst, x, g, norm, dot []float64, k int) bool { return false }
 func prefetchRows(idx []int, b unsafe.Pointer, ld, rows int) {}
 
 func colRed(mode int, a, b, x, y, m, s []float64, rows, k, ld int) int { return 0 }
-
-func sumIdxBits(dst, vals []float64, vinc int, idx []int, b64 []float64, b32 []float32, rows int, bits []uint64, keep float64) bool {
-	return sumIdxBitsGo(dst, vals, vinc, idx, b64, b32, rows, bits, keep, 0)
-}
