@@ -36,7 +36,7 @@ func (op logSoftmaxOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 		logSoftmaxRows(xd, out, k, 0, n)
 		return t, nil
 	}
-	return runRows(op.rows(prealloc, vals))
+	return runRows(logSoftmaxKernel(prealloc, x, xd))
 }
 
 func (logSoftmaxOp) rowInputs() []bool { return []bool{true} }
@@ -46,6 +46,11 @@ func (logSoftmaxOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, 
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	return logSoftmaxKernel(prealloc, x, xd)
+}
+
+// logSoftmaxKernel is the row kernel over a validated input x (data xd).
+func logSoftmaxKernel(prealloc G.Value, x *tensor.Dense, xd []float64) (*tensor.Dense, int, func(lo, hi int), error) {
 	n, k := shape2(x)
 	t, out := output(prealloc, n, k)
 	return t, 8 * n * k, func(lo, hi int) { logSoftmaxRows(xd, out, k, lo, hi) }, nil
@@ -115,7 +120,7 @@ func (op logSoftmaxGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.V
 		logSoftmaxGradRows(yd, dy, out, k, 0, n)
 		return t, nil
 	}
-	return runRows(op.rows(prealloc, vals))
+	return runRows(logSoftmaxGradKernel(prealloc, y, yd, dy))
 }
 
 func (logSoftmaxGradOp) rowInputs() []bool { return []bool{true, true} }
@@ -125,6 +130,11 @@ func (logSoftmaxGradOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, i
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	return logSoftmaxGradKernel(prealloc, y, yd, dy)
+}
+
+// logSoftmaxGradKernel is the row kernel over validated inputs.
+func logSoftmaxGradKernel(prealloc G.Value, y *tensor.Dense, yd, dy []float64) (*tensor.Dense, int, func(lo, hi int), error) {
 	n, k := shape2(y)
 	t, out := output(prealloc, n, k)
 	return t, 6 * n * k, func(lo, hi int) { logSoftmaxGradRows(yd, dy, out, k, lo, hi) }, nil
