@@ -72,6 +72,8 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	var cfg graphs.CSBMConfig = graphs.DefaultCSBM()
 	var kind, out string
 	var gseed uint64
+	// csbmFlags set a csbm's configuration: a chain refuses them
+	csbmFlags := []string{"nodes", "classes", "features", "avg-degree", "homophily", "signal", "float32"}
 	gen := &cobra.Command{
 		Use:   "generate --out FILE.npz [flags]",
 		Short: "Write a synthetic graph (csbm or chain-s/m/l/x) as an npz sparsegraph file",
@@ -97,6 +99,11 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 				}
 				g = graphs.CSBM(cfg, gseed)
 			} else if strings.HasPrefix(kind, "chain-") {
+				for _, name := range csbmFlags {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s is a csbm setting; --kind %s is one of CARIBOU's chains, whose size and features are fixed", name, kind)
+					}
+				}
 				var err error
 				if g, err = graphs.Chain(strings.TrimPrefix(kind, "chain-"), gseed); err != nil {
 					return err

@@ -157,6 +157,8 @@ func TestDataGenerateRefusals(t *testing.T) {
 		{"out is a directory", []string{"--nodes", "100", "--out", dir}, []string{"--out " + dir + ": is a directory, not a regular file"}},
 		{"out in a missing directory", []string{"--nodes", "100", "--out", filepath.Join(dir, "no", "g.npz")}, []string{"directory " + filepath.Join(dir, "no") + " does not exist"}},
 		{"out is /dev/full", []string{"--nodes", "100", "--out", "/dev/full"}, []string{"--out /dev/full: is a character device, not a regular file"}},
+		{"nodes of a chain", []string{"--kind", "chain-s", "--nodes", "500", "--out", out}, []string{"--nodes is a csbm setting", "--kind chain-s"}},
+		{"float32 chain", []string{"--kind", "chain-m", "--float32", "--out", out}, []string{"--float32 is a csbm setting"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
