@@ -57,8 +57,10 @@
 	VMULPD Y9, Y8, Y9; \
 	VADDPD Y9, acc, acc
 
-// MASKSETUP loads sumIdxBits32AVX's arguments.
-#define MASKSETUP \
+// MASKARGS loads the arguments both kernels share (they have the same
+// frame but for the last argument) and starts at column 0; MASKSETUP loads
+// sumIdxBits32AVX's, MASKSETUP512 sumIdxBits32AVX512's.
+#define MASKARGS \
 	MOVQ dst+0(FP), DI; \
 	MOVQ n+16(FP), R11; \
 	MOVQ vinc+32(FP), DX; \
@@ -68,8 +70,11 @@
 	LEAQ (R9)(AX*8), R9; \
 	MOVQ b+56(FP), R10; \
 	MOVQ bits+72(FP), R14; \
-	MOVQ lut+80(FP), R12; \
 	XORQ CX, CX
+
+#define MASKSETUP \
+	MASKARGS; \
+	MOVQ lut+80(FP), R12
 
 // STRIPSTART starts a strip of w columns at column CX (to next when fewer
 // are left), its sums cleared by the caller.
@@ -120,20 +125,10 @@
 	VMULPD Y9, Y8, Y9; \
 	VADDPD Y9, acc, acc
 
-// MASKSETUP512 loads sumIdxBits32AVX512's arguments.
 #define MASKSETUP512 \
-	MOVQ dst+0(FP), DI; \
-	MOVQ n+16(FP), R11; \
-	MOVQ vinc+32(FP), DX; \
-	SHLQ $3, DX; \
-	MOVQ idx+40(FP), R9; \
-	MOVQ k+48(FP), AX; \
-	LEAQ (R9)(AX*8), R9; \
-	MOVQ b+56(FP), R10; \
+	MASKARGS; \
 	MOVQ rows+64(FP), R12; \
-	MOVQ bits+72(FP), R14; \
-	VBROADCASTSD keep+80(FP), Z10; \
-	XORQ CX, CX
+	VBROADCASTSD keep+80(FP), Z10
 
 // func sumIdxBits32AVX(dst *float64, n4, n int, vals *float64, vinc int, idx *int, k int, b *float32, rows int, bits *uint64, lut *[16][4]float64) (ok bool)
 // SumIdxBits32 over the first n4 (a multiple of four) of b's n columns:
