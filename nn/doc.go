@@ -1,7 +1,8 @@
 // Package nn is dpgnn's glue to gorgonia: custom ops (sparse×dense product
 // with its transposed gradient, row L2-normalisation, batch and per-sample
 // standardisation, and fused forms of what every layer does — MatMul with
-// transpose flags, ReLU, SELU, a dropout op,
+// transpose flags, ReLU, SELU, a dropout op, a sparse product of dropped-
+// out float32 features gathered under the mask (DropoutSpMM),
 // AddRow/MulRow/ScaleRows, RowSums, ConcatCols — that replace gorgonia's
 // allocating compositions and broadcasts), parameters and initialisers,
 // dropout, losses that keep the per-row loss vector, the Model that
@@ -23,7 +24,8 @@
 // next trains. StartOpTimes makes the machines time their ops and chains
 // (StopOpTimes returns the table; dpgnn's DPGNN_OPTIMES).
 //
-// All values are float64. Graph construction errors are programming errors
+// All values are float64 (features that are all float32 may be held in a
+// float32 copy, read back exactly). Graph construction errors are programming errors
 // (shape mismatches); Build recovers them into returned errors so callers
 // never crash on user input.
 package nn

@@ -12,7 +12,9 @@
 //
 // It also holds the element-wise and row-wise kernels (add, product,
 // ReLU, rows, affine rows, scaled rows, row normalisation's gradient,
-// Adam, SELU, dropout masks held as bits), the column reductions over rows
+// Adam, SELU, dropout masks held as bits, and a sparse product's row
+// gathered from float32 values under such a mask: SumIdxBits32), the
+// column reductions over rows
 // (column sums and BatchNorm's statistics and gradient sums, each column
 // summed in row order), Exp (math.Exp bit for bit,
 // four lanes at a time where math.Exp takes its fused multiply-add path),
