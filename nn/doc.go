@@ -1,8 +1,8 @@
 // Package nn is dpgnn's glue to gorgonia: custom ops (sparse×dense product
 // with its transposed gradient, row L2-normalisation, batch and per-sample
 // standardisation, and fused forms of what every layer does — MatMul with
-// transpose flags, ReLU, SELU, a dropout op, a sparse product of dropped-
-// out float32 features gathered under the mask (DropoutSpMM),
+// transpose flags, ReLU, SELU, a dropout op, a sparse product of float32
+// features gathered under their dropout mask (DropoutSpMM),
 // AddRow/MulRow/ScaleRows, RowSums, ConcatCols — that replace gorgonia's
 // allocating compositions and broadcasts), parameters and initialisers,
 // dropout, losses that keep the per-row loss vector, the Model that
@@ -25,7 +25,7 @@
 // (StopOpTimes returns the table; dpgnn's DPGNN_OPTIMES).
 //
 // All values are float64 (features that are all float32 may be held in a
-// float32 copy, read back exactly). Graph construction errors are programming errors
-// (shape mismatches); Build recovers them into returned errors so callers
-// never crash on user input.
+// float32 copy, read back exactly). Graph construction errors are
+// programming errors (shape mismatches); Build recovers them into returned
+// errors so callers never crash on user input.
 package nn

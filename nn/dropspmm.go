@@ -12,19 +12,20 @@ import (
 )
 
 // DropoutSpMM returns A·Dropout(x, p) for a constant sparse A and an input
-// x whose value is never rewritten (a graph's feature matrix, as
-// Model.Input holds it), with the bits of SpMM(s, m.Dropout(x, p)). When
-// every value of x is a float32 (vec.Float32Exact: features read from a
-// float32 file, or generated with --float32) it is one op over a float32
-// copy of x: x's mask is registered and drawn as Dropout's (the model's
-// stream advances alike), and the product gathers the copy's rows under
-// the mask (graphs.CSR.MulDenseBits32) instead of writing the masked x and
+// x (a graph's feature matrix, as Model.Input holds it), with the bits of
+// SpMM(s, m.Dropout(x, p)). When every value of x is a float32
+// (vec.Float32Exact: features read from a float32 file, or generated with
+// --float32) it is one op over a float32 copy of x: x's mask is registered
+// and drawn as Dropout's (the model's stream advances alike), and the
+// product gathers the copy's rows under the mask
+// (graphs.CSR.MulDenseBits32) instead of writing the masked x and
 // gathering its float64 rows, which halves the bytes of every gathered
 // row and saves a pass writing and reading all of x at every training
-// step (if x is given another value later, the op masks that value and
-// gathers from it, as the two ops do). Otherwise it is SpMM(s, m.Dropout(x, p)) as it stands: a masked
-// gather from float64 rows was slower than the two ops (docs/
-// performance.md). x is not differentiated (it is not trained).
+// step. x's values must not be written in place afterwards; a new value
+// (SetValue) is masked and gathered as the two ops would. Otherwise it is
+// SpMM(s, m.Dropout(x, p)) as it stands: a masked gather from float64
+// rows was slower than the two ops (docs/performance.md, Kernels). x is
+// not differentiated (it is not trained).
 func (m *Model) DropoutSpMM(s *Sparse, x *G.Node, p float64) *G.Node {
 	if p <= 0 {
 		return G.Must(SpMM(s, x))

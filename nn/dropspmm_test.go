@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -98,14 +99,7 @@ func TestDropoutSpMM(t *testing.T) {
 		if got[3].next != want[3].next {
 			t.Errorf("%s: the model's stream moved differently", c.name)
 		}
-		if same := func(a, b []float64) bool {
-			for i := range a {
-				if a[i] != b[i] {
-					return false
-				}
-			}
-			return true
-		}; same(got[0].y, got[1].y) || same(got[0].y, got[3].y) {
+		if slices.Equal(got[0].y, got[1].y) || slices.Equal(got[0].y, got[3].y) {
 			t.Errorf("%s: the masks did not change the product", c.name)
 		}
 	}
