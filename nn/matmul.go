@@ -313,10 +313,7 @@ func mulDotsRows(m, n int, a, b blas64.General, c, bt []float64) func(lo, hi int
 				if t := size - 4*q; t > 0 {
 					vec.AxpySeqRows(s0, rows, n, n, ai[4*q:], a.Stride, 1, t, bt[(l0+4*q)*n:], n)
 				}
-				ci := c[i0*n : i0*n+w]
-				for j := range ci {
-					ci[j] += (s1[j] + s3[j]) + (s0[j] + s2[j])
-				}
+				vec.AddSums4(c[i0*n:i0*n+w], s0, s1, s2, s3)
 			}
 		}
 	}

@@ -19,6 +19,20 @@ func Add(dst, x, y []float64) {
 	}
 }
 
+// AddSums4 sets dst[i] += (s1[i] + s3[i]) + (s0[i] + s2[i]), in that
+// order: four partial sums of dot products combined as gonum's
+// DotUnitary combines them (nn's A·Bᵀ), in one pass.
+func AddSums4(dst, s0, s1, s2, s3 []float64) {
+	n := len(dst)
+	if len(s0) < n || len(s1) < n || len(s2) < n || len(s3) < n {
+		panic(fmt.Sprintf("vec: AddSums4 into %d entries from %d, %d, %d and %d", n, len(s0), len(s1), len(s2), len(s3)))
+	}
+	done := addSums4(dst, s0, s1, s2, s3)
+	for i := done; i < n; i++ {
+		dst[i] += (s1[i] + s3[i]) + (s0[i] + s2[i])
+	}
+}
+
 // Mul sets dst[i] = x[i]·y[i].
 func Mul(dst, x, y []float64) {
 	n := checkLen("Mul", dst, x, y)

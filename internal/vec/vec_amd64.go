@@ -61,6 +61,20 @@ func binary(op int, dst, x, y []float64) int {
 //go:noescape
 func binaryAVX(op int, dst, x, y *float64, n int)
 
+// addSums4 runs AddSums4 over the leading multiple of four entries with
+// AVX and returns how many it did.
+func addSums4(dst, s0, s1, s2, s3 []float64) int {
+	n := len(dst) &^ 3
+	if !useAVX || n == 0 {
+		return 0
+	}
+	addSums4AVX(&dst[0], &s0[0], &s1[0], &s2[0], &s3[0], n)
+	return n
+}
+
+//go:noescape
+func addSums4AVX(dst, s0, s1, s2, s3 *float64, n int)
+
 // hasAVX2 selects the SELU kernels (256-bit integer shifts for 2^k).
 var hasAVX2 = cpu.X86.HasAVX2
 

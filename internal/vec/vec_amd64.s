@@ -327,6 +327,36 @@ adamdone:
 	VZEROUPPER
 	RET
 
+// func addSums4AVX(dst, s0, s1, s2, s3 *float64, n int)
+// dst += (s1 + s3) + (s0 + s2), four entries at a time; n is a multiple of
+// four.
+TEXT ·addSums4AVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ s0+8(FP), R8
+	MOVQ s1+16(FP), R9
+	MOVQ s2+24(FP), R10
+	MOVQ s3+32(FP), R11
+	MOVQ n+40(FP), CX
+	XORQ BX, BX
+
+sums4loop:
+	CMPQ BX, CX
+	JGE  sums4done
+	VMOVUPD (R9)(BX*8), Y0
+	VADDPD  (R11)(BX*8), Y0, Y0 // s1 + s3
+	VMOVUPD (R8)(BX*8), Y1
+	VADDPD  (R10)(BX*8), Y1, Y1 // s0 + s2
+	VADDPD  Y1, Y0, Y0
+	VMOVUPD (DI)(BX*8), Y2
+	VADDPD  Y0, Y2, Y2 // dst + that
+	VMOVUPD Y2, (DI)(BX*8)
+	ADDQ $4, BX
+	JMP  sums4loop
+
+sums4done:
+	VZEROUPPER
+	RET
+
 // func binaryAVX(op int, dst, x, y *float64, n int)
 // op: 0 x+y, 1 x·y, 2 ReLU(x), 3 y where x ≥ 0; n is a multiple of 4.
 TEXT ·binaryAVX(SB), NOSPLIT, $0-40

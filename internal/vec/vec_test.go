@@ -260,6 +260,41 @@ func TestElementwiseMatchesScalar(t *testing.T) {
 	}
 }
 
+// TestAddSums4MatchesScalar: the combined partial sums equal the scalar
+// expression bit for bit, with the assembly and without, over special
+// values and lengths around the four-entry blocks.
+func TestAddSums4MatchesScalar(t *testing.T) {
+	special := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 5e-324, -5e-324, 1e308}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, asm := range []bool{false, true} {
+		for _, n := range []int{1, 3, 4, 5, 8, 67} {
+			var s [4][]float64
+			for k := range s {
+				s[k] = randRows(rng, n)
+				for i := range s[k] {
+					if rng.IntN(4) == 0 {
+						s[k][i] = special[rng.IntN(len(special))]
+					}
+				}
+			}
+			dst := randRows(rng, n)
+			want := append([]float64(nil), dst...)
+			for i := range want {
+				want[i] += (s[1][i] + s[3][i]) + (s[0][i] + s[2][i])
+			}
+			withAVX(asm, func() { AddSums4(dst, s[0], s[1], s[2], s[3]) })
+			for i := range want {
+				if math.IsNaN(want[i]) && math.IsNaN(dst[i]) {
+					continue
+				}
+				if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("asm %v, n=%d, entry %d: %v, want %v", asm, n, i, dst[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // AddRows and MulRows equal the per-row loops bit for bit, for widths with
 // and without the one-call kernel.
 func TestRowsMatchScalar(t *testing.T) {
