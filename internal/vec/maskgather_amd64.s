@@ -332,7 +332,6 @@ meret:
 	VZEROUPPER
 	RET
 
-
 mebad:
 	MOVB $0, ok+88(FP)
 	VZEROUPPER
