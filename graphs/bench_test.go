@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/internal/parallel"
 	"github.com/dpgnn/dpgnn/internal/vec"
 )
 
@@ -78,6 +79,40 @@ func BenchmarkMaskedProduct(b *testing.B) {
 		b.Run(fmt.Sprintf("bits32/%d", n), func(b *testing.B) {
 			for b.Loop() {
 				a.MulDenseBits32(x32, k, mask, out)
+			}
+		})
+	}
+}
+
+// BenchmarkRandomRows is the floor of a sparse product's gathers beyond
+// the caches: 10⁷ reads of random rows of a 10⁶-row matrix, one value per
+// cache line of each row, on every core, for rows of 128 bytes (32 float32
+// values) and of 256 (32 float64 values).
+func BenchmarkRandomRows(b *testing.B) {
+	const n, reads = 1_000_000, 10_000_000
+	r := rand.New(rand.NewPCG(5, 6))
+	idx := make([]int, reads)
+	for i := range idx {
+		idx[i] = r.IntN(n)
+	}
+	x := make([]float64, n*32) // 256-byte rows, or 128-byte rows in its first half
+	for i := range x {
+		x[i] = float64(i & 7)
+	}
+	for _, row := range []int{16, 32} { // float64 values a row
+		b.Run(fmt.Sprintf("%dB", 8*row), func(b *testing.B) {
+			sums := make([]float64, reads)
+			for b.Loop() {
+				parallel.Rows(reads, reads, func(lo, hi int) {
+					for p := lo; p < hi; p++ {
+						base := idx[p] * row
+						s := 0.0
+						for c := 0; c < row; c += 8 {
+							s += x[base+c]
+						}
+						sums[p] = s
+					}
+				})
 			}
 		})
 	}
