@@ -70,6 +70,9 @@ func (l Laplace) AddNoise(x []float64, src *Source) error {
 	return nil
 }
 
+// Draw returns one Laplace(Scale) draw from src (src must not be nil).
+func (l Laplace) Draw(src *Source) float64 { return l.draw(src) }
+
 func (l Laplace) draw(src *Source) float64 {
 	u := src.Uniform() - 0.5 // (−½, ½), never exactly ±½
 	if u < 0 {

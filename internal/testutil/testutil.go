@@ -1,12 +1,16 @@
 // Package testutil holds helpers shared by dpgnn's tests: locating the real
-// datasets and comparing floats with tolerances.
+// datasets, comparing floats with tolerances, and goodness-of-fit
+// p-values for tests of a mechanism's law.
 package testutil
 
 import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // DataDir returns the directory of the shared real datasets: $DPGNN_DATA if
@@ -73,4 +77,53 @@ func AssertClose(t testing.TB, name string, got, want, tol float64) {
 	if !Close(got, want, tol) {
 		t.Errorf("%s = %.12g, want %.12g (tol %g)", name, got, want, tol)
 	}
+}
+
+// KSPValue returns the Kolmogorov–Smirnov statistic D of the sample against
+// the continuous CDF and its asymptotic p-value (Stephens' correction,
+// Numerical Recipes §14.3).
+func KSPValue(sample []float64, cdf func(float64) float64) (d, p float64) {
+	x := append([]float64(nil), sample...)
+	sort.Float64s(x)
+	n := float64(len(x))
+	for i, v := range x {
+		f := cdf(v)
+		d = math.Max(d, math.Max(f-float64(i)/n, float64(i+1)/n-f))
+	}
+	sn := math.Sqrt(n)
+	lambda := (sn + 0.12 + 0.11/sn) * d
+	return d, kolmogorovQ(lambda)
+}
+
+// kolmogorovQ is Q_KS(λ) = 2 Σ_{k≥1} (−1)^{k−1} exp(−2k²λ²).
+func kolmogorovQ(lambda float64) float64 {
+	if lambda < 0.2 {
+		return 1
+	}
+	var s float64
+	sign := 1.0
+	for k := 1; k <= 200; k++ {
+		term := sign * 2 * math.Exp(-2*float64(k*k)*lambda*lambda)
+		s += term
+		if math.Abs(term) < 1e-16 {
+			break
+		}
+		sign = -sign
+	}
+	return math.Max(0, math.Min(1, s))
+}
+
+// ChiSquarePValue returns the p-value of Pearson's χ² statistic for observed
+// counts against expected probabilities.
+func ChiSquarePValue(observed []int, probs []float64) float64 {
+	var n int
+	for _, o := range observed {
+		n += o
+	}
+	var stat float64
+	for i, o := range observed {
+		e := probs[i] * float64(n)
+		stat += (float64(o) - e) * (float64(o) - e) / e
+	}
+	return distuv.ChiSquared{K: float64(len(observed) - 1)}.Survival(stat)
 }

@@ -73,7 +73,7 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget
 	if err != nil {
 		return nil, err
 	}
-	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Width: 1, Gaussian: p.appr.Kind == dp.APPRGM,
+	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Width: 1, Gaussian: p.appr.Kind == APPRGM,
 		What: fmt.Sprintf("one DP-APPR row (%s) for source node %d on the training side's graph; released: the row's kept values as a dense vector", m.apprWhat(p.appr), s)}
 	params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
@@ -86,7 +86,7 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget
 		sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
 		adj := unweighted(sub.Adj)
 		return func(src *dp.Source) ([]float64, error) {
-			row, err := dp.APPRMatrix(adj, []int{local}, params, p.appr, src)
+			row, err := APPRMatrix(adj, []int{local}, params, p.appr, src)
 			if err != nil {
 				return nil, err
 			}
@@ -122,7 +122,7 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 			adj := unweighted(sub.Adj)
 			sources := largestDegree(adj, m.cfg.Rows)
 			var err error
-			if pi, err = m.buildPi(adj, sources, dp.APPRMechanism{Kind: dp.APPRNone, K: min(m.cfg.TopK, len(train))}, p.maxRefs, nil); err != nil {
+			if pi, err = m.buildPi(adj, sources, APPRMechanism{Kind: APPRNone, K: min(m.cfg.TopK, len(train))}, p.maxRefs, nil); err != nil {
 				return nil, err
 			}
 		}

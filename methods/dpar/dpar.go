@@ -2,7 +2,7 @@
 // "Decoupled Graph Neural Networks with Node-Level Differential Privacy"):
 // an inductive split with the cross edges removed, a Poisson node subsample
 // G of the training side (rate q′, amplification), DP-APPR rows for M
-// sampled sources of G (dp.APPRMatrix: EM option I/II or GM), the
+// sampled sources of G (APPRMatrix: EM option I/II or GM), the
 // aggregation matrix Π (identity rows for the other nodes, columns clipped
 // to ℓ1 ≤ τ), a bias-free 2-layer MLP whose logits are aggregated with Π
 // and trained with DP-Adam (per-example clipping of the whole aggregated
@@ -71,10 +71,10 @@ func DefaultConfig() Config {
 
 // Validate checks the hyperparameters.
 func (c *Config) Validate() error {
-	kind, kindErr := dp.ParseAPPRKind(c.Variant)
-	_, accErr := dp.ParseAPPRAccounting(c.Accounting)
-	_, ampErr := dp.ParseAmplification(c.Amplification)
-	_, colErr := dp.ParseColumnMode(c.Columns)
+	kind, kindErr := ParseAPPRKind(c.Variant)
+	_, accErr := ParseAPPRAccounting(c.Accounting)
+	_, ampErr := ParseAmplification(c.Amplification)
+	_, colErr := ParseColumnMode(c.Columns)
 	return methods.CheckFields(c,
 		methods.Width(&c.Hidden), methods.Epochs(&c.TrainEpochs), methods.PositiveF(&c.LR),
 		methods.Prob(&c.Dropout), methods.Positive(&c.BatchSize), methods.PositiveF(&c.Clip),
@@ -83,7 +83,7 @@ func (c *Config) Validate() error {
 		methods.PositiveF(&c.C1), methods.PositiveF(&c.C2), methods.PositiveF(&c.Tau),
 		methods.PositiveF(&c.ISTARho), methods.NonNegF(&c.ISTATol),
 		open01(&c.ISTAAlpha), open01(&c.Ratio),
-		methods.Require(&c.Variant, kindErr == nil && kind != dp.APPRNone, "must be em0, em1 or gm, got %q", c.Variant),
+		methods.Require(&c.Variant, kindErr == nil && kind != APPRNone, "must be em0, em1 or gm, got %q", c.Variant),
 		methods.Require(&c.Accounting, accErr == nil, "must be strict or paper, got %q", c.Accounting),
 		methods.Require(&c.Amplification, ampErr == nil, "must be exact or linear, got %q", c.Amplification),
 		methods.Require(&c.Columns, colErr == nil, "must be clip or normalize, got %q", c.Columns),
@@ -116,20 +116,20 @@ func (m *DPAR) Validate() error          { return m.cfg.Validate() }
 func (m *DPAR) Epochs() int              { return m.cfg.TrainEpochs }
 
 // kind, accounting, amplification and column mode (Validate has checked them).
-func (m *DPAR) kind() dp.APPRKind { k, _ := dp.ParseAPPRKind(m.cfg.Variant); return k }
-func (m *DPAR) accounting() dp.APPRAccounting {
-	a, _ := dp.ParseAPPRAccounting(m.cfg.Accounting)
+func (m *DPAR) kind() APPRKind { k, _ := ParseAPPRKind(m.cfg.Variant); return k }
+func (m *DPAR) accounting() APPRAccounting {
+	a, _ := ParseAPPRAccounting(m.cfg.Accounting)
 	return a
 }
-func (m *DPAR) amplification() dp.Amplification {
-	a, _ := dp.ParseAmplification(m.cfg.Amplification)
+func (m *DPAR) amplification() Amplification {
+	a, _ := ParseAmplification(m.cfg.Amplification)
 	return a
 }
-func (m *DPAR) columnMode() dp.ColumnMode { c, _ := dp.ParseColumnMode(m.cfg.Columns); return c }
+func (m *DPAR) columnMode() ColumnMode { c, _ := ParseColumnMode(m.cfg.Columns); return c }
 
 // clipBound is C1 (GM) or C2 (EM).
 func (m *DPAR) clipBound() float64 {
-	if m.kind() == dp.APPRGM {
+	if m.kind() == APPRGM {
 		return m.cfg.C1
 	}
 	return m.cfg.C2
@@ -141,7 +141,7 @@ func (m *DPAR) clipBound() float64 {
 type privacy struct {
 	*methods.Calibrated
 	private    bool
-	appr       dp.APPRMechanism
+	appr       APPRMechanism
 	apprEvents []dp.Event
 	nodeRate   float64 // q′ (1 without privacy)
 	rate       float64 // q, the Poisson rate of examples
@@ -164,7 +164,7 @@ func (m *DPAR) occurrences() int {
 	return 1 + m.cfg.MaxRefs
 }
 
-func (m *DPAR) paper() bool { return m.accounting() == dp.APPRPaper }
+func (m *DPAR) paper() bool { return m.accounting() == APPRPaper }
 
 // calibrate computes the privacy plan of a run whose split has nTrain
 // training nodes.
@@ -234,15 +234,15 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 			return nil, fmt.Errorf("amplification by node subsampling: %w", err)
 		}
 	}
-	budget := dp.APPRBudget{Rows: m.cfg.Rows, Epsilon: m.cfg.Ratio * epsIn, Delta: m.cfg.Ratio * deltaIn, Accounting: m.accounting()}
-	if m.kind() == dp.APPRGM && !m.paper() {
+	budget := APPRBudget{Rows: m.cfg.Rows, Epsilon: m.cfg.Ratio * epsIn, Delta: m.cfg.Ratio * deltaIn, Accounting: m.accounting()}
+	if m.kind() == APPRGM && !m.paper() {
 		// The joint plan composes in RDP: calibrate the GM rows there too.
 		zg, err := dp.CalibrateGaussian(budget.Epsilon, budget.Delta, m.cfg.Rows, "rdp")
 		if err != nil {
 			return nil, fmt.Errorf("calibrating DP-APPR (gm): %w", err)
 		}
-		p.appr = dp.APPRMechanism{Kind: dp.APPRGM, K: m.cfg.TopK, Clip: m.cfg.C1, GaussianStd: zg * math.Sqrt2 * m.cfg.C1}
-	} else if p.appr, err = dp.CalibrateAPPR(m.kind(), m.cfg.TopK, m.clipBound(), budget); err != nil {
+		p.appr = APPRMechanism{Kind: APPRGM, K: m.cfg.TopK, Clip: m.cfg.C1, GaussianStd: zg * math.Sqrt2 * m.cfg.C1}
+	} else if p.appr, err = CalibrateAPPR(m.kind(), m.cfg.TopK, m.clipBound(), budget); err != nil {
 		return nil, fmt.Errorf("calibrating DP-APPR (%s, %s accounting): %w", m.cfg.Variant, m.cfg.Accounting, err)
 	}
 	if p.apprEvents, err = p.appr.Events(m.cfg.Rows); err != nil {
@@ -273,7 +273,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		// DPAR's DP-SGD: std z·τ·C, z by the Poisson-Gaussian RDP at its
 		// share of the budget (TF-Privacy's accountant, standard
 		// conversion); basic composition with the paper's DP-APPR cost.
-		cost, err := p.appr.Cost(m.cfg.Rows, budget.Delta, dp.APPRPaper)
+		cost, err := p.appr.Cost(m.cfg.Rows, budget.Delta, APPRPaper)
 		if err != nil {
 			return nil, err
 		}
@@ -296,12 +296,12 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 			rec["paper_sgd_multiplier"] = paperSGD
 		}
 		switch p.appr.Kind {
-		case dp.APPRGM:
+		case APPRGM:
 			rec["appr_gaussian_std"] = p.appr.GaussianStd
-		case dp.APPREM1:
+		case APPREM1:
 			rec["appr_laplace_scale"] = p.appr.LaplaceScale
 			fallthrough
-		case dp.APPREM0:
+		case APPREM0:
 			rec["appr_gumbel_scale"] = p.appr.GumbelScale
 		}
 		return rec
@@ -312,7 +312,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	}
 	c.Plan.Delta, c.Plan.DeltaSource, c.Plan.SubsampleRate = delta, source, p.nodeRate
 	c.Plan.Epsilon = ctx.Epsilon
-	if m.paper() || m.amplification() == dp.AmplifyLinear {
+	if m.paper() || m.amplification() == AmplifyLinear {
 		if c.Plan.Epsilon, err = c.Plan.Proven(); err != nil {
 			return nil, err
 		}
@@ -331,11 +331,11 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	return p, nil
 }
 
-func (m *DPAR) apprWhat(a dp.APPRMechanism) string {
+func (m *DPAR) apprWhat(a APPRMechanism) string {
 	switch a.Kind {
-	case dp.APPRGM:
+	case APPRGM:
 		return fmt.Sprintf("DP-APPR gm: %d rows, ℓ2 clip C1=%g, Gaussian std %.4g (sensitivity √2·C1), top-%d", m.cfg.Rows, m.cfg.C1, a.GaussianStd, m.cfg.TopK)
-	case dp.APPREM1:
+	case APPREM1:
 		return fmt.Sprintf("DP-APPR em1: %d rows, element clip C2=%g, Gumbel top-%d scale %.4g, Laplace scale %.4g", m.cfg.Rows, m.cfg.C2, m.cfg.TopK, a.GumbelScale, a.LaplaceScale)
 	}
 	return fmt.Sprintf("DP-APPR em0: %d rows, element clip C2=%g, Gumbel top-%d scale %.4g", m.cfg.Rows, m.cfg.C2, m.cfg.TopK, a.GumbelScale)
@@ -356,7 +356,7 @@ func (m *DPAR) notes(p *privacy, epsIn, deltaIn float64) []string {
 	if p.maxRefs > 0 {
 		out = append(out, fmt.Sprintf("Π's columns are capped at %d rows besides the node's own (post-processing of the released rows): a node enters at most %d examples, each moving the clipped sum by at most 2C", p.maxRefs, 1+p.maxRefs))
 	}
-	if m.paper() || m.amplification() == dp.AmplifyLinear {
+	if m.paper() || m.amplification() == AmplifyLinear {
 		out = append(out, fmt.Sprintf("the noise is calibrated by the paper's rules (--accounting %s, --amplification %s), which claim ε = %g; "+
 			"those rules are not proven here (Kairouz's simplified composition beyond its range, the classical Gaussian beyond ε < 1, DP-SGD sensitivity τ·C under clipped aggregated gradients, linear amplification), "+
 			"so the report states the ε the same releases are proven to give", m.cfg.Accounting, m.cfg.Amplification, p.paperEps))

@@ -112,7 +112,7 @@ func TestColumnsCapped(t *testing.T) {
 	for i := range all {
 		all[i] = i
 	}
-	mech := dp.APPRMechanism{Kind: dp.APPRGM, K: 6, Clip: m.cfg.C1, GaussianStd: 1e-4}
+	mech := APPRMechanism{Kind: APPRGM, K: 6, Clip: m.cfg.C1, GaussianStd: 1e-4}
 	sources := pickSources(g.N, m.cfg.Rows, dp.NewSource(3))
 	uncapped, err := m.buildPi(adj, sources, mech, 0, dp.NewSource(4))
 	if err != nil {
@@ -190,7 +190,7 @@ func TestNodeSensitivity(t *testing.T) {
 		all[i] = i
 	}
 	// Π on the full star: every leaf is a source (non-private top-K).
-	pi, err := m.buildPi(adj, all[1:], dp.APPRMechanism{Kind: dp.APPRNone, K: 3}, 0, nil)
+	pi, err := m.buildPi(adj, all[1:], APPRMechanism{Kind: APPRNone, K: 3}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestNodeSensitivityWithinAccounting(t *testing.T) {
 	for i := range all {
 		all[i] = i
 	}
-	pi, err := m.buildPi(adj, all, dp.APPRMechanism{Kind: dp.APPRNone, K: 4}, m.cfg.MaxRefs, nil)
+	pi, err := m.buildPi(adj, all, APPRMechanism{Kind: APPRNone, K: 4}, m.cfg.MaxRefs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestNodeSensitivityWithinAccounting(t *testing.T) {
 	sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
 	cadj := unweighted(sub.Adj)
 	mc := newDPAR(t, "--hidden", "4", "--dropout", "0", "--max-refs", "2")
-	cpi, err := mc.buildPi(cadj, largestDegree(cadj, mc.cfg.Rows), dp.APPRMechanism{Kind: dp.APPRNone, K: mc.cfg.TopK}, mc.cfg.MaxRefs, nil)
+	cpi, err := mc.buildPi(cadj, largestDegree(cadj, mc.cfg.Rows), APPRMechanism{Kind: APPRNone, K: mc.cfg.TopK}, mc.cfg.MaxRefs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

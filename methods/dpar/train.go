@@ -89,20 +89,20 @@ func pickSources(n, m int, src *dp.Source) []int {
 // APPRNone without privacy), identity rows elsewhere, at most maxRefs
 // entries besides the diagonal per column when maxRefs > 0 (largest |value|
 // kept; post-processing of the released rows), then the column ℓ1 bound τ.
-func (m *DPAR) buildPi(adj *graphs.CSR, sources []int, mech dp.APPRMechanism, maxRefs int, src *dp.Source) (*graphs.CSR, error) {
+func (m *DPAR) buildPi(adj *graphs.CSR, sources []int, mech APPRMechanism, maxRefs int, src *dp.Source) (*graphs.CSR, error) {
 	params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
-	appr, err := dp.APPRMatrix(adj, sources, params, mech, src)
+	appr, err := APPRMatrix(adj, sources, params, mech, src)
 	if err != nil {
 		return nil, fmt.Errorf("DP-APPR: %w", err)
 	}
-	pi, err := dp.AssemblePi(appr, sources)
+	pi, err := AssemblePi(appr, sources)
 	if err != nil {
 		return nil, err
 	}
 	if maxRefs > 0 {
 		pi = capColumns(pi, maxRefs)
 	}
-	return dp.ClipColumns(pi, m.cfg.Tau, m.columnMode())
+	return ClipColumns(pi, m.cfg.Tau, m.columnMode())
 }
 
 // capColumns keeps, in every column j, the entry of row j and the maxRefs
@@ -397,7 +397,7 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 	}
 	nG := len(gs.train)
 	var sources []int
-	mech := dp.APPRMechanism{Kind: dp.APPRNone, K: m.cfg.TopK}
+	mech := APPRMechanism{Kind: APPRNone, K: m.cfg.TopK}
 	var apprSrc *dp.Source
 	if p.private {
 		mech, apprSrc = p.appr, src.Split("dpar.appr")
@@ -544,7 +544,7 @@ func (m *DPAR) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		return nil, err
 	}
 	nG := len(gs.train)
-	mech := dp.APPRMechanism{Kind: dp.APPRNone, K: min(m.cfg.TopK, nG)}
+	mech := APPRMechanism{Kind: APPRNone, K: min(m.cfg.TopK, nG)}
 	pi, err := m.buildPi(gs.trainAdj, largestDegree(gs.trainAdj, m.cfg.Rows), mech, p.maxRefs, nil)
 	if err != nil {
 		return nil, err

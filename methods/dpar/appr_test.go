@@ -1,6 +1,8 @@
-package dp
+package dpar
 
 import (
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/internal/testutil"
 	"math"
 	"slices"
 	"strings"
@@ -99,7 +101,7 @@ func TestAPPRGaussianSensitivity(t *testing.T) {
 	if d <= c1 {
 		t.Error("the example does not exceed C1")
 	}
-	src := NewSource(3)
+	src := dp.NewSource(3)
 	for trial := 0; trial < 2000; trial++ {
 		n := 1 + trial%7
 		x, y := make([]float64, n), make([]float64, n)
@@ -122,7 +124,7 @@ func TestAPPRGaussianSensitivity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := ev[0].(GaussianEvent)
+	g := ev[0].(dp.GaussianEvent)
 	assertRel(t, "strict GM multiplier", g.Multiplier, 0.0067/(math.Sqrt2*c1), 1e-15)
 	if g.Count != 70 {
 		t.Errorf("strict GM count %d, want 70", g.Count)
@@ -140,7 +142,7 @@ func TestAPPRReleaseLaws(t *testing.T) {
 	u := clipElements(p, c2)
 	m := APPRMechanism{Kind: APPREM0, K: 1, Clip: c2, GumbelScale: c2 / 2} // paper ε = 2
 	want := softmax(u, m.GumbelScale)
-	src := NewSource(71)
+	src := dp.NewSource(71)
 	counts := make([]int, len(p))
 	for n := 0; n < statN; n++ {
 		row, err := m.Release(p, src)
@@ -155,7 +157,7 @@ func TestAPPRReleaseLaws(t *testing.T) {
 	if counts[4]+counts[5] == 0 {
 		t.Error("zero-APPR candidates were never selected")
 	}
-	if pv := chiSquarePValue(counts, want); pv < statAlpha {
+	if pv := testutil.ChiSquarePValue(counts, want); pv < statAlpha {
 		t.Errorf("EM0 selections %v vs exponential mechanism %v: p = %g", counts, want, pv)
 	}
 
@@ -178,10 +180,10 @@ func TestAPPRReleaseLaws(t *testing.T) {
 			gaussRes = append(gaussRes, r2.Values[k]-x[r2.Indices[k]])
 		}
 	}
-	if _, pv := ksPValue(lapRes, distuv.Laplace{Mu: 0, Scale: em1.LaplaceScale}.CDF); pv < statAlpha {
+	if _, pv := testutil.KSPValue(lapRes, distuv.Laplace{Mu: 0, Scale: em1.LaplaceScale}.CDF); pv < statAlpha {
 		t.Errorf("EM1 values − clipped values are not Laplace(b): p = %g", pv)
 	}
-	if _, pv := ksPValue(gaussRes, distuv.Normal{Mu: 0, Sigma: gm.GaussianStd}.CDF); pv < statAlpha {
+	if _, pv := testutil.KSPValue(gaussRes, distuv.Normal{Mu: 0, Sigma: gm.GaussianStd}.CDF); pv < statAlpha {
 		t.Errorf("GM values − clipped values are not N(0, σ²): p = %g", pv)
 	}
 }
@@ -206,11 +208,11 @@ func TestAPPRReleaseRows(t *testing.T) {
 		{Kind: APPREM1, K: 2, Clip: 0.3, GumbelScale: 0.1, LaplaceScale: 0.2},
 		{Kind: APPRGM, K: 2, Clip: 0.3, GaussianStd: 0.1},
 	} {
-		a, err := m.Release(p, NewSource(5))
+		a, err := m.Release(p, dp.NewSource(5))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := m.Release(p, NewSource(5))
+		b, _ := m.Release(p, dp.NewSource(5))
 		if !slices.Equal(a.Indices, b.Indices) || !slices.Equal(a.Values, b.Values) {
 			t.Errorf("%v: not reproducible", m.Kind)
 		}
@@ -231,7 +233,7 @@ func TestAPPRMatrixAndPi(t *testing.T) {
 		t.Fatal(err)
 	}
 	// EM0 with negligible noise and no clipping selects the same top-2.
-	em, err := APPRMatrix(a, sources, ista, APPRMechanism{Kind: APPREM0, K: 2, Clip: 1, GumbelScale: 1e-12}, NewSource(1))
+	em, err := APPRMatrix(a, sources, ista, APPRMechanism{Kind: APPREM0, K: 2, Clip: 1, GumbelScale: 1e-12}, dp.NewSource(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +249,11 @@ func TestAPPRMatrixAndPi(t *testing.T) {
 		}
 	}
 	gm := APPRMechanism{Kind: APPRGM, K: 3, Clip: 0.01, GaussianStd: 0.02}
-	g1, err := APPRMatrix(a, sources, ista, gm, NewSource(9))
+	g1, err := APPRMatrix(a, sources, ista, gm, dp.NewSource(9))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g2, _ := APPRMatrix(a, sources, ista, gm, NewSource(9))
+	g2, _ := APPRMatrix(a, sources, ista, gm, dp.NewSource(9))
 	if !slices.Equal(g1.Indices, g2.Indices) || !slices.Equal(g1.Data, g2.Data) {
 		t.Error("APPRMatrix is not reproducible for a seed")
 	}
@@ -464,7 +466,7 @@ func TestAPPRStrict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := GDPEpsilon(math.Sqrt(70)*math.Sqrt2*0.01/0.0067, 0.014)
+	want, _ := dp.GDPEpsilon(math.Sqrt(70)*math.Sqrt2*0.01/0.0067, 0.014)
 	assertRel(t, "strict GM ε", c.Epsilon, want, 1e-12)
 	if c.Accountant != "gdp" || c.RowEpsilon != 0 {
 		t.Errorf("strict GM cost %+v", c)
@@ -553,18 +555,18 @@ func TestAPPRParseAndErrors(t *testing.T) {
 		name string
 		m    APPRMechanism
 		p    []float64
-		src  *Source
+		src  *dp.Source
 		want string
 	}{
-		{"K > N", APPRMechanism{Kind: APPREM0, K: 4, Clip: 0.01, GumbelScale: 0.01}, p, NewSource(1), "K=4 exceeds"},
-		{"K 0", APPRMechanism{Kind: APPREM0, K: 0, Clip: 0.01, GumbelScale: 0.01}, p, NewSource(1), "top-K size"},
-		{"clip", APPRMechanism{Kind: APPREM0, K: 1, Clip: -1, GumbelScale: 0.01}, p, NewSource(1), "clip bound"},
-		{"gumbel", APPRMechanism{Kind: APPREM0, K: 1, Clip: 1, GumbelScale: 0}, p, NewSource(1), "Gumbel scale"},
-		{"laplace", APPRMechanism{Kind: APPREM1, K: 1, Clip: 1, GumbelScale: 1}, p, NewSource(1), "Laplace scale"},
-		{"gaussian", APPRMechanism{Kind: APPRGM, K: 1, Clip: 1, GaussianStd: math.NaN()}, p, NewSource(1), "Gaussian std"},
-		{"kind", APPRMechanism{Kind: 9, K: 1}, p, NewSource(1), "unknown"},
-		{"negative p", ok, []float64{0.1, -0.2}, NewSource(1), "p[1]"},
-		{"NaN p", ok, []float64{math.NaN(), 0.2}, NewSource(1), "p[0]"},
+		{"K > N", APPRMechanism{Kind: APPREM0, K: 4, Clip: 0.01, GumbelScale: 0.01}, p, dp.NewSource(1), "K=4 exceeds"},
+		{"K 0", APPRMechanism{Kind: APPREM0, K: 0, Clip: 0.01, GumbelScale: 0.01}, p, dp.NewSource(1), "top-K size"},
+		{"clip", APPRMechanism{Kind: APPREM0, K: 1, Clip: -1, GumbelScale: 0.01}, p, dp.NewSource(1), "clip bound"},
+		{"gumbel", APPRMechanism{Kind: APPREM0, K: 1, Clip: 1, GumbelScale: 0}, p, dp.NewSource(1), "Gumbel scale"},
+		{"laplace", APPRMechanism{Kind: APPREM1, K: 1, Clip: 1, GumbelScale: 1}, p, dp.NewSource(1), "Laplace scale"},
+		{"gaussian", APPRMechanism{Kind: APPRGM, K: 1, Clip: 1, GaussianStd: math.NaN()}, p, dp.NewSource(1), "Gaussian std"},
+		{"kind", APPRMechanism{Kind: 9, K: 1}, p, dp.NewSource(1), "unknown"},
+		{"negative p", ok, []float64{0.1, -0.2}, dp.NewSource(1), "p[1]"},
+		{"NaN p", ok, []float64{math.NaN(), 0.2}, dp.NewSource(1), "p[0]"},
 		{"nil source", ok, p, nil, "nil noise source"},
 	} {
 		_, err := tc.m.Release(tc.p, tc.src)
@@ -601,10 +603,10 @@ func TestAPPRParseAndErrors(t *testing.T) {
 		}
 	}
 	a := dparGraph(-1)
-	if _, err := APPRMatrix(a, []int{1, 1}, graphs.DPARISTAParams(), ok, NewSource(1)); err == nil {
+	if _, err := APPRMatrix(a, []int{1, 1}, graphs.DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
 		t.Error("APPRMatrix with a repeated source: want an error")
 	}
-	if _, err := APPRMatrix(a, []int{8}, graphs.DPARISTAParams(), ok, NewSource(1)); err == nil {
+	if _, err := APPRMatrix(a, []int{8}, graphs.DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
 		t.Error("APPRMatrix with source 8 of 8: want an error")
 	}
 	if _, err := APPRMatrix(a, []int{1}, graphs.DPARISTAParams(), ok, nil); err == nil {
@@ -624,3 +626,75 @@ func TestAPPRParseAndErrors(t *testing.T) {
 		t.Error("ClassicalGaussianStd(δ = 0): want an error")
 	}
 }
+
+func assertAbs(t *testing.T, name string, got, want, tol float64) {
+	t.Helper()
+	if math.IsNaN(got) || math.Abs(got-want) > tol {
+		t.Errorf("%s = %.12g, want %.12g (abs tol %g)", name, got, want, tol)
+	}
+}
+
+// TestDPARLinearisedSensitivity: with a linear model
+// whose per-node gradients are 0 except ∇f(x_i) = e₁, changing node i moves
+// the aggregated gradient sum Σ_j Σ_k Π_jk ∇f(x_k) by exactly
+// Σ_j Π_ji·e₁, whose norm is at most ‖Π_:,i‖₁ ≤ τ after column clipping
+// (Theorem 2's sensitivity, which holds only under this linearisation; the
+// dpar package's star-graph test shows it failing for clipped aggregated
+// gradients).
+func TestDPARLinearisedSensitivity(t *testing.T) {
+	a := dparGraph(-1)
+	sources := []int{5, 0, 6, 2}
+	rows, err := APPRMatrix(a, sources, graphs.DPARISTAParams(), APPRMechanism{Kind: APPRGM, K: 4, Clip: 0.01, GaussianStd: 0.01}, dp.NewSource(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := AssemblePi(rows, sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tau := range []float64{1, 0.3} {
+		clipped, err := ClipColumns(pi, tau, ColumnClip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < clipped.Cols; i++ {
+			// Σ_j Σ_k Π_jk g_k with g_k = δ_ki e₁: the e₁ coordinate.
+			shift, l1 := 0.0, 0.0
+			for j := 0; j < clipped.Rows; j++ {
+				for k := clipped.Indptr[j]; k < clipped.Indptr[j+1]; k++ {
+					if clipped.Indices[k] == i {
+						shift += clipped.Value(k)
+						l1 += math.Abs(clipped.Value(k))
+					}
+				}
+			}
+			if math.Abs(shift) > l1*(1+1e-12) || l1 > tau*(1+1e-12) {
+				t.Errorf("τ %g, node %d: shift %g, column ℓ1 %g", tau, i, shift, l1)
+			}
+		}
+	}
+}
+
+func assertRel(t *testing.T, name string, got, want, tol float64) {
+	t.Helper()
+	if math.IsNaN(got) || math.Abs(got-want) > tol*math.Abs(want) {
+		t.Errorf("%s = %.12g, want %.12g (rel tol %g)", name, got, want, tol)
+	}
+}
+func softmax(u []float64, scale float64) []float64 {
+	p := make([]float64, len(u))
+	var s float64
+	for i, v := range u {
+		p[i] = math.Exp(v / scale)
+		s += p[i]
+	}
+	for i := range p {
+		p[i] /= s
+	}
+	return p
+}
+
+const (
+	statN     = 20000
+	statAlpha = 1e-3 // reject a law at p < statAlpha (fixed seeds: stable)
+)

@@ -1,9 +1,10 @@
-package dp
+package dpar
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"slices"
@@ -56,7 +57,7 @@ func ParseAPPRKind(s string) (APPRKind, error) {
 	if i := slices.Index(apprKindNames, strings.ToLower(s)); i >= 0 {
 		return APPRKind(i), nil
 	}
-	return 0, fmt.Errorf("dp: unknown DP-APPR mechanism %q (want one of %s)", s, strings.Join(apprKindNames, ", "))
+	return 0, fmt.Errorf("dpar: unknown DP-APPR mechanism %q (want one of %s)", s, strings.Join(apprKindNames, ", "))
 }
 
 // APPRAccounting selects how the DP-APPR stage is accounted.
@@ -94,7 +95,7 @@ func ParseAPPRAccounting(s string) (APPRAccounting, error) {
 	if i := slices.Index(apprAccountingNames, strings.ToLower(s)); i >= 0 {
 		return APPRAccounting(i), nil
 	}
-	return 0, fmt.Errorf("dp: unknown DP-APPR accounting %q (want paper or strict)", s)
+	return 0, fmt.Errorf("dpar: unknown DP-APPR accounting %q (want paper or strict)", s)
 }
 
 // APPRMechanism is one DP-APPR row mechanism with its noise. Clip is C2
@@ -113,26 +114,26 @@ type APPRMechanism struct {
 // Validate reports whether m is usable, naming the bad parameter.
 func (m APPRMechanism) Validate() error {
 	if m.Kind < APPRNone || m.Kind > APPRGM {
-		return fmt.Errorf("dp: unknown DP-APPR mechanism %d", int(m.Kind))
+		return fmt.Errorf("dpar: unknown DP-APPR mechanism %d", int(m.Kind))
 	}
-	if err := CheckCount("DP-APPR top-K size K", m.K); err != nil {
+	if err := dp.CheckCount("DP-APPR top-K size K", m.K); err != nil {
 		return err
 	}
 	if m.Kind == APPRNone {
 		return nil
 	}
-	if err := CheckPositiveFinite("DP-APPR clip bound", m.Clip); err != nil {
+	if err := dp.CheckPositiveFinite("DP-APPR clip bound", m.Clip); err != nil {
 		return err
 	}
 	switch m.Kind {
 	case APPRGM:
-		return CheckPositiveFinite("DP-APPR Gaussian std", m.GaussianStd)
+		return dp.CheckPositiveFinite("DP-APPR Gaussian std", m.GaussianStd)
 	case APPREM1:
-		if err := CheckPositiveFinite("DP-APPR Laplace scale", m.LaplaceScale); err != nil {
+		if err := dp.CheckPositiveFinite("DP-APPR Laplace scale", m.LaplaceScale); err != nil {
 			return err
 		}
 	}
-	return CheckPositiveFinite("DP-APPR Gumbel scale", m.GumbelScale)
+	return dp.CheckPositiveFinite("DP-APPR Gumbel scale", m.GumbelScale)
 }
 
 // GumbelEpsilon returns the paper's Gumbel ε = C2/β of an EM mechanism
@@ -166,16 +167,16 @@ func (m APPRMechanism) GumbelEpsilon() float64 { return m.Clip / m.GumbelScale }
 //     post-processing.
 //
 // One node can change all M rows; Cost composes them.
-func (m APPRMechanism) Release(p []float64, src *Source) (graphs.SparseVec, error) {
+func (m APPRMechanism) Release(p []float64, src *dp.Source) (graphs.SparseVec, error) {
 	if err := m.Validate(); err != nil {
 		return graphs.SparseVec{}, err
 	}
 	if m.K > len(p) {
-		return graphs.SparseVec{}, fmt.Errorf("dp: DP-APPR top-K size K=%d exceeds the N=%d candidates", m.K, len(p))
+		return graphs.SparseVec{}, fmt.Errorf("dpar: DP-APPR top-K size K=%d exceeds the N=%d candidates", m.K, len(p))
 	}
 	for j, v := range p {
 		if !(v >= 0) || math.IsInf(v, 1) {
-			return graphs.SparseVec{}, fmt.Errorf("dp: APPR value p[%d] = %g, want a non-negative finite number", j, v)
+			return graphs.SparseVec{}, fmt.Errorf("dpar: APPR value p[%d] = %g, want a non-negative finite number", j, v)
 		}
 	}
 	if m.Kind == APPRNone {
@@ -189,25 +190,25 @@ func (m APPRMechanism) Release(p []float64, src *Source) (graphs.SparseVec, erro
 	switch m.Kind {
 	case APPREM0, APPREM1:
 		u := clipElements(p, m.Clip)
-		sel, err := GumbelTopK(u, m.K, m.GumbelScale, src)
+		sel, err := dp.GumbelTopK(u, m.K, m.GumbelScale, src)
 		if err != nil {
 			return graphs.SparseVec{}, err
 		}
 		idx, vals = sel, make([]float64, m.K)
-		lap := Laplace{Scale: m.LaplaceScale}
+		lap := dp.Laplace{Scale: m.LaplaceScale}
 		for i, j := range sel {
 			if m.Kind == APPREM0 {
 				vals[i] = 1 / float64(m.K)
 			} else {
-				vals[i] = u[j] + lap.draw(src)
+				vals[i] = u[j] + lap.Draw(src)
 			}
 		}
 	case APPRGM:
 		x := clipL2(p, m.Clip)
-		if err := (Gaussian{Multiplier: 1, Sensitivity: m.GaussianStd}).AddNoise(x, src); err != nil {
+		if err := (dp.Gaussian{Multiplier: 1, Sensitivity: m.GaussianStd}).AddNoise(x, src); err != nil {
 			return graphs.SparseVec{}, err
 		}
-		sel, err := GumbelTopK(x, m.K, 0, src) // exact top-K, no draws
+		sel, err := dp.GumbelTopK(x, m.K, 0, src) // exact top-K, no draws
 		if err != nil {
 			return graphs.SparseVec{}, err
 		}
@@ -281,7 +282,7 @@ func sortedSparse(n int, idx []int, vals []float64) graphs.SparseVec {
 // rows run in parallel), so the result depends on the seed only. Sources
 // must be distinct nodes of a; src may be nil only for APPRNone. Its
 // privacy is that of m composed over the rows (Cost).
-func APPRMatrix(a *graphs.CSR, sources []int, params graphs.ISTAParams, m APPRMechanism, src *Source) (*graphs.CSR, error) {
+func APPRMatrix(a *graphs.CSR, sources []int, params graphs.ISTAParams, m APPRMechanism, src *dp.Source) (*graphs.CSR, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -296,7 +297,7 @@ func APPRMatrix(a *graphs.CSR, sources []int, params graphs.ISTAParams, m APPRMe
 	if err := checkSources(sources, n); err != nil {
 		return nil, err
 	}
-	kids := make([]*Source, len(sources))
+	kids := make([]*dp.Source, len(sources))
 	if src != nil {
 		for i := range kids {
 			kids[i] = src.Split("dpar/appr row")
@@ -334,10 +335,10 @@ func checkSources(sources []int, n int) error {
 	seen := make(map[int]bool, len(sources))
 	for i, s := range sources {
 		if s < 0 || s >= n {
-			return fmt.Errorf("dp: DP-APPR source %d (position %d) is out of range [0, %d)", s, i, n)
+			return fmt.Errorf("dpar: DP-APPR source %d (position %d) is out of range [0, %d)", s, i, n)
 		}
 		if seen[s] {
-			return fmt.Errorf("dp: DP-APPR source %d appears twice", s)
+			return fmt.Errorf("dpar: DP-APPR source %d appears twice", s)
 		}
 		seen[s] = true
 	}
@@ -352,13 +353,13 @@ func checkSources(sources []int, n int) error {
 // private as appr. Sources must be distinct and len(sources) = appr.Rows.
 func AssemblePi(appr *graphs.CSR, sources []int) (*graphs.CSR, error) {
 	if appr == nil {
-		return nil, errors.New("dp: AssemblePi needs the DP-APPR matrix, got nil")
+		return nil, errors.New("dpar: AssemblePi needs the DP-APPR matrix, got nil")
 	}
 	if err := appr.Validate(); err != nil {
-		return nil, fmt.Errorf("dp: DP-APPR matrix: %w", err)
+		return nil, fmt.Errorf("dpar: DP-APPR matrix: %w", err)
 	}
 	if appr.Rows != len(sources) {
-		return nil, fmt.Errorf("dp: DP-APPR matrix has %d rows but %d sources", appr.Rows, len(sources))
+		return nil, fmt.Errorf("dpar: DP-APPR matrix has %d rows but %d sources", appr.Rows, len(sources))
 	}
 	n := appr.Cols
 	if err := checkSources(sources, n); err != nil {
@@ -414,7 +415,7 @@ func ParseColumnMode(s string) (ColumnMode, error) {
 	if i := slices.Index(columnModeNames, strings.ToLower(s)); i >= 0 {
 		return ColumnMode(i), nil
 	}
-	return 0, fmt.Errorf("dp: unknown column mode %q (want clip or normalize)", s)
+	return 0, fmt.Errorf("dpar: unknown column mode %q (want clip or normalize)", s)
 }
 
 // ClipColumns returns Π with every column's ℓ1 norm (of absolute values:
@@ -425,16 +426,16 @@ func ParseColumnMode(s string) (ColumnMode, error) {
 // costs no privacy. The result is a new weighted CSR; pi is not modified.
 func ClipColumns(pi *graphs.CSR, tau float64, mode ColumnMode) (*graphs.CSR, error) {
 	if pi == nil {
-		return nil, errors.New("dp: ClipColumns needs a matrix, got nil")
+		return nil, errors.New("dpar: ClipColumns needs a matrix, got nil")
 	}
 	if err := pi.Validate(); err != nil {
-		return nil, fmt.Errorf("dp: Π: %w", err)
+		return nil, fmt.Errorf("dpar: Π: %w", err)
 	}
-	if err := CheckPositiveFinite("column clip tau", tau); err != nil {
+	if err := dp.CheckPositiveFinite("column clip tau", tau); err != nil {
 		return nil, err
 	}
 	if mode != ColumnClip && mode != ColumnNormalize {
-		return nil, fmt.Errorf("dp: unknown column mode %d", int(mode))
+		return nil, fmt.Errorf("dpar: unknown column mode %d", int(mode))
 	}
 	norm := make([]float64, pi.Cols)
 	for k, j := range pi.Indices {
@@ -464,13 +465,13 @@ func ClipColumns(pi *graphs.CSR, tau float64, mode ColumnMode) (*graphs.CSR, err
 // ε < 1; larger ε are computed (to reproduce the paper) but guarantee
 // nothing. Prefer CalibrateGaussian.
 func ClassicalGaussianStd(eps, delta, sensitivity float64) (float64, error) {
-	if err := CheckPositiveFinite("epsilon", eps); err != nil {
+	if err := dp.CheckPositiveFinite("epsilon", eps); err != nil {
 		return 0, err
 	}
-	if err := CheckDelta(delta); err != nil {
+	if err := dp.CheckDelta(delta); err != nil {
 		return 0, err
 	}
-	if err := CheckPositiveFinite("Gaussian sensitivity", sensitivity); err != nil {
+	if err := dp.CheckPositiveFinite("Gaussian sensitivity", sensitivity); err != nil {
 		return 0, err
 	}
 	return math.Sqrt(2*math.Log(1.25/delta)) * sensitivity / eps, nil
@@ -479,7 +480,7 @@ func ClassicalGaussianStd(eps, delta, sensitivity float64) (float64, error) {
 // ClassicalGaussianEpsilon inverts ClassicalGaussianStd: the ε that DPAR's
 // code reports for a GM row with noise std (valid only when it is < 1).
 func ClassicalGaussianEpsilon(std, delta, sensitivity float64) (float64, error) {
-	if err := CheckPositiveFinite("Gaussian std", std); err != nil {
+	if err := dp.CheckPositiveFinite("Gaussian std", std); err != nil {
 		return 0, err
 	}
 	return ClassicalGaussianStd(std, delta, sensitivity)
@@ -526,12 +527,12 @@ func (m APPRMechanism) Cost(rows int, delta float64, mode APPRAccounting) (APPRC
 		return APPRCost{}, err
 	}
 	if m.Kind == APPRNone {
-		return APPRCost{}, errors.New("dp: DP-APPR mechanism none is not private and has no cost")
+		return APPRCost{}, errors.New("dpar: DP-APPR mechanism none is not private and has no cost")
 	}
-	if err := CheckCount("number of DP-APPR rows", rows); err != nil {
+	if err := dp.CheckCount("number of DP-APPR rows", rows); err != nil {
 		return APPRCost{}, err
 	}
-	if err := CheckDelta(delta); err != nil {
+	if err := dp.CheckDelta(delta); err != nil {
 		return APPRCost{}, err
 	}
 	c := APPRCost{Accounting: mode, Rows: rows, Delta: delta}
@@ -547,10 +548,10 @@ func (m APPRMechanism) Cost(rows int, delta float64, mode APPRAccounting) (APPRC
 		if m.Kind == APPRGM {
 			c.Accountant = "gdp"
 		}
-		c.Epsilon, err = EpsilonOf(c.Accountant, events, delta)
+		c.Epsilon, err = dp.EpsilonOf(c.Accountant, events, delta)
 		return c, err
 	}
-	return APPRCost{}, fmt.Errorf("dp: unknown DP-APPR accounting %d", int(mode))
+	return APPRCost{}, fmt.Errorf("dpar: unknown DP-APPR accounting %d", int(mode))
 }
 
 func (m APPRMechanism) paperCost(c APPRCost) (APPRCost, error) {
@@ -565,7 +566,7 @@ func (m APPRMechanism) paperCost(c APPRCost) (APPRCost, error) {
 				"the classical Gaussian bound is used at a per-row epsilon of %.6g, but it holds only below 1", c.RowEpsilon))
 		}
 	default:
-		c.RowEpsilon, err = GumbelTopKEpsilon(m.GumbelScale, m.Clip, m.K, c.RowDelta)
+		c.RowEpsilon, err = dp.GumbelTopKEpsilon(m.GumbelScale, m.Clip, m.K, c.RowDelta)
 		if m.Kind == APPREM1 {
 			c.RowEpsilon += float64(m.K) * m.Clip / m.LaplaceScale
 		}
@@ -573,7 +574,7 @@ func (m APPRMechanism) paperCost(c APPRCost) (APPRCost, error) {
 	if err != nil {
 		return APPRCost{}, err
 	}
-	if c.Epsilon, err = KairouzTotalEpsilon(c.RowEpsilon, c.Delta, c.Rows); err != nil {
+	if c.Epsilon, err = dp.KairouzTotalEpsilon(c.RowEpsilon, c.Delta, c.Rows); err != nil {
 		return APPRCost{}, err
 	}
 	if d := optimalCompositionDelta(c.RowEpsilon, c.RowDelta, c.Rows, c.Epsilon); d > c.Delta {
@@ -590,30 +591,30 @@ func (m APPRMechanism) paperCost(c APPRCost) (APPRCost, error) {
 //	GM:  GaussianEvent{σ/(√2·C1), rows}          (L2 sensitivity √2·C1, see Release)
 //	EM0: PureEvent{ε₀ = 2·C2/β, rows·K}          (K exponential-mechanism rounds per row)
 //	EM1: the EM0 event and PureEvent{K·C2/b, rows} (the Laplace values)
-func (m APPRMechanism) Events(rows int) ([]Event, error) {
+func (m APPRMechanism) Events(rows int) ([]dp.Event, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	if err := CheckCount("number of DP-APPR rows", rows); err != nil {
+	if err := dp.CheckCount("number of DP-APPR rows", rows); err != nil {
 		return nil, err
 	}
 	switch m.Kind {
 	case APPRGM:
-		return []Event{GaussianEvent{Multiplier: m.GaussianStd / (math.Sqrt2 * m.Clip), Count: rows}}, nil
+		return []dp.Event{dp.GaussianEvent{Multiplier: m.GaussianStd / (math.Sqrt2 * m.Clip), Count: rows}}, nil
 	case APPREM0:
 		return emEvents(m.Clip, m.GumbelScale, 0, m.K, rows), nil
 	case APPREM1:
 		return emEvents(m.Clip, m.GumbelScale, m.LaplaceScale, m.K, rows), nil
 	}
-	return nil, errors.New("dp: DP-APPR mechanism none is not private and has no events")
+	return nil, errors.New("dpar: DP-APPR mechanism none is not private and has no events")
 }
 
 // emEvents: rows·k exponential-mechanism rounds of ε₀ = 2·c2/β, and rows
 // Laplace releases of k·c2/b when b > 0.
-func emEvents(c2, beta, b float64, k, rows int) []Event {
-	ev := []Event{PureEvent{Epsilon: 2 * c2 / beta, Count: rows * k}}
+func emEvents(c2, beta, b float64, k, rows int) []dp.Event {
+	ev := []dp.Event{dp.PureEvent{Epsilon: 2 * c2 / beta, Count: rows * k}}
 	if b > 0 {
-		ev = append(ev, PureEvent{Epsilon: float64(k) * c2 / b, Count: rows})
+		ev = append(ev, dp.PureEvent{Epsilon: float64(k) * c2 / b, Count: rows})
 	}
 	return ev
 }
@@ -645,21 +646,21 @@ type APPRBudget struct {
 func CalibrateAPPR(kind APPRKind, k int, clip float64, b APPRBudget) (APPRMechanism, error) {
 	m := APPRMechanism{Kind: kind, K: k, Clip: clip}
 	if kind == APPRNone {
-		return APPRMechanism{}, errors.New("dp: DP-APPR mechanism none is not private and has nothing to calibrate")
+		return APPRMechanism{}, errors.New("dpar: DP-APPR mechanism none is not private and has nothing to calibrate")
 	}
-	if err := CheckCount("DP-APPR top-K size K", k); err != nil {
+	if err := dp.CheckCount("DP-APPR top-K size K", k); err != nil {
 		return APPRMechanism{}, err
 	}
-	if err := CheckPositiveFinite("DP-APPR clip bound", clip); err != nil {
+	if err := dp.CheckPositiveFinite("DP-APPR clip bound", clip); err != nil {
 		return APPRMechanism{}, err
 	}
-	if err := CheckCount("number of DP-APPR rows", b.Rows); err != nil {
+	if err := dp.CheckCount("number of DP-APPR rows", b.Rows); err != nil {
 		return APPRMechanism{}, err
 	}
-	if err := CheckPositiveFinite("DP-APPR epsilon", b.Epsilon); err != nil {
+	if err := dp.CheckPositiveFinite("DP-APPR epsilon", b.Epsilon); err != nil {
 		return APPRMechanism{}, err
 	}
-	if err := CheckDelta(b.Delta); err != nil {
+	if err := dp.CheckDelta(b.Delta); err != nil {
 		return APPRMechanism{}, err
 	}
 	s := b.ValueShare
@@ -667,18 +668,18 @@ func CalibrateAPPR(kind APPRKind, k int, clip float64, b APPRBudget) (APPRMechan
 		s = 0.5
 	}
 	if !(s > 0 && s < 1) {
-		return APPRMechanism{}, fmt.Errorf("dp: DP-APPR value share must lie in (0, 1), got %g", b.ValueShare)
+		return APPRMechanism{}, fmt.Errorf("dpar: DP-APPR value share must lie in (0, 1), got %g", b.ValueShare)
 	}
 	var err error
 	switch {
 	case kind < APPREM0 || kind > APPRGM:
-		return APPRMechanism{}, fmt.Errorf("dp: unknown DP-APPR mechanism %d", int(kind))
+		return APPRMechanism{}, fmt.Errorf("dpar: unknown DP-APPR mechanism %d", int(kind))
 	case b.Accounting == APPRPaper:
 		err = m.calibratePaper(b, s)
 	case b.Accounting == APPRStrict:
 		err = m.calibrateStrict(b, s)
 	default:
-		err = fmt.Errorf("dp: unknown DP-APPR accounting %d", int(b.Accounting))
+		err = fmt.Errorf("dpar: unknown DP-APPR accounting %d", int(b.Accounting))
 	}
 	if err != nil {
 		return APPRMechanism{}, err
@@ -687,7 +688,7 @@ func CalibrateAPPR(kind APPRKind, k int, clip float64, b APPRBudget) (APPRMechan
 }
 
 func (m *APPRMechanism) calibratePaper(b APPRBudget, s float64) error {
-	epsV, deltaV, err := KairouzStepBudget(b.Epsilon, b.Delta, b.Rows)
+	epsV, deltaV, err := dp.KairouzStepBudget(b.Epsilon, b.Delta, b.Rows)
 	if err != nil {
 		return err
 	}
@@ -695,17 +696,17 @@ func (m *APPRMechanism) calibratePaper(b APPRBudget, s float64) error {
 	case APPRGM:
 		m.GaussianStd, err = ClassicalGaussianStd(epsV, deltaV, m.Clip)
 	case APPREM0:
-		m.GumbelScale, err = GumbelTopKScale(epsV, deltaV, m.K, m.Clip)
+		m.GumbelScale, err = dp.GumbelTopKScale(epsV, deltaV, m.K, m.Clip)
 	case APPREM1:
 		m.LaplaceScale = float64(m.K) * m.Clip / (s * epsV)
-		m.GumbelScale, err = GumbelTopKScale((1-s)*epsV, deltaV, m.K, m.Clip)
+		m.GumbelScale, err = dp.GumbelTopKScale((1-s)*epsV, deltaV, m.K, m.Clip)
 	}
 	return err
 }
 
 func (m *APPRMechanism) calibrateStrict(b APPRBudget, s float64) error {
 	if m.Kind == APPRGM {
-		z, err := CalibrateGaussian(b.Epsilon, b.Delta, b.Rows, "gdp")
+		z, err := dp.CalibrateGaussian(b.Epsilon, b.Delta, b.Rows, "gdp")
 		m.GaussianStd = z * math.Sqrt2 * m.Clip
 		return err
 	}
@@ -714,9 +715,9 @@ func (m *APPRMechanism) calibrateStrict(b APPRBudget, s float64) error {
 	if m.Kind == APPREM1 {
 		ratio = (1 - s) / (2 * s)
 	}
-	beta, err := CalibrateNoise(b.Epsilon, b.Delta,
-		func(beta float64) []Event { return emEvents(m.Clip, beta, ratio*beta, m.K, b.Rows) },
-		func() (Accountant, error) { return NewRDP() })
+	beta, err := dp.CalibrateNoise(b.Epsilon, b.Delta,
+		func(beta float64) []dp.Event { return emEvents(m.Clip, beta, ratio*beta, m.K, b.Rows) },
+		func() (dp.Accountant, error) { return dp.NewRDP() })
 	m.GumbelScale, m.LaplaceScale = beta, ratio*beta
 	return err
 }
@@ -729,10 +730,10 @@ func (m *APPRMechanism) calibrateStrict(b APPRBudget, s float64) error {
 //
 //	δ = 1 − (1−δ₀)^k·(1 − Σ_{l : (k−2l)ε₀ > ε} C(k,l)·(e^{(k−l)ε₀} − e^{ε+lε₀}) / (1+e^{ε₀})^k).
 func optimalCompositionDelta(eps0, delta0 float64, k int, eps float64) float64 {
-	logNorm := float64(k) * logAdd(0, eps0) // ln (1+e^{ε₀})^k
+	logNorm := float64(k) * softplus(eps0) // ln (1+e^{ε₀})^k
 	var s float64
 	for l := 0; l <= k && float64(k-2*l)*eps0 > eps; l++ {
-		logC := logFactorial(k) - logFactorial(l) - logFactorial(k-l)
+		logC := logChoose(k, l)
 		s += math.Exp(logC+float64(k-l)*eps0-logNorm) * -math.Expm1(eps-float64(k-2*l)*eps0)
 	}
 	if s >= 1 {
@@ -769,53 +770,71 @@ func ParseAmplification(s string) (Amplification, error) {
 	if i := slices.Index(amplificationNames, strings.ToLower(s)); i >= 0 {
 		return Amplification(i), nil
 	}
-	return 0, fmt.Errorf("dp: unknown amplification %q (want linear or exact)", s)
+	return 0, fmt.Errorf("dpar: unknown amplification %q (want linear or exact)", s)
 }
 
 // Amplified returns the (ε, δ) with respect to Ḡ of a mechanism that is
 // (eps, delta)-DP on a rate-q node subsample of it.
 func (a Amplification) Amplified(eps, delta, q float64) (float64, float64, error) {
-	if err := CheckDelta(delta); err != nil {
+	if err := dp.CheckDelta(delta); err != nil {
 		return 0, 0, err
 	}
 	switch a {
 	case AmplifyLinear:
-		if err := CheckPositiveFinite("epsilon", eps); err != nil {
+		if err := dp.CheckPositiveFinite("epsilon", eps); err != nil {
 			return 0, 0, err
 		}
-		if err := CheckRate(q); err != nil {
+		if err := dp.CheckRate(q); err != nil {
 			return 0, 0, err
 		}
 		return q * eps, q * delta, nil
 	case AmplifyExact:
-		e, err := AmplifiedEpsilon(eps, q)
+		e, err := dp.AmplifiedEpsilon(eps, q)
 		return e, q * delta, err
 	}
-	return 0, 0, fmt.Errorf("dp: unknown amplification %d", int(a))
+	return 0, 0, fmt.Errorf("dpar: unknown amplification %d", int(a))
 }
 
 // Inner inverts Amplified: the budget (ε, δ) on the rate-q subsample that
 // amplifies to (eps, delta) on Ḡ (linear: (ε/q, δ/q); exact:
 // (ln(1 + (e^ε − 1)/q), δ/q)). δ/q must stay below 1.
 func (a Amplification) Inner(eps, delta, q float64) (float64, float64, error) {
-	if err := CheckDelta(delta); err != nil {
+	if err := dp.CheckDelta(delta); err != nil {
 		return 0, 0, err
 	}
-	if err := CheckRate(q); err != nil {
+	if err := dp.CheckRate(q); err != nil {
 		return 0, 0, err
 	}
 	if delta/q >= 1 {
-		return 0, 0, fmt.Errorf("dp: amplified delta %g at rate %g needs an inner delta %g ≥ 1", delta, q, delta/q)
+		return 0, 0, fmt.Errorf("dpar: amplified delta %g at rate %g needs an inner delta %g ≥ 1", delta, q, delta/q)
 	}
 	switch a {
 	case AmplifyLinear:
-		if err := CheckPositiveFinite("amplified epsilon", eps); err != nil {
+		if err := dp.CheckPositiveFinite("amplified epsilon", eps); err != nil {
 			return 0, 0, err
 		}
 		return eps / q, delta / q, nil
 	case AmplifyExact:
-		e, err := InnerEpsilon(eps, q)
+		e, err := dp.InnerEpsilon(eps, q)
 		return e, delta / q, err
 	}
-	return 0, 0, fmt.Errorf("dp: unknown amplification %d", int(a))
+	return 0, 0, fmt.Errorf("dpar: unknown amplification %d", int(a))
+}
+
+var errNilSource = errors.New("dpar: nil noise source")
+
+// logChoose is ln C(n, k).
+func logChoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n) + 1)
+	b, _ := math.Lgamma(float64(k) + 1)
+	c, _ := math.Lgamma(float64(n-k) + 1)
+	return a - b - c
+}
+
+// softplus is ln(1 + e^x), without overflow.
+func softplus(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
+	}
+	return math.Log1p(math.Exp(x))
 }
