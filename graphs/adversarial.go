@@ -51,6 +51,82 @@ func Star(seed uint64) *Graph {
 	return adversarialGraph("star", n, src, dst, seed)
 }
 
+// SmallStar is a hub (node 0) with leaves 1…leaves and no other edge: the
+// smallest graph on which a removed leaf is named in the hub's DP-APPR row
+// (dataset star-9, 9 leaves; DPAR's audit removes a leaf there).
+func SmallStar(leaves int, seed uint64) *Graph {
+	var src, dst []int
+	for l := 1; l <= leaves; l++ {
+		src, dst = append(src, 0, l), append(dst, l, 0)
+	}
+	return adversarialGraph(fmt.Sprintf("star-%d", leaves), 1+leaves, src, dst, seed)
+}
+
+// DoubleStar is two hubs, nodes 0 and 1, linked to each other and to the
+// same 50 leaves: removing hub 0 changes every leaf's degree and every
+// path between the leaves through it (dataset double-star).
+func DoubleStar(seed uint64) *Graph {
+	const leaves = 50
+	var src, dst []int
+	add := func(i, j int) { src, dst = append(src, i, j), append(dst, j, i) }
+	add(0, 1)
+	for l := 2; l < 2+leaves; l++ {
+		add(0, l)
+		add(1, l)
+	}
+	return adversarialGraph("double-star", 2+leaves, src, dst, seed)
+}
+
+// Path is a path of 41 nodes with node 0 in its middle: removing node 0
+// cuts it in two (dataset path).
+func Path(seed uint64) *Graph {
+	const n = 41
+	order := make([]int, 0, n)
+	for i := 1; i <= n/2; i++ {
+		order = append(order, i)
+	}
+	order = append(order, 0)
+	for i := n/2 + 1; i < n; i++ {
+		order = append(order, i)
+	}
+	var src, dst []int
+	for k := 1; k < n; k++ {
+		src, dst = append(src, order[k-1], order[k]), append(dst, order[k], order[k-1])
+	}
+	return adversarialGraph("path", n, src, dst, seed)
+}
+
+// PowerLaw is a Barabási–Albert graph of 300 nodes, each new node linked to
+// 2 existing ones with probability proportional to their degree (seeded):
+// node 0, the oldest, is its largest hub (dataset powerlaw).
+func PowerLaw(seed uint64) *Graph {
+	const n, m = 300, 2
+	r := newSeededRand(seed, streamEdges)
+	var src, dst, ends []int
+	add := func(i, j int) {
+		src, dst = append(src, i, j), append(dst, j, i)
+		ends = append(ends, i, j)
+	}
+	add(0, 1)
+	add(0, 2)
+	add(1, 2)
+	for v := 3; v < n; v++ {
+		seen := map[int]bool{}
+		for len(seen) < m {
+			u := ends[r.IntN(len(ends))]
+			if !seen[u] {
+				seen[u] = true
+			}
+		}
+		for u := range n {
+			if seen[u] {
+				add(v, u)
+			}
+		}
+	}
+	return adversarialGraph("powerlaw", n, src, dst, seed)
+}
+
 func adversarialGraph(name string, n int, src, dst []int, seed uint64) *Graph {
 	r := newSeededRand(seed, streamFeatures)
 	const f = 8

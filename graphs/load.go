@@ -25,6 +25,7 @@ var datasetNames = []string{
 	"cora", "cora_ml", "citeseer", "actor",
 	"bitcoin_alpha", "bitcoin_otc", "slashdot", "wikirfa",
 	"csbm", "chain-s", "chain-m", "chain-l", "chain-x", "spread", "spread-1000", "star",
+	"star-9", "double-star", "path", "powerlaw",
 }
 
 // SignedDatasets lists the signed graphs Load resolves, in display order.
@@ -44,6 +45,7 @@ var datasetKinds = map[string]datasetKind{
 	"bitcoin_alpha": kindSigned, "bitcoin_otc": kindSigned, "slashdot": kindSigned, "wikirfa": kindSigned,
 	"csbm": kindGenerated, "chain-s": kindGenerated, "chain-m": kindGenerated, "chain-l": kindGenerated, "chain-x": kindGenerated,
 	"spread": kindGenerated, "spread-1000": kindGenerated, "star": kindGenerated,
+	"star-9": kindGenerated, "double-star": kindGenerated, "path": kindGenerated, "powerlaw": kindGenerated,
 }
 
 // DatasetNames returns the dataset names Load knows, in display order.
@@ -206,6 +208,14 @@ func loadKnown(name string, kind datasetKind, dataDir string, seed uint64) (*Gra
 			return SpreadGraph(1000, 100, seed), nil
 		case "star":
 			return Star(seed), nil
+		case "star-9":
+			return SmallStar(9, seed), nil
+		case "double-star":
+			return DoubleStar(seed), nil
+		case "path":
+			return Path(seed), nil
+		case "powerlaw":
+			return PowerLaw(seed), nil
 		}
 		return Chain(strings.TrimPrefix(name, "chain-"), seed)
 	}

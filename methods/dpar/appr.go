@@ -275,27 +275,50 @@ func sortedSparse(n int, idx []int, vals []float64) graphs.SparseVec {
 	return v
 }
 
-// APPRMatrix computes DPAR's DP-APPR matrix (Alg. 1 and Alg. 3, lines
-// 1–10): for each source, the ISTA vector on a (see graphs.NewISTA) released
-// through m. Row i of the len(sources)×N result is the row of sources[i].
-// Each row draws from its own child of src (Split in row order, before the
-// rows run in parallel), so the result depends on the seed only. Sources
-// must be distinct nodes of a; src may be nil only for APPRNone. Its
-// privacy is that of m composed over the rows (Cost).
-func APPRMatrix(a *graphs.CSR, sources []int, params graphs.ISTAParams, m APPRMechanism, src *dp.Source) (*graphs.CSR, error) {
+// APPRMatrix releases DPAR's DP-APPR rows (Alg. 1 and Alg. 3, lines 1–10)
+// over the public id universe [0, n): every node id of the input, whether
+// or not the node is present. sub is the graph of the node subsample G in
+// local ids, and ids[k] (sorted, distinct, in [0, n)) the universe id of its
+// local node k. For each source — a universe id chosen without looking at
+// the data — the APPR vector is ISTA's vector of the source on sub,
+// scattered to universe ids, when the source is a node of G, and the zero
+// vector when it is not (an absent node's APPR vector is 0); it is released
+// through m over all n coordinates, so every id, an absent node's included,
+// is a candidate of the top-K with value 0 plus noise. Row i of the
+// len(sources)×n result is the row of sources[i], in universe ids. Each row
+// draws from its own child of src (Split in row order, before the rows run
+// in parallel), so the result depends on the seed only. src may be nil only
+// for APPRNone.
+//
+// Privacy: removing a node v from the input (or from G) changes the vector
+// of every source by at most the sensitivity of m's clipped vector (see
+// Release: both vectors are non-negative, clipped and indexed by the same
+// n ids, v's coordinate included; a source that is v itself goes from its
+// clipped vector to 0, within the same bound), so the rows compose as m's
+// events over len(sources) rows (Events). The set of sources and of
+// candidates does not depend on the data.
+func APPRMatrix(sub *graphs.CSR, ids []int, n int, sources []int, params graphs.ISTAParams, m APPRMechanism, src *dp.Source) (*graphs.CSR, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
 	if src == nil && m.Kind != APPRNone {
 		return nil, errNilSource
 	}
-	solver, err := graphs.NewISTA(a, params)
-	if err != nil {
-		return nil, err
-	}
-	n := solver.N()
 	if err := checkSources(sources, n); err != nil {
 		return nil, err
+	}
+	if err := checkSources(ids, n); err != nil {
+		return nil, fmt.Errorf("dpar: G's node ids: %w", err)
+	}
+	var solver *graphs.ISTA
+	if len(ids) > 0 {
+		var err error
+		if solver, err = graphs.NewISTA(sub, params); err != nil {
+			return nil, err
+		}
+		if solver.N() != len(ids) {
+			return nil, fmt.Errorf("dpar: G has %d nodes but %d ids", solver.N(), len(ids))
+		}
 	}
 	kids := make([]*dp.Source, len(sources))
 	if src != nil {
@@ -307,12 +330,12 @@ func APPRMatrix(a *graphs.CSR, sources []int, params graphs.ISTAParams, m APPRMe
 	errs := make([]error, len(sources))
 	parallel.Rows(len(sources), len(sources)*n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			p, _, err := solver.Solve(sources[i])
+			p, err := apprVector(solver, ids, n, sources[i])
 			if err != nil {
 				errs[i] = err
 				continue
 			}
-			rows[i], errs[i] = m.Release(p.Dense(), kids[i])
+			rows[i], errs[i] = m.Release(p, kids[i])
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
@@ -326,6 +349,25 @@ func APPRMatrix(a *graphs.CSR, sources []int, params graphs.ISTAParams, m APPRMe
 	}
 	if out.Data == nil {
 		out.Data = []float64{}
+	}
+	return out, nil
+}
+
+// apprVector is the APPR vector of the universe id s over [0, n): ISTA's
+// vector on G (solver, local ids; ids maps them to universe ids) when s is
+// a node of G, else the zero vector.
+func apprVector(solver *graphs.ISTA, ids []int, n, s int) ([]float64, error) {
+	out := make([]float64, n)
+	local, ok := slices.BinarySearch(ids, s)
+	if !ok {
+		return out, nil
+	}
+	p, _, err := solver.Solve(local)
+	if err != nil {
+		return nil, err
+	}
+	for k, j := range p.Indices {
+		out[ids[j]] = p.Values[k]
 	}
 	return out, nil
 }

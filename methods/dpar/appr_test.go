@@ -228,12 +228,12 @@ func TestAPPRMatrixAndPi(t *testing.T) {
 	a := dparGraph(-1)
 	sources := []int{5, 0, 6}
 	ista := graphs.DPARISTAParams()
-	none, err := APPRMatrix(a, sources, ista, APPRMechanism{Kind: APPRNone, K: 2}, nil)
+	none, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, sources, ista, APPRMechanism{Kind: APPRNone, K: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// EM0 with negligible noise and no clipping selects the same top-2.
-	em, err := APPRMatrix(a, sources, ista, APPRMechanism{Kind: APPREM0, K: 2, Clip: 1, GumbelScale: 1e-12}, dp.NewSource(1))
+	em, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, sources, ista, APPRMechanism{Kind: APPREM0, K: 2, Clip: 1, GumbelScale: 1e-12}, dp.NewSource(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,11 +249,11 @@ func TestAPPRMatrixAndPi(t *testing.T) {
 		}
 	}
 	gm := APPRMechanism{Kind: APPRGM, K: 3, Clip: 0.01, GaussianStd: 0.02}
-	g1, err := APPRMatrix(a, sources, ista, gm, dp.NewSource(9))
+	g1, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, sources, ista, gm, dp.NewSource(9))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g2, _ := APPRMatrix(a, sources, ista, gm, dp.NewSource(9))
+	g2, _ := APPRMatrix(a, allIDs(a.Rows), a.Rows, sources, ista, gm, dp.NewSource(9))
 	if !slices.Equal(g1.Indices, g2.Indices) || !slices.Equal(g1.Data, g2.Data) {
 		t.Error("APPRMatrix is not reproducible for a seed")
 	}
@@ -603,13 +603,13 @@ func TestAPPRParseAndErrors(t *testing.T) {
 		}
 	}
 	a := dparGraph(-1)
-	if _, err := APPRMatrix(a, []int{1, 1}, graphs.DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
+	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{1, 1}, graphs.DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
 		t.Error("APPRMatrix with a repeated source: want an error")
 	}
-	if _, err := APPRMatrix(a, []int{8}, graphs.DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
+	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{8}, graphs.DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
 		t.Error("APPRMatrix with source 8 of 8: want an error")
 	}
-	if _, err := APPRMatrix(a, []int{1}, graphs.DPARISTAParams(), ok, nil); err == nil {
+	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{1}, graphs.DPARISTAParams(), ok, nil); err == nil {
 		t.Error("APPRMatrix without a source: want an error")
 	}
 	rows := &graphs.CSR{Rows: 1, Cols: 8, Indptr: []int{0, 0}}
@@ -644,7 +644,7 @@ func assertAbs(t *testing.T, name string, got, want, tol float64) {
 func TestDPARLinearisedSensitivity(t *testing.T) {
 	a := dparGraph(-1)
 	sources := []int{5, 0, 6, 2}
-	rows, err := APPRMatrix(a, sources, graphs.DPARISTAParams(), APPRMechanism{Kind: APPRGM, K: 4, Clip: 0.01, GaussianStd: 0.01}, dp.NewSource(3))
+	rows, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, sources, graphs.DPARISTAParams(), APPRMechanism{Kind: APPRGM, K: 4, Clip: 0.01, GaussianStd: 0.01}, dp.NewSource(3))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,15 +16,19 @@ import (
 // mechanism's own ε, before amplification):
 //
 //   - appr (default): one DP-APPR row of the run's calibrated mechanism for
-//     a fixed source, the training node of largest degree in G; released:
-//     the row as a dense vector over the nodes (a removed node's entry is
-//     not compared). Claimed: the ε of one row's events.
+//     a fixed source, the training node of largest degree in G (on a graph
+//     where that node is removed, its row is pure noise, as in a run);
+//     released: the row as a dense vector over all N node ids, every id a
+//     candidate, the removed node's coordinate compared like any other.
+//     Claimed: the ε of one row's events.
 //   - sgd: one DP-SGD step from the model's initial parameters with Π held
 //     fixed (DP-SGD runs conditioned on the released Π). Π is built on the
 //     first graph prepared (G) without noise from the M training nodes of
-//     largest degree, its columns capped as in a run; on G′ the removed
-//     node's example and its column of Π are gone. Released: the
-//     privatised gradient. Claimed: one step of the PoissonGroupGaussian.
+//     largest degree, its columns capped as in a run; on each graph the
+//     examples are its training nodes, reading Π's columns of training
+//     nodes only, and the samples are the N ids at the run's rate, as in a
+//     run. Released: the privatised gradient. Claimed: one step of the
+//     PoissonGroupGaussian.
 func (m *DPAR) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
 	if !ctx.Private() || ctx.Level != methods.Node {
 		return nil, fmt.Errorf("dpar is audited at node level with a finite --epsilon")
@@ -73,26 +77,23 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget
 	if err != nil {
 		return nil, err
 	}
+	if p.appr.K > ctx.Graph.N {
+		return nil, fmt.Errorf("--topk %d exceeds the %d node ids", p.appr.K, ctx.Graph.N)
+	}
 	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Width: 1, Gaussian: p.appr.Kind == APPRGM,
-		What: fmt.Sprintf("one DP-APPR row (%s) for source node %d on the training side's graph; released: the row's kept values as a dense vector", m.apprWhat(p.appr), s)}
+		What: fmt.Sprintf("one DP-APPR row (%s) for source node %d on the training side's graph; released: the row's kept values as a dense vector over all %d node ids (every id a candidate, an absent node's value 0 plus noise)",
+			m.apprWhat(p.appr), s, ctx.Graph.N)}
 	params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
-		train := slices.Clone(g.Split.Train)
-		slices.Sort(train)
-		local, ok := slices.BinarySearch(train, s)
-		if !ok {
-			return nil, fmt.Errorf("the audited source %d is not a training node of this graph (remove another node)", s)
-		}
-		sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
-		adj := unweighted(sub.Adj)
+		gs := splitGraphs(g, 1, nil)
 		return func(src *dp.Source) ([]float64, error) {
-			row, err := APPRMatrix(adj, []int{local}, params, p.appr, src)
+			row, err := APPRMatrix(gs.trainAdj, gs.members, g.N, []int{s}, params, p.appr, src)
 			if err != nil {
 				return nil, err
 			}
 			out := make([]float64, g.N)
 			for k := row.Indptr[0]; k < row.Indptr[1]; k++ {
-				out[train[row.Indices[k]]] = row.Value(k)
+				out[row.Indices[k]] = row.Value(k)
 			}
 			return out, nil
 		}, nil
@@ -110,88 +111,61 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 		return nil, err
 	}
 	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta,
-		What: fmt.Sprintf("one DP-SGD step with Π fixed: Poisson rate %.4g, clip %g, noise std %.4g (R=%d); released: the privatised gradient", p.rate, m.cfg.Clip, p.sgdStd, p.sgd.Occurrences)}
-	var base []int     // the training nodes of G (Π's rows and columns)
-	var pi *graphs.CSR // Π on G, local ids of base
+		What: fmt.Sprintf("one DP-SGD step with Π fixed: Poisson rate %.4g over the node ids, clip %g, noise std %.4g (R=%d); released: the privatised gradient", p.rate, m.cfg.Clip, p.sgdStd, p.sgd.Occurrences)}
+	var pi *graphs.CSR // Π over the universe, built on the first graph
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
-		train := slices.Clone(g.Split.Train)
-		slices.Sort(train)
+		gs := splitGraphs(g, 1, nil)
 		if pi == nil {
-			base = train
-			sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
-			adj := unweighted(sub.Adj)
-			sources := largestDegree(adj, m.cfg.Rows)
 			var err error
-			if pi, err = m.buildPi(adj, sources, APPRMechanism{Kind: APPRNone, K: min(m.cfg.TopK, len(train))}, p.maxRefs, nil); err != nil {
+			if pi, err = m.buildPi(gs, largestDegree(gs, m.cfg.Rows), APPRMechanism{Kind: APPRNone, K: min(m.cfg.TopK, g.N)}, p.maxRefs, nil); err != nil {
 				return nil, err
 			}
 		}
-		// The examples are G's training nodes still present in g; a
-		// removed node loses its example and its column.
-		present := make([]bool, len(base))
-		var examples []int
-		for k, i := range base {
-			if _, ok := slices.BinarySearch(train, i); ok {
-				present[k] = true
-				examples = append(examples, k)
-			}
+		if pi.Rows != g.N {
+			return nil, fmt.Errorf("the graphs have %d and %d nodes: a removed node keeps its id", pi.Rows, g.N)
 		}
-		q := dropColumns(pi, present)
-		labels := make([]int, len(base))
-		for k, i := range base {
+		ex := exampleRows(pi, gs.members)
+		labels := make([]int, len(gs.members))
+		for k, i := range gs.members {
 			labels[k] = g.Labels[i]
 		}
-		capEx := dpnn.DefaultCapacity(p.rate, len(examples))
-		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(q), true)
+		capEx := dpnn.DefaultCapacity(p.rate, g.N)
+		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true)
 		if err != nil {
 			return nil, err
 		}
-		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: len(examples), Capacity: capEx},
+		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: g.N, Capacity: capEx},
 			dp.NewSource(0), []*G.Node{n.h})
 		if err != nil {
 			return nil, err
 		}
-		fill := n.filler(q, base, labels, sgd.Groups)
+		fill := n.filler(ex, labels, exampleIndex(g.N, gs.members), sgd.Groups)
 		return func(src *dp.Source) ([]float64, error) {
 			sgd.SetSource(src)
-			return sgd.Release(func(s []int) error {
-				ids := make([]int, len(s))
-				for k, e := range s {
-					ids[k] = examples[e]
-				}
-				return fill(ids)
-			})
+			return sgd.Release(fill)
 		}, nil
 	}
 	return t, nil
 }
 
-// largestDegree returns the m nodes of largest degree in adj (lowest id on
-// ties), sorted.
-func largestDegree(adj *graphs.CSR, m int) []int {
+// largestDegree returns the m nodes of G of largest degree in G (lowest id
+// on ties), as sorted universe ids.
+func largestDegree(gs *graphsOf, m int) []int {
+	if gs.trainAdj == nil {
+		return nil
+	}
+	adj := gs.trainAdj
 	ids := make([]int, adj.Rows)
 	for i := range ids {
 		ids[i] = i
 	}
 	deg := func(i int) int { return adj.Indptr[i+1] - adj.Indptr[i] }
 	slices.SortStableFunc(ids, func(a, b int) int { return deg(b) - deg(a) })
-	out := ids[:min(m, len(ids))]
-	slices.Sort(out)
-	return out
-}
-
-// dropColumns returns pi without the entries in columns j with !keep[j].
-func dropColumns(pi *graphs.CSR, keep []bool) *graphs.CSR {
-	out := &graphs.CSR{Rows: pi.Rows, Cols: pi.Cols, Indptr: make([]int, 1, pi.Rows+1), Data: []float64{}}
-	for i := 0; i < pi.Rows; i++ {
-		for k := pi.Indptr[i]; k < pi.Indptr[i+1]; k++ {
-			if keep[pi.Indices[k]] {
-				out.Indices = append(out.Indices, pi.Indices[k])
-				out.Data = append(out.Data, pi.Value(k))
-			}
-		}
-		out.Indptr = append(out.Indptr, len(out.Indices))
+	out := make([]int, 0, min(m, len(ids)))
+	for _, k := range ids[:min(m, len(ids))] {
+		out = append(out, gs.members[k])
 	}
+	slices.Sort(out)
 	return out
 }
 

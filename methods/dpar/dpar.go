@@ -2,12 +2,31 @@
 // "Decoupled Graph Neural Networks with Node-Level Differential Privacy"):
 // an inductive split with the cross edges removed, a Poisson node subsample
 // G of the training side (rate q′, amplification), DP-APPR rows for M
-// sampled sources of G (APPRMatrix: EM option I/II or GM), the
-// aggregation matrix Π (identity rows for the other nodes, columns clipped
-// to ℓ1 ≤ τ), a bias-free 2-layer MLP whose logits are aggregated with Π
-// and trained with DP-Adam (per-example clipping of the whole aggregated
+// sources (APPRMatrix: EM option I/II or GM), the aggregation matrix Π
+// (identity rows for the other nodes, columns capped and clipped to
+// ℓ1 ≤ τ), a bias-free 2-layer MLP whose logits are aggregated with Π and
+// trained with DP-Adam (per-example clipping of the whole aggregated
 // gradient, grouped ghost norms), and inference by PPR power iteration over
-// the graph of the non-training nodes (Eq. 4). Node level only.
+// the graph of the non-training nodes (Eq. 4). Node level only. The
+// package also holds DP-APPR's row mechanisms, their accounting and Π's
+// assembly (appr.go), which only DPAR uses.
+//
+// # The id universe
+//
+// Node-level neighbours are the raw input G and G − v, where v keeps its id
+// but is absent. Every index set DPAR draws from or selects over is the
+// public universe [0, N) of node ids, never the private set of present
+// nodes: the node subsample draws a keep bit for every id (splitGraphs);
+// the M sources are a uniform subset of [0, N) (drawSources), so a source
+// may be absent from G and then gets a row of pure noise and no example;
+// every DP-APPR row is released over all N coordinates, an absent node's
+// value 0 plus noise (APPRMatrix); Π is assembled from the released rows
+// and the public sources alone (piFrom); DP-SGD samples the N ids at rate
+// q, an id outside G an empty example, and divides the noisy sum by q·N.
+// The only private reads after the release are each example's own row of
+// Π restricted to G's nodes (exampleRows), which bounds how many examples
+// one node can change (R = 1 + max-refs; the proof is exampleRows' doc
+// comment, TestOccurrenceBound its property test).
 package dpar
 
 import (
@@ -38,7 +57,7 @@ type Config struct {
 	Clip        float64 `flag:"clip" help:"C: per-example L2 clip of the whole aggregated gradient"`
 	// NodeRate is q′, the Poisson node-subsampling rate of the training side.
 	NodeRate float64 `flag:"node-rate" help:"q': Poisson node subsampling of the training side (amplification; private runs only)"`
-	Rows     int     `flag:"rows" help:"M: DP-APPR source nodes"`
+	Rows     int     `flag:"rows" help:"M: DP-APPR sources, drawn from all N node ids (private runs: a source outside the node subsample gets a row of pure noise, so about M·|G|/N rows carry signal)"`
 	TopK     int     `flag:"topk" help:"K: entries kept per DP-APPR row"`
 	C1       float64 `flag:"c1" help:"C1: ℓ2 clip of an APPR vector (GM)"`
 	C2       float64 `flag:"c2" help:"C2: element clip of an APPR vector (EM0, EM1)"`
@@ -325,7 +344,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	c.Plan.Notes = append(c.Plan.Notes, m.notes(p, epsIn, deltaIn)...)
 	c.Plan.Uses = append(c.Plan.Uses,
 		dp.Use{Kind: "selection", What: "model selection: the last epoch; no label is read during training", Covered: "no private data read"},
-		dp.Use{Kind: "dp-sgd", What: "DP-SGD rate q = B/(q'·N_train) and the division of the noisy sum by q·|G| read the split's training count and G's size", Covered: "treated as public (the DP-SGD convention)"},
+		dp.Use{Kind: "dp-sgd", What: fmt.Sprintf("the DP-SGD rate q = B/(q'·N_train) reads the split's training-node count (%d)", nTrain), Covered: "treated as public (the DP-SGD convention); the samples are the N node ids and the noisy sum is divided by q·N, so G's size is not read"},
 		dp.Use{Kind: "evaluation", What: "inference by PPR propagation over the graph of the non-training nodes (Eq. 4)",
 			Covered: "not released with a guarantee: the test nodes' features and edges are inference inputs (DPAR §4), the training nodes enter only through θ (post-processing)"})
 	return p, nil
@@ -345,7 +364,7 @@ func (m *DPAR) notes(p *privacy, epsIn, deltaIn float64) []string {
 	out := []string{
 		fmt.Sprintf("DPAR on a Poisson node subsample G (rate q'=%g) of the training side; the budget on G (%s amplification inverted) is ε = %.6g, δ = %.4g",
 			p.nodeRate, m.cfg.Amplification, epsIn, deltaIn),
-		fmt.Sprintf("DP-APPR %s, accounting %s, budget ratio %g; Π: identity rows for the nodes outside the %d sources, columns %s to ℓ1 ≤ τ=%g",
+		fmt.Sprintf("DP-APPR %s, accounting %s, budget ratio %g; %d sources drawn uniformly from all node ids (a source outside G: a row of pure noise), each row released over every node id; Π from the released rows alone: identity rows for the other ids, columns %s to ℓ1 ≤ τ=%g",
 			m.cfg.Variant, m.cfg.Accounting, m.cfg.Ratio, m.cfg.Rows, m.cfg.Columns, m.cfg.Tau),
 	}
 	if inner, err := dp.EpsilonOf(p.Plan.Accountant, methods.Events(p.Plan.Releases), deltaIn); err == nil && p.nodeRate < 1 {

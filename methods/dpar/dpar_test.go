@@ -113,12 +113,13 @@ func TestColumnsCapped(t *testing.T) {
 		all[i] = i
 	}
 	mech := APPRMechanism{Kind: APPRGM, K: 6, Clip: m.cfg.C1, GaussianStd: 1e-4}
-	sources := pickSources(g.N, m.cfg.Rows, dp.NewSource(3))
-	uncapped, err := m.buildPi(adj, sources, mech, 0, dp.NewSource(4))
+	gs := &graphsOf{n: g.N, members: all, trainAdj: adj}
+	sources := drawSources(gs, m.cfg.Rows, dp.NewSource(3))
+	uncapped, err := m.buildPi(gs, sources, mech, 0, dp.NewSource(4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	capped, err := m.buildPi(adj, sources, mech, m.cfg.MaxRefs, dp.NewSource(4))
+	capped, err := m.buildPi(gs, sources, mech, m.cfg.MaxRefs, dp.NewSource(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestNodeSensitivity(t *testing.T) {
 		all[i] = i
 	}
 	// Π on the full star: every leaf is a source (non-private top-K).
-	pi, err := m.buildPi(adj, all[1:], APPRMechanism{Kind: APPRNone, K: 3}, 0, nil)
+	pi, err := m.buildPi(&graphsOf{n: n, members: all, trainAdj: adj}, all[1:], APPRMechanism{Kind: APPRNone, K: 3}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,15 +231,12 @@ func TestNodeSensitivity(t *testing.T) {
 
 // removalShift is ‖S(Π, all examples) − S(Π without drop)‖₂ for the sum S of
 // clipped per-example gradients at the model's initial parameters: drop's
-// own example and its column of Π are gone (Π is the released matrix,
-// fixed on both sides). It also returns how many other rows reference drop.
+// own example is gone and the other examples read only the columns of the
+// nodes still present (exampleRows; Π is the released matrix, fixed on both
+// sides). It also returns how many other examples reference drop.
 func removalShift(t *testing.T, m *DPAR, pi *graphs.CSR, xf *graphs.Features, labels []int, classes, drop int) (float64, int) {
 	t.Helper()
 	n := pi.Rows
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
 	refs := 0
 	for i := 0; i < n; i++ {
 		for k := pi.Indptr[i]; k < pi.Indptr[i+1]; k++ {
@@ -248,36 +246,27 @@ func removalShift(t *testing.T, m *DPAR, pi *graphs.CSR, xf *graphs.Features, la
 		}
 	}
 	sum := func(drop int) []float64 {
-		var examples []int
-		keep := make([]bool, n)
+		var members, y []int
 		for i := range n {
-			keep[i] = i != drop
 			if i != drop {
-				examples = append(examples, i)
+				members, y = append(members, i), append(y, labels[i])
 			}
 		}
-		q := dropColumns(pi, keep)
-		nt, err := m.buildNet(7, xf, classes, n, n*maxRow(q), true)
+		ex := exampleRows(pi, members)
+		nt, err := m.buildNet(7, xf, classes, n, n*maxRow(ex), true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sgd, err := dpnn.BuildSGD(nt.m, nt.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(examples), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
+		sgd, err := dpnn.BuildSGD(nt.m, nt.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: 0, Rate: 1, Samples: len(members), Capacity: n}, dp.NewSource(1), []*G.Node{nt.h})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fill := nt.filler(q, all, labels, sgd.Groups)
-		out, err := sgd.Release(func(s []int) error {
-			ids := make([]int, len(s))
-			for k, e := range s {
-				ids[k] = examples[e]
-			}
-			return fill(ids)
-		})
+		out, err := sgd.Release(nt.filler(ex, y, nil, sgd.Groups))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range out {
-			out[i] *= float64(len(examples)) // undo ÷ expected batch
+			out[i] *= float64(len(members)) // undo ÷ expected batch
 		}
 		return out
 	}
@@ -347,7 +336,7 @@ func TestNodeSensitivityWithinAccounting(t *testing.T) {
 	for i := range all {
 		all[i] = i
 	}
-	pi, err := m.buildPi(adj, all, APPRMechanism{Kind: APPRNone, K: 4}, m.cfg.MaxRefs, nil)
+	pi, err := m.buildPi(&graphsOf{n: n, members: all, trainAdj: adj}, all, APPRMechanism{Kind: APPRNone, K: 4}, m.cfg.MaxRefs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +357,8 @@ func TestNodeSensitivityWithinAccounting(t *testing.T) {
 	sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
 	cadj := unweighted(sub.Adj)
 	mc := newDPAR(t, "--hidden", "4", "--dropout", "0", "--max-refs", "2")
-	cpi, err := mc.buildPi(cadj, largestDegree(cadj, mc.cfg.Rows), APPRMechanism{Kind: APPRNone, K: mc.cfg.TopK}, mc.cfg.MaxRefs, nil)
+	cgs := &graphsOf{n: len(train), members: allIDs(len(train)), trainAdj: cadj} // local ids
+	cpi, err := mc.buildPi(cgs, largestDegree(cgs, mc.cfg.Rows), APPRMechanism{Kind: APPRNone, K: mc.cfg.TopK}, mc.cfg.MaxRefs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +415,7 @@ func TestSGDNoiseAtAccountedScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch := float64(len(g.Split.Train))
+	batch := p.rate * float64(g.N) // the noisy sum is divided by q·N
 	ss := 0.0
 	for i := range a {
 		d := (a[i] - b[i]) * batch / math.Sqrt2

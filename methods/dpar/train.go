@@ -18,14 +18,16 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// graphsOf are a run's two graphs: G, the node subsample of the training
-// side (its nodes are the examples), and the inference graph on every
-// non-training node. Both are induced subgraphs of the input, so every edge
-// between the two sides is gone.
+// graphsOf are a run's graphs over the public id universe [0, n) (every
+// node id of the input; a removed node keeps its id, absent): G, the node
+// subsample of the training side, whose nodes are the examples, and the
+// inference graph on every non-training node. Both are induced subgraphs
+// of the input, so every edge between the two sides is gone.
 type graphsOf struct {
-	train    []int       // original ids of G's nodes, sorted
-	trainAdj *graphs.CSR // G's symmetric unweighted adjacency (local ids)
-	infer    []int       // original ids of the non-training nodes, sorted
+	n        int         // the universe size, the input's node count
+	members  []int       // universe ids of G's nodes, sorted
+	trainAdj *graphs.CSR // G's symmetric unweighted adjacency (local id k is members[k]); nil when G is empty
+	infer    []int       // universe ids of the non-training nodes, sorted
 	inferAdj *graphs.CSR
 }
 
@@ -36,73 +38,129 @@ func unweighted(a *graphs.CSR) *graphs.CSR {
 	return s
 }
 
-// splitGraphs draws G (Poisson node subsample with rate q′ of the training
-// nodes, from the mechanism source) and builds the inference graph.
-func splitGraphs(g *graphs.Graph, nodeRate float64, src *dp.Source) (*graphsOf, error) {
-	train := slices.Clone(g.Split.Train)
-	slices.Sort(train)
-	if nodeRate < 1 {
-		keep := dp.PoissonSample(src, len(train), nodeRate)
-		sub := make([]int, len(keep))
-		for k, i := range keep {
-			sub[k] = train[i]
-		}
-		train = sub
-	}
-	if len(train) == 0 {
-		return nil, fmt.Errorf("the node subsample of the %d training nodes (rate %g) is empty", len(g.Split.Train), nodeRate)
-	}
+// splitGraphs draws G: every universe id gets an independent keep bit with
+// probability q′ (Poisson node subsampling over [0, n), drawn from the
+// mechanism source whatever the data, so the draw for an id does not
+// depend on which other nodes are present), and G's nodes are the training
+// nodes whose bit is set. G may be empty (a run then releases noise only);
+// nothing here refuses on a private count. nodeRate ≥ 1 keeps every
+// training node.
+func splitGraphs(g *graphs.Graph, nodeRate float64, src *dp.Source) *graphsOf {
 	in := make([]bool, g.N)
 	for _, i := range g.Split.Train {
 		in[i] = true
 	}
-	var infer []int
-	for i := range g.N {
-		if !in[i] {
-			infer = append(infer, i)
+	keep := in
+	if nodeRate < 1 {
+		keep = make([]bool, g.N)
+		for _, i := range dp.PoissonSample(src, g.N, nodeRate) {
+			keep[i] = in[i]
 		}
 	}
-	out := &graphsOf{train: train, infer: infer}
-	sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), train)
-	out.trainAdj = unweighted(sub.Adj)
-	if len(infer) > 0 {
-		is, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), infer)
+	out := &graphsOf{n: g.N}
+	for i := range g.N {
+		switch {
+		case keep[i]:
+			out.members = append(out.members, i)
+		case !in[i]:
+			out.infer = append(out.infer, i)
+		}
+	}
+	if len(out.members) > 0 {
+		sub, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), out.members)
+		out.trainAdj = unweighted(sub.Adj)
+	}
+	if len(out.infer) > 0 {
+		is, _ := graphs.InducedSubgraph(g.WithAdj(g.Adj), out.infer)
 		out.inferAdj = unweighted(is.Adj)
 	}
-	return out, nil
+	return out
 }
 
-// pickSources draws min(M, n) distinct sources uniformly from [0, n).
-func pickSources(n, m int, src *dp.Source) []int {
-	var r *rand.Rand
+// drawSources draws the M DP-APPR sources. Private: a uniform M-subset of
+// the whole universe [0, n), from the mechanism source and without looking
+// at the data, so whether an id is a source is public; a source that is
+// not a node of G (absent, outside the node subsample, on the inference
+// side) gets a row of pure noise and has no example. Without privacy: M of
+// G's nodes (a fixed draw), as the paper picks them.
+func drawSources(gs *graphsOf, m int, src *dp.Source) []int {
+	var out []int
 	if src != nil {
-		r = rand.New(src)
+		out = rand.New(src).Perm(gs.n)[:min(m, gs.n)]
 	} else {
-		r = rand.New(rand.NewPCG(1, 2))
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, k := range r.Perm(len(gs.members))[:min(m, len(gs.members))] {
+			out = append(out, gs.members[k])
+		}
 	}
-	p := r.Perm(n)[:min(m, n)]
-	slices.Sort(p)
-	return p
+	slices.Sort(out)
+	return out
 }
 
-// buildPi computes Π on G: DP-APPR rows for the sources (mechanism mech,
-// APPRNone without privacy), identity rows elsewhere, at most maxRefs
-// entries besides the diagonal per column when maxRefs > 0 (largest |value|
-// kept; post-processing of the released rows), then the column ℓ1 bound τ.
-func (m *DPAR) buildPi(adj *graphs.CSR, sources []int, mech APPRMechanism, maxRefs int, src *dp.Source) (*graphs.CSR, error) {
+// buildPi releases the DP-APPR rows of the sources on G (mechanism mech,
+// APPRNone without privacy; APPRMatrix) and assembles Π from them (piFrom).
+func (m *DPAR) buildPi(gs *graphsOf, sources []int, mech APPRMechanism, maxRefs int, src *dp.Source) (*graphs.CSR, error) {
 	params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
-	appr, err := APPRMatrix(adj, sources, params, mech, src)
+	rows, err := APPRMatrix(gs.trainAdj, gs.members, gs.n, sources, params, mech, src)
 	if err != nil {
 		return nil, fmt.Errorf("DP-APPR: %w", err)
 	}
-	pi, err := AssemblePi(appr, sources)
+	return m.piFrom(rows, sources, gs.n, maxRefs)
+}
+
+// piFrom assembles Π over the universe from the released rows alone: the
+// row of each source, the identity row e_u for every other id u, at most
+// maxRefs entries besides the diagonal per column when maxRefs > 0
+// (largest |value| kept), then the column bound τ. Its inputs are the
+// released rows and the public sources and universe: it is
+// post-processing, and Π does not depend on which nodes are present.
+func (m *DPAR) piFrom(rows *graphs.CSR, sources []int, n, maxRefs int) (*graphs.CSR, error) {
+	pi, err := AssemblePi(rows, sources)
 	if err != nil {
 		return nil, err
+	}
+	if pi.Rows != n {
+		return nil, fmt.Errorf("dpar: Π has %d rows, the universe %d ids", pi.Rows, n)
 	}
 	if maxRefs > 0 {
 		pi = capColumns(pi, maxRefs)
 	}
 	return ClipColumns(pi, m.cfg.Tau, m.columnMode())
+}
+
+// exampleRows returns G's examples from Π: row k is Π's row of members[k]
+// with only the columns of members kept (every other id has no features
+// in this run: absent, outside the node subsample or on the inference
+// side), in universe ids.
+//
+// Occurrence bound (the DP-SGD accounting's R; proof). Fix the released
+// rows, so Π is fixed (piFrom reads nothing else). Let G′ be G without
+// node v. The examples of G′ are those of G but v's; example e ≠ v reads
+// Π[e, ·] on G's columns, so its row differs between G and G′ only if
+// Π[e, v] ≠ 0. Only the rows of sources have entries off the diagonal (the
+// others are identity rows), and after the cap a column holds at most
+// maxRefs of them besides its own row. So at most 1 + maxRefs examples
+// differ: v's own (present on one side only) and at most maxRefs that lose
+// their term in x_v; every other example has the same row and features on
+// both sides. Without the cap (paper accounting) only the M source rows can
+// reference v: at most 1 + M. TestOccurrenceBound checks exactly this
+// under the coupling on stars, double stars, paths and power-law graphs.
+func exampleRows(pi *graphs.CSR, members []int) *graphs.CSR {
+	in := make([]bool, pi.Cols)
+	for _, u := range members {
+		in[u] = true
+	}
+	out := &graphs.CSR{Rows: len(members), Cols: pi.Cols, Indptr: make([]int, 1, len(members)+1), Data: []float64{}}
+	for _, e := range members {
+		for k := pi.Indptr[e]; k < pi.Indptr[e+1]; k++ {
+			if j := pi.Indices[k]; in[j] {
+				out.Indices = append(out.Indices, j)
+				out.Data = append(out.Data, pi.Value(k))
+			}
+		}
+		out.Indptr = append(out.Indptr, len(out.Indices))
+	}
+	return out
 }
 
 // capColumns keeps, in every column j, the entry of row j and the maxRefs
@@ -208,12 +266,13 @@ func (m *DPAR) buildNet(seed uint64, x *graphs.Features, classes, capEx, capRows
 	return n, nil
 }
 
-// filler loads examples (rows of Π, local ids of G) into the training path.
-func (n *net) filler(pi *graphs.CSR, ids []int, labels []int, groups *nn.RowGroups) func([]int) error {
-	pos := make([]int, n.capEx)
-	for i := range pos {
-		pos[i] = i
-	}
+// filler loads examples into the training path. ex holds the examples'
+// rows of Π (universe column ids, which are the feature rows) and labels[k]
+// example k's label. Without exOf a sample is an example index; with it a
+// sample is a universe id u and exOf[u] its example, −1 when u is not a
+// node of G: an empty example (no rows, no loss term, a zero gradient).
+func (n *net) filler(ex *graphs.CSR, labels []int, exOf []int, groups *nn.RowGroups) func([]int) error {
+	pos := make([]int, 0, n.capEx)
 	y := make([]int, n.capEx)
 	rows := make([]int, 0, n.rows)
 	// one aggregation matrix, refilled in place for every batch (at most
@@ -221,23 +280,30 @@ func (n *net) filler(pi *graphs.CSR, ids []int, labels []int, groups *nn.RowGrou
 	a := &graphs.CSR{Rows: n.capEx, Cols: n.rows, Indptr: make([]int, n.capEx+1),
 		Indices: make([]int, 0, n.rows), Data: make([]float64, 0, n.rows)}
 	return func(samples []int) error {
-		rows = rows[:0]
+		rows, pos = rows[:0], pos[:0]
 		a.Indices, a.Data = a.Indices[:0], a.Data[:0]
-		for k, e := range samples {
-			for t := pi.Indptr[e]; t < pi.Indptr[e+1]; t++ {
-				r := len(rows)
-				if r >= n.rows {
-					return fmt.Errorf("dpar: batch needs more than %d rows", n.rows)
+		for k, s := range samples {
+			e := s
+			if exOf != nil {
+				e = exOf[s]
+			}
+			if e >= 0 {
+				for t := ex.Indptr[e]; t < ex.Indptr[e+1]; t++ {
+					r := len(rows)
+					if r >= n.rows {
+						return fmt.Errorf("dpar: batch needs more than %d rows", n.rows)
+					}
+					rows = append(rows, ex.Indices[t])
+					a.Indices = append(a.Indices, r)
+					a.Data = append(a.Data, ex.Value(t))
+					if groups != nil {
+						groups.Of[r] = k
+					}
 				}
-				rows = append(rows, ids[pi.Indices[t]])
-				a.Indices = append(a.Indices, r)
-				a.Data = append(a.Data, pi.Value(t))
-				if groups != nil {
-					groups.Of[r] = k
-				}
+				pos = append(pos, k)
+				y[k] = labels[e]
 			}
 			a.Indptr[k+1] = len(a.Indices)
-			y[k] = labels[e]
 		}
 		for k := len(samples); k < n.capEx; k++ {
 			a.Indptr[k+1] = len(a.Indices)
@@ -254,8 +320,21 @@ func (n *net) filler(pi *graphs.CSR, ids []int, labels []int, groups *nn.RowGrou
 		if err := n.agg.Set(a); err != nil {
 			return err
 		}
-		return n.ce.SetRows(pos[:len(samples)], y)
+		return n.ce.SetRows(pos, y)
 	}
+}
+
+// exampleIndex maps every universe id to its example (its position in
+// members), −1 for the ids that are not nodes of G.
+func exampleIndex(n int, members []int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = -1
+	}
+	for k, u := range members {
+		out[u] = k
+	}
+	return out
 }
 
 // maxRow is the largest number of entries in a row of pi.
@@ -316,7 +395,7 @@ func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *
 			for i := range all {
 				all[i] = i
 			}
-			gs = &graphsOf{infer: all, inferAdj: unweighted(h.Adj)}
+			gs = &graphsOf{n: h.N, infer: all, inferAdj: unweighted(h.Adj)}
 		}
 		var cost *methods.QueryCost
 		if ctx.Private() {
@@ -384,55 +463,51 @@ func (m *DPAR) scores(g *graphs.Graph, gs *graphsOf, h []float64) ([]float64, er
 	return methods.Softmax(logits, g.N, c), nil
 }
 
-// train runs the pipeline: split, Π, training, inference.
+// train runs the pipeline: G, the sources, the DP-APPR rows, Π, the
+// examples, training, inference.
 func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 	g := ctx.Graph
 	src, err := ctx.NoiseSource("dpar")
 	if err != nil {
 		return nil, err
 	}
-	gs, err := splitGraphs(g, p.nodeRate, src.Split("dpar.nodes"))
-	if err != nil {
-		return nil, err
-	}
-	nG := len(gs.train)
-	var sources []int
-	mech := APPRMechanism{Kind: APPRNone, K: m.cfg.TopK}
-	var apprSrc *dp.Source
+	gs := splitGraphs(g, p.nodeRate, src.Split("dpar.nodes"))
+	mech := APPRMechanism{Kind: APPRNone, K: min(m.cfg.TopK, g.N)}
+	var apprSrc, sourceSrc *dp.Source
 	if p.private {
-		mech, apprSrc = p.appr, src.Split("dpar.appr")
-		sources = pickSources(nG, m.cfg.Rows, src.Split("dpar.sources"))
-	} else {
-		sources = pickSources(nG, m.cfg.Rows, nil)
-	}
-	if mech.K > nG {
-		mech.K = nG
-		if p.private {
-			return nil, fmt.Errorf("--topk %d exceeds the %d nodes of the subsampled training graph", m.cfg.TopK, nG)
+		if m.cfg.TopK > g.N {
+			return nil, fmt.Errorf("--topk %d exceeds the %d node ids the DP-APPR rows select from", m.cfg.TopK, g.N)
 		}
+		mech, apprSrc, sourceSrc = p.appr, src.Split("dpar.appr"), src.Split("dpar.sources")
+	} else if len(gs.members) == 0 {
+		return nil, fmt.Errorf("the split has no training nodes")
 	}
-	pi, err := m.buildPi(gs.trainAdj, sources, mech, p.maxRefs, apprSrc)
+	sources := drawSources(gs, m.cfg.Rows, sourceSrc)
+	pi, err := m.buildPi(gs, sources, mech, p.maxRefs, apprSrc)
 	if err != nil {
 		return nil, err
 	}
 	if p.private {
-		// The plan accounts M rows; fewer released (|G| < M) costs no more.
 		for _, e := range p.apprEvents {
 			ctx.Ledger().Record(ledgerAPPR, e)
 		}
 	}
-	labels := make([]int, nG)
-	for k, i := range gs.train {
+	ex := exampleRows(pi, gs.members)
+	labels := make([]int, len(gs.members))
+	for k, i := range gs.members {
 		labels[k] = g.Labels[i]
 	}
 	var task trainers.Task
 	var n *net
 	if p.private {
-		capEx := dpnn.DefaultCapacity(p.rate, nG)
-		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true); err != nil {
+		// DP-SGD's samples are the universe ids: Poisson sampling over
+		// [0, N) at rate q, an id outside G an empty example. Neither the
+		// draw nor the division of the noisy sum (by q·N) reads G's size.
+		capEx := dpnn.DefaultCapacity(p.rate, gs.n)
+		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(ex), true); err != nil {
 			return nil, err
 		}
-		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: nG, Capacity: capEx},
+		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: gs.n, Capacity: capEx},
 			src.Split("dpar.dpsgd"), []*G.Node{n.h})
 		if err != nil {
 			return nil, err
@@ -443,20 +518,17 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 			return nil, err
 		}
 		sgd.Noise[0].OnDraw = func() { l.Record(ledgerSGD, ev) }
-		task = &trainers.SGDTask{SGD: sgd, Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.cfg.LR, 0), Fill: n.filler(pi, gs.train, labels, sgd.Groups),
+		task = &trainers.SGDTask{SGD: sgd, Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.cfg.LR, 0), Fill: n.filler(ex, labels, exampleIndex(gs.n, gs.members), sgd.Groups),
 			TotalSteps: p.steps, Epochs: m.cfg.TrainEpochs, Recorder: ctx.Recorder, Run: ctx.Run}
 	} else {
-		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, nG, pi.NNZ(), false); err != nil {
+		nG := len(gs.members)
+		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, nG, max(1, ex.NNZ()), false); err != nil {
 			return nil, err
 		}
 		if err := n.m.Compile(n.ce.Mean, []*G.Node{n.h}); err != nil {
 			return nil, err
 		}
-		all := make([]int, nG)
-		for i := range all {
-			all[i] = i
-		}
-		if err := n.filler(pi, gs.train, labels, nil)(all); err != nil {
+		if err := n.filler(ex, labels, nil, nil)(allIDs(nG)); err != nil {
 			return nil, err
 		}
 		task = &trainers.ModelTask{Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.cfg.LR, 0)}
@@ -478,6 +550,15 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 		res.valAcc = trainers.Accuracy(pred, g.Labels, g.Split.Val)
 	}
 	return res, nil
+}
+
+// allIDs is 0, 1, …, n−1.
+func allIDs(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // infer predicts every node: the non-training nodes by P steps of PPR
@@ -529,51 +610,50 @@ var _ methods.Accountable = (*DPAR)(nil)
 // BuildModel builds the graph a run trains, for `dpgnn inspect`: the
 // bias-free MLP on Π-aggregated training examples of the whole training
 // side, with DP-SGD's clipping and noise nodes when private. Π is the
-// noise-free top-K APPR of the M sources of largest degree (a run's Π is a
-// DP release drawn at training time; the graph's operations do not depend
-// on its values). Without privacy every example is loaded, so the loss and
-// its gradients can be evaluated (--grad-check).
+// noise-free top-K APPR of the M training nodes of largest degree (a run's
+// Π is a DP release drawn at training time; the graph's operations do not
+// depend on its values). Without privacy every example is loaded, so the
+// loss and its gradients can be evaluated (--grad-check).
 func (m *DPAR) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	g := ctx.Graph
 	p, err := m.calibrate(ctx, len(g.Split.Train))
 	if err != nil {
 		return nil, err
 	}
-	gs, err := splitGraphs(g, 1, nil)
+	gs := splitGraphs(g, 1, nil)
+	if len(gs.members) == 0 {
+		return nil, fmt.Errorf("the split has no training nodes")
+	}
+	pi, err := m.buildPi(gs, largestDegree(gs, m.cfg.Rows), APPRMechanism{Kind: APPRNone, K: min(m.cfg.TopK, g.N)}, p.maxRefs, nil)
 	if err != nil {
 		return nil, err
 	}
-	nG := len(gs.train)
-	mech := APPRMechanism{Kind: APPRNone, K: min(m.cfg.TopK, nG)}
-	pi, err := m.buildPi(gs.trainAdj, largestDegree(gs.trainAdj, m.cfg.Rows), mech, p.maxRefs, nil)
-	if err != nil {
-		return nil, err
+	ex := exampleRows(pi, gs.members)
+	labels := make([]int, len(gs.members))
+	for k, i := range gs.members {
+		labels[k] = g.Labels[i]
 	}
 	if p.private {
-		capEx := dpnn.DefaultCapacity(p.rate, nG)
-		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true)
+		capEx := dpnn.DefaultCapacity(p.rate, gs.n)
+		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(ex), true)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: nG, Capacity: capEx},
+		if _, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: gs.n, Capacity: capEx},
 			dp.NewSource(ctx.Seed), []*G.Node{n.h}); err != nil {
 			return nil, err
 		}
 		return n.m, nil
 	}
-	n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, nG, pi.NNZ(), false)
+	nG := len(gs.members)
+	n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, nG, max(1, ex.NNZ()), false)
 	if err != nil {
 		return nil, err
 	}
 	if err := n.m.Compile(n.ce.Mean, []*G.Node{n.h}); err != nil {
 		return nil, err
 	}
-	labels := make([]int, nG)
-	all := make([]int, nG)
-	for k, i := range gs.train {
-		labels[k], all[k] = g.Labels[i], k
-	}
-	return n.m, n.filler(pi, gs.train, labels, nil)(all)
+	return n.m, n.filler(ex, labels, nil, nil)(allIDs(nG))
 }
 
 var _ methods.Builder = (*DPAR)(nil)
