@@ -282,4 +282,3 @@ func TestDeltaAuto(t *testing.T) {
 		}
 	}
 }
-
