@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/dpgnn/dpgnn/dp"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dpgnn/dpgnn/internal/vec"
@@ -35,6 +36,14 @@ type SGDConfig struct {
 	// the expected batch size is B = q·n and the noisy sum is divided by B,
 	// not by the realised batch size.
 	Samples int
+	// Present, when non-nil (length Samples, Poisson sampling only), says
+	// which of the Samples ids hold a sample: the Poisson draw runs over all
+	// Samples ids and keeps the present ones, so the draw of an id does not
+	// depend on which others are present, and an absent id (whose clipped
+	// gradient would be 0) costs no work. Samples is then a public universe
+	// of ids and the noisy sum is still divided by q·Samples, a number that
+	// does not depend on which ids are present.
+	Present []bool
 	// Capacity is the number of samples one run of the graph holds (its
 	// batch rows for one-row samples). A sampled batch larger than this is
 	// processed in chunks; noise is added once.
@@ -68,6 +77,9 @@ func (c SGDConfig) Validate() error {
 	}
 	if c.Samples <= 0 || c.Capacity <= 0 {
 		return fmt.Errorf("dp: DP-SGD needs positive sample count and capacity, got %d and %d", c.Samples, c.Capacity)
+	}
+	if c.Present != nil && (len(c.Present) != c.Samples || c.Batch != 0) {
+		return fmt.Errorf("dp: DP-SGD's present ids: %d flags for %d samples (Poisson sampling only)", len(c.Present), c.Samples)
 	}
 	if c.Batch != 0 {
 		if c.Batch < 0 || c.Batch > c.Samples {
@@ -141,7 +153,11 @@ func (s *SGD) sample() ([]int, error) {
 	if s.Cfg.Batch > 0 {
 		return dp.FixedSample(s.src, s.Cfg.Samples, s.Cfg.Batch)
 	}
-	return dp.PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate), nil
+	batch := dp.PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate)
+	if s.Cfg.Present != nil {
+		batch = slices.DeleteFunc(batch, func(i int) bool { return !s.Cfg.Present[i] })
+	}
+	return batch, nil
 }
 
 // dropAhead discards a batch and noise drawn ahead.

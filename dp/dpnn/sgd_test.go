@@ -480,3 +480,56 @@ func TestDPSGDAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestDPSGDPresent: with Present, a step's batch is the Poisson draw over all
+// Samples ids (the same draw dp.PoissonSample makes from a source in the
+// same state) restricted to the present ids, the noisy sum is still divided
+// by q·Samples, and a malformed flag set is refused.
+func TestDPSGDPresent(t *testing.T) {
+	tc := sgdCase{norm: layers.NormGroup, groups: []int{0, 1, 2, 3, 4, 5}}
+	_, _, labels := sgdInputs(6)
+	present := []bool{true, false, true, true, false, true}
+	cfg := SGDConfig{Clip: 1, Multiplier: 0, Rate: 0.5, Samples: 6, Present: present, Capacity: 6}
+	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
+	s, err := BuildSGD(m, ce.PerRow, cfg, dp.NewSource(9), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ExpectedBatch() != 3 {
+		t.Fatalf("ExpectedBatch %v, want q·Samples = 3", cfg.ExpectedBatch())
+	}
+	ref := dp.NewSource(9)
+	absentDrawn := 0
+	for range 40 {
+		var got []int
+		if _, _, err := s.Step(func(samples []int) error {
+			got = append(got, samples...)
+			s.Groups.Singletons(len(samples))
+			return ce.SetRows(samples, labels)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var want []int
+		for _, i := range dp.PoissonSample(ref, 6, 0.5) {
+			if present[i] {
+				want = append(want, i)
+			} else {
+				absentDrawn++
+			}
+		}
+		if !slicesEqual(got, want) {
+			t.Fatalf("batch %v, want the draw's present ids %v", got, want)
+		}
+	}
+	if absentDrawn == 0 {
+		t.Fatal("test set-up: no absent id was ever drawn")
+	}
+	for _, bad := range []SGDConfig{
+		{Clip: 1, Rate: 0.5, Samples: 6, Present: present[:5], Capacity: 6},
+		{Clip: 1, Batch: 2, Samples: 6, Present: present, Capacity: 6},
+	} {
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "present") {
+			t.Errorf("%+v: err = %v, want a refusal naming the present ids", bad, err)
+		}
+	}
+}

@@ -129,12 +129,12 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 		for k, i := range gs.members {
 			labels[k] = g.Labels[i]
 		}
-		capEx := dpnn.DefaultCapacity(p.rate, g.N)
+		capEx := dpnn.DefaultCapacity(p.rate, p.expected(g.N))
 		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true)
 		if err != nil {
 			return nil, err
 		}
-		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: g.N, Capacity: capEx},
+		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: g.N, Present: gs.present(), Capacity: capEx},
 			dp.NewSource(0), []*G.Node{n.h})
 		if err != nil {
 			return nil, err

@@ -163,6 +163,7 @@ type privacy struct {
 	appr       APPRMechanism
 	apprEvents []dp.Event
 	nodeRate   float64 // q′ (1 without privacy)
+	nTrain     int     // the split's training-node count (treated as public)
 	rate       float64 // q, the Poisson rate of examples
 	steps      int
 	sgd        dp.PoissonGroupGaussian // the proven DP-SGD accounting (R, σ)
@@ -171,6 +172,12 @@ type privacy struct {
 	paperEps   float64                 // what the paper's accounting claims (0 in strict mode)
 	// paperWarnings are where the paper's DP-APPR accounting leaves its range.
 	paperWarnings []string
+}
+
+// expected is the expected size q′·N_train of G (at least 1, at most n):
+// what a batch's capacity is sized for.
+func (p *privacy) expected(n int) int {
+	return min(n, max(1, int(math.Ceil(p.nodeRate*float64(p.nTrain)))))
 }
 
 // occurrences is R = 1 + the most other rows of Π that may reference a
@@ -219,7 +226,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	if ctx.Selection == trainers.SelectPrivate {
 		return nil, fmt.Errorf("dpar keeps the last epoch; --selection private is not supported")
 	}
-	p := &privacy{private: ctx.Private(), nodeRate: 1}
+	p := &privacy{private: ctx.Private(), nodeRate: 1, nTrain: nTrain}
 	if p.private {
 		p.nodeRate = m.cfg.NodeRate
 	}

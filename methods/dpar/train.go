@@ -324,6 +324,15 @@ func (n *net) filler(ex *graphs.CSR, labels []int, exOf []int, groups *nn.RowGro
 	}
 }
 
+// present flags G's nodes among the universe ids.
+func (gs *graphsOf) present() []bool {
+	out := make([]bool, gs.n)
+	for _, u := range gs.members {
+		out[u] = true
+	}
+	return out
+}
+
 // exampleIndex maps every universe id to its example (its position in
 // members), −1 for the ids that are not nodes of G.
 func exampleIndex(n int, members []int) []int {
@@ -501,13 +510,15 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 	var n *net
 	if p.private {
 		// DP-SGD's samples are the universe ids: Poisson sampling over
-		// [0, N) at rate q, an id outside G an empty example. Neither the
-		// draw nor the division of the noisy sum (by q·N) reads G's size.
-		capEx := dpnn.DefaultCapacity(p.rate, gs.n)
+		// [0, N) at rate q keeping G's nodes (the others are empty
+		// examples). Neither the draw nor the division of the noisy sum
+		// (by q·N) reads G's size; the batch capacity (work per chunk, not
+		// a result) is sized for the expected q′·N_train examples.
+		capEx := dpnn.DefaultCapacity(p.rate, p.expected(gs.n))
 		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(ex), true); err != nil {
 			return nil, err
 		}
-		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: gs.n, Capacity: capEx},
+		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: gs.n, Present: gs.present(), Capacity: capEx},
 			src.Split("dpar.dpsgd"), []*G.Node{n.h})
 		if err != nil {
 			return nil, err
@@ -634,12 +645,12 @@ func (m *DPAR) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		labels[k] = g.Labels[i]
 	}
 	if p.private {
-		capEx := dpnn.DefaultCapacity(p.rate, gs.n)
+		capEx := dpnn.DefaultCapacity(p.rate, p.expected(gs.n))
 		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(ex), true)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: gs.n, Capacity: capEx},
+		if _, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: gs.n, Present: gs.present(), Capacity: capEx},
 			dp.NewSource(ctx.Seed), []*G.Node{n.h}); err != nil {
 			return nil, err
 		}
