@@ -192,9 +192,9 @@ func (a *Config) SetupAP(ctx *methods.Context) (*APSetup, error) {
 			"which √D does not cover: for such an input the ε above is not a guarantee", d, d)
 	default:
 		if err := graphs.CheckOutDegree(g.Adj, d); err != nil {
-			return nil, fmt.Errorf("node level, --max-degree %d: %s: %v. --max-degree is a public bound on every node's out-degree and the guarantee "+
-				"covers graphs within it: raise it to a bound you can state without looking at the data, or pass --degree-bound sample "+
-				"(the papers' sampling, whose guarantee assumes the input is already within the bound)", d, ctx.Dataset, err)
+			return nil, fmt.Errorf("node level, --max-degree %d on %s: %w. --max-degree is a public bound on every node's out-degree and the guarantee "+
+				"covers graphs within it: %s, or pass --degree-bound sample "+
+				"(the papers' sampling, whose guarantee assumes the input is already within the bound)", d, ctx.Dataset, err, graphs.BoundAdvice)
 		}
 		s.Bound = &dp.Use{Kind: "degree-bound",
 			What:    fmt.Sprintf("public out-degree bound D=%d: the raw graph was checked to be within it; no edge is dropped", d),
@@ -407,7 +407,7 @@ func (a *Config) QueryAdj(level methods.Level, h *graphs.Graph, src *dp.Source) 
 		return graphs.SampleOutDegree(h.Adj, a.MaxDegree, PairKeyFrom(src)), nil
 	}
 	if err := graphs.CheckOutDegree(h.Adj, a.MaxDegree); err != nil {
-		return nil, fmt.Errorf("query: node level, --max-degree %d: %v", a.MaxDegree, err)
+		return nil, fmt.Errorf("query: node level, --max-degree %d: %w", a.MaxDegree, err)
 	}
 	return h.Adj, nil
 }
