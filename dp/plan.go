@@ -60,16 +60,30 @@ type Planned struct {
 type Use struct {
 	// Kind is release (a mechanism's output), dp-sgd, selection (model
 	// selection on labels), degree-bound (how the graph's degrees were
-	// bounded) or evaluation (metrics for the experimenter).
+	// bounded), count (a count of private data that sets a parameter: a
+	// rate, a number of steps, a population), delta (δ from a count),
+	// split (how the training, validation and test parts were drawn),
+	// noise (where the mechanisms' randomness came from), evaluation
+	// (metrics for the experimenter) or provenance.
 	Kind string `json:"kind"`
 	What string `json:"what"`
 	// Epsilon is the ε of this use alone at the report's δ, under the
 	// report's accountant (absent when the use releases nothing).
 	Epsilon *float64 `json:"epsilon,omitempty"`
 	// Covered says how the guarantee covers it: "accounted",
-	// "public data", "not released", or what it assumes.
+	// "public data", "not released", "treated as public (why)" (see
+	// TreatedAsPublic), or what it assumes.
 	Covered string `json:"covered"`
 }
+
+// TreatedAsPublic is the Covered text of a use that reads a quantity of the
+// private data — a count, a degree, a split — and uses it as if it were
+// public, outside any mechanism: "treated as public (why)". The guarantee
+// is then proven as if the quantity had been fixed before the data was
+// seen, i.e. for neighbours that share it, not for a neighbour whose
+// quantity differs; the report lists it so that a reader sees the
+// assumption.
+func TreatedAsPublic(why string) string { return "treated as public (" + why + ")" }
 
 // Report is the privacy receipt of a run: which accountant, the ε it
 // computed at δ from the releases the run made and where δ came from, the

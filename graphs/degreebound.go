@@ -58,7 +58,10 @@ import (
 // changes come on top of what v's removal does to its own entries.
 
 // OutDegreeExcess returns how many rows of a have more than d entries and
-// the largest number of entries in a row.
+// the largest number of entries in a row. Both are private statistics of
+// the input (node level: the count of nodes above the bound and the
+// maximum degree): they are for tests and diagnostics on data the caller
+// may look at, never for a refusal message or a bound (see BoundError).
 func OutDegreeExcess(a *CSR, d int) (count, maxDegree int) {
 	for i := 0; i < a.Rows; i++ {
 		k := a.Indptr[i+1] - a.Indptr[i]
@@ -70,22 +73,69 @@ func OutDegreeExcess(a *CSR, d int) (count, maxDegree int) {
 	return count, maxDegree
 }
 
+// BoundError is the refusal of an input outside the universe a public bound
+// states (every node's degree at most D, at least D_min, ...). Its text
+// names the bound and nothing about the input: not by how much it is
+// exceeded, not the extreme degree, not how many nodes are outside. Those
+// are private statistics of the input; printed, they would reach the user
+// unaccounted, and a bound chosen from them would be read off the data and
+// no longer public, so the guarantee stated for the universe "within the
+// bound" would not cover the run (the universe itself would be a function
+// of the input). A refusal that only says "outside the stated bound" is a
+// function of the input's membership in a universe fixed before the data
+// is seen, and within that universe no input and none of its neighbours is
+// refused (the universes of this package are closed under the neighbouring
+// relation: removing a node or an edge never raises a degree), so the
+// refusal releases nothing about inputs the guarantee covers.
+//
+// Callers wrap it with the flag that set the bound and end with
+// BoundAdvice; errors.As finds it.
+type BoundError struct {
+	// Bound states the universe, e.g. "at most 100 out-neighbours per
+	// node". It must be built from public values (the flag's value) only.
+	Bound string
+}
+
+func (e *BoundError) Error() string {
+	return "the input is outside the public bound (" + e.Bound + ")"
+}
+
+// OutsideBound returns the refusal of an input outside the public bound
+// described by bound (built from public values only, e.g.
+// fmt.Sprintf("at least %d neighbours per node", dMin)).
+func OutsideBound(bound string) error { return &BoundError{Bound: bound} }
+
+// BoundAdvice is the sentence a refusal by a public bound ends with: what
+// the user may do, without inviting a bound read off the input.
+const BoundAdvice = "choose a bound you can state without looking at the data (one read off this input's degrees is not public)"
+
 // CheckOutDegree is the public-bound mode's test of the input: nil when
 // every row of a (node j's out-neighbours j→i, so the number of aggregates
-// j's embedding enters) has at most d entries, otherwise an error that says
-// how many rows exceed d and the largest row. It reads the private graph,
-// but only to refuse inputs outside the universe the guarantee is stated
-// for (graphs whose out-degrees are at most the public bound d): within it
-// the check always passes for G and for every G − v, since removing a node
-// never raises a degree.
+// j's embedding enters) has at most d entries, otherwise a *BoundError that
+// names the bound d and nothing about a. It reads the private graph, but
+// only to refuse inputs outside the universe the guarantee is stated for
+// (graphs whose out-degrees are at most the public bound d): within it the
+// check always passes for G and for every G − v, since removing a node
+// never raises a degree, and the refusal's text is the same for every
+// input outside it.
 func CheckOutDegree(a *CSR, d int) error {
 	if d < 0 {
 		return fmt.Errorf("graphs: degree bound must be non-negative, got %d", d)
 	}
-	if n, mx := OutDegreeExcess(a, d); n > 0 {
-		return fmt.Errorf("%d node(s) have more than %d out-neighbours (the largest has %d)", n, d, mx)
+	if !rowsAtMost(a, d) {
+		return OutsideBound(fmt.Sprintf("at most %d out-neighbours per node", d))
 	}
 	return nil
+}
+
+// rowsAtMost reports whether every row of a has at most d entries.
+func rowsAtMost(a *CSR, d int) bool {
+	for i := 0; i < a.Rows; i++ {
+		if a.Indptr[i+1]-a.Indptr[i] > d {
+			return false
+		}
+	}
+	return true
 }
 
 // PairKey is the secret key of a keyed pseudo-random function on node

@@ -1,10 +1,12 @@
 package graphs
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -196,13 +198,64 @@ func TestCheckOutDegree(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := CheckOutDegree(a, mx-1)
-	tcWantErr(t, err, "more than", fmt.Sprint(mx))
+	var be *BoundError
+	if !errors.As(err, &be) {
+		t.Fatalf("above the bound: err = %v, want a *BoundError", err)
+	}
+	tcWantErr(t, err, "outside the public bound", fmt.Sprintf("at most %d out-neighbours", mx-1))
 	if CheckOutDegree(a, -1) == nil {
 		t.Fatal("negative bound accepted")
 	}
 	for v := 0; v < a.Rows; v++ {
 		if err := CheckOutDegree(RemoveNode(a, v), mx); err != nil {
 			t.Fatalf("G − %d left the universe: %v", v, err)
+		}
+	}
+}
+
+// TestBoundRefusalNamesOnlyTheBound: a refusal by a public bound is the
+// same text for every input outside the bound, whatever its largest degree
+// and however many nodes exceed the bound (both private statistics), and
+// it never contains them. Inputs: stars with hubs of 6 to 40 leaves and 1 to
+// 4 hubs, at bound D = 5 (out-degrees via CheckOutDegree, degrees of the
+// walk graph via NewSignedWalker).
+func TestBoundRefusalNamesOnlyTheBound(t *testing.T) {
+	const d = 5
+	stars := func(hubs, leaves int) *CSR {
+		n := hubs * (leaves + 1)
+		var src, dst []int
+		for h := 0; h < hubs; h++ {
+			c := h * (leaves + 1)
+			for l := 1; l <= leaves; l++ {
+				src, dst = append(src, c, c+l), append(dst, c+l, c)
+			}
+		}
+		return FromCOO(n, n, src, dst, nil)
+	}
+	var outText, walkText string
+	for _, tc := range []struct{ hubs, leaves int }{{1, 6}, {1, 40}, {4, 6}, {3, 23}} {
+		a := stars(tc.hubs, tc.leaves)
+		cnt, mx := OutDegreeExcess(a, d)
+		if cnt != tc.hubs || mx != tc.leaves {
+			t.Fatalf("stars(%d, %d): %d above %d, largest %d", tc.hubs, tc.leaves, cnt, d, mx)
+		}
+		errOut := CheckOutDegree(a, d)
+		_, errWalk := NewSignedWalker(a, nil, WalkConfig{Degree: d, Paths: 1, MaxLen: 1})
+		for _, err := range []error{errOut, errWalk} {
+			var be *BoundError
+			if !errors.As(err, &be) {
+				t.Fatalf("stars(%d, %d): err = %v, want a *BoundError", tc.hubs, tc.leaves, err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, fmt.Sprint(tc.leaves)) || strings.Contains(msg, "largest") || strings.Contains(msg, "node(s)") {
+				t.Errorf("stars(%d, %d): refusal %q names a private statistic", tc.hubs, tc.leaves, msg)
+			}
+		}
+		if outText == "" {
+			outText, walkText = errOut.Error(), errWalk.Error()
+		}
+		if errOut.Error() != outText || errWalk.Error() != walkText {
+			t.Errorf("stars(%d, %d): refusals %q, %q differ from %q, %q: they depend on the input", tc.hubs, tc.leaves, errOut, errWalk, outText, walkText)
 		}
 	}
 }

@@ -216,9 +216,11 @@ type SignedWalker struct {
 // ASGL's phases pass G+ alone or G− alone). Both must be square of the same
 // size and symmetric in pattern (undirected); stored values are ignored
 // (every stored entry is an edge) and self-loops are dropped. A pair stored
-// in both is an error. With DegreePublic, a node with more than
-// cfg.Degree neighbours (counting both signs) is an error naming how many
-// exceed it and the largest degree; with DegreeCap the graph is capped.
+// in both is an error. With DegreePublic, an input with a node of more than
+// cfg.Degree neighbours (counting both signs) is refused with a
+// *BoundError, which names the bound and nothing about the input (how many
+// nodes exceed it and their degrees are private); with DegreeCap the graph
+// is capped.
 func NewSignedWalker(pos, neg *CSR, cfg WalkConfig) (*SignedWalker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -234,8 +236,8 @@ func NewSignedWalker(pos, neg *CSR, cfg WalkConfig) (*SignedWalker, error) {
 	n := adj.Rows
 	switch cfg.Mode {
 	case DegreePublic:
-		if cnt, mx := OutDegreeExcess(adj, cfg.Degree); cnt > 0 {
-			return nil, fmt.Errorf("graphs: walk graph: %d node(s) have more than D = %d neighbours (the largest has %d): the public degree bound refuses this input", cnt, cfg.Degree, mx)
+		if !rowsAtMost(adj, cfg.Degree) { // adj is symmetric: rows are degrees
+			return nil, fmt.Errorf("graphs: walk graph: %w", OutsideBound(fmt.Sprintf("at most D = %d neighbours per node", cfg.Degree)))
 		}
 	case DegreeCap:
 		adj = capSignedDegree(adj, cfg.Degree, cfg.CapKey)

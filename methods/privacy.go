@@ -37,6 +37,10 @@ type DeltaUnits struct {
 	// Paper is the method's paper convention: δ and a description; it may
 	// read private counts.
 	Paper func() (float64, string, error)
+	// PaperPublic says that Paper reads no private data (a constant, as
+	// ASGL's 1e-5). False, the default, is the safe reading: the report
+	// lists a δ from --delta paper as treated as public (DeltaUse).
+	PaperPublic bool
 }
 
 // EdgeUnits are the δ units of an edge-level run on n nodes: possible units
@@ -55,7 +59,7 @@ func EdgeUnits(n int, undirected bool, paper func() (float64, string, error)) De
 func PaperDigits(count int, what string) func() (float64, string, error) {
 	return func() (float64, string, error) {
 		d, err := dp.DeltaAuto(count)
-		return d, fmt.Sprintf("paper convention: 10^-digits of the %s (%d; a private count, not covered)", what, count), err
+		return d, fmt.Sprintf("paper convention: 10^-digits of the %s (%d; a private count, treated as public)", what, count), err
 	}
 }
 
@@ -112,6 +116,9 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 		plan.Notes = []string{"ε = ∞: the same pipeline without noise"}
 		return &Calibrated{Plan: plan}, nil
 	}
+	if u := ctx.DeltaUse(units, delta, source); u != nil {
+		plan.Uses = append(plan.Uses, *u)
+	}
 	events := func(z float64) []dp.Event { return Events(releases(z)) }
 	newAcct := func() (dp.Accountant, error) { return dp.NewAccountant(accountant) }
 	z := ctx.Multiplier
@@ -146,9 +153,17 @@ func Events(rel []dp.Planned) []dp.Event {
 // CalibrateSGD calibrates one Poisson-subsampled Gaussian DP-SGD run of
 // `steps` steps at rate q over n training nodes (node units; RDP
 // accountant with the given conversion), plus the run's private model
-// selections.
+// selections. A private plan lists n as treated as public
+// (TrainCountUse): the rate, the steps and the noise follow it.
 func CalibrateSGD(ctx *Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*Calibrated, error) {
-	return CalibrateSGDUnits(ctx, DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}, q, steps, clip, conv)
+	c, err := CalibrateSGDUnits(ctx, DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}, q, steps, clip, conv)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Private() {
+		c.Plan.Uses = append(c.Plan.Uses, TrainCountUse(n, q))
+	}
+	return c, nil
 }
 
 // CalibrateSGDUnits is CalibrateSGD for any privacy unit (e.g. an edge per
@@ -167,4 +182,94 @@ func CalibrateSGDUnits(ctx *Context, units DeltaUnits, q float64, steps int, cli
 		func(z float64) map[string]float64 {
 			return map[string]float64{"std": z * clip, "clip": clip, "rate": q, "steps": float64(steps)}
 		})
+}
+
+// Use kinds the framework adds to privacy reports (dp.Use.Kind).
+const (
+	// UseCount is a count of private data that sets a parameter of the
+	// run (a rate, a number of steps, a population).
+	UseCount = "count"
+	// UseDelta is δ derived from a count.
+	UseDelta = "delta"
+	// UseSplit is how the run's training, validation and test parts were
+	// drawn.
+	UseSplit = "split"
+	// UseNoise says where the mechanisms' randomness came from.
+	UseNoise = "noise"
+)
+
+// TrainCountUse is the report's use of the training-node count by DP-SGD
+// over the training nodes (node level): N_train sets the Poisson rate
+// q = min(1, B/N_train), the number of steps ⌈epochs/q⌉, the divisor q·N_train
+// of the noisy sum and, through calibration, the noise multiplier. Removing
+// a training node changes N_train by one, so all four depend on the private
+// data outside any mechanism; DP-SGD's convention treats the count as
+// public, and the accountant composes the steps of this N_train. Every
+// method that trains with DP-SGD over the training nodes lists it (MLP via
+// CalibrateSGD, GAP and ProGAP via ap.CalibrateAP; CARIBOU and DPAR can
+// append it to their plans).
+func TrainCountUse(nTrain int, rate float64) dp.Use {
+	return dp.Use{Kind: UseCount,
+		What: fmt.Sprintf("the training-node count N_train = %d sets DP-SGD's Poisson rate q = min(1, B/N_train) = %.4g, the number of steps ⌈epochs/q⌉, "+
+			"the divisor q·N_train of the noisy sum and, through calibration, the noise multiplier", nTrain, rate),
+		Covered: dp.TreatedAsPublic("the DP-SGD convention: removing a training node changes N_train by one, and the rate, the steps and the noise with it; " +
+			"the accountant composes the steps of this N_train")}
+}
+
+// DeltaUse is the report's use of the data by δ's rule, nil when δ reads
+// nothing (--delta given, or a paper rule with PaperPublic): delta and
+// source are what ResolveDelta returned for u.
+//   - auto (edge level): δ is computed from the node count N, which
+//     edge-level neighbours share (G and G minus one edge have the same
+//     nodes): public data.
+//   - paper: the method's convention on a count of private units (edges,
+//     training nodes). A neighbour's count can give another δ, and the
+//     noise is calibrated at this δ: treated as public.
+//
+// Methods that resolve δ themselves (not through Calibrate) append it to
+// their plans.
+func (c *Context) DeltaUse(u DeltaUnits, delta float64, source string) *dp.Use {
+	rule := c.DeltaRule
+	if rule == "" { // ResolveDelta's reading of an unset rule
+		rule = DeltaAuto
+		if c.Delta > 0 {
+			rule = DeltaGiven
+		}
+	}
+	switch {
+	case rule == DeltaPaper && u.PaperPublic:
+		return nil
+	case rule == DeltaPaper:
+		return &dp.Use{Kind: UseDelta, What: fmt.Sprintf("δ = %.3g by --delta paper: %s", delta, source),
+			Covered: dp.TreatedAsPublic("--delta paper: the paper's convention reads a private count of units; " +
+				"a neighbour's count can give another δ, and the noise is calibrated at this one")}
+	case rule == DeltaAuto:
+		return &dp.Use{Kind: UseDelta, What: fmt.Sprintf("δ = %.3g by --delta auto: %s", delta, source),
+			Covered: "public data (the node count: G and G minus one edge have the same nodes)"}
+	}
+	return nil
+}
+
+// NoiseUse is the report's statement on the run's mechanism randomness,
+// for every private run (Context.Report adds it): without --secure-noise
+// every draw — noise, Poisson and batch sampling, degree-bound and walk
+// keys, all from NoiseSource — follows from the seed the record states, so
+// anyone who knows the seed can regenerate the noise and subtract it, and
+// the guarantee, which assumes secret noise, does not hold against them;
+// with --secure-noise the mechanisms are keyed from crypto/rand and the
+// seed drives only the split, initialisation and dropout. A plan without
+// releases draws no noise and says so.
+func (c *Context) NoiseUse(plan *dp.Plan) dp.Use {
+	const what = "the mechanisms' randomness (noise draws, Poisson and batch sampling, degree-bound and walk keys)"
+	switch {
+	case plan == nil || len(plan.Releases) == 0:
+		return dp.Use{Kind: UseNoise, What: "no mechanism draws noise in this run: it releases nothing computed from private data",
+			Covered: "nothing to reproduce"}
+	case c.SecureNoise:
+		return dp.Use{Kind: UseNoise, What: what + " comes from crypto/rand (--secure-noise)",
+			Covered: "not reproducible: the mechanisms are keyed from crypto/rand and no record holds the key; the seed in this record drives only the split, initialisation and dropout"}
+	}
+	return dp.Use{Kind: UseNoise, What: what + " comes from a stream keyed by the run's seed",
+		Covered: "reproducible: every noise draw follows from the seed in this record; run with --secure-noise to key the mechanisms from crypto/rand " +
+			"(the guarantee assumes secret noise: whoever knows the seed can regenerate and subtract it)"}
 }

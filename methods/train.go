@@ -141,6 +141,7 @@ func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.R
 			metrics[k] = append(metrics[k], v)
 		}
 		if out.Privacy != nil && c.Private() {
+			out.Privacy.Uses = append(out.Privacy.Uses, splitUses(task, g, spec, r, opts.Level)...)
 			out.Privacy.Uses = append(out.Privacy.Uses, dp.Use{Kind: "evaluation", What: task.Evaluation(),
 				Covered: "not released: the experimenter's measurement; where the data it reads is private, publishing these numbers is not covered"},
 				dp.Use{Kind: "provenance", What: "the record's dataset_fingerprint, a hash of the whole dataset as loaded",
@@ -379,6 +380,76 @@ func runGraph(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, seed uin
 		}
 	}
 	return task.Prepare(gs, seed)
+}
+
+// splitUses are the report's uses of the data by run r's split of the
+// dataset g (what runGraph draws), at the run's level:
+//
+//   - a node split (the task draws one). At edge level it reads node ids
+//     and labels only, which are public there, and no edge; the inductive
+//     split also drops every edge between its two sides, a filter by that
+//     public membership, so the training graph of G minus an edge e is G's
+//     training graph minus e (or the same graph, when e crosses): the
+//     neighbouring relation survives the split. At node level the labels
+//     are private: a drawn split (per-class, ratio, inductive) is stratified
+//     by class over the raw graph's labelled nodes, so removing a node can
+//     change which other nodes train; a published one (masks, fixed) loses
+//     the removed node and keeps the others' roles. Either way it is taken
+//     as given, outside any mechanism: treated as public.
+//   - an edge split (link and sign tasks hold out test edges). The guarantee
+//     is stated for the training graph: a split drawn by shuffling the raw
+//     edge list is not stable (removing a unit changes the list's length and
+//     every position), so the training graph is treated as public input; a
+//     published split loses the removed unit's edges and keeps the others'.
+func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level Level) []dp.Use {
+	var out []dp.Use
+	if task.NodeSplit(g) {
+		s := spec.ForRun(r, len(g.MaskSplits))
+		published := s.Kind == graphs.SplitMasks || s.Kind == graphs.SplitFixed
+		inductive := s.Kind == graphs.SplitInductive
+		u := dp.Use{Kind: UseSplit}
+		if published {
+			u.What = fmt.Sprintf("the node split %s: the training, validation and test nodes the dataset comes with", s)
+		} else if inductive {
+			u.What = fmt.Sprintf("the node split %s: training and test sides drawn from the run's seed over the nodes, by class, and every edge between the two sides dropped", s)
+		} else {
+			u.What = fmt.Sprintf("the node split %s: training, validation and test nodes drawn from the run's seed over the labelled nodes, by class", s)
+		}
+		switch {
+		case level == Edge:
+			u.Covered = "public data (at edge level node ids and labels are public, and the split reads no edge"
+			if inductive {
+				u.Covered += "; dropping the edges between its sides is a filter by that public membership, so G minus an edge e gives G's training graph minus e"
+			}
+			u.Covered += ")"
+		case published:
+			u.Covered = dp.TreatedAsPublic("published with the dataset: removing a node takes it out of the split and leaves the other nodes' roles")
+		default:
+			u.Covered = dp.TreatedAsPublic("the split is taken as given, outside any mechanism: it is drawn over the raw graph's labelled nodes and their classes, " +
+				"so removing a node can change which other nodes train, validate and test")
+		}
+		out = append(out, u)
+	}
+	var frac float64
+	drawn := true
+	switch t := task.(type) {
+	case SignedLink:
+		frac, drawn = t.TestFraction, g.EdgeTrain == nil
+	case LinkPrediction:
+		frac = t.TestFraction
+	default:
+		return out
+	}
+	u := dp.Use{Kind: UseSplit}
+	if drawn {
+		u.What = fmt.Sprintf("the edge split: a fraction %g of the edges held out as test edges by a shuffle drawn from the run's seed; training reads only the rest (the training graph)", frac)
+		u.Covered = dp.TreatedAsPublic("the training graph is taken as the input: the hold-out shuffles the raw edge list, whose length and order change when a unit is removed, " +
+			"so a neighbour's training graph is not this one minus the unit; the guarantee is stated for neighbouring training graphs")
+	} else {
+		u.What = "the edge split the dataset comes with: training reads only its training edges"
+		u.Covered = dp.TreatedAsPublic("published with the dataset: removing a unit takes its edges out of their side and leaves the other edges' roles; the guarantee is stated for the training graph")
+	}
+	return append(out, u)
 }
 
 // context is the Context of one run on the split graph gs.

@@ -103,7 +103,7 @@ func TestAuditFailAbove(t *testing.T) {
 		t.Fatalf("public bound: %v", err)
 	}
 	_, err = runCLI(t, append(base, "--max-degree", "20")...)
-	if err == nil || !strings.Contains(err.Error(), "more than 20 out-neighbours") {
+	if err == nil || !strings.Contains(err.Error(), "outside the public bound (at most 20 out-neighbours per node)") {
 		t.Fatalf("public bound below the input's degrees: err = %v, want a refusal", err)
 	}
 }

@@ -1,6 +1,7 @@
 package asgl
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"slices"
@@ -179,6 +180,34 @@ func TestAccounting(t *testing.T) {
 	low.MaxDegree = d - 1
 	if _, err := New(low).newRun(ctx, mustCalibrate(t, New(low), ctx, g.N)); err == nil || !strings.Contains(err.Error(), "--degree-bound cap") {
 		t.Errorf("input above the public bound: %v", err)
+	}
+	// The refusal names the bound only: the same text for two inputs
+	// above it with different largest degrees, a *graphs.BoundError
+	// inside, no "largest" and no "raise it".
+	var first string
+	for _, deg := range []float64{12, 24} {
+		h, hd := sparseSigned(t, 60, deg)
+		if hd <= 3 {
+			t.Fatalf("signed SBM of degree %g has largest degree %d, not above the bound 3", deg, hd)
+		}
+		b := cfg
+		b.MaxDegree = 3
+		hc := context(h, 2)
+		hc.Dataset = "signed"
+		_, err := New(b).newRun(hc, mustCalibrate(t, New(b), hc, h.N))
+		var be *graphs.BoundError
+		if !errors.As(err, &be) {
+			t.Fatalf("degree %g: err = %v, want a *graphs.BoundError", deg, err)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "largest") || strings.Contains(msg, "raise it") || strings.Contains(msg, "node(s)") {
+			t.Errorf("degree %g: refusal %q names a private statistic", deg, msg)
+		}
+		if first == "" {
+			first = msg
+		} else if msg != first {
+			t.Errorf("refusals differ with the input: %q vs %q", first, msg)
+		}
 	}
 	none := cfg
 	none.DegreeBound = DegreeNone

@@ -86,10 +86,13 @@
 // noises the generators' steps exactly like the discriminators' and counts
 // them.
 //
-// The degree bound. --degree-bound public is proven as above. The signed
-// datasets have hubs far above the paper's D = N = 3 and are refused at
-// that bound; a public D at their largest degree makes R_{D,L} exceed n for
-// L ≥ 2, and then at most n subgraphs differ (every one). --degree-bound
+// The degree bound. --degree-bound public is proven as above. A signed
+// graph with hubs above the paper's D = N = 3 is refused at that bound (the
+// refusal names the bound only, graphs.BoundError); a D large enough to
+// admit hubs of hundreds of neighbours makes R_{D,L} exceed n for L ≥ 2,
+// and then at most n subgraphs differ (every one). D must be stated without
+// looking at the data: one read off the input's largest degree is not
+// public. --degree-bound
 // cap keeps at most D edges per node with a keyed greedy (the paper's
 // constrained Algorithm 1): on an input already within D the cap is the
 // identity and the claim holds; above it, removing a node can change more

@@ -126,7 +126,7 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		return nil, fmt.Errorf("DegreeBound (--degree-bound) none bounds no degree, so nothing bounds the training subgraphs a node changes: use it without privacy or with --accounting paper (whose report states ε = ∞), or use public or cap")
 	}
 	tD, tG := m.steps()
-	units := methods.DeltaUnits{Unit: "node", Paper: func() (float64, string, error) {
+	units := methods.DeltaUnits{Unit: "node", PaperPublic: true, Paper: func() (float64, string, error) {
 		return paperDelta, "paper convention: δ = 1e-5 (the authors' code; reads no data)", nil
 	}}
 	noise := func(z float64) map[string]float64 {

@@ -222,9 +222,9 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*run, error) {
 		w, err := graphs.NewSignedWalker(ph.pos, ph.neg, walk)
 		if err != nil {
 			if walk.Mode == graphs.DegreePublic {
-				return nil, fmt.Errorf("--max-degree %d (--degree-bound public) on %s, G%s: %v. --max-degree is a public bound on every node's degree in G+ and in G− and the guarantee covers graphs within it: "+
-					"raise it to a bound you can state without looking at the data, or pass --degree-bound cap (the paper's constrained trees, whose guarantee assumes the input is already within the bound)",
-					c.MaxDegree, ctx.Dataset, ph.name, err)
+				return nil, fmt.Errorf("--max-degree %d (--degree-bound public) on %s, G%s: %w. --max-degree is a public bound on every node's degree in G+ and in G− and the guarantee covers graphs within it: "+
+					"%s, or pass --degree-bound cap (the paper's constrained trees, whose guarantee assumes the input is already within the bound)",
+					c.MaxDegree, ctx.Dataset, ph.name, err, graphs.BoundAdvice)
 			}
 			return nil, fmt.Errorf("walk graph G%s: %w", ph.name, err)
 		}

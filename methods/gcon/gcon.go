@@ -258,7 +258,7 @@ func Delta(ctx *methods.Context) (float64, string, error) {
 		if e < 2 {
 			return 0, "", fmt.Errorf("gcon: δ = 1/|E| needs edges; pass --delta")
 		}
-		return 1 / float64(e), fmt.Sprintf("paper convention: 1/|E| with |E| = %d directed entries (a private count, not covered)", e), nil
+		return 1 / float64(e), fmt.Sprintf("paper convention: 1/|E| with |E| = %d directed entries (a private count, treated as public)", e), nil
 	}))
 }
 
@@ -287,7 +287,11 @@ const ledgerObjective = "objective"
 
 // Plan is the privacy plan of a calibration: one release, the perturbed
 // minimiser, accounted by GCON's theorem (not by a composition accountant),
-// or none when the run is not private or never reads an edge (Ψ = 0).
+// or none when the run is not private or never reads an edge (Ψ = 0). A
+// release lists δ's rule when it reads a count (methods.DeltaUse: auto
+// reads the public node count, paper the private |E|). The training rows
+// n1, the classes and d are public at edge level (labels and features
+// are).
 func Plan(ctx *methods.Context, cal Calibration, delta float64, deltaSource string, n1, d int) *dp.Plan {
 	noise := map[string]float64{
 		"lambda": cal.Lambda, "lambda_requested": cal.LambdaIn, "lambda_prime": cal.LambdaPrime,
@@ -303,6 +307,9 @@ func Plan(ctx *methods.Context, cal Calibration, delta float64, deltaSource stri
 			p.Epsilon = math.Inf(1)
 		}
 		return p
+	}
+	if u := ctx.DeltaUse(methods.DeltaUnits{Unit: "undirected edge"}, delta, deltaSource); u != nil {
+		p.Uses = append(p.Uses, *u)
 	}
 	noise["beta"] = cal.Beta
 	noise["c_theta"] = cal.CTheta
@@ -596,7 +603,7 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := ctx.Report(Plan(ctx, fit.Cal, fit.Delta, fit.DeltaSource, fit.N1, fit.D))
+	rep, err := ctx.Report(m.plan(ctx, fit))
 	if err != nil {
 		return nil, err
 	}
@@ -614,8 +621,21 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if out.Scores, err = m.Scores(fit, inferAt, enc.X, m.cfg.EncoderHidden, g.NumClasses); err != nil {
 		return nil, err
 	}
-	plan := Plan(ctx, fit.Cal, fit.Delta, fit.DeltaSource, fit.N1, fit.D)
-	return out, methods.SetInference(out, g, m.inference(ctx, plan, fit, enc.Mod, inferAt))
+	return out, methods.SetInference(out, g, m.inference(ctx, m.plan(ctx, fit), fit, enc.Mod, inferAt))
+}
+
+// plan is a run's privacy plan (Plan) with the uses that depend on the
+// configuration: with --inference public, the public test graph.
+func (m *GCON) plan(ctx *methods.Context, fit *Fit) *dp.Plan {
+	p := Plan(ctx, fit.Cal, fit.Delta, fit.DeltaSource, fit.N1, fit.D)
+	if len(p.Releases) > 0 && m.cfg.Inference == "public" {
+		p.Uses = append(p.Uses, dp.Use{Kind: "inference",
+			What: "--inference public: the edges touching validation and test nodes form a public test graph; training reads only the other edges, " +
+				"prediction propagates over the public graph without noise",
+			Covered: dp.TreatedAsPublic("GCON's scenario ii: the guarantee covers only the edges outside the public test graph; which edges those are " +
+				"follows from the split, and δ is the whole graph's")})
+	}
+	return p
 }
 
 // inference is the trained GCON's query over a graph h: the encoder over

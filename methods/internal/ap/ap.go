@@ -59,7 +59,9 @@ const (
 // sensitivity): at edge level (and without privacy) with --accountant, at
 // node level with RDP. The noise record holds the NAP std z·sensitivity and
 // K; at node level nodeNoise adds the DP-SGD entries. The report lists the
-// degree bound and the model selection of the `modules` trained modules. At
+// degree bound, the model selection of the `modules` trained modules and,
+// at node level, the training-node count the DP-SGD rate is read from
+// (treated as public, methods.TrainCountUse). At
 // edge level the report names the privacy unit and, for directed units,
 // also states the ε of an undirected edge (two directed entries,
 // sensitivity √2, so the same events at multiplier z/√2) — what a reader of
@@ -75,6 +77,10 @@ func (a *Config) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func
 		if setup.Note != "" {
 			c.Plan.Notes = append(c.Plan.Notes, setup.Note)
 		}
+	}
+	if ctx.Level == methods.Node && ctx.Private() {
+		// The modules' DP-SGD reads the training-node count.
+		c.Plan.Uses = append(c.Plan.Uses, methods.TrainCountUse(setup.TrainNodes, setup.Rate))
 	}
 	return c, nil
 }
@@ -128,8 +134,12 @@ type APSetup struct {
 	Sensitivity float64
 	// Units are the privacy units for δ.
 	Units methods.DeltaUnits
-	// Rate is the DP-SGD Poisson rate at node level.
-	Rate float64
+	// Rate is the DP-SGD Poisson rate at node level, B/TrainNodes capped
+	// at 1, and TrainNodes the training-node count it is read from (a
+	// private count at node level, listed in the report as treated as
+	// public: methods.TrainCountUse).
+	Rate       float64
+	TrainNodes int
 	// Bound describes the degree bound for the report (node level), and
 	// Note is the report's note on what the guarantee assumes.
 	Bound *dp.Use
@@ -192,9 +202,9 @@ func (a *Config) SetupAP(ctx *methods.Context) (*APSetup, error) {
 			"which √D does not cover: for such an input the ε above is not a guarantee", d, d)
 	default:
 		if err := graphs.CheckOutDegree(g.Adj, d); err != nil {
-			return nil, fmt.Errorf("node level, --max-degree %d: %s: %v. --max-degree is a public bound on every node's out-degree and the guarantee "+
-				"covers graphs within it: raise it to a bound you can state without looking at the data, or pass --degree-bound sample "+
-				"(the papers' sampling, whose guarantee assumes the input is already within the bound)", d, ctx.Dataset, err)
+			return nil, fmt.Errorf("node level, --max-degree %d on %s: %w. --max-degree is a public bound on every node's out-degree and the guarantee "+
+				"covers graphs within it: %s, or pass --degree-bound sample "+
+				"(the papers' sampling, whose guarantee assumes the input is already within the bound)", d, ctx.Dataset, err, graphs.BoundAdvice)
 		}
 		s.Bound = &dp.Use{Kind: "degree-bound",
 			What:    fmt.Sprintf("public out-degree bound D=%d: the raw graph was checked to be within it; no edge is dropped", d),
@@ -389,7 +399,7 @@ func (a *Config) SetupCounts(level methods.Level, c methods.Counts) (*APSetup, e
 		}
 		s.Sensitivity = math.Sqrt(float64(a.MaxDegree))
 		s.Units.Unit = "node"
-		s.Rate = methods.NodeRate(a.BatchSize, c.TrainNodes)
+		s.Rate, s.TrainNodes = methods.NodeRate(a.BatchSize, c.TrainNodes), c.TrainNodes
 	}
 	return s, nil
 }
@@ -407,7 +417,7 @@ func (a *Config) QueryAdj(level methods.Level, h *graphs.Graph, src *dp.Source) 
 		return graphs.SampleOutDegree(h.Adj, a.MaxDegree, PairKeyFrom(src)), nil
 	}
 	if err := graphs.CheckOutDegree(h.Adj, a.MaxDegree); err != nil {
-		return nil, fmt.Errorf("query: node level, --max-degree %d: %v", a.MaxDegree, err)
+		return nil, fmt.Errorf("query: node level, --max-degree %d: %w", a.MaxDegree, err)
 	}
 	return h.Adj, nil
 }

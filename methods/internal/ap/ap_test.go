@@ -1,6 +1,7 @@
 package ap
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -129,6 +130,46 @@ func TestDropoutFor(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), "-1: automatic") {
 			t.Errorf("%s: error %v, want a refusal naming -1: automatic", bad, err)
+		}
+	}
+}
+
+// TestPublicBoundRefusal: at node level with --degree-bound public, SetupAP
+// refuses an input above D with a text that is the same for every such
+// input — spread graphs whose largest out-degree is 30 or 90, with 30 or
+// 90 nodes above the bound — and names neither statistic: no "raise it"
+// towards a value read off the data, a *graphs.BoundError inside.
+func TestPublicBoundRefusal(t *testing.T) {
+	a := apFor(t, "--max-degree", "10")
+	var first string
+	for _, nu := range []int{30, 90} {
+		g := splitAll(t, graphs.SpreadGraph(nu, 12, 1))
+		g.Name = "spread"
+		cnt, mx := graphs.OutDegreeExcess(g.Adj, 10)
+		if cnt == 0 {
+			t.Fatalf("spread(%d): no node above the bound", nu)
+		}
+		_, err := a.SetupAP(&methods.Context{Graph: g, Dataset: g.Name, Level: methods.Node, Epsilon: 8, Delta: 1e-5, Seed: 1})
+		var be *graphs.BoundError
+		if !errors.As(err, &be) {
+			t.Fatalf("spread(%d): err = %v, want a *graphs.BoundError", nu, err)
+		}
+		msg := err.Error()
+		for _, private := range []string{fmt.Sprint(mx), fmt.Sprintf("%d node", cnt), "largest", "raise it"} {
+			if strings.Contains(msg, private) {
+				t.Errorf("spread(%d): refusal %q contains %q", nu, msg, private)
+			}
+		}
+		if !strings.Contains(msg, "--max-degree 10") || !strings.Contains(msg, "without looking at the data") {
+			t.Errorf("spread(%d): refusal %q does not name the bound and the advice", nu, msg)
+		}
+		if first == "" {
+			first = msg
+		} else if msg != first {
+			t.Errorf("refusals differ with the input: %q vs %q", first, msg)
+		}
+		if _, err := a.QueryAdj(methods.Node, g, nil); !errors.As(err, &be) {
+			t.Errorf("spread(%d): query refusal %v, want a *graphs.BoundError", nu, err)
 		}
 	}
 }
