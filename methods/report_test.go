@@ -157,9 +157,8 @@ type reportCase struct {
 
 // privateRunCases are small private runs of every built-in private method
 // at each level it supports, with the data-dependent quantities each one
-// reads. GCN is non-private only (TestGCNHasNoPrivateLevel). CARIBOU and
-// DPAR are in TestReportStatesNoiseSource; their counts are their own
-// packages' lines.
+// reads. GCN is non-private only (TestGCNHasNoPrivateLevel). CARIBOU is in
+// TestReportStatesNoiseSource; its counts are its own package's lines.
 func privateRunCases(t *testing.T) []reportCase {
 	node := func(o methods.TrainOptions) methods.TrainOptions {
 		o.Level, o.Epsilon, o.Runs, o.Seed = methods.Node, 8, 1, 1
@@ -200,6 +199,8 @@ func privateRunCases(t *testing.T) []reportCase {
 			public: []string{"N_train = 600", "node split ratio:0.3:0.3"}},
 		{name: "progap edge, δ paper, undirected", method: "progap", args: []string{"--epochs", "1", "--edge-unit", "undirected"}, opts: edge(methods.TrainOptions{DeltaRule: methods.DeltaPaper}),
 			public: []string{"10^-digits of the undirected edges"}},
+		{name: "dpar node, δ paper", method: "dpar", args: []string{"--epochs", "2", "--rows", "5"}, opts: node(methods.TrainOptions{DeltaRule: methods.DeltaPaper, Split: "inductive:0.8"}),
+			public: []string{"N_train = 1600", "by --delta paper: paper convention: 10^-digits of the training nodes (1600", "node split inductive:0.8"}},
 		{name: "gcon edge, δ paper", method: "gcon", args: []string{"--encoder-epochs", "2"}, opts: edge(methods.TrainOptions{DeltaRule: methods.DeltaPaper}),
 			public: []string{"1/|E|"}},
 		{name: "gcon edge, public inference", method: "gcon", args: []string{"--encoder-epochs", "2", "--inference", "public"}, opts: edge(methods.TrainOptions{}),

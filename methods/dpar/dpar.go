@@ -351,9 +351,13 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	c.Plan.Notes = append(c.Plan.Notes, m.notes(p, epsIn, deltaIn)...)
 	c.Plan.Uses = append(c.Plan.Uses,
 		dp.Use{Kind: "selection", What: "model selection: the last epoch; no label is read during training", Covered: "no private data read"},
-		dp.Use{Kind: "dp-sgd", What: fmt.Sprintf("the DP-SGD rate q = B/(q'·N_train) reads the split's training-node count (%d)", nTrain), Covered: "treated as public (the DP-SGD convention); the samples are the N node ids and the noisy sum is divided by q·N, so G's size is not read"},
+		dp.Use{Kind: methods.UseCount, What: fmt.Sprintf("the split's training-node count N_train = %d sets the DP-SGD rate q = min(1, B/(q'·N_train)) = %.4g and the number of steps ⌈epochs/q⌉", nTrain, p.rate),
+			Covered: dp.TreatedAsPublic("the DP-SGD convention; the samples are the N node ids and the noisy sum is divided by q·N, so the node subsample's size is not read")},
 		dp.Use{Kind: "evaluation", What: "inference by PPR propagation over the graph of the non-training nodes (Eq. 4)",
 			Covered: "not released with a guarantee: the test nodes' features and edges are inference inputs (DPAR §4), the training nodes enter only through θ (post-processing)"})
+	if u := ctx.DeltaUse(units, delta, source); u != nil {
+		c.Plan.Uses = append(c.Plan.Uses, *u)
+	}
 	return p, nil
 }
 
