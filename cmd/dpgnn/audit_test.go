@@ -86,7 +86,9 @@ func TestAuditGaussianPower(t *testing.T) {
 func TestAuditReleasesWithinClaims(t *testing.T) {
 	edge := firstEdge(t)
 	n := csbmNodes(t)
-	every := func(values int) string { return fmt.Sprintf("all %d node-indexed values, every node's included", values) }
+	every := func(values int) string {
+		return fmt.Sprintf("all %d node-indexed values, every node's included", values)
+	}
 	withNode0 := fmt.Sprintf("all %d node-indexed values, node 0's 1 included", n)
 	for _, tc := range []struct {
 		args     []string
