@@ -389,11 +389,13 @@ func TestAuditSamples(t *testing.T) {
 	if g.At(0, v) == gp.At(0, v) || g.At(3, other) == g.At(4, other) {
 		t.Error("samples repeat values across sides or runs")
 	}
-	if err := exec.Command("python3", "-c", "import numpy").Run(); err == nil {
+	if py := numpyPython(); py == "" {
+		t.Log("no python3 with numpy: the samples were checked in Go only")
+	} else {
 		script := fmt.Sprintf("import numpy as np; z = np.load(%q); g, gp, node = z['g'], z['g_prime'], z['node']; "+
 			"assert g.shape == gp.shape == (%d, %d) and g.dtype == np.float64 and node.dtype == np.int64 and (node == np.arange(%d)).all(); "+
 			"print(g[:, %d].mean() - gp[:, %d].mean())", path, trials, n, n, v, v)
-		out, err := exec.Command("python3", "-c", script).CombinedOutput()
+		out, err := exec.Command(py, "-c", script).CombinedOutput()
 		if err != nil {
 			t.Fatalf("numpy cannot read the samples: %v\n%s", err, out)
 		}
@@ -408,6 +410,16 @@ func TestAuditSamples(t *testing.T) {
 	if h := zr2.Header("g.npy"); h == nil || !slices.Equal(h.Descr.Shape, []int{40, n}) {
 		t.Errorf("second audit: header %v, want shape [40 %d]", h, n)
 	}
+}
+
+// numpyPython is a python3 that imports numpy ("" if none).
+func numpyPython() string {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(py, "-c", "import numpy").Run() == nil {
+			return py
+		}
+	}
+	return ""
 }
 
 // TestAuditSamplesRefused: an unwritable --samples path and samples above
