@@ -74,6 +74,17 @@ For a release claimed as a Gaussian mechanism (NAP, the bare Gaussian) they
 also bound μ of μ-GDP from below, which refutes the claim with far fewer
 releases (Nasr et al. 2023). A lower bound above the claimed ε is a privacy bug.
 
+The neighbour must be one unit of the claim: --remove-edge U,V or --neighbor
+FILE (one edge, added or removed, and nothing else) at edge level,
+--remove-node V at node level (G′ keeps V's id as an isolated node with no
+features, label or split). Every value of the release is compared, the
+removed node's own included (an absent node's value is whatever the release
+gives it, e.g. 0 plus noise); the one exception is a node-level release
+whose claim states why it does not cover the removed node's own row (NAP:
+the row sums v's in-neighbours and only v's own example reads it). The
+record's "compared" says which values were. --samples FILE writes every raw
+release of both sides (npz: g, g_prime, node) for your own statistic.
+
 Releases: gap, progap — one NAP aggregation; mlp — one DP-SGD step (node
 level); gcon — the perturbed minimiser. 'dpgnn audit gaussian' audits a bare
 Gaussian mechanism (the audit's own calibration check).
