@@ -677,12 +677,20 @@ func cpTable(n int, level float64) func(int) float64 {
 // probability at most 1 − Confidence, and comes close to eps only with very
 // many runs (at eps = 2: about 0.8 with 10,000 runs per side, 1.2 with
 // 100,000; see Audit).
+//
+// Every run is held in memory (8 bytes per run and side, plus 8 per
+// estimation run's score): trials above MaxAuditGaussianTrials are refused
+// before anything is allocated.
 func AuditGaussian(eps, delta float64, trials int, seed uint64, cfg AuditConfig) (AuditResult, float64, error) {
 	if err := CheckPositiveFinite("audit epsilon", eps); err != nil {
 		return AuditResult{}, 0, err
 	}
 	if err := CheckCount("audit trials", trials); err != nil {
 		return AuditResult{}, 0, err
+	}
+	if trials > MaxAuditGaussianTrials {
+		return AuditResult{}, 0, fmt.Errorf("dp: audit trials %d: a Gaussian audit holds every run in memory (16 bytes per trial, %.3g GB here); at most %d",
+			trials, 16*float64(trials)/1e9, MaxAuditGaussianTrials)
 	}
 	sigma, err := CalibrateGaussian(eps, delta, 1, "gdp")
 	if err != nil {
@@ -693,14 +701,15 @@ func AuditGaussian(eps, delta float64, trials int, seed uint64, cfg AuditConfig)
 	}
 	noise := make([]float64, 2*trials)
 	NewSource(seed).FillNormal(noise)
-	g := make([][]float64, trials)
-	gp := make([][]float64, trials)
-	for i := range g {
+	for i := range trials {
 		noise[i] = 1 + sigma*noise[i]
 		noise[trials+i] *= sigma
-		g[i] = noise[i : i+1 : i+1]
-		gp[i] = noise[trials+i : trials+i+1 : trials+i+1]
 	}
-	res, err := Audit(g, gp, cfg)
+	res, err := audit(func(i int, _ bool) ([]float64, error) { return noise[i : i+1 : i+1], nil },
+		func(i int, _ bool) ([]float64, error) { return noise[trials+i : trials+i+1 : trials+i+1], nil }, trials, trials, cfg)
 	return res, sigma, err
 }
+
+// MaxAuditGaussianTrials is the most runs per side AuditGaussian accepts:
+// 2²⁷, 2 GiB of runs (and at most 1 GiB of estimation scores).
+const MaxAuditGaussianTrials = 1 << 27

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -580,12 +581,30 @@ func TestAuditStatsInvalidInput(t *testing.T) {
 		{"zero delta", 1, 0, 100, AuditConfig{}},
 		{"no trials", 1, 1e-5, 0, AuditConfig{}},
 		{"too few trials", 1, 1e-5, 20, AuditConfig{}},
+		{"too many trials", 1, 1e-5, MaxAuditGaussianTrials + 1, AuditConfig{}},
+		{"32 GB of trials", 1, 1e-5, 2000000000, AuditConfig{}},
 	} {
 		t.Run("AuditGaussian "+tc.name, func(t *testing.T) {
 			if _, _, err := AuditGaussian(tc.eps, tc.delta, tc.trials, 1, tc.cfg); err == nil || !strings.HasPrefix(err.Error(), "dp: ") {
 				t.Errorf("error %v, want one starting with \"dp: \"", err)
 			}
 		})
+	}
+}
+
+// TestAuditGaussianRefusesBeforeAllocating: 2·10⁹ trials (32 GB of runs
+// before the bound) are refused without allocating them: the call
+// allocates almost nothing.
+func TestAuditGaussianRefusesBeforeAllocating(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := AuditGaussian(1, 1e-5, 2000000000, 1, AuditConfig{})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("err = %v, want the trial limit", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Fatalf("allocated %d bytes before refusing", grew)
 	}
 }
 

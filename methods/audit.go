@@ -2,6 +2,7 @@ package methods
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
@@ -23,15 +24,67 @@ type AuditTarget struct {
 	// EdgeUnit is the edge-level unit the claim is for (EdgeDirected or
 	// EdgeUndirected): what --remove-edge removes.
 	EdgeUnit string
-	// Width > 0 means the output is an N×Width matrix in node order: a
-	// removed node's row is dropped before comparing. 0: not node-indexed
-	// (parameters, gradients).
+	// Width > 0 means the output is an N×Width matrix in node order: values
+	// i·Width … (i+1)·Width−1 are node i's (N the graph's node count, the
+	// same on G and G′: a removed node keeps its id, isolated). 0: the
+	// output is not node-major; Nodes says which values belong to a node.
 	Width int
+	// Nodes, for an output that is not N×Width node-major (Width 0), is the
+	// node id of every output value, −1 where a value belongs to no node
+	// (a bias, a weight); its length is the output's. nil with Width 0: no
+	// value belongs to a node (parameters, gradients). Setting both Width
+	// and Nodes is an error.
+	Nodes []int
+	// OwnRow, when non-empty, is the one exception to comparing every
+	// value: the claim is a node-level claim that does not cover the
+	// removed node's own values (those whose node, by Width or Nodes, is
+	// the removed node), and OwnRow says why it does not need to — which
+	// other released object reads them and why that is already counted. A
+	// node-level audit then leaves exactly those values out of its test and
+	// says so in its record (--samples still writes them). Empty (the
+	// default): every value is compared, the removed node's included; on
+	// G′ the node is an isolated id with no features, label or split, and
+	// its values are whatever the release gives such a node (for a sum
+	// over in-neighbours, 0 plus noise). A release indexed by node ids
+	// whose claim covers the removed node's own values (its proof bounds
+	// them, or something released reads them) must leave OwnRow empty:
+	// dropping them hides exactly the leak of a node that can be named on
+	// G and never on G′. Ignored at edge level, where every value is
+	// compared.
+	OwnRow string
 	// Prepare builds the release on the raw graph g — every data-dependent
 	// step of the method (degree bounds, calibration, propagation) runs on
 	// g — and returns a function that performs one release per call, all
 	// its randomness (noise, sampling, keys) drawn from the given source.
 	Prepare func(g *graphs.Graph) (Release1, error)
+}
+
+// CoordinateNodes is the node id of every value of a release over n nodes
+// (−1: none): from Width (N×Width node-major) or Nodes. It is nil when
+// neither is set (no value belongs to a node; the length is known only
+// from a release). It fails for a negative Width, both set, or a Nodes
+// entry outside [−1, n).
+func (t *AuditTarget) CoordinateNodes(n int) ([]int, error) {
+	switch {
+	case t.Width < 0:
+		return nil, fmt.Errorf("audit target: width %d: want ≥ 0", t.Width)
+	case t.Width > 0 && t.Nodes != nil:
+		return nil, fmt.Errorf("audit target: both Width %d and Nodes (%d values) are set: give one", t.Width, len(t.Nodes))
+	case t.Width > 0:
+		nodes := make([]int, n*t.Width)
+		for i := range nodes {
+			nodes[i] = i / t.Width
+		}
+		return nodes, nil
+	case t.Nodes != nil:
+		for j, v := range t.Nodes {
+			if v < -1 || v >= n {
+				return nil, fmt.Errorf("audit target: value %d belongs to node %d: want a node id in [0, %d) or −1", j, v, n)
+			}
+		}
+		return slices.Clone(t.Nodes), nil
+	}
+	return nil, nil
 }
 
 // AuditOptions choose what the audited release is fed.

@@ -22,7 +22,12 @@ import (
 // step at the run's calibrated noise (with --multiplier, at that noise
 // multiplier: σ in strict accounting, the paper's σ with --accounting
 // paper). The audit's --remove-node edits the positive adjacency, which is
-// all a D+ step reads; a D− step is the same mechanism on G−.
+// all a D+ step reads; a D− step is the same mechanism on G−. Every value
+// belongs to a node (Nodes: row i of E's gradient and entry i of b's are
+// node i's) and every one is compared, the removed node's included: the
+// step's claim is for the whole gradient (the removed node's embedding row
+// is a parameter every release exposes, and on G′ its gradient is what a
+// node in no subgraph gets, 0 plus noise).
 func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
 	if !ctx.Private() || ctx.Level != methods.Node {
 		return nil, fmt.Errorf("asgl is audited at node level with a finite --epsilon")
@@ -48,7 +53,7 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 		return nil, err
 	}
 	cfg := m.cfg
-	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta,
+	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Nodes: auditNodes(g.N, cfg.Dim),
 		What: fmt.Sprintf("one D+ step from the initial parameters: %d of %d roots without replacement, each root's gradient clipped to %g, noise std %.4g (R = %d, %s degree bound D=%d); released: the privatised gradient of the embedding and the bias",
 			cfg.DiscBatch, g.N, cfg.Clip, p.noiseMultiplier()*cfg.Clip, p.occ, p.walk.Mode, cfg.MaxDegree)}
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
@@ -96,3 +101,20 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 }
 
 var _ methods.Auditor = (*ASGL)(nil)
+
+// auditNodes is the node of every value of a player's released gradient
+// over n nodes, in the player's parameter order (layers.NewGANPlayer): the
+// embedding E (n×dim, row i is node i's), then the bias b (n×1, entry i is
+// node i's).
+func auditNodes(n, dim int) []int {
+	nodes := make([]int, 0, n*(dim+1))
+	for i := range n {
+		for range dim {
+			nodes = append(nodes, i)
+		}
+	}
+	for i := range n {
+		nodes = append(nodes, i)
+	}
+	return nodes
+}

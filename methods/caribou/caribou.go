@@ -430,7 +430,9 @@ func (m *CARIBOU) newPCMP(s *setup, std float64, src *dp.Source) *layers.PCMP {
 
 // AuditTarget is one PCMP release, for `dpgnn audit`: K noisy contractive
 // layers over an embedding, with the noise std the run's calibration gives
-// for the graph; the output is X⁽ᴷ⁾.
+// for the graph; the output is X⁽ᴷ⁾. Every row is compared, the removed
+// node's included (OwnRow empty): the strict node-level Δ_n bounds that
+// row's change too (term A of layers.NodeSensitivity).
 func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
 	if !ctx.Private() {
 		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")

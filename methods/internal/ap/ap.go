@@ -263,6 +263,32 @@ func RecordNAP(nap *layers.NAP, l *dp.Ledger, name string, z, sensitivity float6
 // degree bound is part of the release: on each graph the public bound is
 // checked, and with --degree-bound sample every release draws its own key
 // from the mechanism source. calibrate is the method's calibration.
+//
+// Which values the claim covers. At edge level every row (removing j→i
+// changes row i by a unit vector; an undirected edge rows i and j): all
+// are compared. At node level every row but the removed node v's own
+// (OwnRow = NAPOwnRow). Proof, for a raw G within the public bound D and
+// G′ = G − v: fix everything released before a hop (adaptive
+// composition). The hop's rows u ≠ v on G and on G′ have the same mean,
+// except the rows of v's ≤ D out-neighbours, which on G also add
+// Z_v/‖Z_v‖ (norm ≤ 1, whatever Z_v is; zero rows stay zero): given the
+// other rows, the hop on G is a mixture over Z_v of Gaussians each within
+// √D of G′'s, and joint convexity of the divergences gives the Gaussian
+// bound of sensitivity √D. Row v itself differs by the sum of v's
+// in-neighbours' normalised rows, which no out-degree bound limits: it is
+// not covered. It need not be, because GAP and ProGAP read a hop's row v
+// only (i) row-wise into v's own DP-SGD example (the classifier's, or the
+// next stage's: MLPs, jumping knowledge and group or no norm are row-wise,
+// batch norm is refused at node level, and the framework refuses a
+// training-path product that crosses examples), which G′ does not have —
+// DP-SGD's guarantee holds whatever that example holds; (ii) in v's own
+// validation count of a private selection, whose sensitivity 1 counts it;
+// (iii) normalised, in the next hop's rows of v's out-neighbours — the
+// mixture above; (iv) in v's own prediction, which the node-level claim
+// leaves out (docs/privacy.md). Queries re-run NAP with fresh noise and
+// are charged separately. So everything released but v's own row and
+// prediction is covered, and the audit compares every row but v's,
+// saying why in its record.
 func (a *Config) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calibrate func(*methods.Context, *APSetup) (*methods.Calibrated, error)) (*methods.AuditTarget, error) {
 	if !ctx.Private() {
 		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
@@ -294,6 +320,9 @@ func (a *Config) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calib
 	t := &methods.AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: a.EdgeUnit, Gaussian: true,
 		What: fmt.Sprintf("one NAP release (%s level, %s embedding of width %d): noise std %.4g, sensitivity %.4g", ctx.Level, opts.Embedding, width,
 			cal.Multiplier*setup.Sensitivity, setup.Sensitivity)}
+	if ctx.Level == methods.Node {
+		t.OwnRow = NAPOwnRow
+	}
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
 		gc := *ctx
 		gc.Graph = g
@@ -321,7 +350,13 @@ func (a *Config) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calib
 	return t, nil
 }
 
-// auditEmbedding is the NAP input of an audit.
+// NAPOwnRow is why a node-level NAP claim does not cover the removed
+// node's own row (the proof is NAPAudit's).
+const NAPOwnRow = "NAP's row at v sums v's in-neighbours (no degree bound limits it) and is read only by v's own DP-SGD example and validation count " +
+	"(gone with v; DP-SGD and the selection's sensitivity 1 cover them whatever the row is), by v's own prediction (outside the node-level claim), " +
+	"and, normalised, by the next hop's rows of v's ≤ D out-neighbours, which √D already counts as changed"
+
+// AuditEmbedding is the NAP input of an audit.
 func AuditEmbedding(g *graphs.Graph, kind string, width int) ([]float64, error) {
 	switch kind {
 	case "", "aligned":
