@@ -1162,15 +1162,8 @@ func TestCGLFlooredEdgeSensitivity(t *testing.T) {
 func TestCGLFlooredNodeSensitivity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 3))
 	worst := map[string]*cglRatio{}
-	check := func(fam string, n int, edges [][2]int, v, floor int) {
+	checkP := func(fam string, n int, edges [][2]int, v, floor int, cl, a1, beta float64) {
 		t.Helper()
-		cl, a1, beta := 0.5+0.49*rng.Float64(), rng.Float64(), 0.0
-		if rng.IntN(3) == 0 {
-			a1 = 1
-		}
-		if rng.IntN(2) == 0 {
-			beta = 2 * rng.Float64()
-		}
 		_, dmax := cglMinMax(cglDegrees(n, edges))
 		floor = min(floor, dmax) // Validate keeps D_min ≤ D_max
 		op := cglNodeOpFloored(t, n, edges, v, cl, a1, beta, floor)
@@ -1188,6 +1181,35 @@ func TestCGLFlooredNodeSensitivity(t *testing.T) {
 			worst[fam] = &cglRatio{}
 		}
 		worst[fam].see(got/bound, desc)
+	}
+	check := func(fam string, n int, edges [][2]int, v, floor int) {
+		t.Helper()
+		cl, a1, beta := 0.5+0.49*rng.Float64(), rng.Float64(), 0.0
+		if rng.IntN(3) == 0 {
+			a1 = 1
+		}
+		if rng.IntN(2) == 0 {
+			beta = 2 * rng.Float64()
+		}
+		checkP(fam, n, edges, v, floor, cl, a1, beta)
+	}
+	// The outside review's worst cases for eq. 8: v joined to K_m (β = 4,
+	// up to 4.04× eq. 8 at m = 40) and a wheel (β = 0, 1.43×), at CARIBOU's
+	// defaults C_L = 0.9, α₁ = 1.
+	for _, m := range []int{10, 20, 40} {
+		edges := cglComplete(m + 1) // node 0 joined to every node of K_m on 1..m
+		for _, beta := range []float64{0, 4} {
+			checkP("v joined to K_m", m+1, edges, 0, 0, 0.9, 1, beta)
+			checkP("v joined to K_m", m+1, edges, 0, m-1, 0.9, 1, beta)
+		}
+	}
+	for _, m := range []int{5, 8, 12} {
+		edges := cglStar(m)
+		for i := 0; i < m; i++ {
+			edges = append(edges, [2]int{1 + i, 1 + (i+1)%m})
+		}
+		checkP("wheel", m+1, edges, 0, 0, 0.9, 1, 0)
+		checkP("wheel", m+1, edges, 1, 0, 0.9, 1, 0)
 	}
 	for trial := 0; trial < 150; trial++ {
 		n := 5 + rng.IntN(10)
@@ -1222,7 +1244,7 @@ func TestCGLFlooredNodeSensitivity(t *testing.T) {
 			check("hub over regular", m+1, edges, 0, d)
 		}
 	}
-	for _, fam := range []string{"G(n,p)", "complete", "star", "path", "hub over regular"} {
+	for _, fam := range []string{"G(n,p)", "complete", "star", "path", "hub over regular", "v joined to K_m", "wheel"} {
 		t.Logf("%-18s worst sup/NodeSensitivity = %.6f (%s)", fam, worst[fam].worst, worst[fam].desc)
 	}
 }
