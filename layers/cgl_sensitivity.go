@@ -102,17 +102,21 @@ func EdgeSensitivityPaper(lipschitz, alpha1 float64, dmin int) float64 {
 // κ(D)/(D+1) ≤ 1/(4(D+1)³) ≤ 2sq for D ≥ 1; (1) analytically for D ≥ 3
 // and by the test for all D up to 10⁵. The maximum is taken anyway, so
 // the value is proven whether or not Theorem 8's is.
+//
+// Where Theorem 8's value is the maximum, it is returned bit for bit
+// (EdgeSensitivityPaper with the same arguments), so a run with
+// --sensitivity paper is accounted at exactly its own multiplier.
 func EdgeSensitivity(lipschitz, alpha1 float64, floor int) float64 {
-	return lipschitz * alpha1 * edgeSensitivityUnit(floor)
+	return math.Max(lipschitz*alpha1*edgeCaseBound(floor), EdgeSensitivityPaper(lipschitz, alpha1, floor))
 }
 
-// edgeSensitivityUnit is EdgeSensitivity/(C_L·α₁): the maximum of the three
-// case bounds and Theorem 8's bracket.
-func edgeSensitivityUnit(floor int) float64 {
+// edgeCaseBound is the maximum of EdgeSensitivity's three case bounds,
+// divided by C_L·α₁.
+func edgeCaseBound(floor int) float64 {
 	d := float64(floor)
 	c, k := CGLC(floor), cglKappa(floor)
 	s1 := edgeRow(d, c)
-	v := math.Max(math.Sqrt(2*s1*s1+4*k/(d+1)), EdgeSensitivityPaper(1, 1, floor))
+	v := math.Sqrt(2*s1*s1 + 4*k/(d+1))
 	if floor >= 1 {
 		sn := 1 / math.Sqrt((d+1)*(d+2))
 		s2 := 1/((d+1)*(d+2)) + c/math.Sqrt(d+1) + sn

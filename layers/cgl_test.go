@@ -522,8 +522,10 @@ func TestCGLEdgeSensitivityPaperIsABound(t *testing.T) {
 				}
 			}
 		}
-		if e, p := EdgeSensitivity(1, 1, d), EdgeSensitivityPaper(1, 1, d); e != p {
-			t.Fatalf("D=%d: EdgeSensitivity %.17g ≠ Thm 8's %.17g", d, e, p)
+		for _, c := range [][2]float64{{1, 1}, {0.9, 1}, {0.9, 0.7}, {0.99, 0.5}} {
+			if e, p := EdgeSensitivity(c[0], c[1], d), EdgeSensitivityPaper(c[0], c[1], d); e != p {
+				t.Fatalf("D=%d, C_L=%g, α₁=%g: EdgeSensitivity %.17g ≠ Thm 8's %.17g (bit for bit)", d, c[0], c[1], e, p)
+			}
 		}
 		if ratio > worst {
 			worst, worstD = ratio, d

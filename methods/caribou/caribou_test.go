@@ -451,6 +451,9 @@ func TestPaperSensitivityReportsProvenEpsilon(t *testing.T) {
 		if eps[i], err = c.Plan.Proven(); err != nil {
 			t.Fatal(err)
 		}
+		if c.Plan.Noise["pcmp_multiplier"] != c.Multiplier {
+			t.Errorf("edge level, %s: PCMP accounted at %v, want its own multiplier %v", mode, c.Plan.Noise["pcmp_multiplier"], c.Multiplier)
+		}
 	}
 	if eps[0] != eps[1] || eps[0] > 1 {
 		t.Errorf("edge level: strict ε %v, paper ε %v: want equal and ≤ 1", eps[0], eps[1])
