@@ -14,29 +14,66 @@ import (
 //	CGL(X) = C_L·(α₁·Â X + α₂·Mean(X)) + β·X⁽⁰⁾,   α₂ = 1 − α₁,
 //
 // with Â = D̃^{-1/2}(A+I)D̃^{-1/2} the GCN-normalised adjacency of an
-// undirected graph (D̃ = D + I), Mean(X) the matrix whose every row is the
-// column mean of X, and X⁽⁰⁾ a fixed input. It has no weights. Because
-// ‖Â‖₂ = 1 and Mean is an orthogonal projection, X ↦ CGL(X) is
-// C_L-Lipschitz in the Frobenius norm (Prop. 7): for C_L < 1 the layer is a
+// undirected graph, Mean(X) the matrix whose every row is the column mean
+// of X, and X⁽⁰⁾ a fixed input. It has no weights. D̃ is diagonal with
+// D̃_uu = t(d_u) = max(d_u, D) + 1, d_u the undirected degree and D ≥ 0 a
+// public degree floor (Floor; D = 0 is the usual D + I of CARIBOU eq. 4).
+// The floor replaces a minimum-degree assumption: a node below it is
+// normalised as if it had degree D, so no graph has to be refused for a
+// low degree, and the sensitivities in cgl_sensitivity.go hold for every
+// graph (removing an edge or a node lowers degrees, which a refusal
+// threshold on the minimum degree could not follow).
+//
+// ‖Â‖₂ ≤ 1 for every floor: Â = S·Â₀·S with Â₀ the unfloored matrix
+// (‖Â₀‖₂ = 1, Prop. 7) and S = diag(√((d_u+1)/t(d_u))), whose entries are
+// in (0, 1]. Mean is an orthogonal projection, so X ↦ CGL(X) is
+// C_L-Lipschitz in the Frobenius norm: for C_L < 1 the layer is a
 // contraction, which is what makes the privacy cost of K noisy layers
 // converge in K (dp.CNIFactor).
 type CGL struct {
-	// Adj is Â (symmetric, N×N).
+	// Adj is Â (symmetric, N×N; one self-loop per node, so a row's stored
+	// entries are its undirected degree plus one).
 	Adj *graphs.CSR
 	// Lipschitz is C_L ∈ [0, 1]; Alpha1 is α₁ ∈ [0, 1]; Beta is β ≥ 0.
 	Lipschitz, Alpha1, Beta float64
+	// Floor is the public degree floor D of the normalisation (0: none).
+	Floor int
 }
 
-// NewCGL builds the layer over an undirected graph a (its pattern is
-// symmetrised and self-loops are dropped before Â is formed, so Â's
-// degrees are the undirected degrees d_u + 1).
+// NewCGL builds the layer over an undirected graph a without a degree
+// floor: NewCGLFloored(a, 0, …).
 func NewCGL(a *graphs.CSR, lipschitz, alpha1, beta float64) (*CGL, error) {
+	return NewCGLFloored(a, 0, lipschitz, alpha1, beta)
+}
+
+// NewCGLFloored builds the layer over an undirected graph a with the degrees
+// of the normalisation floored at floor ≥ 0 (a public bound, never read
+// from a): Â_uw = 1/√(t(d_u)·t(d_w)) for every edge and u = w, t(d) =
+// max(d, floor) + 1. a's pattern is symmetrised and its self-loops dropped
+// before Â is formed, so d_u is the undirected degree. With floor 0 it is
+// GCN normalisation, bit for bit.
+func NewCGLFloored(a *graphs.CSR, floor int, lipschitz, alpha1, beta float64) (*CGL, error) {
 	if err := CheckCGL(lipschitz, alpha1, beta); err != nil {
 		return nil, err
 	}
+	if floor < 0 {
+		return nil, fmt.Errorf("degree floor %d: want ≥ 0", floor)
+	}
 	s := graphs.RemoveSelfLoops(graphs.Symmetrize(a))
 	s.Data = nil // the pattern: an unweighted graph
-	return &CGL{Adj: graphs.GCNNorm(s), Lipschitz: lipschitz, Alpha1: alpha1, Beta: beta}, nil
+	adj := graphs.GCNNorm(s)
+	if floor > 0 {
+		inv := make([]float64, adj.Rows)
+		for i, e := range adj.Degrees() {
+			inv[i] = 1 / math.Sqrt(float64(max(e-1, floor)+1)) // e − 1: the row's self-loop
+		}
+		for i := 0; i < adj.Rows; i++ {
+			for k := adj.Indptr[i]; k < adj.Indptr[i+1]; k++ {
+				adj.Data[k] = inv[i] * inv[adj.Indices[k]]
+			}
+		}
+	}
+	return &CGL{Adj: adj, Lipschitz: lipschitz, Alpha1: alpha1, Beta: beta, Floor: floor}, nil
 }
 
 // CheckCGL validates CGL's coefficients: 0 ≤ C_L ≤ 1 (C_L = 1 is not a
@@ -78,7 +115,11 @@ func (c *CGL) Apply(x, x0 []float64, d int, out []float64) {
 }
 
 func (c *CGL) String() string {
-	return fmt.Sprintf("CGL(C_L=%g, α₁=%g, β=%g: C_L·(α₁·ÂX + α₂·Mean X) + β·X⁰)", c.Lipschitz, c.Alpha1, c.Beta)
+	floor := ""
+	if c.Floor > 0 {
+		floor = fmt.Sprintf(", degrees floored at %d", c.Floor)
+	}
+	return fmt.Sprintf("CGL(C_L=%g, α₁=%g, β=%g%s: C_L·(α₁·ÂX + α₂·Mean X) + β·X⁰)", c.Lipschitz, c.Alpha1, c.Beta, floor)
 }
 
 // ProjectRows projects every row of the N×d matrix x onto the unit ball,

@@ -511,6 +511,22 @@ func TestCGLEdgeSensitivityPaperIsABound(t *testing.T) {
 		if ratio >= 1 {
 			t.Fatalf("D=%d: refined edge bound %.15g ≥ Thm 8's %.15g", d, refined, EdgeSensitivityPaper(1, 1, d))
 		}
+		// The floor's cases (2) (one endpoint below D) and (3) (both below)
+		// are below Thm 8's value too, so EdgeSensitivity is Thm 8's value.
+		if d >= 1 {
+			sn := 1 / math.Sqrt((df+1)*(df+2))
+			s2 := 1/((df+1)*(df+2)) + CGLC(d)/math.Sqrt(df+1) + sn
+			for _, c := range []float64{math.Sqrt(s2*s2 + sn*sn + cglKappa(d)/(df+1)), math.Sqrt2 / (df + 1)} {
+				if c >= EdgeSensitivityPaper(1, 1, d) {
+					t.Fatalf("D=%d: floored case bound %.15g ≥ Thm 8's %.15g", d, c, EdgeSensitivityPaper(1, 1, d))
+				}
+			}
+		}
+		for _, c := range [][2]float64{{1, 1}, {0.9, 1}, {0.9, 0.7}, {0.99, 0.5}} {
+			if e, p := EdgeSensitivity(c[0], c[1], d), EdgeSensitivityPaper(c[0], c[1], d); e != p {
+				t.Fatalf("D=%d, C_L=%g, α₁=%g: EdgeSensitivity %.17g ≠ Thm 8's %.17g (bit for bit)", d, c[0], c[1], e, p)
+			}
+		}
 		if ratio > worst {
 			worst, worstD = ratio, d
 		}
@@ -646,8 +662,20 @@ func cglRowL1Bound(op cglLinOp) float64 {
 // cglEdgeOp is the linear map (X, X⁽⁰⁾) ↦ CGL_{G+uv}(X) − CGL_G(X) with
 // C_L = α₁ = 1: (Â′ − Â)·X.
 func cglEdgeOp(t *testing.T, n int, edges [][2]int, u, v int, beta float64) cglLinOp {
-	c := cglMustNew(t, cglGraph(n, edges), 1, 1, beta)
-	c2 := cglMustNew(t, cglGraph(n, append(append([][2]int(nil), edges...), [2]int{u, v})), 1, 1, beta)
+	return cglEdgeOpFloored(t, n, edges, u, v, beta, 0)
+}
+
+// cglEdgeOpFloored is cglEdgeOp for layers with the degree floor D.
+func cglEdgeOpFloored(t *testing.T, n int, edges [][2]int, u, v int, beta float64, floor int) cglLinOp {
+	t.Helper()
+	c, err := NewCGLFloored(cglGraph(n, edges), floor, 1, 1, beta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := NewCGLFloored(cglGraph(n, append(append([][2]int(nil), edges...), [2]int{u, v})), floor, 1, 1, beta)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return cglProbe(n, n, func(x, x0 []float64) []float64 {
 		return cglSub(cglApply(c2, x, x0, 1), cglApply(c, x, x0, 1))
 	})
@@ -772,7 +800,16 @@ func cglEq8(cl, a1 float64, dmin, dmax, n int) float64 {
 // where pad_v inserts a zero row v: the change of the full layer (C_L, α₁,
 // β) when node v and its edges are removed, compared on G's node set.
 func cglNodeOp(t *testing.T, n int, edges [][2]int, v int, cl, a1, beta float64) cglLinOp {
-	c := cglMustNew(t, cglGraph(n, edges), cl, a1, beta)
+	return cglNodeOpFloored(t, n, edges, v, cl, a1, beta, 0)
+}
+
+// cglNodeOpFloored is cglNodeOp for layers with the degree floor D.
+func cglNodeOpFloored(t *testing.T, n int, edges [][2]int, v int, cl, a1, beta float64, floor int) cglLinOp {
+	t.Helper()
+	c, err := NewCGLFloored(cglGraph(n, edges), floor, cl, a1, beta)
+	if err != nil {
+		t.Fatal(err)
+	}
 	idx := func(i int) int {
 		if i > v {
 			return i - 1
@@ -785,7 +822,10 @@ func cglNodeOp(t *testing.T, n int, edges [][2]int, v int, cl, a1, beta float64)
 			sub = append(sub, [2]int{idx(e[0]), idx(e[1])})
 		}
 	}
-	cs := cglMustNew(t, cglGraph(n-1, sub), cl, a1, beta)
+	cs, err := NewCGLFloored(cglGraph(n-1, sub), floor, cl, a1, beta)
+	if err != nil {
+		t.Fatal(err)
+	}
 	drop := func(x []float64) []float64 {
 		return append(append([]float64(nil), x[:v]...), x[v+1:]...)
 	}
@@ -902,6 +942,313 @@ func TestCGLNodeSensitivityEmpirical(t *testing.T) {
 	t.Logf("worst sup/NodeSensitivityPaper (β > 0) = %.6f (%s)", vsPaper[1].worst, vsPaper[1].desc)
 	t.Logf("worst sup/eq. 8 as printed (β = 0) = %.6f (%s)", vsEq8[0].worst, vsEq8[0].desc)
 	t.Logf("worst sup/eq. 8 as printed (β > 0) = %.6f (%s)", vsEq8[1].worst, vsEq8[1].desc)
+}
+
+// ---- §12b: the degree floor -------------------------------------------------------------------
+
+// TestCGLFlooredNormalisation: NewCGLFloored's Â has Â_uu = 1/t_u and
+// Â_uw = 1/√(t_u t_w) on edges, t = max(d, D) + 1; floor 0 is NewCGL bit for
+// bit; every eigenvalue lies in [−1, 1] (‖Â‖₂ ≤ 1, which the convergent
+// analysis needs) and the layer stays C_L-Lipschitz; a negative floor is
+// refused.
+func TestCGLFlooredNormalisation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 1))
+	floored := 0
+	for trial := 0; trial < 30; trial++ {
+		n := 2 + rng.IntN(40)
+		edges := cglRandEdges(rng, n, []float64{0.05, 0.2, 0.6}[trial%3], trial%4 == 0)
+		deg := cglDegrees(n, edges)
+		floor := rng.IntN(9)
+		c, err := NewCGLFloored(cglGraph(n, edges), floor, 0.9, 0.7, 0.3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Floor != floor {
+			t.Errorf("Floor = %d, want %d", c.Floor, floor)
+		}
+		tt := make([]float64, n)
+		for i, d := range deg {
+			tt[i] = float64(max(d, floor) + 1)
+			if d < floor {
+				floored++
+			}
+		}
+		adj := make([][]bool, n)
+		for i := range adj {
+			adj[i] = make([]bool, n)
+		}
+		for _, e := range edges {
+			adj[e[0]][e[1]], adj[e[1]][e[0]] = true, true
+		}
+		a := cglDense(c.Adj)
+		sym := mat.NewSymDense(n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				want := 0.0
+				switch {
+				case i == j:
+					want = 1 / tt[i]
+				case adj[i][j]:
+					want = 1 / math.Sqrt(tt[i]*tt[j])
+				}
+				if math.Abs(a[i][j]-want) > 1e-15 {
+					t.Fatalf("n=%d D=%d: Â[%d][%d] = %.17g, want %.17g (degrees %d, %d)", n, floor, i, j, a[i][j], want, deg[i], deg[j])
+				}
+				if j >= i {
+					sym.SetSym(i, j, a[i][j])
+				}
+			}
+		}
+		var eig mat.EigenSym
+		if !eig.Factorize(sym, false) {
+			t.Fatal("eigendecomposition failed")
+		}
+		for _, l := range eig.Values(nil) {
+			if math.Abs(l) > 1+1e-12 {
+				t.Errorf("n=%d D=%d: eigenvalue %.15g of Â outside [−1, 1]", n, floor, l)
+			}
+		}
+		d := 1 + rng.IntN(6)
+		x0 := cglUnitRows(rng, n, d, 1)
+		x, y := cglRandMat(rng, n, d, 1), cglRandMat(rng, n, d, 1)
+		if lhs, rhs := cglFrob(cglSub(cglApply(c, x, x0, d), cglApply(c, y, x0, d))), c.Lipschitz*cglFrob(cglSub(x, y)); lhs > rhs+1e-12 {
+			t.Errorf("n=%d D=%d: ‖CGL(X)−CGL(Y)‖ = %.15g > C_L‖X−Y‖ = %.15g", n, floor, lhs, rhs)
+		}
+		plain := cglMustNew(t, cglGraph(n, edges), 0.9, 0.7, 0.3)
+		zero, err := NewCGLFloored(cglGraph(n, edges), 0, 0.9, 0.7, 0.3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range plain.Adj.Data {
+			if math.Float64bits(plain.Adj.Data[k]) != math.Float64bits(zero.Adj.Data[k]) {
+				t.Fatalf("floor 0 differs from NewCGL at entry %d", k)
+			}
+		}
+	}
+	if floored == 0 {
+		t.Error("no node below its floor: the test did not exercise the floor")
+	}
+	if _, err := NewCGLFloored(cglGraph(3, [][2]int{{0, 1}}), -1, 0.5, 1, 0); err == nil {
+		t.Error("a negative floor was accepted")
+	}
+}
+
+// cglWithout returns edges without its k-th edge.
+func cglWithout(edges [][2]int, k int) [][2]int {
+	return append(append([][2]int(nil), edges[:k]...), edges[k+1:]...)
+}
+
+// cglComplete is K_n's edge list.
+func cglComplete(n int) [][2]int {
+	var e [][2]int
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			e = append(e, [2]int{i, j})
+		}
+	}
+	return e
+}
+
+// cglPath is P_n's edge list.
+func cglPath(n int) [][2]int {
+	var e [][2]int
+	for i := 0; i+1 < n; i++ {
+		e = append(e, [2]int{i, i + 1})
+	}
+	return e
+}
+
+// cglStar is K_{1,m} with hub 0.
+func cglStar(m int) [][2]int {
+	var e [][2]int
+	for j := 1; j <= m; j++ {
+		e = append(e, [2]int{0, j})
+	}
+	return e
+}
+
+// TestCGLFlooredEdgeSensitivity: with a degree floor D nothing is assumed
+// about the input's degrees and no graph is refused, so for EVERY graph G
+// and every edge e of it, the pair (G, G − e) must be covered by
+// EdgeSensitivity(D). For floors 0..13 and graphs of every minimum degree
+// — random G(n, p) with and without a hub; complete graphs K_n with D at,
+// above and below n − 1 (K12 at D = 11: every node at the bound, both
+// endpoints fall below it in G − e); stars; paths; a node at the bound
+// joined to one below it (case 2); two cliques K_{D+1} joined by e (case 1
+// at the bound, where the row-ℓ1 bound is attained: a check of the
+// search) — the largest change ‖CGL_G(X) − CGL_{G−e}(X)‖_F over X ∈ 𝒦
+// found by the search stays ≤ EdgeSensitivity(1, 1, D).
+func TestCGLFlooredEdgeSensitivity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 2))
+	worst := map[string]*cglRatio{}
+	check := func(fam string, n int, edges [][2]int, k, floor int, exact bool) {
+		t.Helper()
+		e := edges[k]
+		op := cglEdgeOpFloored(t, n, cglWithout(edges, k), e[0], e[1], rng.Float64(), floor)
+		got := cglMaxNorm(op, min(n, 12), 3, rng)
+		if exact {
+			if ub := cglRowL1Bound(op); math.Abs(got-ub) > 1e-9*ub {
+				t.Errorf("%s n=%d D=%d: search found %.12g, the attained row-ℓ1 value is %.12g", fam, n, floor, got, ub)
+			}
+		}
+		bound := EdgeSensitivity(1, 1, floor)
+		desc := func() string {
+			lo, hi := cglMinMax(cglDegrees(n, edges))
+			return "n=" + strconv.Itoa(n) + " |E|=" + strconv.Itoa(len(edges)) + " degrees " + strconv.Itoa(lo) + ".." + strconv.Itoa(hi) +
+				" D=" + strconv.Itoa(floor) + " e=" + strconv.Itoa(e[0]) + "," + strconv.Itoa(e[1]) + " sup≈" + strconv.FormatFloat(got, 'g', 8, 64)
+		}
+		if got > bound*(1+1e-9) {
+			t.Errorf("%s: %s exceeds EdgeSensitivity(1, 1, %d) = %.10g", fam, desc(), floor, bound)
+		}
+		if worst[fam] == nil {
+			worst[fam] = &cglRatio{}
+		}
+		worst[fam].see(got/bound, desc)
+	}
+	for trial := 0; trial < 200; trial++ {
+		n := 5 + rng.IntN(10)
+		edges := cglRandEdges(rng, n, rng.Float64(), trial%3 == 0)
+		if len(edges) > 0 {
+			check("G(n,p)", n, edges, rng.IntN(len(edges)), rng.IntN(9), false)
+		}
+	}
+	for n := 3; n <= 13; n++ {
+		for _, floor := range []int{n - 2, n - 1, n, n + 3} {
+			check("complete", n, cglComplete(n), rng.IntN(n*(n-1)/2), floor, false)
+		}
+	}
+	for m := 2; m <= 10; m++ {
+		for _, floor := range []int{0, 1, 2, m - 1, m} {
+			check("star", m+1, cglStar(m), rng.IntN(m), floor, false)
+		}
+	}
+	for n := 3; n <= 12; n++ {
+		for floor := 0; floor <= 3; floor++ {
+			check("path", n, cglPath(n), 0, floor, false)
+			check("path", n, cglPath(n), (n-1)/2, floor, false)
+		}
+	}
+	for floor := 1; floor <= 8; floor++ {
+		// K_{D+1} on 0..D (every node at the bound), node D+1 joined to
+		// node 0 by e and to D+2, D+3 (degree 2 in G − e... below D for D ≥ 3).
+		edges := cglComplete(floor + 1)
+		edges = append(edges, [2]int{0, floor + 1}, [2]int{floor + 1, floor + 2}, [2]int{floor + 1, floor + 3})
+		check("node at the bound", floor+4, edges, len(edges)-3, floor, false)
+		// Two cliques K_{D+1} joined by e.
+		var two [][2]int
+		for c := 0; c < 2; c++ {
+			for i := 0; i <= floor; i++ {
+				for j := i + 1; j <= floor; j++ {
+					two = append(two, [2]int{c*(floor+1) + i, c*(floor+1) + j})
+				}
+			}
+		}
+		two = append(two, [2]int{0, floor + 1})
+		check("two cliques", 2*(floor+1), two, len(two)-1, floor, true)
+	}
+	for _, fam := range []string{"G(n,p)", "complete", "star", "path", "node at the bound", "two cliques"} {
+		t.Logf("%-18s worst sup/EdgeSensitivity = %.6f (%s)", fam, worst[fam].worst, worst[fam].desc)
+	}
+}
+
+// TestCGLFlooredNodeSensitivity: the node-level counterpart. For EVERY
+// graph G within D_max (its own maximum degree here) and every node v,
+// the change of the full layer (C_L, α₁, β) between G and G − v (v
+// deleted with its edges, compared on G's node set with v's row taken as
+// 0 in G − v), searched jointly over X ∈ 𝒦 and X⁽⁰⁾ ∈ 𝒦, stays ≤
+// NodeSensitivity(C_L, α₁, β, D, D_max) for floors D = 0..D_max: random
+// graphs, complete graphs with D = n − 1 (every neighbour of v falls below
+// the bound), stars (hub and leaf removed), paths, and v joined to every
+// node of a D-regular circulant graph (its neighbours at D + 1 drop to the
+// bound).
+func TestCGLFlooredNodeSensitivity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 3))
+	worst := map[string]*cglRatio{}
+	checkP := func(fam string, n int, edges [][2]int, v, floor int, cl, a1, beta float64) {
+		t.Helper()
+		_, dmax := cglMinMax(cglDegrees(n, edges))
+		floor = min(floor, dmax) // Validate keeps D_min ≤ D_max
+		op := cglNodeOpFloored(t, n, edges, v, cl, a1, beta, floor)
+		got := cglMaxNorm(op, min(n+1, 12), 3, rng)
+		bound := NodeSensitivity(cl, a1, beta, floor, dmax)
+		desc := func() string {
+			return "n=" + strconv.Itoa(n) + " |E|=" + strconv.Itoa(len(edges)) + " v=" + strconv.Itoa(v) + " D=" + strconv.Itoa(floor) +
+				" D_max=" + strconv.Itoa(dmax) + " C_L=" + strconv.FormatFloat(cl, 'f', 3, 64) + " α₁=" + strconv.FormatFloat(a1, 'f', 3, 64) +
+				" β=" + strconv.FormatFloat(beta, 'f', 3, 64) + " sup≈" + strconv.FormatFloat(got, 'g', 8, 64)
+		}
+		if got > bound*(1+1e-9) {
+			t.Errorf("%s: %s exceeds NodeSensitivity = %.10g", fam, desc(), bound)
+		}
+		if worst[fam] == nil {
+			worst[fam] = &cglRatio{}
+		}
+		worst[fam].see(got/bound, desc)
+	}
+	check := func(fam string, n int, edges [][2]int, v, floor int) {
+		t.Helper()
+		cl, a1, beta := 0.5+0.49*rng.Float64(), rng.Float64(), 0.0
+		if rng.IntN(3) == 0 {
+			a1 = 1
+		}
+		if rng.IntN(2) == 0 {
+			beta = 2 * rng.Float64()
+		}
+		checkP(fam, n, edges, v, floor, cl, a1, beta)
+	}
+	// The outside review's worst cases for eq. 8: v joined to K_m (β = 4,
+	// up to 4.04× eq. 8 at m = 40) and a wheel (β = 0, 1.43×), at CARIBOU's
+	// defaults C_L = 0.9, α₁ = 1.
+	for _, m := range []int{10, 20, 40} {
+		edges := cglComplete(m + 1) // node 0 joined to every node of K_m on 1..m
+		for _, beta := range []float64{0, 4} {
+			checkP("v joined to K_m", m+1, edges, 0, 0, 0.9, 1, beta)
+			checkP("v joined to K_m", m+1, edges, 0, m-1, 0.9, 1, beta)
+		}
+	}
+	for _, m := range []int{5, 8, 12} {
+		edges := cglStar(m)
+		for i := 0; i < m; i++ {
+			edges = append(edges, [2]int{1 + i, 1 + (i+1)%m})
+		}
+		checkP("wheel", m+1, edges, 0, 0, 0.9, 1, 0)
+		checkP("wheel", m+1, edges, 1, 0, 0.9, 1, 0)
+	}
+	for trial := 0; trial < 150; trial++ {
+		n := 5 + rng.IntN(10)
+		check("G(n,p)", n, cglRandEdges(rng, n, rng.Float64(), trial%3 == 0), rng.IntN(n), rng.IntN(9))
+	}
+	for n := 3; n <= 12; n++ {
+		check("complete", n, cglComplete(n), rng.IntN(n), n-1)
+		check("complete", n, cglComplete(n), rng.IntN(n), n-2)
+	}
+	for m := 2; m <= 10; m++ {
+		for _, floor := range []int{0, 1, 2, m} {
+			check("star", m+1, cglStar(m), 0, floor)
+			check("star", m+1, cglStar(m), 1+rng.IntN(m), floor)
+		}
+	}
+	for n := 3; n <= 12; n++ {
+		for floor := 0; floor <= 2; floor++ {
+			check("path", n, cglPath(n), 0, floor)
+			check("path", n, cglPath(n), n/2, floor)
+		}
+	}
+	for _, m := range []int{6, 10} {
+		for d := 2; d <= 6; d += 2 {
+			edges := make([][2]int, 0)
+			for i := 0; i < m; i++ {
+				edges = append(edges, [2]int{0, 1 + i})
+				for k := 1; k <= d/2; k++ {
+					edges = append(edges, [2]int{1 + i, 1 + (i+k)%m})
+				}
+			}
+			check("hub over regular", m+1, edges, 0, d+1)
+			check("hub over regular", m+1, edges, 0, d)
+		}
+	}
+	for _, fam := range []string{"G(n,p)", "complete", "star", "path", "hub over regular", "v joined to K_m", "wheel"} {
+		t.Logf("%-18s worst sup/NodeSensitivity = %.6f (%s)", fam, worst[fam].worst, worst[fam].desc)
+	}
 }
 
 // ---- §13, §14: PCMP ---------------------------------------------------------------------------

@@ -35,13 +35,17 @@ type Config struct {
 	Lipschitz float64 `flag:"lipschitz" help:"C_L in [0, 1): the CGL's contraction factor (1 = no contraction: linear composition)"`
 	Alpha1    float64 `flag:"alpha1" help:"α₁ in [0, 1]: weight of the normalised adjacency (α₂ = 1 − α₁ weighs the global mean)"`
 	Beta      float64 `flag:"beta" help:"β ≥ 0: weight of the initial residual X⁽⁰⁾"`
-	// MinDegree is a public lower bound on the degrees (0: none), MaxDegree
-	// a public upper bound (node level).
-	MinDegree int `flag:"min-degree" help:"D_min, a public lower bound on every node's degree (the sensitivities fall with it); an input below it is refused,\nand the guarantee covers neighbouring graphs whose smaller graph is within it. 0: no assumption"`
-	MaxDegree int `flag:"max-degree" help:"node level: D_max, a public bound on every node's degree; an input above it is refused"`
+	// MinDegree is a public degree floor D_min (0: none): the CGL normalises
+	// with max(d, D_min) + 1 in place of d + 1 (layers.NewCGLFloored), so
+	// the sensitivities, which fall with D_min, hold for every graph and
+	// nothing is refused. MaxDegree is a public upper bound on every degree
+	// (node level; an input above it is refused).
+	MinDegree int `flag:"min-degree" help:"D_min, a public degree floor: the normalisation takes every degree as at least D_min (max(d, D_min)+1 in place of d+1);\nthe sensitivities fall with it and hold for every graph, so no input is refused. Choose it without looking at the data. 0: the raw degrees"`
+	MaxDegree int `flag:"max-degree" help:"node level: D_max, a public bound on every node's degree, chosen without looking at the data; an input with a node above it is refused\n(removing a node only lowers degrees, so the neighbours of an accepted input are accepted too)"`
 	// Sensitivity is "strict" (the bounds proven in layers) or "paper"
-	// (Theorems 8 and 9 as printed).
-	Sensitivity string `flag:"sensitivity" help:"strict (bounds proven in layers/cgl_sensitivity.go, which add what Theorems 8 and 9 leave out)\nor paper (Theorems 8 and 9 as printed; the report then says the bound is not proven)"`
+	// (Theorems 8 and 9 as printed calibrate the noise; the report states
+	// the ε proven for that noise).
+	Sensitivity string `flag:"sensitivity" help:"strict (bounds proven in layers/cgl_sensitivity.go, which add what Theorems 8 and 9 leave out)\nor paper (the noise is calibrated with Theorems 8 and 9 as printed; the report states the ε the strict bound proves for that noise, the paper's target in a note)"`
 	// Rows is "project" (Π onto the unit ball, Alg. 1) or "normalize".
 	Rows       string `flag:"rows" help:"after each noisy layer: project (rows onto the unit ball, as the analysis needs) or normalize\n(rows onto the sphere, GAP's code; not covered by the analysis, refused with privacy)"`
 	Accountant string `flag:"accountant" help:"edge level: gdp (exact μ-GDP conversion, as the authors calibrated) or rdp-standard (Theorem 11's RDP route) or rdp;\nnode level always composes in RDP"`
@@ -116,12 +120,27 @@ func (*CARIBOU) DefaultSplit(dataset string) string { return methods.DefaultSpli
 // the run's graph), the sensitivity of one CGL application, δ's units and
 // the DP-SGD rate.
 type setup struct {
-	layer       *layers.CGL
-	sensitivity float64
-	units       methods.DeltaUnits
-	rate        float64
-	uses        []dp.Use
-	notes       []string
+	layer *layers.CGL
+	// sensitivity is the proven Δ of one CGL application (strict), the one
+	// the accounting uses; noiseScale is the Δ the PCMP noise std is z
+	// times: sensitivity itself, or Theorem 8/9's value with --sensitivity
+	// paper (paperTheorem then names it).
+	sensitivity, noiseScale float64
+	paperTheorem            string
+	units                   methods.DeltaUnits
+	rate                    float64
+	uses                    []dp.Use
+}
+
+// accounted is the noise multiplier the accountant is told for PCMP when
+// its noise std is z·noiseScale: std over the proven sensitivity. It is z
+// in strict mode (the one expression both the plan and the ledger use, so
+// they agree bit for bit).
+func (s *setup) accounted(z float64) float64 {
+	if s.noiseScale == s.sensitivity {
+		return z
+	}
+	return z * s.noiseScale / s.sensitivity
 }
 
 // setupCounts is what needs no graph: the sensitivity from the public
@@ -131,7 +150,10 @@ func (m *CARIBOU) setupCounts(level methods.Level, c methods.Counts) (*setup, er
 		return nil, err
 	}
 	s := &setup{units: methods.DeltaUnits{Unit: "undirected edge"}}
-	strict := m.cfg.Sensitivity == "strict"
+	floor := "the CGL normalises with the raw degrees, d + 1 (--min-degree 0: no floor); no input is refused for a low degree"
+	if m.cfg.MinDegree > 0 {
+		floor = fmt.Sprintf("the CGL normalises with every degree floored at the public D_min=%d, max(d, D_min) + 1 (layers.NewCGLFloored); no input is refused for a low degree", m.cfg.MinDegree)
+	}
 	switch level {
 	case methods.Node:
 		if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
@@ -139,29 +161,37 @@ func (m *CARIBOU) setupCounts(level methods.Level, c methods.Counts) (*setup, er
 		}
 		s.units.Unit = "node"
 		s.rate = methods.NodeRate(m.cfg.BatchSize, c.TrainNodes)
-		if strict {
-			s.sensitivity = layers.NodeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta, m.cfg.MinDegree, m.cfg.MaxDegree)
-		} else {
+		s.sensitivity = layers.NodeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta, m.cfg.MinDegree, m.cfg.MaxDegree)
+		s.noiseScale = s.sensitivity
+		if m.cfg.Sensitivity == "paper" {
 			// Theorem 9's mean term 2n/(n+1) < 2: its n → ∞ value needs no count.
-			s.sensitivity = layers.NodeSensitivityPaper(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree, m.cfg.MaxDegree, math.MaxInt32)
+			s.noiseScale, s.paperTheorem = layers.NodeSensitivityPaper(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree, m.cfg.MaxDegree, math.MaxInt32), "9"
 		}
+		s.uses = append(s.uses,
+			dp.Use{Kind: "degree-bound", What: floor + fmt.Sprintf("; Δ_n=%.6g is proven for every graph whose degrees are ≤ D_max and that graph minus any one node with its edges, features and label", s.sensitivity),
+				Covered: "accounted"},
+			dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public degree bound D_max=%d: an input with a node above it is refused before anything is released; no edge is dropped", m.cfg.MaxDegree),
+				Covered: "public bound: the guarantee covers every graph whose degrees are ≤ D_max and its node neighbours G − v (removing a node only lowers degrees, so G − v is accepted too); " +
+					"a pair whose larger graph exceeds D_max is not covered"},
+			dp.Use{Kind: "dp-sgd", What: "the encoder's and the classifier's DP-SGD rate q = B/N_train and their step counts read the split's training-node count (a split without training nodes is refused)",
+				Covered: "treated as public (the DP-SGD convention)"},
+			dp.Use{Kind: "population", What: "the node ids: X^(K) has one row per node of the input (the proof compares G and G − v on G's ids, G − v's row for v being noise only: v's own row is v's data)",
+				Covered: "treated as public (the universe of node identities)"})
 	default:
-		if strict {
-			s.sensitivity = layers.EdgeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree)
-		} else {
-			s.sensitivity = layers.EdgeSensitivityPaper(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree)
+		s.sensitivity = layers.EdgeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree)
+		s.noiseScale = s.sensitivity
+		if m.cfg.Sensitivity == "paper" {
+			s.noiseScale, s.paperTheorem = layers.EdgeSensitivityPaper(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree), "8"
 		}
-	}
-	if !strict {
-		s.notes = append(s.notes, fmt.Sprintf("--sensitivity paper: the CGL sensitivity %.6g is CARIBOU's Theorem %s as printed, "+
-			"which leaves out changes the strict bound covers: the ε above is the paper's accounting, not a proven guarantee", s.sensitivity,
-			map[bool]string{true: "9", false: "8"}[level == methods.Node]))
+		s.uses = append(s.uses, dp.Use{Kind: "degree-bound",
+			What:    floor + fmt.Sprintf("; Δ_e=%.6g is proven for every graph and that graph minus any one undirected edge, whatever their degrees", s.sensitivity),
+			Covered: "accounted"})
 	}
 	return s, nil
 }
 
-// setupGraph checks the public degree bounds on the run's graph and
-// returns its set-up.
+// setupGraph builds the run's layer (degrees floored at D_min; at node
+// level an input above D_max refused) and returns its set-up.
 func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 	g := ctx.Graph
 	if ctx.Level == methods.Node && len(g.Split.Train) == 0 {
@@ -171,29 +201,11 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.layer, err = layers.NewCGL(g.Adj, m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta); err != nil {
+	if s.layer, err = m.layerOver(ctx.Level, g.Adj); err != nil {
 		return nil, err
 	}
-	lo, hi := math.MaxInt, 0
-	for _, d := range s.layer.Adj.Degrees() {
-		lo, hi = min(lo, d-1), max(hi, d-1) // Â has one self-loop per node
-	}
-	if lo < m.cfg.MinDegree {
-		return nil, fmt.Errorf("--min-degree %d: %s has a node of degree %d. --min-degree is a public lower bound and the guarantee covers graphs within it: "+
-			"lower it (0 assumes nothing)", m.cfg.MinDegree, ctx.Dataset, lo)
-	}
-	if m.cfg.MinDegree > 0 && ctx.Private() {
-		s.uses = append(s.uses, dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public minimum degree D_min=%d: the raw graph was checked to be within it", m.cfg.MinDegree),
-			Covered: "public bound: the guarantee covers neighbouring graphs whose smaller graph has every degree ≥ D_min"})
-	}
 	if ctx.Level == methods.Node {
-		if hi > m.cfg.MaxDegree {
-			return nil, fmt.Errorf("node level, --max-degree %d: %s has a node of degree %d. --max-degree is a public bound on every node's degree "+
-				"and the guarantee covers graphs within it: raise it to a bound you can state without looking at the data", m.cfg.MaxDegree, ctx.Dataset, hi)
-		}
 		s.units.Paper = methods.PaperDigits(len(g.Split.Train), "training nodes")
-		s.uses = append(s.uses, dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public degree bound D_max=%d: the raw graph was checked to be within it; no edge is dropped", m.cfg.MaxDegree),
-			Covered: "public bound: the guarantee covers every graph whose degrees are ≤ D_max"})
 		return s, nil
 	}
 	s.units = methods.EdgeUnits(g.N, true, methods.PaperDigits(g.Adj.NNZ(), "directed edges"))
@@ -223,25 +235,61 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 	if ctx.Private() && m.cfg.Rows == "normalize" {
 		return nil, fmt.Errorf("--rows normalize is not covered by the convergent analysis (it is neither convex nor 1-Lipschitz); use it only with --privacy none")
 	}
-	c, err := methods.Calibrate(ctx, s.units, acct, func(z float64) []dp.Planned {
-		rel := []dp.Planned{{Name: ledgerPCMP, What: fmt.Sprintf("PCMP, %d contractive hops (C_L=%g, effective releases g=%.4g), only hop K released: "+
-			"Gaussian noise std %.4g per layer (sensitivity %.4g)", m.cfg.Hops, m.cfg.Lipschitz, g, z*s.sensitivity, s.sensitivity), Event: pcmpEvent(z, g)}}
-		rel = append(rel, m.cfg.ModuleReleases(ctx, s.rate, z, tEnc, tCls)...)
-		return append(rel, ctx.SelectionReleases(modules)...)
-	}, func(z float64) map[string]float64 {
-		rec := map[string]float64{"pcmp_std": z * s.sensitivity, "sensitivity": s.sensitivity, "hops": float64(m.cfg.Hops), "cni_factor": g}
+	// releases at multiplier z, PCMP's event at account(z): the proven
+	// multiplier s.accounted, or z itself for the paper's calibration.
+	releases := func(account func(float64) float64) func(z float64) []dp.Planned {
+		return func(z float64) []dp.Planned {
+			rel := []dp.Planned{{Name: ledgerPCMP, What: fmt.Sprintf("PCMP, %d contractive hops (C_L=%g, effective releases g=%.4g), only hop K released: "+
+				"Gaussian noise std %.4g per layer (sensitivity %.4g)", m.cfg.Hops, m.cfg.Lipschitz, g, z*s.noiseScale, s.sensitivity), Event: pcmpEvent(account(z), g)}}
+			rel = append(rel, m.cfg.ModuleReleases(ctx, s.rate, z, tEnc, tCls)...)
+			return append(rel, ctx.SelectionReleases(modules)...)
+		}
+	}
+	noise := func(z float64) map[string]float64 {
+		rec := map[string]float64{"pcmp_std": z * s.noiseScale, "sensitivity": s.sensitivity, "pcmp_multiplier": s.accounted(z), "hops": float64(m.cfg.Hops), "cni_factor": g}
+		if s.paperTheorem != "" {
+			rec["paper_sensitivity"] = s.noiseScale
+		}
 		if ctx.Level == methods.Node {
 			m.cfg.ModuleNoise(rec, s.rate, z, tEnc, tCls)
 		}
 		return rec
-	})
+	}
+	cctx, paperTarget := ctx, 0.0
+	if s.paperTheorem != "" && ctx.Private() && !(ctx.Multiplier > 0) {
+		// The paper's calibration: z for the target ε with Theorem 8/9's
+		// value taken as PCMP's sensitivity. The plan then holds the noise
+		// fixed at that z and states the ε the proven Δ gives for it.
+		pc, err := methods.Calibrate(ctx, s.units, acct, releases(func(z float64) float64 { return z }), noise)
+		if err != nil {
+			return nil, fmt.Errorf("--sensitivity paper: %w", err)
+		}
+		fixed := *ctx
+		fixed.Multiplier, paperTarget = pc.Multiplier, ctx.Epsilon
+		cctx = &fixed
+	}
+	c, err := methods.Calibrate(cctx, s.units, acct, releases(s.accounted), noise)
 	if err != nil {
 		return nil, err
+	}
+	if s.paperTheorem != "" && ctx.Private() {
+		if c.Plan.Epsilon, err = c.Plan.Proven(); err != nil {
+			return nil, err
+		}
+		note := fmt.Sprintf("--sensitivity paper: the PCMP noise std is z·%.6g, CARIBOU's Theorem %s as printed, which is below the proven sensitivity %.6g (its proof leaves out changes the strict bound covers); "+
+			"the ε above is the one proven for that noise (PCMP multiplier %.6g)", s.noiseScale, s.paperTheorem, s.sensitivity, s.accounted(c.Multiplier))
+		if s.noiseScale >= s.sensitivity {
+			note = fmt.Sprintf("--sensitivity paper: the PCMP noise std is z·%.6g, CARIBOU's Theorem %s as printed, which is at least the proven sensitivity %.6g here, so the paper's accounting is proven for this setting",
+				s.noiseScale, s.paperTheorem, s.sensitivity)
+		}
+		if paperTarget > 0 {
+			note += fmt.Sprintf("; the paper's accounting claims ε = %g", paperTarget)
+		}
+		c.Plan.Notes = append(c.Plan.Notes, note)
 	}
 	ctx.NoteSelection(c.Plan, modules)
 	if ctx.Private() {
 		c.Plan.Uses = append(c.Plan.Uses, s.uses...)
-		c.Plan.Notes = append(c.Plan.Notes, s.notes...)
 	}
 	return c, nil
 }
@@ -307,8 +355,8 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // inference is the trained CARIBOU's query over a graph h: the encoder over
 // the query features, PCMP over h with fresh noise from the mechanism
 // source (each query one new PCMP release, recorded under
-// methods.LedgerQueries; h must meet the public degree bounds), the
-// classifier over [X⁽⁰⁾, X⁽ᴷ⁾].
+// methods.LedgerQueries; degrees floored at D_min, and at node level h
+// must be within D_max), the classifier over [X⁽⁰⁾, X⁽ᴷ⁾].
 func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibrated, enc, cls *methods.Module, qsrc *dp.Source) func(h *graphs.Graph) (*methods.Inference, error) {
 	return func(h *graphs.Graph) (*methods.Inference, error) {
 		gf, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
@@ -319,18 +367,18 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 		var cost *methods.QueryCost
 		if ctx.Private() {
 			cost = methods.NewQueryCost(ctx, cal.Plan, fmt.Sprintf("one PCMP release over the query graph with fresh noise (%d hops, std %.4g per layer, sensitivity %.4g)",
-				m.cfg.Hops, z*s.sensitivity, s.sensitivity), pcmpEvent(z, gf))
+				m.cfg.Hops, z*s.noiseScale, s.sensitivity), pcmpEvent(s.accounted(z), gf))
 		}
 		src := qsrc.Split("graph")
 		q := methods.Lazy(func() (methods.QueryFunc, error) {
-			layer, err := m.queryLayer(ctx.Level, h)
+			layer, err := m.layerOver(ctx.Level, h.Adj)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("query graph: %w", err)
 			}
-			p := m.newPCMP(&setup{layer: layer}, z*s.sensitivity, src.Split("pcmp"))
+			p := m.newPCMP(&setup{layer: layer}, z*s.noiseScale, src.Split("pcmp"))
 			if ctx.Private() {
 				l := ctx.Ledger()
-				p.OnRelease = func() { l.Record(methods.LedgerQueries, pcmpEvent(z, gf)) }
+				p.OnRelease = func() { l.Record(methods.LedgerQueries, pcmpEvent(s.accounted(z), gf)) }
 			}
 			encEval, clsEval, err := ap.QueryEvaluators(enc, cls, h.N)
 			if err != nil {
@@ -368,20 +416,23 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 	}
 }
 
-// queryLayer is the CGL over a query graph h, which must meet the public
-// degree bounds a run's graph meets (--min-degree; --max-degree at node
-// level).
-func (m *CARIBOU) queryLayer(level methods.Level, h *graphs.Graph) (*layers.CGL, error) {
-	layer, err := layers.NewCGL(h.Adj, m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta)
+// layerOver is the CGL over the raw adjacency a with its degrees floored at
+// the public D_min (nothing is refused for a low degree: the sensitivities
+// hold for every graph). At node level a graph with a node above the
+// public D_max is refused; the message says only that the bound was
+// exceeded (no degree of the input is printed, and the bound is not to be
+// chosen from the data).
+func (m *CARIBOU) layerOver(level methods.Level, a *graphs.CSR) (*layers.CGL, error) {
+	layer, err := layers.NewCGLFloored(a, m.cfg.MinDegree, m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range layer.Adj.Degrees() {
-		if d-1 < m.cfg.MinDegree {
-			return nil, fmt.Errorf("query: --min-degree %d: the query graph has a node of degree %d", m.cfg.MinDegree, d-1)
-		}
-		if level == methods.Node && d-1 > m.cfg.MaxDegree {
-			return nil, fmt.Errorf("query: node level, --max-degree %d: the query graph has a node of degree %d", m.cfg.MaxDegree, d-1)
+	if level == methods.Node {
+		for _, d := range layer.Adj.Degrees() {
+			if d-1 > m.cfg.MaxDegree { // Â has one self-loop per node
+				return nil, fmt.Errorf("node level: the input exceeds the public degree bound --max-degree %d, which the guarantee assumes of every graph "+
+					"(state the bound without looking at the data)", m.cfg.MaxDegree)
+			}
 		}
 	}
 	return layer, nil
@@ -404,9 +455,10 @@ func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.
 	return append([]float64(nil), nn.Values(mod.Outputs[0])...), m.cfg.Hidden, mod, nil
 }
 
-// pcmp runs PCMP once over x0 with noise std z·Δ and records the release.
+// pcmp runs PCMP once over x0 with noise std z·noiseScale and records the
+// release at the proven multiplier (std over the strict Δ).
 func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, width int, src *dp.Source) ([]float64, error) {
-	p := m.newPCMP(s, z*s.sensitivity, src)
+	p := m.newPCMP(s, z*s.noiseScale, src)
 	g, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
 	if err != nil {
 		return nil, err
@@ -414,11 +466,11 @@ func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, 
 	l := ctx.Ledger()
 	std := p.Std
 	p.OnRelease = func() {
-		z := z
+		za := s.accounted(z)
 		if p.Std != std {
-			z = p.Std / s.sensitivity // a changed std shows up when the ledger is checked
+			za = p.Std / s.sensitivity // a changed std shows up when the ledger is checked
 		}
-		l.Record(ledgerPCMP, pcmpEvent(z, g))
+		l.Record(ledgerPCMP, pcmpEvent(za, g))
 	}
 	return p.Release(x0, width)
 }
@@ -450,7 +502,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 	if err != nil {
 		return nil, err
 	}
-	ev, err := dp.CNIEvent(cal.Multiplier, m.cfg.Lipschitz, m.cfg.Hops)
+	ev, err := dp.CNIEvent(s.accounted(cal.Multiplier), m.cfg.Lipschitz, m.cfg.Hops)
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +519,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 	}
 	t := &methods.AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: methods.EdgeUndirected, Gaussian: true,
 		What: fmt.Sprintf("one PCMP release (%s level, %s embedding of width %d, K=%d, C_L=%g): noise std %.4g per layer, sensitivity %.4g; released: X^(K)",
-			ctx.Level, opts.Embedding, width, m.cfg.Hops, m.cfg.Lipschitz, cal.Multiplier*s.sensitivity, s.sensitivity)}
+			ctx.Level, opts.Embedding, width, m.cfg.Hops, m.cfg.Lipschitz, cal.Multiplier*s.noiseScale, s.sensitivity)}
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
 		gc := *ctx
 		gc.Graph = g
@@ -484,7 +536,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 			return nil, err
 		}
 		layers.NormalizeRows(x, width) // PCMP's input lies in the unit ball
-		std := c.Multiplier * sg.sensitivity
+		std := c.Multiplier * sg.noiseScale
 		return func(src *dp.Source) ([]float64, error) {
 			return m.newPCMP(sg, std, src).Release(x, width)
 		}, nil
