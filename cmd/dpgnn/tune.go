@@ -456,8 +456,12 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 		return nil, err
 	}
 	for i, c := range cands {
-		if _, err := methods.Check(c, opts, g0); err != nil {
+		split, err := methods.Check(c, opts, g0)
+		if err != nil {
 			return nil, fmt.Errorf("candidate %s: %w", strings.Join(gridPoint(keys, i), ","), err)
+		}
+		if err := checkValidation(g0, split, opts.Seed, f.runs); err != nil {
+			return nil, err
 		}
 	}
 	src := dp.NewSource(opts.Seed).Split("tune")
@@ -592,6 +596,27 @@ func bestNote(mode string, level methods.Level, score dp.TuningScore) string {
 	return "covered by tuned_epsilon: the setting, the trained candidate (its runs' release) and " + what + "; " + measured
 }
 
+// checkValidation refuses a split that leaves a run without validation
+// nodes (tune selects on them), before anything is trained. A split's sizes
+// do not depend on its seed (masks: on the run), so run r's split drawn
+// from seed + r stands for every candidate's.
+func checkValidation(g *graphs.Graph, split string, seed uint64, runs int) error {
+	spec, err := graphs.ParseSplit(split)
+	if err != nil {
+		return err
+	}
+	for r := range runs {
+		gs, err := graphs.ApplySplit(g, spec.ForRun(r, len(g.MaskSplits)), seed+uint64(r))
+		if err != nil {
+			return err
+		}
+		if len(gs.Split.Val) == 0 {
+			return fmt.Errorf("split %s has no validation nodes, and tune selects on validation accuracy: choose a split with validation nodes (per-class, ratio, or masks that have them)", split)
+		}
+	}
+	return nil
+}
+
 // trialResult is what tune keeps of one candidate's runs.
 type trialResult struct {
 	counts          []float64 // correct validation predictions, per run
@@ -617,8 +642,8 @@ func trainTrial(ctx context.Context, a *methods.AttackRuns, seed uint64, runs in
 		if err != nil {
 			return res, err
 		}
-		if len(gs.Split.Val) == 0 {
-			return res, fmt.Errorf("split %s has no validation nodes, and tune selects on validation accuracy: choose a split with validation nodes (per-class, ratio, or masks that have them)", a.Split)
+		if len(gs.Split.Val) == 0 { // checkValidation refused such splits
+			return res, fmt.Errorf("split %s left run %d without validation nodes", a.Split, r+1)
 		}
 		out, err := a.Run(gs, s, trainers.Nop{})
 		if err != nil {
