@@ -441,6 +441,9 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 			if err != nil {
 				return nil, fmt.Errorf("--selection-privacy rdp at %s level: %s (use --selection-privacy none: no ε is claimed for the selection)", opts.Level, oneLine(err))
 			}
+			if err := planCounts(c, opts.Level); err != nil {
+				return nil, fmt.Errorf("--selection-privacy rdp: candidate %s: %s (use --selection-privacy none)", strings.Join(gridPoint(keys, i), ","), oneLine(err))
+			}
 			if i == 0 || r.Sensitivity > rule.Sensitivity {
 				rule = r
 			}
@@ -800,20 +803,32 @@ func tuneAccount(opts methods.TrainOptions, g *graphs.Graph, cands []methods.Met
 	return nil
 }
 
+// planCounts checks that tune can compute c's privacy plan at level from
+// counts: c is Accountable and its plan needs only the counts tune derives
+// from the split (training nodes, classes). tune checks it before anything
+// is trained.
+func planCounts(c methods.Method, level methods.Level) error {
+	am, ok := c.(methods.Accountable)
+	if !ok {
+		return fmt.Errorf("%s has no privacy plan from counts", c.Name())
+	}
+	for _, n := range am.AccountCounts(level) {
+		if n != methods.CountTrainNodes && n != methods.CountClasses {
+			return fmt.Errorf("its plan needs --%s, which tune does not derive", n)
+		}
+	}
+	return nil
+}
+
 // candidateCurve is the RDP curve of run r of candidate c at the run's δ:
 // its plan from run r's split counts (zero when the method reads nothing
 // private at the level), with its conversion.
 func candidateCurve(opts methods.TrainOptions, c methods.Method, g *graphs.Graph, delta float64, r int) (func(float64) float64, dp.Conversion, error) {
-	am, ok := c.(methods.Accountable)
-	if !ok {
-		return nil, 0, fmt.Errorf("%s has no privacy plan from counts", c.Name())
+	if err := planCounts(c, opts.Level); err != nil {
+		return nil, 0, err
 	}
+	am := c.(methods.Accountable)
 	need := am.AccountCounts(opts.Level)
-	for _, n := range need {
-		if n != methods.CountTrainNodes && n != methods.CountClasses {
-			return nil, 0, fmt.Errorf("its plan needs --%s, which tune does not derive", n)
-		}
-	}
 	split := opts.Split
 	if split == "" {
 		split = c.DefaultSplit(g.Name)

@@ -274,6 +274,7 @@ func TestTuneRefusals(t *testing.T) {
 	}{
 		{append([]string{"tune", "dpar", "--grid", "lr=0.01,0.05"}, node...), "PPR propagation"},
 		{append([]string{"tune", "asgl", "--grid", "lr=0.01,0.05"}, node...), "has none"},
+		{[]string{"tune", "gcon", "--grid", "alpha-inference=0.1,0.5", "--privacy", "edge", "--epsilon", "1"}, "tune does not derive"},
 		{append([]string{"tune", "mlp", "--grid", "lr=0.01,0.05", "--epochs", "1", "--split", "inductive:0.8"}, node...), "no validation nodes"},
 		{append([]string{"tune", "mlp", "--grid", "lr=0.01,0.05", "--score-noise", "0"}, node...), "--score-noise"},
 		{append([]string{"tune", "mlp", "--grid", "lr=0.01,0.05", "--score-noise", "5", "--selection-privacy", "none"}, node...), "only with --selection-privacy rdp"},
