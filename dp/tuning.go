@@ -3,6 +3,7 @@ package dp
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // PlanCurve returns the RDP curve α ↦ ε(α) of one run of the plan: its
@@ -233,4 +234,269 @@ func CurveEpsilon(base func(alpha float64) float64, delta float64, conv Conversi
 		}
 	}
 	return eps, nil
+}
+
+// TuningScore is the score of one candidate in private hyperparameter
+// tuning, released as part of that candidate's private output, as
+// Papernot & Steinke's bound requires (their base algorithm outputs its
+// result and its score; the tuner keeps the best by score, so a score that
+// read private data outside the base algorithm's accounting is not covered
+// by TunedRDP at all).
+//
+// A candidate is Runs runs; run r yields a count c_r (e.g. of correct
+// validation predictions) of which the caller proves: given everything the
+// run released, c_r changes by at most Sensitivity between neighbouring raw
+// inputs. Each c_r is released as c_r + N(0, (Multiplier·Sensitivity)²)
+// from the mechanism source, and the score is the sum of the Runs noisy
+// counts (post-processing).
+//
+// Privacy: for every fixed release of the runs, each noisy count is a
+// Gaussian mechanism of sensitivity Sensitivity and noise std
+// Multiplier·Sensitivity, i.e. (α, α/(2·Multiplier²))-RDP for every α > 1
+// (D_α(N(a, σ²) ‖ N(b, σ²)) = α(a−b)²/(2σ²) with |a−b| ≤ Sensitivity), in
+// both directions of the neighbouring relation; the Runs counts compose
+// adaptively to Runs·α/(2·Multiplier²) (RDP), which adds to the RDP curve of
+// the runs (adaptive composition: the bound holds for every value of what
+// the runs released). The candidate's curve is therefore
+// run(α) + RDP(α), and that sum is the base curve TunedRDP needs.
+//
+// Sensitivity 0 means the caller proves the count is a function of the
+// runs' releases and public data only (post-processing): it is released
+// exactly and costs nothing (RDP 0); Multiplier is then ignored.
+type TuningScore struct {
+	// Sensitivity Δ ≥ 0 is the largest change of one run's count between
+	// neighbouring raw inputs given the run's releases, in count units.
+	Sensitivity float64
+	// Multiplier z > 0 (when Sensitivity > 0) is the noise std of each
+	// run's count over Sensitivity (dimensionless).
+	Multiplier float64
+	// Runs ≥ 1 is the number of runs, i.e. of noisy counts summed.
+	Runs int
+}
+
+// Validate checks the parameters.
+func (s TuningScore) Validate() error {
+	if err := CheckNonNegativeFinite("tuning score sensitivity", s.Sensitivity); err != nil {
+		return err
+	}
+	if err := CheckCount("tuning score runs", s.Runs); err != nil {
+		return err
+	}
+	if s.Sensitivity > 0 {
+		return CheckMultiplier(s.Multiplier)
+	}
+	return nil
+}
+
+// Exact reports whether the score is released without noise
+// (Sensitivity 0: post-processing of the runs' releases).
+func (s TuningScore) Exact() bool { return s.Sensitivity == 0 }
+
+// Std is the noise std added to each run's count, in count units:
+// Multiplier·Sensitivity (0 when Exact).
+func (s TuningScore) Std() float64 {
+	if s.Exact() {
+		return 0
+	}
+	return s.Multiplier * s.Sensitivity
+}
+
+// Event is the accounting event of one candidate's score: Runs Gaussian
+// releases at Multiplier. ok is false when the score is Exact (no release
+// beyond the runs').
+func (s TuningScore) Event() (e GaussianEvent, ok bool) {
+	if s.Exact() {
+		return GaussianEvent{}, false
+	}
+	return GaussianEvent{Multiplier: s.Multiplier, Count: s.Runs}, true
+}
+
+// RDP is the score's RDP at order alpha > 1: Runs·α/(2·Multiplier²), 0
+// when Exact.
+func (s TuningScore) RDP(alpha float64) float64 {
+	if s.Exact() {
+		return 0
+	}
+	return float64(s.Runs) * GaussianRDP(alpha, s.Multiplier)
+}
+
+// Epsilon is the ε at delta of the score alone (Runs Gaussian releases,
+// converted from RDP with conv on the accountant's default orders); 0 when
+// Exact.
+func (s TuningScore) Epsilon(delta float64, conv Conversion) (float64, error) {
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	if s.Exact() {
+		return 0, CheckDelta(delta)
+	}
+	return CurveEpsilon(s.RDP, delta, conv)
+}
+
+// Release returns the score of one candidate from its runs' counts (one
+// per run, len(counts) == Runs): Σ_r (c_r + Std()·N(0, 1)), the noise drawn
+// from src (the mechanism source); the exact sum when Exact.
+func (s TuningScore) Release(counts []float64, src *Source) (float64, error) {
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	if len(counts) != s.Runs {
+		return 0, fmt.Errorf("dp: tuning score of %d runs given %d counts", s.Runs, len(counts))
+	}
+	if !s.Exact() && src == nil {
+		return 0, errNilSource
+	}
+	total, std := 0.0, s.Std()
+	for _, c := range counts {
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			return 0, fmt.Errorf("dp: tuning score count %g is not finite", c)
+		}
+		total += c
+		if std > 0 {
+			total += std * src.Normal()
+		}
+	}
+	return total, nil
+}
+
+// pgfDeriv returns G'(x) = E[K x^{K−1}], the derivative of the probability
+// generating function of K, for x ∈ [0, 1]: μ·e^{−μ(1−x)} for Poisson; for
+// the truncated negative binomial, whose pgf is
+// ((1−(1−γ)x)^{−η} − 1)/(γ^{−η} − 1), η(1−γ)(1−(1−γ)x)^{−η−1}/(γ^{−η} − 1)
+// (η ≠ 0), and (1−γ)/((1−(1−γ)x)·ln(1/γ)) at η = 0. G'(1) = E[K].
+func (c Candidates) pgfDeriv(x float64) float64 {
+	if c.Kind == "poisson" {
+		return c.Mu * math.Exp(-c.Mu*(1-x))
+	}
+	g, eta := c.Gamma, c.Eta
+	y := 1 - (1-g)*x // in [γ, 1]
+	if eta == 0 {
+		return (1 - g) / (y * math.Log(1/g))
+	}
+	// γ^{−η} − 1 = expm1(−η ln γ): same sign as η, so the ratio is positive.
+	return eta * (1 - g) * math.Exp((-eta-1)*math.Log(y)) / math.Expm1(-eta*math.Log(g))
+}
+
+// SelectionLowerBound returns a lower bound on the ε at delta of private
+// tuning with K ~ c candidates drawn uniformly from a grid of gridSize
+// points and a score s, whatever the runs release: the exact ε of the
+// tuner's output (the selected grid point and its score, or nothing when
+// K = 0) on the worst of a few instances in which the runs release the
+// same thing on both neighbours and the score alone differs. In instance
+// j, the j grid points of one set are right on the removed unit and the
+// others wrong on it and tied elsewhere: each of their runs' counts is
+// higher by Sensitivity on one side (the total by Runs·Sensitivity, with
+// noise std √Runs·Std()), for j in {1, ⌈gridSize/2⌉, gridSize}. j = 1 with
+// an exact score is the audit's counterexample: with K ~ Poisson(μ) the
+// selected point alone leaks ln((1 − e^{−μ/m})·m/(1 − e^{−μ})), about
+// ln(0.632·m) at μ = m, however small each candidate's own ε.
+//
+// Any mechanism whose candidates satisfy the base curve TunedRDP is given
+// (the runs' curve plus s.RDP) includes these instances, so its tuned ε
+// can never be below this bound; `dpgnn tune` checks that it is not. The
+// output densities are, with F the CDF of one candidate's score and G' the
+// derivative of K's probability generating function, (1/m)·φ_i(x)·G'(F(x))
+// for grid point i and score x; they are integrated on a grid of spacing
+// σ/64 over ±12σ around each mean (trapezoid rule), and ε is found by
+// bisection on the hockey-stick divergence in both directions (the lower
+// end of the final bracket). An Exact score (Sensitivity 0) does not
+// differ between neighbours given the runs' releases: the bound is 0.
+func SelectionLowerBound(c Candidates, gridSize int, s TuningScore, delta float64) (float64, error) {
+	if err := c.Validate(); err != nil {
+		return 0, err
+	}
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	if err := CheckDelta(delta); err != nil {
+		return 0, err
+	}
+	if gridSize < 1 {
+		return 0, fmt.Errorf("dp: grid size must be at least 1, got %d", gridSize)
+	}
+	if s.Exact() {
+		return 0, nil
+	}
+	shift := float64(s.Runs) * s.Sensitivity
+	sigma := math.Sqrt(float64(s.Runs)) * s.Std()
+	best := 0.0
+	for _, j := range distinctInts(1, (gridSize+1)/2, gridSize) {
+		e := selectionInstanceEpsilon(c, gridSize, j, shift, sigma, delta)
+		best = math.Max(best, e)
+	}
+	return best, nil
+}
+
+// distinctInts returns xs without repeats, in order.
+func distinctInts(xs ...int) []int {
+	var out []int
+	for _, x := range xs {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// selectionInstanceEpsilon is the exact ε at delta (up to quadrature) of
+// the instance of SelectionLowerBound with j of m grid points shifted by
+// shift, score noise std sigma.
+func selectionInstanceEpsilon(c Candidates, m, j int, shift, sigma, delta float64) float64 {
+	// Quadrature points: ±12σ around 0 and around shift, merged when they
+	// overlap; between them both densities are below e^{−72}.
+	type window struct{ lo, hi float64 }
+	ws := []window{{-12 * sigma, 12 * sigma}, {shift - 12*sigma, shift + 12*sigma}}
+	if ws[1].lo <= ws[0].hi {
+		ws = []window{{ws[0].lo, ws[1].hi}}
+	}
+	type point struct{ w, a1, a0, b float64 } // weight; integrands' pieces
+	var pts []point
+	fm, fj := float64(m), float64(j)
+	for _, w := range ws {
+		n := int(math.Ceil((w.hi - w.lo) / (sigma / 64)))
+		h := (w.hi - w.lo) / float64(n)
+		for k := 0; k <= n; k++ {
+			x := w.lo + float64(k)*h
+			wt := h
+			if k == 0 || k == n {
+				wt = h / 2
+			}
+			z0, z1 := x/sigma, (x-shift)/sigma
+			phi0 := math.Exp(-z0*z0/2) / (sigma * math.Sqrt(2*math.Pi))
+			phi1 := math.Exp(-z1*z1/2) / (sigma * math.Sqrt(2*math.Pi))
+			cdf0, cdf1 := 0.5*math.Erfc(-z0/math.Sqrt2), 0.5*math.Erfc(-z1/math.Sqrt2)
+			aG := c.pgfDeriv(fj/fm*cdf1 + (fm-fj)/fm*cdf0) // side with the shift
+			aP := c.pgfDeriv(cdf0)                         // side without
+			// (shifted point on G, on G'), (other point on G, on G')
+			pts = append(pts, point{wt, phi1 * aG, phi0 * aP, phi0 * aG})
+		}
+	}
+	div := func(eps float64) float64 {
+		e := math.Exp(eps)
+		var fwd, bwd float64
+		for _, p := range pts {
+			fwd += p.w * (fj*math.Max(0, p.a1-e*p.a0) + (fm-fj)*math.Max(0, p.b-e*p.a0))
+			bwd += p.w * (fj*math.Max(0, p.a0-e*p.a1) + (fm-fj)*math.Max(0, p.a0-e*p.b))
+		}
+		return math.Max(fwd, bwd) / fm
+	}
+	if div(0) <= delta {
+		return 0
+	}
+	lo, hi := 0.0, 1.0
+	for div(hi) > delta {
+		lo, hi = hi, 2*hi
+		if hi > 512 {
+			return lo
+		}
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if div(mid) > delta {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
