@@ -31,7 +31,12 @@ type ISTAParams struct {
 	Alpha   float64 // teleport probability α of the lazy walk, in (0, 1)
 	Rho     float64 // ℓ1 regularisation ρ > 0 (larger: sparser, less mass)
 	Tol     float64 // stopping tolerance γ ≥ 0: stop once max|∇f| ≤ (1+γ)·ρ·α
-	MaxIter int     // iteration cap ≥ 1; reaching it is an error
+	MaxIter int     // iteration cap ≥ 1; reaching it is an error unless KeepLast
+	// KeepLast makes reaching MaxIter return the last iterate (non-negative,
+	// as every iterate is) instead of an error: for a mechanism whose
+	// guarantee does not rest on convergence (DPAR clips the vector), so
+	// that it does not refuse some inputs and accept their neighbours.
+	KeepLast bool
 }
 
 // DPARISTAParams returns the ISTA parameters of DPAR's experiments (DPAR §4
@@ -137,6 +142,9 @@ func (s *ISTA) Solve(source int) (SparseVec, int, error) {
 			return collectPositive(p, touched), it, nil
 		}
 		if it == s.params.MaxIter {
+			if s.params.KeepLast {
+				return collectPositive(p, touched), it, nil
+			}
 			return SparseVec{}, it, fmt.Errorf("graphs: ISTA from source %d did not converge in %d iterations", source, it)
 		}
 		// S and Δ from the iterate before the update (i ∉ T has p_i − g_i = 0 < ρα).

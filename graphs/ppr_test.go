@@ -267,23 +267,34 @@ func TestISTAErrors(t *testing.T) {
 		source int
 		want   string
 	}{
-		{"alpha 0", good, ISTAParams{0, 1e-4, 1e-4, 10}, 0, "alpha"},
-		{"alpha 1", good, ISTAParams{1, 1e-4, 1e-4, 10}, 0, "alpha"},
-		{"negative alpha", good, ISTAParams{-0.25, 1e-4, 1e-4, 10}, 0, "alpha"},
-		{"rho 0", good, ISTAParams{0.25, 0, 1e-4, 10}, 0, "rho"},
-		{"NaN tol", good, ISTAParams{0.25, 1e-4, math.NaN(), 10}, 0, "gamma"},
-		{"max iter 0", good, ISTAParams{0.25, 1e-4, 1e-4, 0}, 0, "iteration cap"},
+		{"alpha 0", good, ISTAParams{0, 1e-4, 1e-4, 10, false}, 0, "alpha"},
+		{"alpha 1", good, ISTAParams{1, 1e-4, 1e-4, 10, false}, 0, "alpha"},
+		{"negative alpha", good, ISTAParams{-0.25, 1e-4, 1e-4, 10, false}, 0, "alpha"},
+		{"rho 0", good, ISTAParams{0.25, 0, 1e-4, 10, false}, 0, "rho"},
+		{"NaN tol", good, ISTAParams{0.25, 1e-4, math.NaN(), 10, false}, 0, "gamma"},
+		{"max iter 0", good, ISTAParams{0.25, 1e-4, 1e-4, 0, false}, 0, "iteration cap"},
 		{"source", good, ok, 8, "source 8"},
 		{"negative source", good, ok, -1, "source -1"},
 		{"weighted", weighted, ok, 0, "unweighted"},
 		{"directed", directed, ok, 0, "symmetric"},
 		{"not square", &CSR{Rows: 2, Cols: 3, Indptr: []int{0, 0, 0}}, ok, 0, "square"},
 		{"nil", nil, ok, 0, "nil"},
-		{"no convergence", good, ISTAParams{0.25, 1e-6, 1e-4, 5}, 0, "did not converge"},
+		{"no convergence", good, ISTAParams{0.25, 1e-6, 1e-4, 5, false}, 0, "did not converge"},
 	} {
 		_, _, err := ISTAPPR(tc.a, tc.source, tc.p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	// KeepLast: the cap returns the last iterate, non-negative, instead of
+	// an error; the same call with a larger cap goes on from it.
+	last, it, err := ISTAPPR(good, 0, ISTAParams{0.25, 1e-6, 1e-4, 5, true})
+	if err != nil || it != 5 || len(last.Indices) == 0 {
+		t.Fatalf("KeepLast at the cap: %d iterations, %d entries, err %v", it, len(last.Indices), err)
+	}
+	for _, v := range last.Values {
+		if !(v > 0) {
+			t.Fatalf("KeepLast iterate has entry %v", v)
 		}
 	}
 	if _, _, err := ExactPPR(good, 0, 0, 1e-9, 10); err == nil {

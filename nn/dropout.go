@@ -165,7 +165,7 @@ func (m *Model) addDropout(x *G.Node, d *dropout) *G.Node {
 // register adds d (its p, n and rows set) to the model's masks and returns
 // it. Its bits have room for the masked gathers (vec.MaskWords).
 func (m *Model) register(d *dropout) *dropout {
-	d.id, d.rng, d.onTrainPath = len(m.modal), m.rng, true
+	d.id, d.rng, d.onTrainPath = len(m.modal), m.maskRNG(), true
 	d.bits = make([]uint64, vec.MaskWords(d.n))
 	// the identity until the first training run draws a mask: building a
 	// path (an evaluation path added later) consumes nothing from the stream
@@ -308,6 +308,6 @@ func (m *Model) SparseDropout(s *Sparse, p float64) {
 	if p <= 0 {
 		return
 	}
-	d := &sparseDropout{s: s, clean: s.A, p: p, rng: m.rng}
+	d := &sparseDropout{s: s, clean: s.A, p: p, rng: m.maskRNG()}
 	m.modal = append(m.modal, d)
 }

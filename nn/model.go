@@ -98,6 +98,7 @@ type Model struct {
 	Params []*Param
 
 	rng      *rand.Rand
+	drop     *rand.Rand // the dropout masks' stream (SetDropoutStream); nil: rng
 	modal    []modal
 	training bool
 
@@ -137,6 +138,36 @@ func NewModel(seed uint64) *Model {
 
 // RNG returns the model's random stream (initialisation and dropout).
 func (m *Model) RNG() *rand.Rand { return m.rng }
+
+// SetDropoutStream makes every dropout mask of m — those registered and
+// those to come — draw from r instead of the model's seeded stream. DP-SGD
+// (dp/dpnn) gives its training path a child of the mechanism source, so the
+// masks are keyed like the noise (from crypto/rand under --secure-noise)
+// instead of following the seed written in a run's record. A mask an
+// observer knows is a fixed function of a batch position: removing one
+// example shifts the others' positions, hence their masks and their clipped
+// gradients, which no occurrence bound counts; masks nobody knows are i.i.d.
+// whatever the positions, so the examples that did not change contribute
+// the same law.
+func (m *Model) SetDropoutStream(r *rand.Rand) {
+	m.drop = r
+	for _, d := range m.modal {
+		switch d := d.(type) {
+		case *dropout:
+			d.rng = r
+		case *sparseDropout:
+			d.rng = r
+		}
+	}
+}
+
+// maskRNG is the stream dropout masks draw from.
+func (m *Model) maskRNG() *rand.Rand {
+	if m.drop != nil {
+		return m.drop
+	}
+	return m.rng
+}
 
 // NewParam adds a learnable parameter of the given shape (a vector when one
 // dimension is given), initialised by init.

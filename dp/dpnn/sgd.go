@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/dpgnn/dpgnn/dp"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -273,17 +274,26 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	if err != nil {
 		return nil, fmt.Errorf("dp: building DP-SGD: %w", err)
 	}
+	s.keyDropout()
 	return s, nil
 }
 
-// SetSource replaces the source the Poisson sampling and the noise are drawn
-// from (an audit gives every replayed step its own source).
+// keyDropout makes the training path's dropout masks draw from a child of
+// the mechanism source (nn.Model.SetDropoutStream says why).
+func (s *SGD) keyDropout() {
+	s.model.SetDropoutStream(rand.New(s.src.Split("dpsgd.dropout")))
+}
+
+// SetSource replaces the source the Poisson sampling, the noise and the
+// training path's dropout masks are drawn from (an audit gives every
+// replayed step its own source).
 func (s *SGD) SetSource(src *dp.Source) {
 	s.dropAhead()
 	s.src = src
 	for _, n := range s.Noise {
 		n.Src = src
 	}
+	s.keyDropout()
 }
 
 // StepStats describes one DP-SGD step (for traces).

@@ -533,3 +533,44 @@ func TestDPSGDPresent(t *testing.T) {
 		}
 	}
 }
+
+// TestDPSGDDropoutFromMechanismSource: the training path's dropout masks
+// are drawn from the DP-SGD mechanism source, not from the model's seed (a
+// seed written in a run's record would make the masks known): with no noise
+// and every sample in the batch, the same model seed and source give the
+// same gradient, another source another gradient, and the model seed alone
+// does not fix them.
+func TestDPSGDDropoutFromMechanismSource(t *testing.T) {
+	tc := sgdCase{sparse: true, norm: layers.NormNone, groups: []int{0, 1, 2, 3}, inDrop: 0.5}
+	_, _, labels := sgdInputs(4)
+	release := func(src uint64) []float64 {
+		m, ce, _, _ := buildSGDModel(t, tc, true, nil)
+		s, err := BuildSGD(m, ce.PerRow, SGDConfig{Clip: 100, Multiplier: 0, Rate: 1, Samples: 4, Capacity: 4}, dp.NewSource(src), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := s.Release(func(samples []int) error {
+			s.Groups.Singletons(len(samples))
+			return ce.SetRows(samples, labels)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	same := func(a, b []float64) bool {
+		for i := range a {
+			if a[i] != b[i] {
+				return false
+			}
+		}
+		return true
+	}
+	a, b, c := release(1), release(1), release(2)
+	if !same(a, b) {
+		t.Fatal("the same model seed and mechanism source gave different gradients")
+	}
+	if same(a, c) {
+		t.Fatal("another mechanism source gave the same gradient: the dropout masks follow the model's seed")
+	}
+}

@@ -83,7 +83,7 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget
 	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Width: 1, Gaussian: p.appr.Kind == APPRGM,
 		What: fmt.Sprintf("one DP-APPR row (%s) for source node %d on the training side's graph; released: the row's kept values as a dense vector over all %d node ids (every id a candidate, an absent node's value 0 plus noise)",
 			m.apprWhat(p.appr), s, ctx.Graph.N)}
-	params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
+	params := m.istaParams()
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
 		gs := splitGraphs(g, 1, nil)
 		return func(src *dp.Source) ([]float64, error) {
@@ -129,7 +129,7 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget,
 		for k, i := range gs.members {
 			labels[k] = g.Labels[i]
 		}
-		capEx := dpnn.DefaultCapacity(p.rate, p.expected(g.N))
+		capEx := p.capacity(g.N)
 		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true)
 		if err != nil {
 			return nil, err

@@ -174,10 +174,12 @@ type privacy struct {
 	paperWarnings []string
 }
 
-// expected is the expected size q′·N_train of G (at least 1, at most n):
-// what a batch's capacity is sized for.
-func (p *privacy) expected(n int) int {
-	return min(n, max(1, int(math.Ceil(p.nodeRate*float64(p.nTrain)))))
+// capacity is the number of examples one run of the training path holds:
+// dpnn's default for the expected size q′·N_train of G, at least 2 (a batch
+// larger than it is processed in chunks; the capacity is work, not a
+// result, and sizes nothing that is released).
+func (p *privacy) capacity(n int) int {
+	return max(2, dpnn.DefaultCapacity(p.rate, min(n, int(math.Ceil(p.nodeRate*float64(p.nTrain))))))
 }
 
 // occurrences is R = 1 + the most other rows of Π that may reference a
@@ -220,7 +222,10 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	if ctx.Level == methods.Edge {
 		return nil, fmt.Errorf("dpar is node-level DP only (or --privacy none)")
 	}
-	if nTrain <= 0 {
+	if nTrain <= 0 && !ctx.Private() {
+		// A private run accepts an empty training split (it then releases
+		// noise): a refusal on G − v when G has one training node would be a
+		// release.
 		return nil, fmt.Errorf("the split has no training nodes")
 	}
 	if ctx.Selection == trainers.SelectPrivate {

@@ -317,3 +317,40 @@ func TestAPPRAuditSeesRemovedNode(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRefusalOnPrivateData: the outside review's refusals on G and not on
+// G − v (or the reverse) are gone: a batch capacity of one example with
+// two-row examples (star-9, --rows 10 --epochs 2, seed 56); a split whose
+// only training node is the removed one; ISTA that does not converge
+// (--ista-tol 0) for a present source. Each pair now runs on both sides.
+func TestNoRefusalOnPrivateData(t *testing.T) {
+	star := graphs.SmallStar(9, 1)
+	run := func(g *graphs.Graph, seed uint64, args ...string) error {
+		m := newDPAR(t, args...)
+		ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 4, Delta: 1e-5, DeltaRule: methods.DeltaGiven, Seed: seed, Selection: trainers.SelectLast}
+		_, err := m.Run(ctx)
+		return err
+	}
+	withTrain := func(train ...int) *graphs.Graph {
+		h := *star
+		h.Split = graphs.Split{Train: train, Test: []int{9}}
+		return &h
+	}
+	for _, tc := range []struct {
+		name   string
+		g      *graphs.Graph
+		remove int
+		seed   uint64
+		args   []string
+	}{
+		{"capacity one, two-row examples", withTrain(allIDs(9)...), 5, 56, []string{"--rows", "10", "--epochs", "2"}},
+		{"the only training node removed", withTrain(3), 3, 1, []string{"--epochs", "2"}},
+		{"ISTA without convergence", withTrain(0, 3), 3, 1, []string{"--rows", "10", "--node-rate", "1", "--ista-tol", "0", "--epochs", "1"}},
+	} {
+		for side, g := range map[string]*graphs.Graph{"G": tc.g, "G − v": removeNode(tc.g, tc.remove)} {
+			if err := run(g, tc.seed, tc.args...); err != nil {
+				t.Errorf("%s, %s: %v", tc.name, side, err)
+			}
+		}
+	}
+}

@@ -97,10 +97,18 @@ func drawSources(gs *graphsOf, m int, src *dp.Source) []int {
 	return out
 }
 
+// istaParams are ISTA's parameters in a run: at the iteration cap the last
+// iterate is kept (the rows' guarantee rests on the clipping, not on
+// convergence), so no source's vector can make a run fail on G and not on
+// G − v.
+func (m *DPAR) istaParams() graphs.ISTAParams {
+	return graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000, KeepLast: true}
+}
+
 // buildPi releases the DP-APPR rows of the sources on G (mechanism mech,
 // APPRNone without privacy; APPRMatrix) and assembles Π from them (piFrom).
 func (m *DPAR) buildPi(gs *graphsOf, sources []int, mech APPRMechanism, maxRefs int, src *dp.Source) (*graphs.CSR, error) {
-	params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
+	params := m.istaParams()
 	rows, err := APPRMatrix(gs.trainAdj, gs.members, gs.n, sources, params, mech, src)
 	if err != nil {
 		return nil, fmt.Errorf("DP-APPR: %w", err)
@@ -514,7 +522,7 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 		// examples). Neither the draw nor the division of the noisy sum
 		// (by q·N) reads G's size; the batch capacity (work per chunk, not
 		// a result) is sized for the expected q′·N_train examples.
-		capEx := dpnn.DefaultCapacity(p.rate, p.expected(gs.n))
+		capEx := p.capacity(gs.n)
 		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(ex), true); err != nil {
 			return nil, err
 		}
@@ -645,7 +653,7 @@ func (m *DPAR) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		labels[k] = g.Labels[i]
 	}
 	if p.private {
-		capEx := dpnn.DefaultCapacity(p.rate, p.expected(gs.n))
+		capEx := p.capacity(gs.n)
 		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(ex), true)
 		if err != nil {
 			return nil, err
