@@ -97,8 +97,8 @@ func Path(seed uint64) *Graph {
 }
 
 // PowerLaw is a Barabási–Albert graph of 300 nodes, each new node linked to
-// 2 existing ones with probability proportional to their degree (seeded):
-// node 0, the oldest, is its largest hub (dataset powerlaw).
+// 2 existing ones with probability proportional to their degree (seeded),
+// its ids arranged so that node 0 is the largest hub (dataset powerlaw).
 func PowerLaw(seed uint64) *Graph {
 	const n, m = 300, 2
 	r := newSeededRand(seed, streamEdges)
@@ -123,6 +123,29 @@ func PowerLaw(seed uint64) *Graph {
 				add(v, u)
 			}
 		}
+	}
+	// node 0 is the largest hub: swap its id with the node of largest degree
+	deg := make([]int, n)
+	for _, i := range src {
+		deg[i]++
+	}
+	h := 0
+	for i := range deg {
+		if deg[i] > deg[h] {
+			h = i
+		}
+	}
+	swap := func(i int) int {
+		switch i {
+		case 0:
+			return h
+		case h:
+			return 0
+		}
+		return i
+	}
+	for k := range src {
+		src[k], dst[k] = swap(src[k]), swap(dst[k])
 	}
 	return adversarialGraph("powerlaw", n, src, dst, seed)
 }

@@ -963,13 +963,13 @@ func TestLoadResolve(t *testing.T) {
 		}
 	})
 
-	if got := DatasetNames(); len(got) != 16 || got[0] != "cora" {
+	if got := DatasetNames(); len(got) != 20 || got[0] != "cora" {
 		t.Errorf("DatasetNames() = %v", got)
 	}
 }
 
 func TestLoadGenerated(t *testing.T) {
-	for _, name := range []string{"chain-s", "csbm", "spread", "star"} {
+	for _, name := range []string{"chain-s", "csbm", "spread", "star", "star-9", "double-star", "path", "powerlaw"} {
 		t.Run(name, func(t *testing.T) {
 			g, err := Load(name, "/nonexistent", 7)
 			if err != nil {
@@ -1129,4 +1129,57 @@ func fileSafe(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// TestAdversarialGraphs: the audit graphs have the shape their docs state.
+func TestAdversarialGraphs(t *testing.T) {
+	deg := func(g *Graph, i int) int { return g.Adj.Indptr[i+1] - g.Adj.Indptr[i] }
+	s := SmallStar(9, 1)
+	if s.N != 10 || deg(s, 0) != 9 || deg(s, 3) != 1 {
+		t.Errorf("star-9: N %d, hub degree %d, leaf degree %d", s.N, deg(s, 0), deg(s, 3))
+	}
+	d := DoubleStar(1)
+	if d.N != 52 || deg(d, 0) != 51 || deg(d, 1) != 51 || deg(d, 2) != 2 {
+		t.Errorf("double-star: N %d, hub degrees %d %d, leaf degree %d", d.N, deg(d, 0), deg(d, 1), deg(d, 2))
+	}
+	p := Path(1)
+	ends := 0
+	for i := range p.N {
+		if deg(p, i) == 1 {
+			ends++
+		}
+	}
+	if p.N != 41 || deg(p, 0) != 2 || ends != 2 || p.Adj.NNZ() != 2*40 {
+		t.Errorf("path: N %d, node 0 degree %d, %d ends, %d entries", p.N, deg(p, 0), ends, p.Adj.NNZ())
+	}
+	// node 0 in the middle: removing it leaves two paths of 20 nodes
+	cut := RemoveNode(p.Adj, 0)
+	seen := map[int]bool{}
+	var walk func(int) int
+	walk = func(i int) int {
+		seen[i] = true
+		n := 1
+		for _, j := range cut.Indices[cut.Indptr[i]:cut.Indptr[i+1]] {
+			if !seen[j] {
+				n += walk(j)
+			}
+		}
+		return n
+	}
+	if a, b := walk(1), walk(40); a != 20 || b != 20 {
+		t.Errorf("path without node 0: components of %d and %d nodes, want 20 and 20", a, b)
+	}
+	w := PowerLaw(1)
+	if w.N != 300 || w.Adj.NNZ() != 2*(3+2*297) {
+		t.Errorf("powerlaw: N %d, %d entries", w.N, w.Adj.NNZ())
+	}
+	for i := 1; i < w.N; i++ {
+		if deg(w, i) > deg(w, 0) {
+			t.Errorf("powerlaw: node %d has degree %d above node 0's %d", i, deg(w, i), deg(w, 0))
+			break
+		}
+	}
+	if !IsSymmetric(w.Adj) {
+		t.Error("powerlaw is not symmetric")
+	}
 }
