@@ -85,15 +85,29 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget
 			m.apprWhat(p.appr), s, ctx.Graph.N)}
 	params := m.istaParams()
 	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+		// The APPR vector is data-dependent but noise-free: computed once
+		// per graph; each release adds noise and selects (Release).
 		gs := splitGraphs(g, 1, nil)
+		var solver *graphs.ISTA
+		if gs.trainAdj != nil {
+			var err error
+			if solver, err = graphs.NewISTA(gs.trainAdj, params); err != nil {
+				return nil, err
+			}
+		}
+		vec, err := apprVector(solver, gs.members, g.N, s)
+		if err != nil {
+			return nil, err
+		}
 		return func(src *dp.Source) ([]float64, error) {
-			row, err := APPRMatrix(gs.trainAdj, gs.members, g.N, []int{s}, params, p.appr, src)
+			// the first of the source's row children, as APPRMatrix draws
+			row, err := p.appr.Release(vec, src.Split("dpar/appr row"))
 			if err != nil {
 				return nil, err
 			}
 			out := make([]float64, g.N)
-			for k := row.Indptr[0]; k < row.Indptr[1]; k++ {
-				out[row.Indices[k]] = row.Value(k)
+			for k, j := range row.Indices {
+				out[j] = row.Values[k]
 			}
 			return out, nil
 		}, nil
