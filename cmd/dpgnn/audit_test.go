@@ -572,3 +572,61 @@ func TestOneEdgeUnitApart(t *testing.T) {
 		t.Errorf("a reweighted edge: %v", err)
 	}
 }
+
+// TestAuditDPARAdversarial: `audit dpar` on the adversarial graph families
+// (the 9-leaf star with a leaf removed, the double star, the path cut at
+// node 0 and the power-law graph without its hub, which is the audited
+// row's source), DP-APPR rows (GM and EM0) and a DP-SGD step, with
+// --samples: every ε_lb within the claim, every node-indexed value compared,
+// and the samples file holding the removed node's column on both sides.
+func TestAuditDPARAdversarial(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		dataset string
+		remove  int
+		release []string
+	}{
+		{"star-9", 3, []string{"--variant", "gm"}},
+		{"star-9", 3, []string{"--variant", "em0"}},
+		{"double-star", 0, []string{"--variant", "gm"}},
+		{"path", 0, []string{"--variant", "em0"}},
+		{"powerlaw", 0, []string{"--variant", "gm"}},
+		{"double-star", 0, []string{"--release", "sgd", "--epochs", "1", "--hidden", "4"}},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d.npz", tc.dataset, len(tc.release)))
+		args := append([]string{"dpar", "--dataset", tc.dataset, "--split", "ratio:0.9:0.05", "--privacy", "node", "--epsilon", "4", "--delta", "1e-5",
+			"--remove-node", strconv.Itoa(tc.remove), "--trials", "300", "--samples", path}, tc.release...)
+		r := runAudit(t, args...)
+		t.Logf("%s %v: claimed %.3f, ε_lb %.3f (GDP %.3f); %s", tc.dataset, tc.release, r.Claimed, r.EpsLB, r.EpsLBGDP, r.Compared)
+		if r.Exceeds || r.EpsLB > r.Claimed || (r.Gaussian && r.EpsLBGDP > r.Claimed) {
+			t.Errorf("%s %v: ε_lb %v (GDP %v) above the claim %v", tc.dataset, tc.release, r.EpsLB, r.EpsLBGDP, r.Claimed)
+		}
+		zr, err := npz.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, gp mat.Dense
+		var node []int64
+		for _, a := range []struct {
+			name string
+			ptr  any
+		}{{"g.npy", &g}, {"g_prime.npy", &gp}, {"node.npy", &node}} {
+			if err := zr.Read(a.name, a.ptr); err != nil {
+				t.Fatalf("%s: %v", a.name, err)
+			}
+		}
+		zr.Close()
+		if r1, c1 := g.Dims(); r1 != 300 || c1 != len(node) {
+			t.Fatalf("%s: g is %d×%d with %d node ids", tc.dataset, r1, c1, len(node))
+		}
+		if tc.release[0] == "--release" {
+			if r.Compared == "" || !strings.Contains(r.Compared, "none indexed by node") {
+				t.Errorf("%s sgd: compared %q", tc.dataset, r.Compared)
+			}
+			continue
+		}
+		if !strings.Contains(r.Compared, fmt.Sprintf("node %d's 1 included", tc.remove)) || !slices.Contains(node, int64(tc.remove)) {
+			t.Errorf("%s: compared %q, node ids %v: the removed node's column is missing", tc.dataset, r.Compared, node)
+		}
+	}
+}
