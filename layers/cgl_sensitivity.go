@@ -154,16 +154,45 @@ func NodeSensitivityPaper(lipschitz, alpha1 float64, dmin, dmax, n int) float64 
 //	A = C_L·(α₁·√(D_max+1) + α₂) + β,
 //	B = C_L·α₁·(√D_max·(p + q) + √(D_max/((D+2)(D_max+1))) + √(D_max·κ(D))) + C_L·α₂.
 //
-// Proof (G with node v, G′ = G − v, v deleted with its edges: n − 1 nodes;
-// G′ is padded with a row for v that CGL maps to 0, which keeps it
-// C_L-Lipschitz, and dropping that row from the padded release gives
-// the release on G′). (i) Row v differs by its whole value in G,
-// C_L(α₁(ÂX)_v + α₂·mean) + β·X⁽⁰⁾_v, of norm ≤ A, since each of the d_v + 1
-// entries of Â's row v is ≤ 1/√t(d_v) ≤ 1/√(d_v+1), so Σ_j Â_vj ≤
-// √(d_v+1) ≤ √(D_max+1). (ii)+(iii) A neighbour w of v (d_w ≥ 1 in G)
-// loses the entry Â_wv X_v and its degree drops by one. If d_w > D,
-// t(d_w) ≥ D+2, so the lost entry is ≤ 1/√(t(d_v)(D+2)), and the row-degree
-// parts of row w (its self-loop and its other entries) are ≤ p + q as in
+// The neighbour is the code base's: G′ = G − v keeps v's id (cmd/dpgnn's
+// --remove-node). v's edges are gone, its feature row is zero, its label
+// and split membership are gone, and v is an isolated id, so CGL_G′ acts
+// on the same N rows as CGL_G, with t(0) = D+1 for v (a self-loop of
+// weight 1/(D+1)). Every row is compared, v's own included. The inputs:
+// X⁽⁰⁾′ = X⁽⁰⁾ off row v (a row of X⁽⁰⁾ is a function of the released
+// encoder and of that node's own features only), and X⁽⁰⁾′_v = 0, since
+// PCMP's input row of a node whose feature row is zero is 0
+// (methods/caribou, pcmpInput). The bound needs that: were X⁽⁰⁾′_v any
+// unit vector (an encoder's biases), β‖X⁽⁰⁾_v − X⁽⁰⁾′_v‖ would reach 2β
+// (TestCGLIsolatedNodeSensitivity finds Δ_n exceeded then).
+//
+// What the contractive noisy iteration (dp.CNIFactor) needs is a common
+// start and, at every hop k, C_L-Lipschitz maps φ_k on G and φ′_k on G′
+// with sup over Y ∈ 𝒦 of ‖φ_k(Y) − φ′_k(Y)‖_F ≤ Δ_n. Start both at G's
+// X⁽⁰⁾. At hop 1, G′ computes CGL_G′(X⁽⁰⁾′) = CGL_G′(P_v·X⁽⁰⁾), P_v
+// setting row v to 0 (1-Lipschitz, so φ′_1 = CGL_G′∘P_v is a
+// C_L-contraction); at hops k ≥ 2, φ′_k = CGL_G′, whose input row v (the
+// previous hop's noise, mean and residual) enters Â′'s row v and the mean
+// as it is. Â′ = Â_{G′} has no entry in row or column v but (v, v) =
+// 1/(D+1), and its other rows are those of G with v deleted. Rows are
+// disjoint, so ‖ΔCGL‖_F² = ‖row v‖² + ‖the other rows‖².
+//
+// Proof. (i) Row v, with d = d_v. At hop k ≥ 2 the two means are of the
+// same Y, so row v changes by C_L·α₁·(Σ_{j∈N(v)} Â_vj·Y_j + (Â_vv −
+// 1/(D+1))·Y_v) + β·X⁽⁰⁾_v. Â_vj = r(d)·r(d_j) ≤ 1/√(2(d+1)) (d_j ≥ 1, so
+// t(d_j) ≥ 2); 1/(D+1) − Â_vv is 0 for d ≤ D and 1/(D+1) − 1/(d+1) ≤
+// d/(d+1) above; so the ℓ1 weight is ≤ d/√(2(d+1)) + d/(d+1) ≤ √(d+1),
+// because √(d+1) times the left side is ≤ d/√2 + √d ≤ d + 1 ((1 − 1/√2)s²
+// − s + 1 > 0 for every s: its discriminant is 2√2 − 3 < 0). At hop 1 it
+// changes by C_L·(α₁·(Â·Y)_v + α₂·Y_v/N) + β·X⁽⁰⁾_v (P_v·Y has 0 in row v,
+// and its mean is Y's minus Y_v/N); each of the d + 1 entries of Â's row v
+// is ≤ 1/√t(d) ≤ 1/√(d+1), so the row's norm is ≤ C_L(α₁√(d+1) + α₂/N)
+// + β. Either way ‖row v‖ ≤ C_L(α₁√(D_max+1) + α₂) + β = A.
+// (ii)+(iii) A neighbour w of v (d_w ≥ 1 in G) loses the entry Â_wv·Y_v
+// (Â′_wv = 0, and P_v changes no row w ≠ v of Â′·Y) and its degree drops
+// by one. If d_w > D, t(d_w) ≥
+// D+2, so the lost entry is ≤ 1/√(t(d_v)(D+2)), and the row-degree parts
+// of row w (its self-loop and its other entries) are ≤ p + q as in
 // EdgeSensitivity. If d_w ≤ D (then D ≥ 1), t(d_w) = t(d_w − 1) = D+1: no
 // row-degree part, and the lost entry is 1/√(t(d_v)(D+1)) ≤
 // 1/√(t(d_v)(D+2)) + ε(D) ≤ 1/√(t(d_v)(D+2)) + p + q (ε(D) ≤ q for D ≥ 2,
@@ -172,12 +201,18 @@ func NodeSensitivityPaper(lipschitz, alpha1 float64, dmin, dmax, n int) float64 
 // D_max/(D_max+1)) by ≤ √(D_max/((D_max+1)(D+2))) + √D_max·(p + q).
 // (iv) The column-degree parts of the entries (x, w) total ≤ √(D_max·κ(D))
 // (the technique above, ε = 0 for a degree that stays floored). (v) The
-// column mean changes by ≤ 2/n per row, ≤ 2√(n−1)/n ≤ 1 over the rows.
-// Row v is disjoint from the rest, so ‖ΔCGL‖_F ≤ √(A² + B²) with B the
-// C_L-weighted sum of (ii)–(v). The residual β·X⁽⁰⁾ of every node but v is
-// the same in G and G′. The value is the same formula as before the floor
-// (with D the assumed minimum degree of G − v then); the floor makes it
-// hold for every graph.
+// mean: no change at hops k ≥ 2; at hop 1 every row w ≠ v moves by Y_v/N,
+// ≤ √(N−1)/N ≤ 1/2 over those rows. The residual β·X⁽⁰⁾ of every node but
+// v is the same in G and G′. With B the C_L-weighted sum of (ii)–(v)
+// (Minkowski), ‖ΔCGL‖_F ≤ √(A² + B²) at every hop. ∎ The same Δ_n covers
+// the other representation of G − v, v deleted (N − 1 rows) and its row
+// of the release padded as 0: row v is then the whole of G's, of norm
+// ≤ C_L(α₁√(D_max+1) + α₂) + β = A (a mean row has norm ≤ 1), and the
+// mean over N − 1 rows moves by ≤ 2√(N−1)/N ≤ 1
+// (TestCGLFlooredNodeSensitivity). The value is the formula of before the
+// floor (with D the assumed minimum degree of G − v then); the floor makes
+// it hold for every graph, and the isolated v (degree 0, below any floor)
+// is neither refused nor charged apart.
 //
 // Theorem 9 (NodeSensitivityPaper) bounds (i) by 1, which is not a bound:
 // with β = 0, C_L = 0.99 and v joined to every node of a 14-cycle the

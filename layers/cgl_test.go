@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -1248,6 +1249,162 @@ func TestCGLFlooredNodeSensitivity(t *testing.T) {
 	}
 	for _, fam := range []string{"G(n,p)", "complete", "star", "path", "hub over regular", "v joined to K_m", "wheel"} {
 		t.Logf("%-18s worst sup/NodeSensitivity = %.6f (%s)", fam, worst[fam].worst, worst[fam].desc)
+	}
+}
+
+// cglNodeOpIsolated is the linear map (X, X⁽⁰⁾) ↦ CGL_G(X) − CGL_G′(Q·X)
+// for the node-level neighbour as the code base represents it: G′ keeps
+// v's id, isolated (its edges gone), on the same n rows, and its X⁽⁰⁾′ is
+// X⁽⁰⁾ with row v replaced by x0v·X⁽⁰⁾_v (0: PCMP's input for a node with
+// a zero feature row; −1: a unit vector opposite to v's, what an encoder's
+// biases could give without that rule). Q is the identity at hops k ≥ 2
+// (G′'s layer reads its own previous hop, v's row included) and, for hop1,
+// P_v, which sets row v to X⁽⁰⁾′_v (the first hop starts both sides from
+// G's X⁽⁰⁾). The mean is over all n ids on both sides.
+func cglNodeOpIsolated(t *testing.T, n int, edges [][2]int, v int, cl, a1, beta float64, floor int, hop1 bool, x0v float64) cglLinOp {
+	t.Helper()
+	c, err := NewCGLFloored(cglGraph(n, edges), floor, cl, a1, beta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rest [][2]int
+	for _, e := range edges {
+		if e[0] != v && e[1] != v {
+			rest = append(rest, e)
+		}
+	}
+	cp, err := NewCGLFloored(cglGraph(n, rest), floor, cl, a1, beta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cglProbe(n, n, func(x, x0 []float64) []float64 {
+		xp, x0p := append([]float64(nil), x...), append([]float64(nil), x0...)
+		x0p[v] = x0v * x0[v]
+		if hop1 {
+			xp[v] = x0p[v]
+		}
+		return cglSub(cglApply(c, x, x0, 1), cglApply(cp, xp, x0p, 1))
+	})
+}
+
+// TestCGLIsolatedNodeSensitivity: the node-level neighbour of this code
+// base keeps v's id — G′ is G with v's edges removed, its features zero
+// and v isolated — so the node-level claim must hold for CGL over G and
+// over that G′ on the same n rows, every row compared (v's own included):
+// v's row on G′ is C_L(α₁·X_v/(D+1) + α₂·mean) + β·X⁽⁰⁾′_v, not 0, and at
+// the next hop it enters the mean over all n ids. For α₁ ∈ {1, 0.9, 0.5}
+// and β ∈ {0, 1, 4}, on stars (hub and leaf), wheels (hub and rim), v
+// joined to K_m, complete graphs at floors n−1 and n−2, paths, a hub over
+// a regular graph, a node already isolated in G and random graphs, both
+// the first hop (G′ starts from X⁽⁰⁾′: P_v) and later hops (both sides
+// read the same Y) with X⁽⁰⁾′_v = 0: the row-ℓ1 bound √(Σ_i ‖L_i‖₁²) — an
+// upper bound on the exact sup over X, X⁽⁰⁾ ∈ 𝒦, so a proof for the pair
+// — and the search's value stay ≤ NodeSensitivity(C_L, α₁, β, D, D_max).
+// With X⁽⁰⁾′_v = −X⁽⁰⁾_v instead (no zero-row rule), the search finds
+// Δ_n exceeded at β = 4: the rule is what the bound needs, and the test
+// sees a violation when there is one.
+func TestCGLIsolatedNodeSensitivity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 4))
+	worst := map[string]*cglRatio{}
+	antipodalExceeds, antipodalChecked := 0, 0
+	check := func(fam string, n int, edges [][2]int, v, floor int, cl, a1, beta float64) {
+		t.Helper()
+		_, dmax := cglMinMax(cglDegrees(n, edges))
+		dmax = max(dmax, 1) // Validate: D_max ≥ 1
+		floor = min(floor, dmax)
+		bound := NodeSensitivity(cl, a1, beta, floor, dmax)
+		for _, hop1 := range []bool{true, false} {
+			op := cglNodeOpIsolated(t, n, edges, v, cl, a1, beta, floor, hop1, 0)
+			ub := cglRowL1Bound(op)
+			got := cglMaxNorm(op, min(n+1, 12), 2, rng)
+			desc := func() string {
+				return "n=" + strconv.Itoa(n) + " |E|=" + strconv.Itoa(len(edges)) + " v=" + strconv.Itoa(v) + " D=" + strconv.Itoa(floor) +
+					" D_max=" + strconv.Itoa(dmax) + " C_L=" + strconv.FormatFloat(cl, 'f', 3, 64) + " α₁=" + strconv.FormatFloat(a1, 'f', 3, 64) +
+					" β=" + strconv.FormatFloat(beta, 'f', 3, 64) + " hop1=" + strconv.FormatBool(hop1) +
+					" sup≈" + strconv.FormatFloat(got, 'g', 8, 64) + " row-ℓ1 " + strconv.FormatFloat(ub, 'g', 8, 64)
+			}
+			if got > ub*(1+1e-9) {
+				t.Errorf("%s: %s: the search exceeds the row-ℓ1 upper bound (the harness is wrong)", fam, desc())
+			}
+			if ub > bound*(1+1e-12) {
+				t.Errorf("%s: %s: the change can reach %.10g > NodeSensitivity = %.10g", fam, desc(), ub, bound)
+			}
+			key := fam + " α₁=" + strconv.FormatFloat(a1, 'g', 3, 64)
+			if worst[key] == nil {
+				worst[key] = &cglRatio{}
+			}
+			worst[key].see(got/bound, desc)
+			if beta == 4 && !hop1 {
+				anti := cglMaxNorm(cglNodeOpIsolated(t, n, edges, v, cl, a1, beta, floor, false, -1), min(n+1, 12), 1, rng)
+				antipodalChecked++
+				if anti > bound*(1+1e-9) {
+					antipodalExceeds++
+				}
+			}
+		}
+	}
+	alphas := []float64{1, 0.9, 0.5}
+	betas := []float64{0, 1, 4}
+	each := func(fam string, n int, edges [][2]int, v, floor int) {
+		t.Helper()
+		for _, a1 := range alphas {
+			for _, beta := range betas {
+				check(fam, n, edges, v, floor, 0.9, a1, beta)
+			}
+		}
+	}
+	for _, m := range []int{2, 5, 9} {
+		for _, floor := range []int{0, 1, m} {
+			each("star", m+1, cglStar(m), 0, floor)
+			each("star", m+1, cglStar(m), 1, floor)
+		}
+	}
+	for _, m := range []int{5, 8} {
+		edges := cglStar(m)
+		for i := 0; i < m; i++ {
+			edges = append(edges, [2]int{1 + i, 1 + (i+1)%m})
+		}
+		for _, floor := range []int{0, 3} {
+			each("wheel", m+1, edges, 0, floor)
+			each("wheel", m+1, edges, 1, floor)
+		}
+	}
+	for _, m := range []int{6, 10} {
+		each("v joined to K_m", m+1, cglComplete(m+1), 0, 0)
+		each("v joined to K_m", m+1, cglComplete(m+1), 0, m-1)
+	}
+	for _, n := range []int{4, 7} {
+		each("complete", n, cglComplete(n), 0, n-1)
+		each("complete", n, cglComplete(n), 0, n-2)
+	}
+	for _, floor := range []int{0, 2} {
+		each("path", 7, cglPath(7), 0, floor)
+		each("path", 7, cglPath(7), 3, floor)
+	}
+	hub := make([][2]int, 0)
+	for i := 0; i < 8; i++ {
+		hub = append(hub, [2]int{0, 1 + i}, [2]int{1 + i, 1 + (i+1)%8}, [2]int{1 + i, 1 + (i+2)%8})
+	}
+	each("hub over regular", 9, hub, 0, 4)
+	each("hub over regular", 9, hub, 0, 5)
+	each("isolated in G", 6, [][2]int{{1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 1}}, 0, 0)
+	each("isolated in G", 6, [][2]int{{1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 1}}, 0, 2)
+	for trial := 0; trial < 40; trial++ {
+		n := 5 + rng.IntN(8)
+		cl := 0.5 + 0.49*rng.Float64()
+		check("G(n,p)", n, cglRandEdges(rng, n, rng.Float64(), trial%3 == 0), rng.IntN(n), rng.IntN(6), cl, alphas[trial%3], betas[rng.IntN(3)])
+	}
+	keys := make([]string, 0, len(worst))
+	for k := range worst {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		t.Logf("%-26s worst sup/NodeSensitivity = %.6f (%s)", k, worst[k].worst, worst[k].desc)
+	}
+	t.Logf("X⁽⁰⁾′_v = −X⁽⁰⁾_v (no zero-row rule), β = 4: Δ_n exceeded on %d of %d graphs", antipodalExceeds, antipodalChecked)
+	if antipodalExceeds == 0 {
+		t.Error("with X⁽⁰⁾′_v = −X⁽⁰⁾_v at β = 4 the search never exceeded Δ_n: the test cannot see the case the zero-row rule excludes")
 	}
 }
 

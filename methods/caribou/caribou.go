@@ -168,14 +168,15 @@ func (m *CARIBOU) setupCounts(level methods.Level, c methods.Counts) (*setup, er
 			s.noiseScale, s.paperTheorem = layers.NodeSensitivityPaper(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree, m.cfg.MaxDegree, math.MaxInt32), "9"
 		}
 		s.uses = append(s.uses,
-			dp.Use{Kind: "degree-bound", What: floor + fmt.Sprintf("; Δ_n=%.6g is proven for every graph whose degrees are ≤ D_max and that graph minus any one node with its edges, features and label", s.sensitivity),
+			dp.Use{Kind: "degree-bound", What: floor + fmt.Sprintf("; Δ_n=%.6g is proven for every graph whose degrees are ≤ D_max and that graph minus any one node with its edges, features and label "+
+				"(its id kept, isolated; PCMP's input row of a node whose feature row is all zero is 0), every row compared, the removed node's included", s.sensitivity),
 				Covered: "accounted"},
 			dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public degree bound D_max=%d: an input with a node above it is refused before anything is released; no edge is dropped", m.cfg.MaxDegree),
 				Covered: "public bound: the guarantee covers every graph whose degrees are ≤ D_max and its node neighbours G − v (removing a node only lowers degrees, so G − v is accepted too); " +
 					"a pair whose larger graph exceeds D_max is not covered"},
 			dp.Use{Kind: "dp-sgd", What: "the encoder's and the classifier's DP-SGD rate q = B/N_train and their step counts read the split's training-node count (a split without training nodes is refused)",
 				Covered: "treated as public (the DP-SGD convention)"},
-			dp.Use{Kind: "population", What: "the node ids: X^(K) has one row per node of the input (the proof compares G and G − v on G's ids, G − v's row for v being noise only: v's own row is v's data)",
+			dp.Use{Kind: "population", What: "the node ids: X^(K) has one row per node id of the input (G − v keeps v's id as an isolated node without features; Δ_n covers every row, v's own included)",
 				Covered: "treated as public (the universe of node identities)"})
 	default:
 		s.sensitivity = layers.EdgeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.MinDegree)
@@ -331,7 +332,9 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	// 2. PCMP, run once: the only adjacency access; only X⁽ᴷ⁾ leaves it.
-	xk, err := m.pcmp(ctx, s, z, x0, width, src.Split("caribou.pcmp"))
+	// Its input is X⁽⁰⁾ with the rows of featureless nodes set to 0
+	// (pcmpInput: what the node-level proof needs of a removed node).
+	xk, err := m.pcmp(ctx, s, z, pcmpInput(x0, width, g.X), width, src.Split("caribou.pcmp"))
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +404,7 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 					x0, width = x.ToDense(), x.F
 					layers.NormalizeRows(x0, width)
 				}
-				xk, err := p.Release(x0, width)
+				xk, err := p.Release(pcmpInput(x0, width, x), width)
 				if err != nil {
 					return nil, err
 				}
@@ -475,6 +478,62 @@ func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, 
 	return p.Release(x0, width)
 }
 
+// pcmpInput is PCMP's input X⁽⁰⁾ (initial iterate and residual) built from
+// the embedding x0 (N×width, rows in the unit ball): x0 with the row of
+// every node whose raw feature row in feats is all zero set to 0 (x0
+// itself when there is none; nil feats: x0). Each row is then a function
+// of the node's own features (and the released encoder) that maps a zero
+// feature row to 0 — the row the node-level proof gives a removed node,
+// which keeps its id with its features zeroed (layers.NodeSensitivity).
+// Without it, the encoder's row for a zero feature row (its biases,
+// normalised: a unit vector) could point opposite to v's row on G, the
+// residual β·X⁽⁰⁾_v would change by 2β, and the charged Δ_n would not
+// cover the pair. It reads no membership: a present node whose feature
+// row is zero gets 0 on G and G′ alike. The row-normalised raw features
+// (no encoder) already have 0 there.
+func pcmpInput(x0 []float64, width int, feats *graphs.Features) []float64 {
+	out, copied := x0, false
+	for i, z := range zeroFeatureRows(feats) {
+		if !z || (i+1)*width > len(x0) {
+			continue
+		}
+		if !copied {
+			out, copied = append([]float64(nil), x0...), true
+		}
+		clear(out[i*width : (i+1)*width])
+	}
+	return out
+}
+
+// zeroFeatureRows reports for every row of f whether all its values are
+// zero (a sparse row with no stored entry, or only stored zeros); nil for
+// nil f.
+func zeroFeatureRows(f *graphs.Features) []bool {
+	if f == nil {
+		return nil
+	}
+	zero := make([]bool, f.N)
+	for i := range zero {
+		zero[i] = true
+		if f.Sparse == nil {
+			for _, v := range f.Dense[i*f.F : (i+1)*f.F] {
+				if v != 0 {
+					zero[i] = false
+					break
+				}
+			}
+			continue
+		}
+		for k := f.Sparse.Indptr[i]; k < f.Sparse.Indptr[i+1]; k++ {
+			if f.Sparse.Value(k) != 0 {
+				zero[i] = false
+				break
+			}
+		}
+	}
+	return zero
+}
+
 // newPCMP is the PCMP release over s's layer with the given noise std.
 func (m *CARIBOU) newPCMP(s *setup, std float64, src *dp.Source) *layers.PCMP {
 	return &layers.PCMP{Layer: s.layer, Hops: m.cfg.Hops, Std: std, Src: src, Normalize: m.cfg.Rows == "normalize"}
@@ -482,9 +541,12 @@ func (m *CARIBOU) newPCMP(s *setup, std float64, src *dp.Source) *layers.PCMP {
 
 // AuditTarget is one PCMP release, for `dpgnn audit`: K noisy contractive
 // layers over an embedding, with the noise std the run's calibration gives
-// for the graph; the output is X⁽ᴷ⁾. Every row is compared, the removed
-// node's included (OwnRow empty): the strict node-level Δ_n bounds that
-// row's change too (term A of layers.NodeSensitivity).
+// for the graph; the output is X⁽ᴷ⁾. The embedding goes through pcmpInput
+// as a run's X⁽⁰⁾ does (on the audit's G′ the removed node's features are
+// zero, so its input row is 0). Every row is compared, the removed node's
+// included (OwnRow empty): the strict node-level Δ_n bounds that row's
+// change too, on the isolated id G′ keeps (term A of
+// layers.NodeSensitivity).
 func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
 	if !ctx.Private() {
 		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
@@ -536,6 +598,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 			return nil, err
 		}
 		layers.NormalizeRows(x, width) // PCMP's input lies in the unit ball
+		x = pcmpInput(x, width, g.X)   // as a run's: a featureless node's row is 0
 		std := c.Multiplier * sg.noiseScale
 		return func(src *dp.Source) ([]float64, error) {
 			return m.newPCMP(sg, std, src).Release(x, width)

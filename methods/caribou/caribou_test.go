@@ -2,9 +2,11 @@ package caribou
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,6 +210,63 @@ func changeBound(l1, l2 *layers.CGL, v int) float64 {
 	return math.Sqrt(s)
 }
 
+// isolatedWithout is the node-level neighbour as the code base represents
+// it (cmd/dpgnn's --remove-node): g with v's edges removed, its feature
+// row zero, its label 0 and v in no split; v keeps its id, isolated.
+func isolatedWithout(g *graphs.Graph, v int) *graphs.Graph {
+	gp := g.WithAdj(graphs.RemoveNode(g.Adj, v))
+	if g.X != nil {
+		x := g.X.ToDense()
+		clear(x[v*g.X.F : (v+1)*g.X.F])
+		gp.X = &graphs.Features{N: g.X.N, F: g.X.F, Dense: x}
+	}
+	if g.Labels != nil {
+		gp.Labels = append([]int(nil), g.Labels...)
+		gp.Labels[v] = 0
+	}
+	drop := func(ids []int) []int { return slices.DeleteFunc(slices.Clone(ids), func(i int) bool { return i == v }) }
+	gp.Split = graphs.Split{Train: drop(g.Split.Train), Val: drop(g.Split.Val), Test: drop(g.Split.Test)}
+	return gp
+}
+
+// changeBoundIsolated is changeBound for the isolated-id neighbour: l2 is
+// the layer over G′ = G with v's edges removed (same n ids), X⁽⁰⁾′ is X⁽⁰⁾
+// with row v zero (pcmpInput of a zero feature row), and G′'s layer reads
+// X with row v replaced by X⁽⁰⁾′_v = 0 at the first hop (hop1: both sides
+// start from G's X⁽⁰⁾) or X itself at later hops. It returns √(Σ_i ‖L_i‖₁²)
+// of that linear map: an upper bound on the sup over X, X⁽⁰⁾ ∈ 𝒦 of the
+// change of every row, v's included.
+func changeBoundIsolated(l1, l2 *layers.CGL, v int, hop1 bool) float64 {
+	n := l1.Adj.Rows
+	l1norm := make([]float64, n)
+	x, x0 := make([]float64, n), make([]float64, n)
+	for j := 0; j < 2*n; j++ {
+		clear(x)
+		clear(x0)
+		if j < n {
+			x[j] = 1
+		} else {
+			x0[j-n] = 1
+		}
+		a, b := make([]float64, n), make([]float64, n)
+		l1.Apply(x, x0, 1, a)
+		xp, x0p := append([]float64(nil), x...), append([]float64(nil), x0...)
+		x0p[v] = 0
+		if hop1 {
+			xp[v] = 0
+		}
+		l2.Apply(xp, x0p, 1, b)
+		for i := range n {
+			l1norm[i] += math.Abs(a[i] - b[i])
+		}
+	}
+	s := 0.0
+	for _, r := range l1norm {
+		s += r * r
+	}
+	return math.Sqrt(s)
+}
+
 func complete(n int) [][2]int {
 	var e [][2]int
 	for i := 0; i < n; i++ {
@@ -220,10 +279,13 @@ func complete(n int) [][2]int {
 
 // TestNeighboursAcceptedAndCovered: for every accepted input G and EVERY
 // raw neighbour G′ of the claimed unit — G minus each of its edges at edge
-// level, G minus each of its nodes (deleted with its edges) at node level
-// — the run's set-up accepts G′ too, and the change of the layer it builds
-// between G and G′ is at most the Δ the run charges (an upper bound on the
-// exact change, so this is a proof for the pair, not a search). Graphs:
+// level, G minus each of its nodes at node level, both deleted with its
+// edges (N − 1 ids) and as this code base represents it (its id kept,
+// isolated, features zero; both the first hop and the later ones, every
+// row compared) — the run's set-up accepts G′ too, and the change of the
+// layer it builds between G and G′ is at most the Δ the run charges (an
+// upper bound on the exact change, so this is a proof for the pair, not a
+// search). Graphs:
 // the complete graph K12 with --min-degree 11 (every node at the bound:
 // on main G − e was refused, a model on G and an error on G − e, and no
 // edge was protected), a hub joined to a 4-regular circulant at its degree,
@@ -289,7 +351,7 @@ func TestNeighboursAcceptedAndCovered(t *testing.T) {
 			if _, err := m.calibrate(ctx(edgeGraph(tc.n, tc.edges)), s); err != nil {
 				t.Fatalf("%s, %s: %v", tc.name, level, err)
 			}
-			worst := 0.0
+			worst, worstIsolated := 0.0, 0.0
 			pairs := len(tc.edges)
 			if level == methods.Node {
 				pairs = tc.n
@@ -314,11 +376,35 @@ func TestNeighboursAcceptedAndCovered(t *testing.T) {
 					t.Errorf("%s, %s, neighbour %d: the layer changes by up to %.10g, above the charged Δ = %.10g", tc.name, level, k, b, s.sensitivity)
 				}
 				worst = max(worst, b/s.sensitivity)
+				if level != methods.Node {
+					continue
+				}
+				// The code base's node neighbour: v keeps its id, isolated.
+				si, err := m.setupGraph(ctx(isolatedWithout(edgeGraph(tc.n, tc.edges), k)))
+				if err != nil {
+					t.Fatalf("%s: G accepted, its neighbour without node %d (id kept) refused: %v", tc.name, k, err)
+				}
+				if si.sensitivity != s.sensitivity {
+					t.Fatalf("%s: Δ %v on the isolated-id G′, %v on G", tc.name, si.sensitivity, s.sensitivity)
+				}
+				for _, hop1 := range []bool{true, false} {
+					b := changeBoundIsolated(s.layer, si.layer, k, hop1)
+					if b > s.sensitivity*(1+1e-12) {
+						t.Errorf("%s, node %d removed, id kept (first hop %v): the layer changes by up to %.10g, above the charged Δ = %.10g", tc.name, k, hop1, b, s.sensitivity)
+					}
+					worstIsolated = max(worstIsolated, b/s.sensitivity)
+				}
 			}
 			if worst == 0 {
 				t.Errorf("%s, %s: no change measured", tc.name, level)
 			}
 			t.Logf("%-48s %s: %d neighbours, worst change bound / charged Δ = %.4f", tc.name, level, pairs, worst)
+			if level == methods.Node {
+				if worstIsolated == 0 {
+					t.Errorf("%s: no change measured on the isolated-id neighbours", tc.name)
+				}
+				t.Logf("%-48s %s: the same with the removed node's id kept (isolated): %.4f", tc.name, level, worstIsolated)
+			}
 		}
 	}
 }
@@ -457,5 +543,150 @@ func TestPaperSensitivityReportsProvenEpsilon(t *testing.T) {
 	}
 	if eps[0] != eps[1] || eps[0] > 1 {
 		t.Errorf("edge level: strict ε %v, paper ε %v: want equal and ≤ 1", eps[0], eps[1])
+	}
+}
+
+// TestPCMPInputZeroesFeaturelessRows: PCMP's input row of a node whose raw
+// feature row is all zero — dense, sparse without entries, or sparse with
+// only stored zeros — is 0, every other row is the embedding's, and the
+// embedding itself is not modified (the classifier reads it). On main a
+// featureless node's row was the encoder's output for a zero row (its
+// biases, normalised), which the node-level Δ_n does not cover for the
+// removed node of the isolated-id G′.
+func TestPCMPInputZeroesFeaturelessRows(t *testing.T) {
+	const n, width = 4, 2
+	x0 := []float64{0.6, 0.8, 1, 0, 0, -1, 0.5, 0.5}
+	dense := &graphs.Features{N: n, F: 3, Dense: []float64{1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0}}
+	sparse := &graphs.Features{N: n, F: 3, Sparse: &graphs.CSR{Rows: n, Cols: 3,
+		Indptr: []int{0, 1, 2, 3, 3}, Indices: []int{0, 1, 2}, Data: []float64{1, 0, 2}}}
+	pattern := &graphs.Features{N: n, F: 3, Sparse: &graphs.CSR{Rows: n, Cols: 3, Indptr: []int{0, 1, 2, 3, 4}, Indices: []int{0, 1, 2, 0}}}
+	for _, tc := range []struct {
+		name  string
+		feats *graphs.Features
+		want  []float64
+	}{
+		{"dense, rows 1 and 3 zero", dense, []float64{0.6, 0.8, 0, 0, 0, -1, 0, 0}},
+		{"sparse, row 1 a stored zero, row 3 empty", sparse, []float64{0.6, 0.8, 0, 0, 0, -1, 0, 0}},
+		{"sparse pattern (every entry 1)", pattern, x0},
+		{"no features", nil, x0},
+	} {
+		before := slices.Clone(x0)
+		got := pcmpInput(x0, width, tc.feats)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: PCMP input %v, want %v", tc.name, got, tc.want)
+		}
+		if !slices.Equal(x0, before) {
+			t.Errorf("%s: the embedding was modified to %v", tc.name, x0)
+		}
+	}
+}
+
+// auditNode audits releases on g and on gp (every value compared, the
+// removed node's included) with trials runs per side.
+func auditNode(t *testing.T, rg, rgp methods.Release1, trials int, delta float64) dp.AuditResult {
+	t.Helper()
+	sampler := func(rel methods.Release1, side string) dp.AuditSampler {
+		return func(i int, _ bool) ([]float64, error) {
+			return rel(dp.NewSource(11).Split(fmt.Sprintf("%s %d", side, i)))
+		}
+	}
+	res, err := dp.AuditStream(sampler(rg, "G"), sampler(rgp, "G′"), trials, dp.AuditConfig{Delta: delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestNodeAuditIsolatedIdWithinClaim audits one PCMP release at node level
+// against the code base's node neighbour — the hub removed, its id kept,
+// isolated, with zero features — comparing every row, the hub's own
+// included, at α₁ = 0.9 and β = 4 (so the hub's row on G′ is C_L(α₁·X_v +
+// α₂·mean) + noise, not 0). On a star K_{1,5} at K = 1 (the claim is then
+// one Gaussian release at multiplier z, μ = 1/z, with no amplification to
+// hide behind) and on the wheel graphs.Star (hub and 100 rim nodes, D_max
+// 100) at K = 1 and 10, ε_lb and the GDP bound stay ≤ the claim, and on
+// the star the audit does tell G from G′ (μ_lb > 0.3). The same audit of
+// the star with the hub's input row on G′ pointing opposite to G's (what
+// an encoder's biases could give a featureless node before pcmpInput)
+// exceeds the claim: the audit sees the case the zero-row rule excludes.
+func TestNodeAuditIsolatedIdWithinClaim(t *testing.T) {
+	const delta, width, z = 1e-5, 1, 1.0
+	withSplit := func(g *graphs.Graph) *graphs.Graph {
+		spec, err := graphs.ParseSplit("ratio:0.5:0.25")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := graphs.ApplySplit(g, spec, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gs
+	}
+	star := edgeGraph(6, [][2]int{{0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}})
+	star.X = &graphs.Features{N: 6, F: 2, Dense: []float64{1, 0, 1, 1, 0, 1, 1, 2, 2, 1, 1, 1}}
+	star.Labels, star.NumClasses, star.Name = []int{0, 1, 0, 1, 0, 1}, 2, "star-5"
+	wheel := withSplit(graphs.Star(1))
+	for _, tc := range []struct {
+		name      string
+		g         *graphs.Graph
+		args      []string
+		trials    int
+		antipodal bool
+	}{
+		{"star K_{1,5}, K=1", star, []string{"--hops", "1", "--alpha1", "0.9", "--max-degree", "5"}, 6000, false},
+		{"star K_{1,5}, K=1, G′'s hub input row −X⁽⁰⁾_v", star, []string{"--hops", "1", "--alpha1", "0.9", "--max-degree", "5"}, 6000, true},
+		{"wheel (graphs.Star), K=1", wheel, []string{"--hops", "1", "--alpha1", "0.9", "--max-degree", "100"}, 3000, false},
+		{"wheel (graphs.Star), K=10", wheel, []string{"--alpha1", "0.9", "--max-degree", "100"}, 1500, false},
+	} {
+		m := newCARIBOU(t, tc.args...)
+		ctx := &methods.Context{Graph: tc.g, Dataset: tc.g.Name, Level: methods.Node, Epsilon: 8, Delta: delta, Seed: 1}
+		target, err := m.AuditTarget(ctx, methods.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if target.OwnRow != "" {
+			t.Fatalf("%s: the audit leaves the removed node's row out (%q)", tc.name, target.OwnRow)
+		}
+		gp := isolatedWithout(tc.g, 0)
+		rg, err := target.Prepare(tc.g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rgp, err := target.Prepare(gp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.antipodal {
+			gc := *ctx
+			gc.Graph, gc.Multiplier = gp, z
+			s, err := m.setupGraph(&gc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, gp.N*width)
+			for i := range gp.N {
+				x[i*width] = 1
+			}
+			x[0] = -1
+			rgp = func(src *dp.Source) ([]float64, error) { return m.newPCMP(s, z*s.noiseScale, src).Release(x, width) }
+		}
+		res := auditNode(t, rg, rgp, tc.trials, delta)
+		if res.Dimension != tc.g.N*width {
+			t.Fatalf("%s: compared %d values, want all %d", tc.name, res.Dimension, tc.g.N*width)
+		}
+		gf, err := dp.CNIFactor(0.9, m.cfg.Hops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: claimed ε %.3f (μ %.3f), ε_lb %.3f, as a Gaussian mechanism %.3f (μ_lb %.3f)",
+			tc.name, target.Claimed, math.Sqrt(gf)/z, res.EpsilonLB, res.EpsilonLBGDP, res.MuLB)
+		exceeds := res.EpsilonLB > target.Claimed || res.EpsilonLBGDP > target.Claimed
+		if exceeds != tc.antipodal {
+			t.Errorf("%s: ε_lb %.3f, GDP ε_lb %.3f against the claimed %.3f: exceeds = %v, want %v",
+				tc.name, res.EpsilonLB, res.EpsilonLBGDP, target.Claimed, exceeds, tc.antipodal)
+		}
+		if tc.g == star && res.MuLB < 0.3 {
+			t.Errorf("%s: μ_lb %.3f: the audit did not tell G from G′", tc.name, res.MuLB)
+		}
 	}
 }
