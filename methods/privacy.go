@@ -253,21 +253,23 @@ func (c *Context) DeltaUse(u DeltaUnits, delta float64, source string) *dp.Use {
 // NoiseUse is the report's statement on the run's mechanism randomness,
 // for every private run (Context.Report adds it): without --secure-noise
 // every draw — noise, Poisson and batch sampling, degree-bound and walk
-// keys, all from NoiseSource — follows from the seed the record states, so
+// keys, the dropout masks of a DP-SGD training path, all from NoiseSource —
+// follows from the seed the record states, so
 // anyone who knows the seed can regenerate the noise and subtract it, and
 // the guarantee, which assumes secret noise, does not hold against them;
 // with --secure-noise the mechanisms are keyed from crypto/rand and the
-// seed drives only the split, initialisation and dropout. A plan without
+// seed drives only the split, initialisation and the dropout of
+// non-private training. A plan without
 // releases draws no noise and says so.
 func (c *Context) NoiseUse(plan *dp.Plan) dp.Use {
-	const what = "the mechanisms' randomness (noise draws, Poisson and batch sampling, degree-bound and walk keys)"
+	const what = "the mechanisms' randomness (noise draws, Poisson and batch sampling, degree-bound and walk keys, DP-SGD's dropout masks)"
 	switch {
 	case plan == nil || len(plan.Releases) == 0:
 		return dp.Use{Kind: UseNoise, What: "no mechanism draws noise in this run: it releases nothing computed from private data",
 			Covered: "nothing to reproduce"}
 	case c.SecureNoise:
 		return dp.Use{Kind: UseNoise, What: what + " comes from crypto/rand (--secure-noise)",
-			Covered: "not reproducible: the mechanisms are keyed from crypto/rand and no record holds the key; the seed in this record drives only the split, initialisation and dropout"}
+			Covered: "not reproducible: the mechanisms are keyed from crypto/rand and no record holds the key; the seed in this record drives only the split, initialisation and the dropout of non-private training"}
 	}
 	return dp.Use{Kind: UseNoise, What: what + " comes from a stream keyed by the run's seed",
 		Covered: "reproducible: every noise draw follows from the seed in this record; run with --secure-noise to key the mechanisms from crypto/rand " +

@@ -92,7 +92,7 @@ func (c *commonFlags) bind(cmd *cobra.Command) {
 	f.IntVar(&c.runs, "runs", 1, "number of runs with seeds seed, seed+1, ...")
 	f.BoolVar(&c.json, "json", false, "print one JSON object on stdout and nothing else")
 	f.BoolVar(&c.quiet, "quiet", false, "no progress on stderr (a bar on a terminal, a line every 10 s otherwise)")
-	f.BoolVar(&c.secureNoise, "secure-noise", false, "draw the noise and Poisson sampling from crypto/rand, not from --seed (for real releases: a known seed lets anyone regenerate the noise; runs no longer repeat)")
+	f.BoolVar(&c.secureNoise, "secure-noise", false, "draw the mechanisms' randomness (noise, sampling, DP-SGD's dropout masks) from crypto/rand, not from --seed (for real releases: a known seed lets anyone regenerate the noise; runs no longer repeat)")
 	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE: a regular file is\nreplaced when the command ends (a failed run leaves it as it was); a device or pipe gets the lines as they come")
 }
 
