@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"github.com/dpgnn/dpgnn/internal/testutil"
 	"math"
 	"testing"
 
@@ -234,26 +235,13 @@ func TestGammaNormTailRadius(t *testing.T) {
 	}
 }
 
-func softmax(u []float64, scale float64) []float64 {
-	p := make([]float64, len(u))
-	var s float64
-	for i, v := range u {
-		p[i] = math.Exp(v / scale)
-		s += p[i]
-	}
-	for i := range p {
-		p[i] /= s
-	}
-	return p
-}
-
 // TestGumbelTopKIsExponentialMechanism: one-shot Gumbel top-K has the law
 // of K rounds of the exponential mechanism without replacement (Durfee &
 // Rogers 2019).
 func TestGumbelTopKIsExponentialMechanism(t *testing.T) {
 	u := []float64{0, 0.5, 1, 1.5, 0.2}
 	const scale = 0.8
-	p := softmax(u, scale)
+	p := testutil.Softmax(u, scale)
 	src := NewSource(51)
 
 	counts := make([]int, len(u))

@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"github.com/dpgnn/dpgnn/internal/testutil"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -162,7 +163,7 @@ func TestExactGumbelTopKPeeling(t *testing.T) {
 	u := []float64{0, 0.3, 0.3, 1.2}
 	const scale, k, n = 0.5, 3, 300_000
 	m := len(u)
-	p := softmax(u, scale)
+	p := testutil.Softmax(u, scale)
 	src := NewSource(104)
 	counts := map[[3]int]int{}
 	for range n {

@@ -350,25 +350,8 @@ func TestAuditSamples(t *testing.T) {
 	if r.Samples != path {
 		t.Errorf("record names samples %q, want %q", r.Samples, path)
 	}
-	zr, err := npz.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	if keys := zr.Keys(); !slices.Equal(keys, []string{"g.npy", "g_prime.npy", "node.npy"}) {
-		t.Fatalf("entries %v", keys)
-	}
-	var g, gp mat.Dense
-	var node []int64
-	for _, a := range []struct {
-		name string
-		ptr  any
-	}{{"g.npy", &g}, {"g_prime.npy", &gp}, {"node.npy", &node}} {
-		if err := zr.Read(a.name, a.ptr); err != nil {
-			t.Fatalf("%s: %v", a.name, err)
-		}
-	}
-	for _, m := range []*mat.Dense{&g, &gp} {
+	g, gp, node := readSamples(t, path)
+	for _, m := range []*mat.Dense{g, gp} {
 		if r, c := m.Dims(); r != trials || c != n {
 			t.Fatalf("array of %d×%d, want %d×%d", r, c, trials, n)
 		}
@@ -378,11 +361,11 @@ func TestAuditSamples(t *testing.T) {
 	}
 	colMean := func(m *mat.Dense, j int) float64 { return mat.Sum(m.ColView(j)) / trials }
 	other := (v + 1) % n
-	t.Logf("node %d: mean %.3f on G, %.3f on G′; node %d: %.3f, %.3f", v, colMean(&g, v), colMean(&gp, v), other, colMean(&g, other), colMean(&gp, other))
-	if d := colMean(&g, v) - colMean(&gp, v); d < 4.5 || d > 5.5 {
+	t.Logf("node %d: mean %.3f on G, %.3f on G′; node %d: %.3f, %.3f", v, colMean(g, v), colMean(gp, v), other, colMean(g, other), colMean(gp, other))
+	if d := colMean(g, v) - colMean(gp, v); d < 4.5 || d > 5.5 {
 		t.Errorf("removed node's column: mean difference %.3f, want about 5 (its value is written on both sides although the test left it out)", d)
 	}
-	if d := colMean(&g, other) - colMean(&gp, other); math.Abs(d) > 0.5 {
+	if d := colMean(g, other) - colMean(gp, other); math.Abs(d) > 0.5 {
 		t.Errorf("node %d's column: mean difference %.3f, want about 0", other, d)
 	}
 	// Every raw value is a release: the same seed gives the same draws.
@@ -601,21 +584,7 @@ func TestAuditDPARAdversarial(t *testing.T) {
 		if r.Exceeds || r.EpsLB > r.Claimed || (r.Gaussian && r.EpsLBGDP > r.Claimed) {
 			t.Errorf("%s %v: ε_lb %v (GDP %v) above the claim %v", tc.dataset, tc.release, r.EpsLB, r.EpsLBGDP, r.Claimed)
 		}
-		zr, err := npz.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var g, gp mat.Dense
-		var node []int64
-		for _, a := range []struct {
-			name string
-			ptr  any
-		}{{"g.npy", &g}, {"g_prime.npy", &gp}, {"node.npy", &node}} {
-			if err := zr.Read(a.name, a.ptr); err != nil {
-				t.Fatalf("%s: %v", a.name, err)
-			}
-		}
-		zr.Close()
+		g, _, node := readSamples(t, path)
 		if r1, c1 := g.Dims(); r1 != 300 || c1 != len(node) {
 			t.Fatalf("%s: g is %d×%d with %d node ids", tc.dataset, r1, c1, len(node))
 		}
@@ -629,4 +598,28 @@ func TestAuditDPARAdversarial(t *testing.T) {
 			t.Errorf("%s: compared %q, node ids %v: the removed node's column is missing", tc.dataset, r.Compared, node)
 		}
 	}
+}
+
+// readSamples reads an audit's --samples file: its entries must be exactly
+// g, g_prime and node.
+func readSamples(t *testing.T, path string) (g, gp *mat.Dense, node []int64) {
+	t.Helper()
+	zr, err := npz.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	if keys := zr.Keys(); !slices.Equal(keys, []string{"g.npy", "g_prime.npy", "node.npy"}) {
+		t.Fatalf("entries %v", keys)
+	}
+	g, gp = &mat.Dense{}, &mat.Dense{}
+	for _, a := range []struct {
+		name string
+		ptr  any
+	}{{"g.npy", g}, {"g_prime.npy", gp}, {"node.npy", &node}} {
+		if err := zr.Read(a.name, a.ptr); err != nil {
+			t.Fatalf("%s: %v", a.name, err)
+		}
+	}
+	return g, gp, node
 }

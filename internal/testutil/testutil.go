@@ -127,3 +127,18 @@ func ChiSquarePValue(observed []int, probs []float64) float64 {
 	}
 	return distuv.ChiSquared{K: float64(len(observed) - 1)}.Survival(stat)
 }
+
+// Softmax returns exp(u_i/scale)/Σ_j exp(u_j/scale): the exponential
+// mechanism's selection probabilities at that scale.
+func Softmax(u []float64, scale float64) []float64 {
+	p := make([]float64, len(u))
+	var sum float64
+	for i, v := range u {
+		p[i] = math.Exp(v / scale)
+		sum += p[i]
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	return p
+}

@@ -141,7 +141,7 @@ func TestAPPRReleaseLaws(t *testing.T) {
 	p := []float64{0.3, 0.0012, 0.0006, 0.0002, 0, 0}
 	u := clipElements(p, c2)
 	m := APPRMechanism{Kind: APPREM0, K: 1, Clip: c2, GumbelScale: c2 / 2} // paper ε = 2
-	want := softmax(u, m.GumbelScale)
+	want := testutil.Softmax(u, m.GumbelScale)
 	src := dp.NewSource(71)
 	counts := make([]int, len(p))
 	for n := 0; n < statN; n++ {
@@ -680,18 +680,6 @@ func assertRel(t *testing.T, name string, got, want, tol float64) {
 	if math.IsNaN(got) || math.Abs(got-want) > tol*math.Abs(want) {
 		t.Errorf("%s = %.12g, want %.12g (rel tol %g)", name, got, want, tol)
 	}
-}
-func softmax(u []float64, scale float64) []float64 {
-	p := make([]float64, len(u))
-	var s float64
-	for i, v := range u {
-		p[i] = math.Exp(v / scale)
-		s += p[i]
-	}
-	for i := range p {
-		p[i] /= s
-	}
-	return p
 }
 
 const (
