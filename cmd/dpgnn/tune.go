@@ -100,9 +100,13 @@ type tunePrivacy struct {
 // selected are not part of the release any ε covers. BestNote says what of
 // Best is covered.
 type tuneReport struct {
-	Method        string      `json:"method"`
-	GridSize      int         `json:"grid_size"`
-	Drawn         int         `json:"candidates_drawn"`
+	Method   string `json:"method"`
+	GridSize int    `json:"grid_size"`
+	// Drawn is K, the number of candidates trained: printed without a
+	// selection claim, or with --show-trials; at a private level with an
+	// RDP-covered selection it is not released (Papernot & Steinke's bound
+	// holds with K hidden).
+	Drawn         *int        `json:"candidates_drawn,omitempty"`
 	Trials        []tuneTrial `json:"trials"`
 	TrialsCovered *bool       `json:"trials_covered,omitempty"`
 	TrialsNote    string      `json:"trials_note,omitempty"`
@@ -463,7 +467,7 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 		if err != nil {
 			return nil, fmt.Errorf("candidate %s: %w", strings.Join(gridPoint(keys, i), ","), err)
 		}
-		if err := checkValidation(g0, split, opts.Seed, f.runs); err != nil {
+		if err := checkValidation(g0, split, opts.Seed, f.runs, private); err != nil {
 			return nil, err
 		}
 	}
@@ -496,7 +500,8 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 			draws = append(draws, tuneDraw{point: i, seed: base + uint64(i*f.runs)})
 		}
 	}
-	rep := &tuneReport{Method: m.Name(), GridSize: n, Drawn: len(draws), Selection: mode, Trials: []tuneTrial{}}
+	drawn := len(draws)
+	rep := &tuneReport{Method: m.Name(), GridSize: n, Drawn: &drawn, Selection: mode, Trials: []tuneTrial{}}
 	var recDelta float64
 	var candEps []float64
 	var notes []string
@@ -556,13 +561,16 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 		if err := tuneAccount(opts, g0, cands, keys, dist, score, rule, f.runs, recDelta, candEps, &rep.Privacy); err != nil {
 			return nil, err
 		}
-		if len(draws) == 0 {
-			rep.Privacy.Note += "; K = 0 candidates were drawn: nothing is released"
+		if !f.showTrials {
+			// The bound covers the best candidate with K hidden; the
+			// wall time grows with K and is not covered either.
+			rep.Drawn = nil
+			rep.Privacy.Note += "; K, the number of candidates drawn, is not printed (releasing it is not covered: --show-trials prints it), nor is the wall time, which grows with it"
 		}
 	}
 	if private {
 		if !f.secureNoise {
-			rep.Privacy.Note += "; without --secure-noise every draw (K, the grid points, the seeds, the scores' and the runs' noise) follows from --seed"
+			rep.Privacy.Note += "; without --secure-noise every draw (K, the grid points, the seeds, the scores' and the runs' noise) follows from --seed, and the best candidate's printed seed regenerates its runs exactly: nothing is covered against whoever holds the output"
 		}
 		uncovered := false
 		rep.TrialsCovered = &uncovered
@@ -600,13 +608,25 @@ func bestNote(mode string, level methods.Level, score dp.TuningScore) string {
 }
 
 // checkValidation refuses a split that leaves a run without validation
-// nodes (tune selects on them), before anything is trained. A split's sizes
-// do not depend on its seed (masks: on the run), so run r's split drawn
-// from seed + r stands for every candidate's.
-func checkValidation(g *graphs.Graph, split string, seed uint64, runs int) error {
+// nodes (tune selects on them), before anything is trained. At a private
+// level only a split whose specification has no validation part is refused
+// (inductive, per-class with no validation nodes): that reads no data. A split whose validation
+// set comes out empty on this graph (published masks whose validation
+// nodes are all removed, say) is accepted there, its runs' scores are then
+// their noise alone: refusing G − v and not G would be a release. A
+// split's sizes do not depend on its seed (masks: on the run), so run r's
+// split drawn from seed + r stands for every candidate's.
+func checkValidation(g *graphs.Graph, split string, seed uint64, runs int, private bool) error {
 	spec, err := graphs.ParseSplit(split)
 	if err != nil {
 		return err
+	}
+	refuse := fmt.Errorf("split %s has no validation nodes, and tune selects on validation accuracy: choose a split with validation nodes (per-class, ratio, or masks that have them)", split)
+	switch {
+	case spec.Kind == graphs.SplitInductive, spec.Kind == graphs.SplitPerClass && spec.NumVal == 0:
+		return refuse
+	case private:
+		return nil
 	}
 	for r := range runs {
 		gs, err := graphs.ApplySplit(g, spec.ForRun(r, len(g.MaskSplits)), seed+uint64(r))
@@ -614,7 +634,7 @@ func checkValidation(g *graphs.Graph, split string, seed uint64, runs int) error
 			return err
 		}
 		if len(gs.Split.Val) == 0 {
-			return fmt.Errorf("split %s has no validation nodes, and tune selects on validation accuracy: choose a split with validation nodes (per-class, ratio, or masks that have them)", split)
+			return refuse
 		}
 	}
 	return nil
@@ -645,9 +665,8 @@ func trainTrial(ctx context.Context, a *methods.AttackRuns, seed uint64, runs in
 		if err != nil {
 			return res, err
 		}
-		if len(gs.Split.Val) == 0 { // checkValidation refused such splits
-			return res, fmt.Errorf("split %s left run %d without validation nodes", a.Split, r+1)
-		}
+		// An empty validation set (accepted at a private level: see
+		// checkValidation) counts 0 correct predictions.
 		out, err := a.Run(gs, s, trainers.Nop{})
 		if err != nil {
 			return res, fmt.Errorf("run %d: %w", r+1, err)
@@ -663,7 +682,9 @@ func trainTrial(ctx context.Context, a *methods.AttackRuns, seed uint64, runs in
 			}
 		}
 		res.counts = append(res.counts, float64(correct))
-		res.valAcc += mt["val_acc"] / float64(runs)
+		if va := mt["val_acc"]; !math.IsNaN(va) { // NaN: no validation nodes, counted as 0
+			res.valAcc += va / float64(runs)
+		}
 		res.testAcc += mt["test_acc"] / float64(runs)
 		if out.Privacy != nil {
 			if out.Privacy.Notes != "" && !slices.Contains(res.notes, out.Privacy.Notes) {
@@ -862,7 +883,11 @@ func candidateCurve(opts methods.TrainOptions, c methods.Method, g *graphs.Graph
 }
 
 func printTune(w io.Writer, r *tuneReport) {
-	fmt.Fprintf(w, "tune %s: grid of %d, %d candidate(s) trained (selection privacy: %s)\n", r.Method, r.GridSize, r.Drawn, r.Selection)
+	fmt.Fprintf(w, "tune %s: grid of %d", r.Method, r.GridSize)
+	if r.Drawn != nil {
+		fmt.Fprintf(w, ", %d candidate(s) trained", *r.Drawn)
+	}
+	fmt.Fprintf(w, " (selection privacy: %s)\n", r.Selection)
 	if r.TrialsNote != "" {
 		fmt.Fprintf(w, "trials: %s\n", r.TrialsNote)
 	}

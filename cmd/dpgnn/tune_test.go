@@ -33,7 +33,7 @@ func tuneJSON(t *testing.T, args ...string) tuneReport {
 
 func TestTuneNonPrivate(t *testing.T) {
 	r := runTuneJSON(t)
-	if r.GridSize != 4 || r.Drawn != 4 || len(r.Trials) != 4 || r.Best == nil || r.Selection != "none" {
+	if r.GridSize != 4 || r.Drawn == nil || *r.Drawn != 4 || len(r.Trials) != 4 || r.Best == nil || r.Selection != "none" {
 		t.Fatalf("report %+v", r)
 	}
 	for _, tr := range r.Trials {
@@ -59,8 +59,12 @@ func TestTunePrivate(t *testing.T) {
 	if !(*p.TunedEpsilon > *p.CandidateEpsilon) || !(*p.CandidateEpsilon > *p.RunEpsilon) || *p.RunEpsilon > 4.001 {
 		t.Errorf("runs ε %g, one candidate ε %g, tuned ε %g", *p.RunEpsilon, *p.CandidateEpsilon, *p.TunedEpsilon)
 	}
-	if r.Drawn == 0 || p.Candidates != "poisson:4" {
-		t.Errorf("drawn %d, candidates %q", r.Drawn, p.Candidates)
+	// K is not released: the bound covers the best candidate with K hidden.
+	if r.Drawn != nil || p.Candidates != "poisson:4" || !strings.Contains(p.Note, "K, the number of candidates drawn, is not printed") {
+		t.Errorf("drawn %v printed at a private level, candidates %q, note %q", r.Drawn, p.Candidates, p.Note)
+	}
+	if out, err := runCLI(t, "tune", "mlp", "--grid", "lr=0.01,0.05", "--grid", "hidden=8,16", "--epochs", "2", "--privacy", "node", "--epsilon", "4", "--delta", "1e-5"); err != nil || strings.Contains(out, "candidate(s) trained") {
+		t.Errorf("text output names the number of candidates trained (err %v):\n%s", err, out)
 	}
 	// The trials not selected are not shown at a private level.
 	if len(r.Trials) != 0 || r.TrialsCovered == nil || *r.TrialsCovered || !strings.Contains(r.TrialsNote, "not covered") {
@@ -71,7 +75,7 @@ func TestTunePrivate(t *testing.T) {
 	}
 
 	n := runTuneJSON(t, "--privacy", "node", "--epsilon", "4", "--delta", "1e-5", "--selection-privacy", "none")
-	if n.Drawn != 4 || n.Privacy.TunedEpsilon != nil || n.Privacy.Covered || n.Privacy.Score != nil || !strings.Contains(n.Privacy.Note, "not covered") {
+	if n.Drawn == nil || *n.Drawn != 4 || n.Privacy.TunedEpsilon != nil || n.Privacy.Covered || n.Privacy.Score != nil || !strings.Contains(n.Privacy.Note, "not covered") {
 		t.Errorf("--selection-privacy none: %+v", n.Privacy)
 	}
 	if len(n.Trials) != 0 || !strings.Contains(n.TrialsNote, "not shown") || !strings.HasPrefix(n.BestNote, "not covered") {
@@ -160,8 +164,8 @@ func TestTuneNodeCounterexample(t *testing.T) {
 func TestTuneShowTrials(t *testing.T) {
 	args := []string{"tune", "mlp", "--grid", "lr=0.01,0.05", "--epochs", "1", "--privacy", "node", "--epsilon", "4", "--delta", "1e-5", "--candidates", "poisson:3", "--show-trials"}
 	r := tuneJSON(t, append(args, "--json")...)
-	if len(r.Trials) != r.Drawn || r.Drawn == 0 || r.TrialsCovered == nil || *r.TrialsCovered || !strings.HasPrefix(r.TrialsNote, "NOT covered") {
-		t.Fatalf("trials %d of %d, covered %v, note %q", len(r.Trials), r.Drawn, r.TrialsCovered, r.TrialsNote)
+	if r.Drawn == nil || len(r.Trials) != *r.Drawn || *r.Drawn == 0 || r.TrialsCovered == nil || *r.TrialsCovered || !strings.HasPrefix(r.TrialsNote, "NOT covered") {
+		t.Fatalf("trials %d of %v, covered %v, note %q", len(r.Trials), r.Drawn, r.TrialsCovered, r.TrialsNote)
 	}
 	best := math.Inf(-1)
 	for _, tr := range r.Trials {
@@ -363,6 +367,32 @@ func TestTuneMLPPredictionsRowWise(t *testing.T) {
 		}
 		if changed != 1 {
 			t.Errorf("changing node %d's features left its own posteriors unchanged", v)
+		}
+	}
+}
+
+// TestTuneEmptyValidationNotRefusedWhenPrivate: at a private level a split
+// whose validation set comes out empty on the data (published masks whose
+// only validation node is the removed one) is accepted like its neighbour
+// with that node (refusing G − v and not G would be a release); a split
+// whose specification has no validation part is refused at every level.
+func TestTuneEmptyValidationNotRefusedWhenPrivate(t *testing.T) {
+	g := graphs.SmallStar(9, 1)
+	withVal := *g
+	withVal.Split = graphs.Split{Train: []int{0, 1, 2, 3}, Val: []int{5}, Test: []int{6, 7}}
+	noVal := withVal
+	noVal.Split = graphs.Split{Train: []int{0, 1, 2, 3}, Test: []int{6, 7}}
+	for name, h := range map[string]*graphs.Graph{"G": &withVal, "G − 5": &noVal} {
+		if err := checkValidation(h, "fixed", 1, 2, true); err != nil {
+			t.Errorf("%s, private: %v", name, err)
+		}
+	}
+	if err := checkValidation(&noVal, "fixed", 1, 1, false); err == nil {
+		t.Error("non-private: a split without validation nodes is accepted")
+	}
+	for _, split := range []string{"inductive:0.8", "per-class:2:0:3"} {
+		if err := checkValidation(&withVal, split, 1, 1, true); err == nil || !strings.Contains(err.Error(), "no validation nodes") {
+			t.Errorf("%s, private: err = %v, want a refusal (its specification has no validation part)", split, err)
 		}
 	}
 }
