@@ -74,6 +74,34 @@ func (m *CSR) Validate() error {
 	return nil
 }
 
+// MaxFeatureMagnitude is the public range of feature values: every loaded
+// feature x has |x| ≤ 1e30. Larger values overflow the models' float64
+// arithmetic (a row's squared norm passes 1.8e308 near 1e154) and turn a
+// run into NaN before any clipping can bound them. The range is a public
+// bound on the input like a degree bound: an input outside it is refused
+// with a message that names only the bound, and removing a node never takes
+// an input outside it, so the neighbours of an accepted input are accepted.
+const MaxFeatureMagnitude = 1e30
+
+// CheckFeatureRange refuses features with a value outside
+// ±MaxFeatureMagnitude (nil features pass). The error names the bound only:
+// which node holds the value is the data's.
+func CheckFeatureRange(f *Features) error {
+	if f == nil {
+		return nil
+	}
+	vals := f.Dense
+	if f.Sparse != nil {
+		vals = f.Sparse.Data
+	}
+	for _, v := range vals {
+		if !(math.Abs(v) <= MaxFeatureMagnitude) {
+			return fmt.Errorf("a feature value is outside the public range |x| ≤ %g (values that large overflow the models' float64 arithmetic): rescale the features", MaxFeatureMagnitude)
+		}
+	}
+	return nil
+}
+
 // Features holds a node feature matrix of shape N×F, either dense
 // (row-major, Dense != nil) or sparse (Sparse != nil); exactly one is set.
 type Features struct {

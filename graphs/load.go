@@ -151,6 +151,17 @@ func FetchCommand(name, dataDir string) string {
 // whole_edge.txt by LoadSigned. The returned graph's Name is the dataset
 // name (for a path, its base name without extension).
 func Load(name, dataDir string, seed uint64) (*Graph, error) {
+	g, err := load(name, dataDir, seed)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckFeatureRange(g.X); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", name, err)
+	}
+	return g, nil
+}
+
+func load(name, dataDir string, seed uint64) (*Graph, error) {
 	if dataDir == "" {
 		dataDir = DefaultDataDir()
 	}

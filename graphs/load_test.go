@@ -1183,3 +1183,46 @@ func TestAdversarialGraphs(t *testing.T) {
 		t.Error("powerlaw is not symmetric")
 	}
 }
+
+// TestFeatureRange: a feature value beyond the public range ±1e30 is refused
+// at load with a message that names the bound only (not the node), the
+// value at the bound loads, and removing the node that holds the value (the
+// raw neighbour, its feature row zeroed) loads too.
+func TestFeatureRange(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		v   float64
+		bad bool
+	}{{1e30, false}, {-1e30, false}, {1.0000001e30, true}, {-1.797e308, true}, {1e160, true}} {
+		g := SmallStar(9, 1)
+		g.X.Dense[3*g.X.F+2] = tc.v
+		path := filepath.Join(dir, "g.npz")
+		if err := SaveNPZ(path, g); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path, "", 1)
+		if tc.bad != (err != nil) {
+			t.Fatalf("value %g: err = %v, want refused %v", tc.v, err, tc.bad)
+		}
+		if err != nil && !strings.Contains(err.Error(), "public range |x| ≤ 1e+30") {
+			t.Errorf("value %g: message %q", tc.v, err)
+		}
+		if err != nil {
+			for _, leak := range []string{"row 3", "node 3", "[3", fmt.Sprint(tc.v)} {
+				if strings.Contains(err.Error(), leak) {
+					t.Errorf("value %g: the refusal names %q: %v", tc.v, leak, err)
+				}
+			}
+		}
+		// the neighbour without node 3
+		for f := range g.X.F {
+			g.X.Dense[3*g.X.F+f] = 0
+		}
+		if err := SaveNPZ(path, g); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(path, "", 1); err != nil {
+			t.Errorf("value %g, node 3 removed: %v", tc.v, err)
+		}
+	}
+}

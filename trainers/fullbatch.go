@@ -116,7 +116,8 @@ type LoopResult struct {
 // accuracy (the papers' "early stopping": train all epochs, then restore the
 // best); SelectLast keeps the last epoch without evaluating; SelectPrivate
 // chooses privately (see SelectPrivate). Without a validation set the last
-// epoch is kept. The result's ValAcc is the validation accuracy of the kept
+// epoch is kept, except under SelectPrivate, which then draws the epoch
+// uniformly (every count is 0) and records its release as planned. The result's ValAcc is the validation accuracy of the kept
 // model (an evaluation, not part of the choice, under SelectLast).
 func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (LoopResult, error) {
 	if cfg.Epochs <= 0 {
@@ -136,7 +137,11 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 	default:
 		return LoopResult{}, fmt.Errorf("trainers: unknown selection %q", sel.Mode)
 	}
-	if sel.Mode == SelectLast || len(split.Val) == 0 {
+	// A private selection runs (and is recorded) even without validation
+	// nodes: every count is then 0 and the epoch uniform, and the run on a
+	// split whose only validation node is removed makes the release its
+	// plan declares, as the run with it does.
+	if sel.Mode == SelectLast || (len(split.Val) == 0 && sel.Mode != SelectPrivate) {
 		return lastEpoch(task, labels, split, cfg, rec)
 	}
 	if sel.Mode == SelectPrivate {
@@ -155,7 +160,11 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 			// Gumbel-max over epochs, drawn as they come: the law of the
 			// exponential mechanism exp(ε·correct). Nothing about the
 			// labels is reported per epoch.
-			noisy := acc*float64(len(split.Val)) + dp.Gumbel{Scale: 1 / sel.Epsilon}.Draw(sel.Src)
+			correct := 0.0
+			if len(split.Val) > 0 {
+				correct = acc * float64(len(split.Val))
+			}
+			noisy := correct + dp.Gumbel{Scale: 1 / sel.Epsilon}.Draw(sel.Src)
 			if noisy > bestNoisy {
 				bestNoisy, res.ValAcc, res.BestEpoch, best = noisy, acc, ep, snap(best)
 			}

@@ -103,3 +103,30 @@ func TestPrivateSelectionAudit(t *testing.T) {
 	// This pair's exact privacy loss is ln(½ / (1/(1+e))) = 0.62 ≤ ε.
 	t.Logf("ε_lb %.3f (exact loss of this pair 0.62, claim %g)", res.EpsilonLB, eps)
 }
+
+// TestPrivateSelectionWithoutValidation: a private selection runs and is
+// recorded even when the validation set is empty (its only node removed):
+// the epoch is then uniform, so the run with and without that node makes
+// the same release.
+func TestPrivateSelectionWithoutValidation(t *testing.T) {
+	const trials = 4000
+	src := dp.NewSource(21)
+	l := dp.NewLedger()
+	first := 0
+	for range trials {
+		task, labels, _ := selectionSetup(false)
+		res, err := FullBatch(task, labels, graphs.Split{}, LoopConfig{Epochs: 2, Select: Selection{Mode: SelectPrivate, Epsilon: 1, Src: src, Ledger: l, Name: "selection"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.BestEpoch == 1 {
+			first++
+		}
+	}
+	if n := len(l.Entries()); n != trials {
+		t.Errorf("%d selections recorded for %d runs without validation nodes", n, trials)
+	}
+	if got, sd := float64(first)/trials, math.Sqrt(0.25/trials); math.Abs(got-0.5) > 4*sd {
+		t.Errorf("epoch 1 kept %.4f of the time without validation nodes, want 0.5", got)
+	}
+}
