@@ -1226,3 +1226,24 @@ func TestFeatureRange(t *testing.T) {
 		}
 	}
 }
+
+// TestL1NormalizeSignedRows: l1 normalisation divides by Σ|x|, so every
+// value stays in [−1, 1] (a signed sum sent (1, −1, 5e-324) to ±Inf), and
+// non-negative rows still sum to 1.
+func TestL1NormalizeSignedRows(t *testing.T) {
+	f := &Features{N: 2, F: 3, Dense: []float64{1, -1, 5e-324, 1, 2, 1}}
+	for _, g := range []*Features{L1NormalizeFeatures(f), L1NormalizeFeatures(&Features{N: 2, F: 3, Sparse: FromCOO(2, 3, []int{0, 0, 0, 1, 1, 1}, []int{0, 1, 2, 0, 1, 2}, f.Dense)})} {
+		d := g.ToDense()
+		for i, v := range d {
+			if !(math.Abs(v) <= 1) {
+				t.Fatalf("value %d = %v outside [−1, 1]", i, v)
+			}
+		}
+		if s := d[3] + d[4] + d[5]; math.Abs(s-1) > 1e-15 {
+			t.Errorf("non-negative row sums to %v, want 1", s)
+		}
+		if math.Abs(d[0]-0.5) > 1e-15 || math.Abs(d[1]+0.5) > 1e-15 {
+			t.Errorf("signed row → %v, want (0.5, −0.5, ~0)", d[:3])
+		}
+	}
+}

@@ -3,6 +3,7 @@ package graphs
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -376,9 +377,12 @@ func InducedSubgraph(g *Graph, nodes []int) (*Graph, []int) {
 	return sub, old2new
 }
 
-// L1NormalizeFeatures returns features whose rows sum to 1 (rows of zeros
-// stay zero): the "NormalizeFeatures" preprocessing of Kipf & Welling's GCN
-// and PyG. Sparse features stay sparse.
+// L1NormalizeFeatures returns features whose rows have ℓ1 norm 1 (each
+// value divided by the row's Σ|x|; rows of zeros stay zero): for the
+// non-negative features of the benchmarks, the "NormalizeFeatures"
+// preprocessing of Kipf & Welling's GCN and PyG (rows summing to 1). Every
+// value of the result is in [−1, 1]: dividing by a signed sum instead would
+// send a row such as (1, −1, 5e-324) to ±Inf. Sparse features stay sparse.
 func L1NormalizeFeatures(f *Features) *Features {
 	out := &Features{N: f.N, F: f.F}
 	if f.Sparse != nil {
@@ -392,7 +396,7 @@ func L1NormalizeFeatures(f *Features) *Features {
 		for i := 0; i < s.Rows; i++ {
 			sum := 0.0
 			for k := s.Indptr[i]; k < s.Indptr[i+1]; k++ {
-				sum += s.Data[k]
+				sum += math.Abs(s.Data[k])
 			}
 			if sum != 0 {
 				for k := s.Indptr[i]; k < s.Indptr[i+1]; k++ {
@@ -408,7 +412,7 @@ func L1NormalizeFeatures(f *Features) *Features {
 		row := f.Dense[i*f.F : (i+1)*f.F]
 		sum := 0.0
 		for _, v := range row {
-			sum += v
+			sum += math.Abs(v)
 		}
 		for c, v := range row {
 			if sum != 0 {

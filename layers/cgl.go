@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/internal/vec"
 	"math"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -138,6 +139,7 @@ func NormalizeRows(x []float64, d int) { rescaleRows(x, d, 0) }
 // its norm.
 func rescaleRows(x []float64, d int, floor float64) {
 	n := len(x) / d
+	rootFloor := math.Sqrt(floor)
 	parallel.Rows(n, len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := x[i*d : (i+1)*d]
@@ -145,8 +147,9 @@ func rescaleRows(x []float64, d int, floor float64) {
 			for _, v := range r {
 				s += v * v
 			}
-			if s > floor && s > 0 {
-				f := 1 / math.Sqrt(s)
+			n := vec.Norm2(r, s) // √s, or the scaled norm if s underflowed
+			if n > rootFloor && n > 0 {
+				f := 1 / n
 				for j := range r {
 					r[j] *= f
 				}
@@ -189,12 +192,15 @@ func (p *PCMP) Release(x0 []float64, d int) ([]float64, error) {
 		return nil, fmt.Errorf("PCMP: %d hops, want at least 1", p.Hops)
 	}
 	for i := 0; i < n; i++ {
+		r := x0[i*d : (i+1)*d]
 		s := 0.0
-		for _, v := range x0[i*d : (i+1)*d] {
+		for _, v := range r {
 			s += v * v
 		}
-		if !(s <= 1+1e-9) {
-			return nil, fmt.Errorf("PCMP: row %d of X⁽⁰⁾ has norm %.6g > 1 (the sensitivity bounds assume rows in the unit ball)", i, math.Sqrt(s))
+		if !(vec.Norm2(r, s) <= 1+1e-9) {
+			// which row, and its norm, are the data's: the message names
+			// the bound only
+			return nil, fmt.Errorf("PCMP: a row of X⁽⁰⁾ lies outside the unit ball the sensitivity bounds assume (an input the normalisation should have kept within it)")
 		}
 	}
 	x := append([]float64(nil), x0...)

@@ -1624,3 +1624,32 @@ func TestPCMPDeterministic(t *testing.T) {
 		t.Error("seeds 99 and 100 gave the same X^(K)")
 	}
 }
+
+// TestNormalizeRowsUnderflow: NormalizeRows and ProjectRows keep rows whose
+// squares underflow within the unit ball (at norm 1 for NormalizeRows); the
+// naive 1/√Σx² took a row of eight values near 1.5e-162 to norm 1.9.
+func TestNormalizeRowsUnderflow(t *testing.T) {
+	const d = 8
+	row := []float64{1.6e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162}
+	norm := func(r []float64) float64 {
+		m := 0.0
+		for _, v := range r {
+			m = max(m, math.Abs(v))
+		}
+		s := 0.0
+		for _, v := range r {
+			s += (v / m) * (v / m)
+		}
+		return m * math.Sqrt(s)
+	}
+	x := append([]float64(nil), row...)
+	NormalizeRows(x, d)
+	if n := norm(x); math.Abs(n-1) > 1e-12 {
+		t.Errorf("NormalizeRows: norm %v, want 1", n)
+	}
+	y := append([]float64(nil), row...)
+	ProjectRows(y, d)
+	if n := norm(y); n > 1+1e-12 {
+		t.Errorf("ProjectRows: norm %v above 1", n)
+	}
+}

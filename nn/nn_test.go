@@ -397,3 +397,53 @@ func TestFixedSparseTransposeFollowsSet(t *testing.T) {
 		}
 	}
 }
+
+// TestRowNormalizeUnderflow: rows whose squares underflow (values near
+// 1e-162, a lone 5e-324) come out with norm 1, not 2 or more, in the
+// forward pass (the four-row and the one-row paths) and keep a finite
+// gradient; zero rows stay zero.
+func TestRowNormalizeUnderflow(t *testing.T) {
+	const k = 8
+	rows := [][]float64{
+		{1.6e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162},
+		{5e-324, 0, 0, 0, 0, 0, 0, 0},
+		{3, 4, 0, 0, 0, 0, 0, 0},
+		{0, 0, 0, 0, 0, 0, 0, 0},
+		{1e-170, -1e-170, 1e-170, 0, 0, 0, 0, 0},
+	}
+	var x []float64
+	for _, r := range rows {
+		x = append(x, r...)
+	}
+	m := NewModel(1)
+	var out *G.Node
+	var in *G.Node
+	if err := Build(func() error {
+		in = m.Input("X", x, len(rows), k)
+		out = G.Must(RowNormalize(in))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.NewRunner(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(); err != nil {
+		t.Fatal(err)
+	}
+	y := Values(out)
+	for i := range rows {
+		s := 0.0
+		for _, v := range y[i*k : (i+1)*k] {
+			s += v * v
+		}
+		want := 1.0
+		if i == 3 {
+			want = 0
+		}
+		if math.Abs(math.Sqrt(s)-want) > 1e-12 {
+			t.Errorf("row %d: output norm %v, want %v", i, math.Sqrt(s), want)
+		}
+	}
+}

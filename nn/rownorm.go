@@ -91,11 +91,12 @@ func (rowNormOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, fun
 			i := b0
 			for ; i+4 <= b1; i += 4 {
 				for j, sj := range sumSq4(xd, k, i) {
-					inv[i+j-b0] = invNorm(sj)
+					inv[i+j-b0] = invNorm(sj, xd[(i+j)*k:(i+j+1)*k])
 				}
 			}
 			for ; i < b1; i++ {
-				inv[i-b0] = invNorm(sumSq(xd[i*k : (i+1)*k]))
+				r := xd[i*k : (i+1)*k]
+				inv[i-b0] = invNorm(sumSq(r), r)
 			}
 			vec.ScaleRows(out[b0*k:b1*k], xd[b0*k:b1*k], inv, k)
 			for i, v := range inv {
@@ -113,12 +114,15 @@ func (rowNormOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int, fun
 // (a chunk of a 10⁶-row matrix is tens of megabytes).
 func rowBlock(k int) int { return max(4, (64<<10)/8/max(k, 1)) &^ 3 }
 
-// invNorm is 1/√s, and −0 for s = 0 (a zero row; 1/√s is never −0).
-func invNorm(s float64) float64 {
-	if s == 0 {
+// invNorm is 1/‖r‖ for s = Σ r_c² (vec.Norm2: √s, or the scaled norm when
+// s underflowed or overflowed, so that every output row has norm 1), and
+// −0 for a row of zeros (1/‖r‖ is never −0).
+func invNorm(s float64, r []float64) float64 {
+	n := vec.Norm2(r, s)
+	if n == 0 {
 		return math.Copysign(0, -1)
 	}
-	return 1 / math.Sqrt(s)
+	return 1 / n
 }
 
 // sumSq4 is sumSq of the four rows i, …, i+3 of x (rows of k values), each
@@ -183,7 +187,7 @@ func (rowNormGradOp) rows(prealloc G.Value, vals []G.Value) (*tensor.Dense, int,
 			for i := b0; i < b1; i++ {
 				r := xd[i*k : (i+1)*k]
 				g := dy[i*k : (i+1)*k]
-				norm := math.Sqrt(sumSq(r))
+				norm := vec.Norm2(r, sumSq(r))
 				dot := 0.0
 				for c, v := range r {
 					dot += v * g[c]

@@ -605,3 +605,30 @@ func TestPrefetchRowsIsAHint(t *testing.T) {
 		t.Fatalf("PrefetchRows changed b: %v", b)
 	}
 }
+
+// TestNorm2: the scaled norm of rows whose squares underflow or overflow,
+// and √s itself for ordinary rows (the same bits).
+func TestNorm2(t *testing.T) {
+	for _, tc := range []struct {
+		r    []float64
+		want float64
+	}{
+		{[]float64{3, 4}, 5},
+		{[]float64{0, 0}, 0},
+		{[]float64{1.6e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162, 1.5e-162}, math.Sqrt(1.6*1.6+7*1.5*1.5) * 1e-162},
+		{[]float64{5e-324, 0}, 5e-324},
+		{[]float64{3e200, 4e200}, 5e200},
+	} {
+		s := 0.0
+		for _, v := range tc.r {
+			s += v * v
+		}
+		got := Norm2(tc.r, s)
+		if math.Abs(got-tc.want) > 1e-14*tc.want {
+			t.Errorf("Norm2(%v) = %v, want %v", tc.r, got, tc.want)
+		}
+		if s >= NormTiny && !math.IsInf(s, 0) && got != math.Sqrt(s) {
+			t.Errorf("Norm2(%v) = %v, not √s = %v for an ordinary row", tc.r, got, math.Sqrt(s))
+		}
+	}
+}

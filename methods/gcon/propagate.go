@@ -3,7 +3,6 @@ package gcon
 import (
 	"fmt"
 	"github.com/dpgnn/dpgnn/layers"
-	"math"
 
 	"github.com/dpgnn/dpgnn/graphs"
 )
@@ -70,22 +69,10 @@ func OneHop(at *graphs.CSR, x []float64, k int, alphaI float64, steps []int) ([]
 }
 
 // NormalizeRows scales every row of the n×k matrix x to unit L2 norm in
-// place; zero rows stay zero (only ‖x_i‖ ≤ 1 is needed).
-func NormalizeRows(x []float64, n, k int) {
-	for i := 0; i < n; i++ {
-		r := x[i*k : (i+1)*k]
-		var ss float64
-		for _, v := range r {
-			ss += v * v
-		}
-		if ss > 0 {
-			inv := 1 / math.Sqrt(ss)
-			for j := range r {
-				r[j] *= inv
-			}
-		}
-	}
-}
+// place; zero rows stay zero (only ‖x_i‖ ≤ 1 is needed). It is
+// layers.NormalizeRows (which also keeps rows whose squares underflow at
+// norm 1).
+func NormalizeRows(x []float64, n, k int) { layers.NormalizeRows(x[:n*k], k) }
 
 // CenterColumns subtracts every column's mean over the n rows of x in
 // place. GCON's columns have no intercept, so with strong regularisation a
