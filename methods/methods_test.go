@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	_ "github.com/dpgnn/dpgnn/methods/all"
 	"github.com/spf13/pflag"
@@ -91,5 +92,21 @@ func TestTrainRejectsBadInput(t *testing.T) {
 				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckQueryFeatureRange: a query's features must lie within the
+// public range, as a dataset's must (a query row of +Inf or 1e308 turned a
+// node's posterior and its neighbours' into NaN).
+func TestCheckQueryFeatureRange(t *testing.T) {
+	ok := &graphs.Features{N: 2, F: 2, Dense: []float64{1, 2, 3, 1e30}}
+	if err := methods.CheckQuery(ok, 2, 2); err != nil {
+		t.Fatalf("in range: %v", err)
+	}
+	for _, v := range []float64{math.Inf(1), math.NaN(), 1e308, -2e30} {
+		bad := &graphs.Features{N: 2, F: 2, Dense: []float64{1, 2, 3, v}}
+		if err := methods.CheckQuery(bad, 2, 2); err == nil || !strings.Contains(err.Error(), "public range") {
+			t.Errorf("value %v: err = %v, want a refusal naming the range", v, err)
+		}
 	}
 }

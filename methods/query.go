@@ -205,7 +205,8 @@ func Lazy(build func() (QueryFunc, error)) QueryFunc {
 	}
 }
 
-// CheckQuery checks that query features x fit n rows of width f.
+// CheckQuery checks that query features x fit n rows of width f and lie
+// within the public feature range (graphs.CheckFeatureRange).
 func CheckQuery(x *graphs.Features, n, f int) error {
 	if x == nil {
 		return fmt.Errorf("query: no features")
@@ -215,6 +216,12 @@ func CheckQuery(x *graphs.Features, n, f int) error {
 	}
 	if (x.Dense == nil) == (x.Sparse == nil) {
 		return fmt.Errorf("query: features must be dense or sparse")
+	}
+	// A query's features are an input like the dataset's: within the
+	// public range, or a value that overflows could turn a release into
+	// NaN on one side of a neighbouring pair.
+	if err := graphs.CheckFeatureRange(x); err != nil {
+		return fmt.Errorf("query: %w", err)
 	}
 	return nil
 }
