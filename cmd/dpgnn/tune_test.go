@@ -396,3 +396,41 @@ func TestTuneEmptyValidationNotRefusedWhenPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneNotesAndUnitIndependentOfDraw: with a covered selection the
+// candidates' notes are the selected candidate's only (the drawn ones'
+// told which candidates were drawn and lost): a best without the sampled
+// degree bound lists no sampling assumption whatever else was drawn, a
+// sampled best lists it; a grid whose candidates protect different units
+// is refused.
+func TestTuneNotesAndUnitIndependentOfDraw(t *testing.T) {
+	base := []string{"tune", "gap", "--privacy", "node", "--epsilon", "4", "--delta", "1e-5", "--max-degree", "40",
+		"--grid", "degree-bound=public,sample", "--epochs", "1", "--encoder-epochs", "1", "--hidden", "8", "--json"}
+	seen := map[bool]bool{}
+	for _, seed := range []string{"3", "5", "8", "11"} {
+		r := tuneJSON(t, append(base, "--seed", seed)...)
+		if r.Best == nil {
+			continue
+		}
+		sampled := strings.Contains(r.Best.Setting, "degree-bound=sample")
+		seen[sampled] = true
+		listed := false
+		for _, n := range r.Privacy.CandidateNotes {
+			listed = listed || strings.Contains(n, "--degree-bound sample")
+		}
+		if listed != sampled {
+			t.Errorf("seed %s: best %s, notes list the sampled bound %v: %q", seed, r.Best.Setting, listed, r.Privacy.CandidateNotes)
+		}
+		if !strings.Contains(r.Privacy.Note, "every grid point's own runs assume") {
+			t.Errorf("seed %s: the note does not say the tuned ε rests on every grid point's assumptions: %q", seed, r.Privacy.Note)
+		}
+	}
+	if !seen[true] || !seen[false] {
+		t.Logf("the seeds selected only one kind of best (%v): the test covers one side", seen)
+	}
+	_, err := runCLI(t, "tune", "gap", "--privacy", "edge", "--epsilon", "1", "--grid", "edge-unit=directed,undirected",
+		"--epochs", "1", "--encoder-epochs", "1", "--hidden", "8", "--json")
+	if err == nil || !strings.Contains(err.Error(), "different units") && !strings.Contains(err.Error(), "different δ") {
+		t.Errorf("a grid over the privacy unit: err = %v, want a refusal", err)
+	}
+}
