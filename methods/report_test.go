@@ -180,7 +180,7 @@ func privateRunCases(t *testing.T) []reportCase {
 	gapArgs := []string{"--epochs", "1", "--encoder-epochs", "1", "--batch-size", "64", "--max-degree", "40"}
 	return []reportCase{
 		{name: "mlp node", method: "mlp", args: []string{"--epochs", "2"}, opts: node(methods.TrainOptions{}),
-			public: []string{"N_train = 600", "node split ratio:0.3:0.3"}},
+			public: []string{"N_train = 600", "node split ratio:0.3:0.3", "the class count C = "}},
 		{name: "mlp node, δ paper", method: "mlp", args: []string{"--epochs", "2"}, opts: node(methods.TrainOptions{DeltaRule: methods.DeltaPaper}),
 			public: []string{"N_train = 600", "δ = 0.001 by --delta paper: paper convention: 10^-digits of the training nodes (600"}},
 		{name: "mlp edge", method: "mlp", args: []string{"--epochs", "2"}, opts: edge(methods.TrainOptions{}),

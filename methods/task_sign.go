@@ -82,7 +82,7 @@ func (t SignedLink) Prepare(g *graphs.Graph, seed uint64) (*graphs.Graph, error)
 
 func (SignedLink) Metrics(_ *graphs.Graph, out *Outcome) (map[string]float64, error) {
 	for _, k := range []string{"sign_auc", "sign_f1", "ssi"} {
-		if v, ok := out.Extra[k]; !ok || math.IsNaN(v) {
+		if _, ok := out.Extra[k]; !ok { // NaN: undefined on these test edges
 			return nil, fmt.Errorf("an edge-sign prediction outcome must report %s", k)
 		}
 	}
@@ -173,8 +173,8 @@ func holdOutSigned(g *graphs.Graph, frac float64, seed uint64) (train, test *gra
 // SignMetrics measures node embeddings emb (n×k, row-major) on a graph
 // prepared by SignedLink: sign_auc and sign_f1 of the logistic regression
 // on [e_u, e_v] fit to EdgeTrain and scored on EdgeTest, and ssi on
-// EdgeTest (see SignedLink). It fails on a shape mismatch, non-finite
-// embeddings, and test edges of only one sign.
+// EdgeTest (see SignedLink). It fails on a shape mismatch and non-finite
+// embeddings; with test edges of only one sign, ssi and sign_auc are NaN.
 func SignMetrics(g *graphs.Graph, emb []float64, k int) (map[string]float64, error) {
 	if g.EdgeTrain == nil || g.EdgeTest == nil {
 		return nil, fmt.Errorf("sign metrics: graph %s has no training and test edge lists", g.Name)
@@ -182,9 +182,16 @@ func SignMetrics(g *graphs.Graph, emb []float64, k int) (map[string]float64, err
 	if k < 1 || len(emb) != g.N*k {
 		return nil, fmt.Errorf("sign metrics: %d embedding values for %d nodes of dimension %d", len(emb), g.N, k)
 	}
-	ssi, err := trainers.SSI(emb, k, g.EdgeTest)
-	if err != nil {
-		return nil, fmt.Errorf("sign metrics: %w", err)
+	// Test edges of one sign only (a removed node can take the last
+	// negative one away) leave SSI and the AUC undefined: NaN, reported
+	// as missing, not an error after training — a run must not fail on
+	// G − v where it succeeds on G.
+	ssi := math.NaN()
+	if bothSigns(g.EdgeTest) {
+		var err error
+		if ssi, err = trainers.SSI(emb, k, g.EdgeTest); err != nil {
+			return nil, fmt.Errorf("sign metrics: %w", err)
+		}
 	}
 	xTr, yTr := pairFeatures(g.EdgeTrain, emb, k)
 	xTe, yTe := pairFeatures(g.EdgeTest, emb, k)
@@ -208,10 +215,18 @@ func SignMetrics(g *graphs.Graph, emb []float64, k int) (map[string]float64, err
 		}
 		idx[i] = i
 	}
-	if len(pos) == 0 || len(neg) == 0 {
-		return nil, fmt.Errorf("sign metrics: %d positive and %d negative test edges, want both signs", len(pos), len(neg))
-	}
 	return map[string]float64{"sign_auc": trainers.AUC(pos, neg), "sign_f1": trainers.MacroF1(pred, labels, idx), "ssi": ssi}, nil
+}
+
+// bothSigns reports whether the signed edge list has a positive and a
+// negative entry.
+func bothSigns(e *graphs.CSR) bool {
+	pos, neg := false, false
+	for k := range e.Indices {
+		v := e.Value(k)
+		pos, neg = pos || v > 0, neg || v < 0
+	}
+	return pos && neg
 }
 
 // pairFeatures returns the rows [e_u, e_v] (len(y)×2k) of the entries of a

@@ -135,6 +135,24 @@ func TestSignMetrics(t *testing.T) {
 	if _, err := SignMetrics(g, typed[:10], k); err == nil {
 		t.Error("short embedding accepted")
 	}
+	// Test edges of one sign (the last negative one's endpoint removed):
+	// ssi and sign_auc are undefined (NaN), not an error after training.
+	var ps, pd []int
+	var pv []float64
+	for i := split; i < m; i++ {
+		if sign[i] > 0 {
+			ps, pd, pv = append(ps, src[i]), append(pd, dst[i]), append(pv, 1)
+		}
+	}
+	one := *g
+	one.EdgeTest = graphs.FromCOO(n, n, ps, pd, pv)
+	met, err = SignMetrics(&one, typed, k)
+	if err != nil || !math.IsNaN(met["ssi"]) || !math.IsNaN(met["sign_auc"]) {
+		t.Errorf("test edges of one sign: %v, %v; want NaN ssi and sign_auc", met, err)
+	}
+	if _, err := (SignedLink{}).Metrics(&one, &Outcome{Extra: met}); err != nil {
+		t.Errorf("metrics with undefined ssi: %v", err)
+	}
 }
 
 // TestFitLogistic: the fit's gradient vanishes at the returned point (the

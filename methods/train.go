@@ -429,6 +429,13 @@ func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level L
 				"so removing a node can change which other nodes train, validate and test")
 		}
 		out = append(out, u)
+		c := dp.Use{Kind: UseCount, What: fmt.Sprintf("the class count C = %d (the largest label + 1) sets every model's output width", g.NumClasses)}
+		if level == Edge {
+			c.Covered = "public data (at edge level labels are public)"
+		} else {
+			c.Covered = dp.TreatedAsPublic("taken as given with the dataset: removing the only node of the last class would lower it")
+		}
+		out = append(out, c)
 	}
 	var frac float64
 	drawn := true
