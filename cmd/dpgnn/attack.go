@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -128,12 +127,7 @@ func runAttack(cmd *cobra.Command, stdout, stderr io.Writer, m methods.Method, c
 		return err
 	}
 	g := runs.Graph
-	var bar trainers.Recorder = trainers.Nop{}
-	if !a.json {
-		if f, ok := stderr.(*os.File); ok {
-			bar = trainers.NewBar(f)
-		}
-	}
+	bar := progressRecorder(stderr, a.quiet || a.json)
 	defer bar.Done()
 	rec := attackRecord{Method: m.Name(), Attack: atk.Attack, Dataset: g.Name, Privacy: string(opts.Level),
 		Epsilon: dp.EpsilonJSON(opts.Epsilon), Split: runs.Split.String(), Runs: atk.Runs, Command: commandLine(cmd, nil)}

@@ -29,6 +29,7 @@ type auditFlags struct {
 	stats  auditStats
 	target auditTarget
 	json   bool
+	quiet  bool // --quiet: no progress on stderr
 	// samples is the --samples file (empty: none).
 	samples string
 }
@@ -57,6 +58,7 @@ func (a *auditFlags) bindStats(cmd *cobra.Command) {
 	a.stats = auditStats{Trials: 1000, Confidence: dp.DefaultConfidence}
 	methods.BindConfig(f, &a.stats)
 	f.BoolVar(&a.json, "json", false, "print one JSON object on stdout and nothing else")
+	f.BoolVar(&a.quiet, "quiet", false, "no progress on stderr (a bar on a terminal, a line every 10 s otherwise)")
 }
 
 func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -274,12 +276,7 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var bar trainers.Recorder = trainers.Nop{}
-			if !a.json {
-				if f, ok := stderr.(*os.File); ok {
-					bar = trainers.NewBar(f)
-				}
-			}
+			bar := progressRecorder(stderr, a.quiet || a.json)
 			rec, err := a.auditRelease(ctx, opts, target, c.seed, bar)
 			if err != nil {
 				return err

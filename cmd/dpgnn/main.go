@@ -11,62 +11,107 @@ import (
 	"os"
 	"os/signal"
 	"sync/atomic"
+	"syscall"
 
 	_ "github.com/dpgnn/dpgnn/methods/all" // register every method
 	"github.com/spf13/cobra"
 )
 
 func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// stopSignals end a command as Ctrl-C does: SIGINT, and SIGTERM, which a
+// batch system sends at a job's time limit (Slurm, then SIGKILL after its
+// KillWait) and kill sends by default.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// run runs the command of args (args[0] is the program) with main's
+// signal handling, profiles and exit status, and returns that status.
+// The first SIGINT or SIGTERM ends the context: train, sweep and reproduce
+// stop and print what finished; any other command stops at once with
+// "dpgnn: interrupted (SIGNAL)". A second one ends the process either way
+// (the signal's default action).
+func run(args []string, stdoutFile, stderr *os.File) int {
 	profile, err := startCPUProfile(os.Getenv(cpuProfileEnv))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "dpgnn:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "dpgnn:", err)
+		return 1
 	}
 	times, err := startOpTimes(os.Getenv(opTimesEnv))
 	if err != nil {
 		profile.stop(false)
-		fmt.Fprintln(os.Stderr, "dpgnn:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "dpgnn:", err)
+		return 1
 	}
-	// Ctrl-C: train and sweep stop and print what finished (the context
-	// ends); any other command stops at once. A second Ctrl-C ends the
-	// process either way.
 	ctx, cancel := context.WithCancel(context.Background())
-	interrupts := make(chan os.Signal, 1)
-	signal.Notify(interrupts, os.Interrupt)
+	defer cancel()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, stopSignals...)
+	defer signal.Stop(signals)
+	var received atomic.Value // the os.Signal that ended the context
 	go func() {
-		<-interrupts
-		signal.Reset(os.Interrupt)
+		sig, ok := <-signals
+		if !ok {
+			return
+		}
+		signal.Reset(stopSignals...)
+		received.Store(sig)
 		if !interruptible.Load() {
 			for _, err := range []error{profile.stop(true), times.stop(true)} {
 				if err != nil {
-					fmt.Fprintln(os.Stderr, "dpgnn:", err)
+					fmt.Fprintln(stderr, "dpgnn:", err)
 				}
 			}
-			fmt.Fprintln(os.Stderr, "dpgnn: interrupted")
-			os.Exit(130)
+			fmt.Fprintf(stderr, "dpgnn: interrupted (%s)\n", signalName(sig))
+			os.Exit(signalStatus(sig))
 		}
 		cancel()
 	}()
-	argv = os.Args
-	stdout := &checkedWriter{w: os.Stdout, name: "standard output"}
-	err = newRoot(stdout, os.Stderr).ExecuteContext(ctx)
+	argv = args
+	stdout := &checkedWriter{w: stdoutFile, name: "standard output"}
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args[1:])
+	err = root.ExecuteContext(ctx)
 	if err == nil {
 		err = stdout.err
 	}
 	status := exitStatus(err)
+	if sig, ok := received.Load().(os.Signal); ok && status == 130 {
+		status = signalStatus(sig)
+	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "dpgnn:", err)
+		fmt.Fprintln(stderr, "dpgnn:", err)
 	}
 	for _, perr := range []error{profile.stop(status != 1), times.stop(status != 1)} {
 		if perr != nil {
-			fmt.Fprintln(os.Stderr, "dpgnn:", perr)
+			fmt.Fprintln(stderr, "dpgnn:", perr)
 			if status == 0 {
 				status = 1
 			}
 		}
 	}
-	os.Exit(status)
+	return status
+}
+
+// signalStatus is the exit status of a command a signal ended: 128 plus
+// its number, as a shell reports it (130 for SIGINT, 143 for SIGTERM).
+func signalStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
+}
+
+// signalName is "SIGINT", "SIGTERM", ...
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }
 
 // checkedWriter remembers the first error of a write (a full disk, a
@@ -90,12 +135,13 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 }
 
 // interruptible is set by the commands that stop cleanly when their
-// context ends (train, sweep); main then cancels the context on Ctrl-C
-// instead of exiting.
+// context ends (train, sweep, reproduce); run then cancels the context on
+// SIGINT or SIGTERM instead of exiting.
 var interruptible atomic.Bool
 
 // exitStatus is the process's exit status after a command returned err:
-// 0, 130 (128 + SIGINT) when it was interrupted, else 1.
+// 0, 130 (128 + SIGINT) when it was interrupted (run makes it 143 when
+// SIGTERM was the cause), else 1.
 func exitStatus(err error) int {
 	switch {
 	case err == nil:

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sync"
 	"time"
@@ -16,55 +18,59 @@ import (
 
 // streamFile is an output written while a command runs (--trace). A
 // regular file, or a path that does not exist yet, is written to a
-// temporary file beside it that Commit renames over it (through
-// graphs.WriteFileAtomic), so a failed command leaves the old file as it
-// was; anything else (a device such as /dev/stdout, a named pipe) is
-// written through as the command runs. Writes are whole: Commit and Abort
-// wait for a write in progress, and later writes fail.
+// temporary file beside it, created when the stream opens (so a directory
+// that takes no new file is refused before any work), and renamed over it
+// when the command ends (so a failed command, or a trace whose writes
+// failed, leaves the old file as it was; the file keeps its permission
+// bits). Anything else (a device such as /dev/stdout, a named pipe) is
+// written through as the command runs. Writes are whole: Commit, Abort
+// and Finish wait for a write in progress, and later writes fail with
+// os.ErrClosed.
 type streamFile struct {
 	mu     sync.Mutex
-	w      io.Writer // the pipe to the atomic write, or the file written through
+	f      *os.File // the temporary file, or the file written through
 	closed bool
-	// atomic: the pipe's writer and the result of WriteFileAtomic.
-	pipe   *io.PipeWriter
-	result chan error
-	// through: the non-regular file written through.
-	through *os.File
+	// tmp and target are the temporary file and the file it replaces (""
+	// when written through).
+	tmp, target string
 }
 
-// errAborted ends the atomic write of a streamFile that Abort discards.
-var errAborted = errors.New("output discarded")
-
-// createStream opens path for streaming as streamFile describes. Errors do
-// not repeat path (callers wrap them with the flag and path).
+// createStream opens path for streaming as streamFile describes; an
+// existing regular file that cannot be written (its permission bits, a
+// read-only file system) is refused, as a write in place would be. Errors
+// do not repeat path (callers wrap them with the flag and path).
 func createStream(path string) (*streamFile, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return nil, err
+			return nil, bareErr(err)
 		}
-		return &streamFile{w: f, through: f}, nil
+		return &streamFile{f: f}, nil
 	}
-	// Checked now, not when the command ends.
-	if _, err := graphs.OutputPath(path); err != nil {
+	target, err := graphs.OutputPath(path)
+	if err != nil {
 		return nil, err
 	}
-	pr, pw := io.Pipe()
-	s := &streamFile{w: pw, pipe: pw, result: make(chan error, 1)}
-	go func() {
-		err := graphs.WriteFileAtomic(path, func(w io.Writer) error {
-			_, err := io.Copy(w, pr)
-			return err
-		})
-		// Writes after the end fail rather than block.
+	perm := fs.FileMode(0o644)
+	if st, err := os.Stat(target); err == nil {
+		perm = st.Mode().Perm()
+		f, err := os.OpenFile(target, os.O_WRONLY, 0) // no O_TRUNC: a probe, nothing changes
 		if err != nil {
-			pr.CloseWithError(err)
-		} else {
-			pr.CloseWithError(io.ErrClosedPipe)
+			return nil, fmt.Errorf("cannot be written: %w", bareErr(err))
 		}
-		s.result <- err
-	}()
-	return s, nil
+		f.Close()
+	}
+	dir := filepath.Dir(target)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("cannot create a file in %s: %w", dir, bareErr(err))
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("chmod: %w", bareErr(err))
+	}
+	return &streamFile{f: f, tmp: f.Name(), target: target}, nil
 }
 
 func (s *streamFile) Write(p []byte) (int, error) {
@@ -73,7 +79,11 @@ func (s *streamFile) Write(p []byte) (int, error) {
 	if s.closed {
 		return 0, os.ErrClosed
 	}
-	return s.w.Write(p)
+	n, err := s.f.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	return n, bareErr(err)
 }
 
 // close stops further writes and reports whether the file was still open.
@@ -91,11 +101,30 @@ func (s *streamFile) Commit() error {
 	if !s.close() {
 		return nil
 	}
-	if s.through != nil {
-		return s.through.Close()
+	return s.commit()
+}
+
+func (s *streamFile) commit() error {
+	if s.tmp == "" {
+		return bareErr(s.f.Close())
 	}
-	s.pipe.Close()
-	return <-s.result
+	fail := func(stage string, err error) error {
+		s.f.Close()
+		os.Remove(s.tmp)
+		return fmt.Errorf("%s failed: %w", stage, bareErr(err))
+	}
+	if err := s.f.Sync(); err != nil {
+		return fail("sync", err)
+	}
+	if err := s.f.Close(); err != nil {
+		os.Remove(s.tmp)
+		return fmt.Errorf("close failed: %w", bareErr(err))
+	}
+	if err := os.Rename(s.tmp, s.target); err != nil {
+		os.Remove(s.tmp)
+		return fmt.Errorf("cannot move the written file into place: %w", bareErr(err))
+	}
+	return nil
 }
 
 // Abort ends the output without replacing the target (a file written
@@ -104,12 +133,94 @@ func (s *streamFile) Abort() {
 	if !s.close() {
 		return
 	}
-	if s.through != nil {
-		s.through.Close()
-		return
+	s.discard()
+}
+
+func (s *streamFile) discard() {
+	s.f.Close()
+	if s.tmp != "" {
+		os.Remove(s.tmp)
 	}
-	s.pipe.CloseWithError(errAborted)
-	<-s.result
+}
+
+// Finish ends the output of a command that did its work (or was
+// interrupted and keeps what it did): writes stop, then writeErr, the
+// first error of the writes (trainers.Trace.Err), decides — none: Commit;
+// one: the target is left as it was (a file written through keeps what
+// it received) and the error is returned. A write refused because the
+// stream had ended (os.ErrClosed: a run abandoned at an interruption,
+// reporting late) is no error. The error says what became of the output;
+// the caller names the flag and path.
+func (s *streamFile) Finish(writeErr func() error) error {
+	if !s.close() {
+		return nil
+	}
+	if err := writeErr(); err != nil && !errors.Is(err, os.ErrClosed) {
+		s.discard()
+		if s.tmp != "" {
+			return fmt.Errorf("writing failed: %w; the file was left as it was", bareErr(err))
+		}
+		return fmt.Errorf("writing failed: %w; it got the lines before the failure", bareErr(err))
+	}
+	if err := s.commit(); err != nil {
+		if s.tmp != "" {
+			return fmt.Errorf("%w; the file was left as it was", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// openTrace opens the --trace output for a command that prints on stdout
+// (its results; with jsonOut one JSON object and nothing else). Refused
+// before any work, with a one-line error naming the flag: a path
+// createStream refuses, and the file stdout writes to — with --json, since
+// trace lines there break the one-object promise (e.g. --trace
+// /dev/stdout), and without, when it is a regular file, which the trace
+// would replace under stdout.
+func openTrace(path string, jsonOut bool, stdout io.Writer) (*streamFile, error) {
+	if f := fileOf(stdout); f != nil {
+		a, err1 := os.Stat(path)
+		b, err2 := f.Stat()
+		if err1 == nil && err2 == nil && os.SameFile(a, b) {
+			if jsonOut {
+				return nil, fmt.Errorf("--trace %s with --json: the trace would go to standard output, which --json keeps to one JSON object; write the trace to a file", path)
+			}
+			if a.Mode().IsRegular() {
+				return nil, fmt.Errorf("--trace %s is the file standard output writes to, and the trace would replace it; write the trace to another file", path)
+			}
+		}
+	}
+	s, err := createStream(path)
+	if err != nil {
+		return nil, fmt.Errorf("--trace %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// fileOf is the file a command's stdout writes to (nil: none, e.g. a
+// buffer in a test).
+func fileOf(w io.Writer) *os.File {
+	switch v := w.(type) {
+	case *os.File:
+		return v
+	case *checkedWriter:
+		return fileOf(v.w)
+	}
+	return nil
+}
+
+// bareErr strips the path of a file-system error (*fs.PathError,
+// *os.LinkError), for errors about a temporary or lock file whose name
+// would only confuse, or whose path the caller names already.
+func bareErr(err error) error {
+	switch e := err.(type) {
+	case *fs.PathError:
+		return e.Err
+	case *os.LinkError:
+		return e.Err
+	}
+	return err
 }
 
 // cpuProfileEnv names the file a CPU profile of the whole command is

@@ -13,6 +13,17 @@ import (
 	"golang.org/x/term"
 )
 
+// progressRecorder is the progress of a long command on stderr
+// (trainers.NewBar: a bar on a terminal, a plain line every 10 s
+// otherwise), or none (trainers.Nop) when quiet or when stderr is not a
+// file (a test's buffer).
+func progressRecorder(stderr io.Writer, quiet bool) trainers.Recorder {
+	if f, ok := stderr.(*os.File); ok && !quiet {
+		return trainers.NewBar(f)
+	}
+	return trainers.Nop{}
+}
+
 // sweepProgress is the progress of a sweep on stderr: how many of the runs
 // it trains are done, and the runs in flight (several with --workers),
 // each by method, ε and seed with its epochs. On a terminal it draws one
@@ -118,6 +129,20 @@ func (p *sweepProgress) skipRun() {
 		p.pb.ChangeMax(p.estimate())
 		p.describe()
 	}
+}
+
+// note writes a line about the sweep's runs (another sweep trains one);
+// a nil progress writes nothing.
+func (p *sweepProgress) note(format string, args ...any) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pb != nil {
+		_ = p.pb.Clear()
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
 // flightText lists the runs in flight with their epochs.

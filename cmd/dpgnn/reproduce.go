@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,9 +16,9 @@ import (
 
 // reproduceFlags are the flags of `dpgnn reproduce`.
 type reproduceFlags struct {
-	out, dataDir  string
-	runs, workers int
-	quick, list   bool
+	out, dataDir       string
+	runs, workers      int
+	quick, list, quiet bool
 }
 
 // paperCells are a paper's numbers by row label and ε column ("inf" for ∞).
@@ -202,8 +203,14 @@ writes DIR/table.md: per grid, each cell is "ours (paper P)": our mean ±
 grid names another) and the paper's number, "–" for ours not run and no
 "(paper …)" where the repository has no paper number.
 
+An existing --out directory must be this preset's (one of its grid
+directories is a sweep's) or hold no table.md: reproduce never replaces a
+table it did not write.
+
 --quick runs a tiny version (1 run, a few epochs, a subset of ε) for
-testing; give it its own --out. --list lists the presets.`,
+testing; give it its own --out. --list lists the presets. Progress goes to
+stderr (--quiet: none); Ctrl-C or SIGTERM stops the grid in progress as
+'dpgnn sweep' does, and the same command resumes.`,
 		Example: `  dpgnn reproduce --list
   dpgnn reproduce progap-cora --out progap-cora --data-dir ../shared/datasets --workers 2`,
 		Args: cobra.MaximumNArgs(1),
@@ -214,10 +221,11 @@ testing; give it its own --out. --list lists the presets.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.out, "out", "", "directory of the preset's sweeps (DIR/<grid>/) and the combined DIR/table.md")
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory where dataset names resolve (default: $DPGNN_DATA, else ./data)")
-	fl.IntVar(&f.runs, "runs", 0, "runs per cell (default: the preset's; 1 with --quick)")
+	fl.IntVar(&f.runs, "runs", 0, "runs per cell, at least 1 (default: the preset's; 1 with --quick)")
 	fl.IntVar(&f.workers, "workers", 1, "train W runs at once")
 	fl.BoolVar(&f.quick, "quick", false, "a tiny version: 1 run, few epochs, a subset of ε")
 	fl.BoolVar(&f.list, "list", false, "list the presets")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (the grids' names, and each sweep's runs); warnings and errors still print")
 	return cmd
 }
 
@@ -244,8 +252,14 @@ func runReproduce(cmd *cobra.Command, args []string, f *reproduceFlags, stdout, 
 	if f.quick {
 		runs = 1
 	}
-	if f.runs != 0 {
+	if cmd.Flags().Changed("runs") {
+		if f.runs < 1 {
+			return fmt.Errorf("--runs must be positive, got %d (leave it out for the preset's default, %d)", f.runs, runs)
+		}
 		runs = f.runs
+	}
+	if err := checkReproDir(f.out, p); err != nil {
+		return err
 	}
 	var plans []*sweepPlan
 	var outs []*sweepOut
@@ -258,11 +272,13 @@ func runReproduce(cmd *cobra.Command, args []string, f *reproduceFlags, stdout, 
 	}
 	tables := make([]*sweepTable, len(plans))
 	for k, plan := range plans {
-		fmt.Fprintf(stderr, "reproduce %s: grid %s (%d of %d)\n", p.name, p.grids[k].name, k+1, len(plans))
-		if err := runSweep(cmd.Context(), io.Discard, stderr, plan, outs[k], sweepShard{0, 1}, f.workers, ""); err != nil {
+		if !f.quiet {
+			fmt.Fprintf(stderr, "reproduce %s: grid %s (%d of %d)\n", p.name, p.grids[k].name, k+1, len(plans))
+		}
+		if err := runSweep(cmd.Context(), io.Discard, stderr, plan, outs[k], sweepRunOptions{shard: sweepShard{0, 1}, workers: f.workers, quiet: f.quiet}); err != nil {
 			return fmt.Errorf("%s/%s: %w", p.name, p.grids[k].name, err)
 		}
-		set, err := loadSweepRecords(plan, outs[k], io.Discard)
+		set, _, err := loadSweepRecords(plan, outs[k], io.Discard)
 		if err != nil {
 			return err
 		}
@@ -275,6 +291,31 @@ func runReproduce(cmd *cobra.Command, args []string, f *reproduceFlags, stdout, 
 	}
 	_, err := io.WriteString(stdout, b.String())
 	return err
+}
+
+// checkReproDir checks that an existing --out directory of a preset is
+// the preset's, or holds no table.md the combined table would replace: it
+// is the preset's when one of its grid directories holds a results.jsonl
+// or a sweep's sweep.json.
+func checkReproDir(dir string, p reproPreset) error {
+	if _, err := os.Lstat(filepath.Join(dir, sweepTableFile)); err != nil {
+		return nil
+	}
+	for _, g := range p.grids {
+		sub := filepath.Join(dir, g.name)
+		if _, err := os.Stat(filepath.Join(sub, sweepResultsFile)); err == nil {
+			return nil
+		}
+		if m, ok, err := readManifest(sub); err == nil && ok && len(m.Methods) > 0 {
+			return nil
+		}
+	}
+	names := make([]string, len(p.grids))
+	for i, g := range p.grids {
+		names[i] = g.name
+	}
+	return fmt.Errorf("--out %s: holds %s but none of %s's grid directories (%s) with records, so it is not this preset's and its combined table would replace %s: give a new or empty directory, or move %s away",
+		dir, sweepTableFile, p.name, strings.Join(names, ", "), sweepTableFile, sweepTableFile)
 }
 
 // planGrid checks one grid of a preset as `dpgnn sweep` would.

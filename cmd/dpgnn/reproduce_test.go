@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,31 @@ func TestReproduceQuickProGAP(t *testing.T) {
 		r, _ := os.ReadFile(filepath.Join(dir, g, sweepResultsFile))
 		if string(r) != before {
 			t.Errorf("the rerun trained %s again: results.jsonl changed", g)
+		}
+	}
+
+	// Progress on a stderr file names each grid, and --quiet silences it
+	// (the reruns train nothing: only the progress differs).
+	for _, quiet := range []bool{false, true} {
+		stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		root := newRoot(&b, stderr)
+		a := slices.Clone(args)
+		if quiet {
+			a = append(a, "--quiet")
+		}
+		root.SetArgs(a)
+		err = root.Execute()
+		stderr.Close()
+		got, _ := os.ReadFile(stderr.Name())
+		if err != nil || b.String() != out {
+			t.Fatalf("--quiet=%v: %v\n%s", quiet, err, b.String())
+		}
+		if named := strings.Contains(string(got), "reproduce progap-cora: grid edge-finite (1 of 3)"); named == quiet || quiet && len(got) > 0 {
+			t.Errorf("--quiet=%v: stderr\n%s", quiet, got)
 		}
 	}
 }

@@ -26,6 +26,16 @@ type sweepFlags struct {
 	sets, sbatch                             []string
 	runs, workers, shards                    int
 	metric                                   string
+	quiet                                    bool
+}
+
+// sweepRunOptions are how a sweep trains its grid: its shard, its workers,
+// the extra plot file and whether it shows progress.
+type sweepRunOptions struct {
+	shard    sweepShard
+	workers  int
+	plotFile string // --plot ("" : none)
+	quiet    bool   // no progress on stderr
 }
 
 // newSweepCmd builds `dpgnn sweep`: methods × budgets × seeded runs on one
@@ -64,6 +74,10 @@ short (a sweep killed while writing) is dropped with a warning and its run
 trains again. --out FILE.jsonl is the results file alone, resumed the same
 way; the table then goes only to stdout (and to --plot).
 
+An existing --out directory must be a sweep's (it holds results.jsonl or
+sweep.json) or hold none of table.md, accuracy_vs_epsilon.png and
+sweep.json: a sweep never replaces files it did not write.
+
 Workers and shards. --workers W trains W runs at once (each run is seeded
 on its own: the records are those of W = 1, only their order in the file
 differs). --shard I/N trains only the runs k (in the order method, ε, seed)
@@ -72,6 +86,13 @@ system with locks) append to the same --out safely, each record one whole
 line under a lock. Whichever shard finds the grid complete writes the
 table; so do 'sweep --from DIR' and a rerun without --shard (which trains
 nothing then).
+
+Concurrent sweeps. Every run is claimed before it trains (a lock file per
+run in DIR/.results.jsonl.claims/, held until its record is written and
+released by the system if the sweep dies), so sweeps started at once on
+the same --out share the grid instead of training it twice: each trains
+the runs nobody else holds, then waits for the others' records (and trains
+a run itself if the sweep that held it stopped without recording it).
 
 Slurm. --emit slurm prints an sbatch job-array script (or writes it to
 --emit-out FILE): one array task per shard (--shards N, default one per run
@@ -102,9 +123,10 @@ flag names, e.g. --set progap:hops=1,lr=0.05 (a value may hold commas:
 e.g. --set 'progap:--hops 1 --lr 0.05' (repeatable).
 
 Progress on stderr names the runs in flight (method, ε, seed) and counts the
-runs done. Ctrl-C stops the sweep: it prints the table of the runs that
-finished (their records are in --out), names the runs it stopped (not
-recorded), and exits with status 130; the same command resumes.`,
+runs done (--quiet: none). Ctrl-C or SIGTERM (a batch system's time limit)
+stops the sweep: it prints the table of the runs that finished (their
+records are in --out), names the runs it stopped (not recorded), and exits
+with status 130 (143 for SIGTERM); the same command resumes.`,
 		Example: `  dpgnn sweep --methods mlp,gap,progap,gcn --epsilons 1,8,inf --privacy edge \
       --dataset cora --data-dir ../shared/datasets --split ratio:0.1:0.2 --runs 5 --out cora-sweep --workers 2
   dpgnn sweep --from cora-sweep --plot cora.svg
@@ -133,11 +155,18 @@ recorded), and exits with status 130; the same command resumes.`,
 	fl.IntVar(&f.shards, "shards", 0, "array tasks of --emit slurm (default: one per run of the grid)")
 	fl.StringVar(&f.dpgnn, "dpgnn", "", "the dpgnn binary --emit slurm runs (default: this one, by its absolute path)")
 	fl.StringArrayVar(&f.sbatch, "sbatch", nil, "an '#SBATCH OPTION' line for --emit slurm, e.g. --sbatch '--partition=gpu' (repeatable)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (a bar on a terminal, a line per run and every 10 s otherwise); warnings and errors still print")
+	// The budgets are --epsilons; --epsilon (of the shared data flags) is
+	// refused rather than ignored, and not offered in the help.
+	_ = fl.MarkHidden("epsilon")
 	return cmd
 }
 
 // runSweepCmd runs `dpgnn sweep`.
 func runSweepCmd(cmd *cobra.Command, args []string, f *sweepFlags, stdout, stderr io.Writer) error {
+	if cmd.Flags().Changed("epsilon") {
+		return fmt.Errorf("--epsilon %s: a sweep takes its budgets from --epsilons (e.g. --epsilons %s)", f.d.epsilon, f.d.epsilon)
+	}
 	if f.plotFile != "" {
 		if err := checkPlotFile(f.plotFile); err != nil {
 			return err
@@ -192,14 +221,17 @@ func runSweepCmd(cmd *cobra.Command, args []string, f *sweepFlags, stdout, stder
 	if f.emit != "" {
 		return emitSlurm(stdout, stderr, cmd, f, plan, out)
 	}
-	return runSweep(cmd.Context(), stdout, stderr, plan, out, shard, f.workers, f.plotFile)
+	return runSweep(cmd.Context(), stdout, stderr, plan, out, sweepRunOptions{shard: shard, workers: f.workers, plotFile: f.plotFile, quiet: f.quiet})
 }
 
 // runSweep trains the runs of the grid in the shard that are not recorded
-// in out yet (all of them without out), then prints the table and, when
-// the grid is complete, writes it (and the plot) to out's directory.
-func runSweep(ctx context.Context, stdout, stderr io.Writer, plan *sweepPlan, out *sweepOut, shard sweepShard, workers int, plotFile string) error {
-	set, err := loadSweepRecords(plan, out, stderr)
+// in out yet (all of them without out; with out, each claimed first so
+// that a concurrent sweep on out does not train it too), then prints the
+// table and, when the grid is complete, writes it (and the plot) to out's
+// directory.
+func runSweep(ctx context.Context, stdout, stderr io.Writer, plan *sweepPlan, out *sweepOut, o sweepRunOptions) error {
+	shard, workers := o.shard, o.workers
+	set, read, err := loadSweepRecords(plan, out, stderr)
 	if err != nil {
 		return err
 	}
@@ -216,6 +248,7 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, plan *sweepPlan, ou
 		}
 	}
 	var results *resultsFile
+	var claims *runClaims
 	if out != nil {
 		if out.dir != "" {
 			if err := os.MkdirAll(out.dir, 0o755); err != nil {
@@ -229,9 +262,13 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, plan *sweepPlan, ou
 			return fmt.Errorf("--out %s: %w", out.flag, err)
 		}
 		defer results.Close()
+		results.read = read
+		if claims, err = openClaims(out.results); err != nil {
+			return fmt.Errorf("--out %s: %w", out.flag, err)
+		}
 	}
-	x := &sweepExec{plan: plan, workers: workers, results: results, set: set}
-	if f, ok := stderr.(*os.File); ok {
+	x := &sweepExec{plan: plan, workers: workers, results: results, claims: claims, set: set}
+	if f, ok := stderr.(*os.File); ok && !o.quiet {
 		x.progress = newSweepProgress(f, len(todo))
 		what := ""
 		if !shard.whole() {
@@ -245,7 +282,7 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, plan *sweepPlan, ou
 	}
 	if out != nil {
 		// The runs other shards recorded meanwhile.
-		if set, err = loadSweepRecords(plan, out, io.Discard); err != nil {
+		if set, _, err = loadSweepRecords(plan, out, io.Discard); err != nil {
 			return err
 		}
 	}
@@ -264,25 +301,26 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, plan *sweepPlan, ou
 			shard, covered, len(grid), out.results, out.flag)
 		return nil
 	}
-	return writeSweepOutputs(out, plotFile, plan.title(), t)
+	return writeSweepOutputs(out, o.plotFile, plan.title(), t)
 }
 
 // loadSweepRecords reads the records already in out (none without out) and
 // checks them against the plan: the table's dataset, data, split and level,
 // the configuration of every method of the sweep, and the run index of
-// every run the grid shares with them.
-func loadSweepRecords(plan *sweepPlan, out *sweepOut, warn io.Writer) (*recordSet, error) {
+// every run the grid shares with them. read is how far it read the
+// results file.
+func loadSweepRecords(plan *sweepPlan, out *sweepOut, warn io.Writer) (*recordSet, resultsPos, error) {
 	set := newRecordSet(warn)
 	if out == nil {
-		return set, nil
+		return set, resultsPos{}, nil
 	}
-	recs, err := readResults(out.results, warn)
+	recs, read, err := readResultsFrom(out.results, warn)
 	if err != nil {
-		return nil, fmt.Errorf("--out %w", err)
+		return nil, read, fmt.Errorf("--out %w", err)
 	}
 	for _, r := range recs {
 		if _, err := set.add(r); err != nil {
-			return nil, fmt.Errorf("--out %w", err)
+			return nil, read, fmt.Errorf("--out %w", err)
 		}
 	}
 	for _, name := range plan.names {
@@ -292,18 +330,18 @@ func loadSweepRecords(plan *sweepPlan, out *sweepOut, warn io.Writer) (*recordSe
 			}
 			exp, err := plan.expected(name, col)
 			if err != nil {
-				return nil, err
+				return nil, read, err
 			}
 			if err := set.checkTable(exp); err != nil {
-				return nil, fmt.Errorf("--out %s: %w", out.results, err)
+				return nil, read, fmt.Errorf("--out %s: %w", out.results, err)
 			}
 			if r := set.cells[cellKey{name, exp.eps()}]; r != nil {
-				return nil, fmt.Errorf("--out %s: %s is a record of %d run(s) for the cell %s at ε=%s, which this sweep records run by run; move it to another file ('sweep --from' reads several)",
+				return nil, read, fmt.Errorf("--out %s: %s is a record of %d run(s) for the cell %s at ε=%s, which this sweep records run by run; move it to another file ('sweep --from' reads several)",
 					out.results, r.where, r.Runs, name, epsLabel(e))
 			}
 			if o := set.configs[name]; o != nil {
 				if d := configDiff(o, exp); d != "" {
-					return nil, fmt.Errorf("--out %s: %s is a run of %s with another configuration than this sweep's (%s): one results file holds one configuration per method; use another --out",
+					return nil, read, fmt.Errorf("--out %s: %s is a run of %s with another configuration than this sweep's (%s): one results file holds one configuration per method; use another --out",
 						out.results, o.where, name, d)
 				}
 			}
@@ -311,29 +349,38 @@ func loadSweepRecords(plan *sweepPlan, out *sweepOut, warn io.Writer) (*recordSe
 	}
 	for _, run := range plan.runs() {
 		if r := set.runs[run.key()]; r != nil && *r.Run != run.r {
-			return nil, fmt.Errorf("--out %s: %s holds %s as run %d of --seed %d, but this sweep runs it as run %d of --seed %d: use --seed %d or another --out",
+			return nil, read, fmt.Errorf("--out %s: %s holds %s as run %d of --seed %d, but this sweep runs it as run %d of --seed %d: use --seed %d or another --out",
 				out.results, r.where, run, *r.Run, *r.SweepSeed, run.r, plan.opts.Seed, *r.SweepSeed)
 		}
 	}
-	return set, nil
+	return set, read, nil
 }
 
 // interruptedText is the message of an interrupted sweep.
 func interruptedText(x *sweepExec, covered, grid int, out *sweepOut) string {
 	stopped := "none was in progress"
 	if len(x.stopped) > 0 {
-		slices.SortFunc(x.stopped, func(a, b sweepRun) int { return a.k - b.k })
-		names := make([]string, len(x.stopped))
-		for i, r := range x.stopped {
-			names[i] = r.String()
-		}
-		stopped = "stopped while training and not recorded: " + strings.Join(names, "; ")
+		stopped = "stopped while training and not recorded: " + runNames(x.stopped)
+	}
+	if len(x.elsewhere) > 0 {
+		stopped += "; left to the other sweep that was training them (not waited for): " + runNames(x.elsewhere)
 	}
 	if out == nil {
 		return fmt.Sprintf("interrupted: %d of %d runs finished (not kept: no --out); %s", covered, grid, stopped)
 	}
 	return fmt.Sprintf("interrupted: %d of %d runs of the grid are recorded in %s (%d trained now); %s; the same command resumes",
 		covered, grid, out.results, x.trained, stopped)
+}
+
+// runNames names runs in the grid's order: "gap at ε=1, seed 1; ...".
+func runNames(runs []sweepRun) string {
+	runs = slices.Clone(runs)
+	slices.SortFunc(runs, func(a, b sweepRun) int { return a.k - b.k })
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.String()
+	}
+	return strings.Join(names, "; ")
 }
 
 // writeSweepOutputs writes a complete table to out's directory (table.md

@@ -42,10 +42,38 @@ func parseSweepOut(out string) (*sweepOut, error) {
 		}
 		return &sweepOut{flag: out, results: out}, nil
 	}
-	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+	st, err := os.Stat(out)
+	if err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("--out %s: not a directory (give a directory, or a .jsonl file for the records alone)", out)
 	}
+	if err == nil {
+		if err := checkSweepDir(out); err != nil {
+			return nil, fmt.Errorf("--out %s: %w", out, err)
+		}
+	}
 	return &sweepOut{flag: out, dir: out, results: filepath.Join(out, sweepResultsFile)}, nil
+}
+
+// checkSweepDir checks that an existing --out directory is a sweep's, or
+// holds none of the files a sweep writes, so that a sweep never replaces a
+// table.md, accuracy_vs_epsilon.png or sweep.json it did not write: the
+// directory must hold a results.jsonl or a sweep.json that reads as a
+// sweep's grid (both written before any run trains), or none of those
+// three files. Other files (Slurm's task logs, notes) do not matter.
+func checkSweepDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, sweepResultsFile)); err == nil {
+		return nil
+	}
+	if m, ok, err := readManifest(dir); err == nil && ok && len(m.Methods) > 0 && len(m.Epsilons) > 0 && m.Runs > 0 {
+		return nil
+	}
+	for _, name := range []string{sweepTableFile, sweepPlotFile, sweepManifestFile} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return fmt.Errorf("holds %s but no %s, so it is not a sweep's directory and the sweep would replace %s: give a new or empty directory, or move %s away",
+				name, sweepResultsFile, name, name)
+		}
+	}
+	return nil
 }
 
 // readResults returns the records of a results file, in file order (none
@@ -55,48 +83,65 @@ func parseSweepOut(out string) (*sweepOut, error) {
 // again), and the next append cuts it off. Blank lines are skipped; any
 // other line that is not a record is an error naming it.
 func readResults(file string, warn io.Writer) ([]*sweepRecord, error) {
+	recs, _, err := readResultsFrom(file, warn)
+	return recs, err
+}
+
+// resultsPos is a place in a results file: the bytes read, up to the end
+// of the last whole line, and the lines they hold.
+type resultsPos struct {
+	off   int64
+	lines int
+}
+
+// readResultsFrom is readResults that also returns how far it read, so a
+// running sweep can read later what other sweeps append (resultsFile.readNew).
+func readResultsFrom(file string, warn io.Writer) ([]*sweepRecord, resultsPos, error) {
 	f, err := os.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, resultsPos{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, resultsPos{}, err
 	}
 	defer f.Close()
 	unlock, err := lockFile(f, false)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, resultsPos{}, fmt.Errorf("%s: %w", file, err)
 	}
 	b, err := io.ReadAll(f)
 	unlock()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, resultsPos{}, fmt.Errorf("%s: %w", file, err)
 	}
-	return parseResults(b, file, warn)
+	return parseResults(b, file, warn, resultsPos{})
 }
 
-// parseResults parses the bytes of a results file (see readResults).
-func parseResults(b []byte, file string, warn io.Writer) ([]*sweepRecord, error) {
+// parseResults parses the bytes of a results file that start at pos (see
+// readResults) and returns where the whole lines among them end.
+func parseResults(b []byte, file string, warn io.Writer, pos resultsPos) ([]*sweepRecord, resultsPos, error) {
 	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
-		if len(bytes.TrimSpace(b[i+1:])) > 0 {
+		if len(bytes.TrimSpace(b[i+1:])) > 0 && warn != nil {
 			fmt.Fprintf(warn, "dpgnn: warning: %s line %d is cut short (%d bytes without a newline, left by a sweep killed while writing): dropped; its run trains again\n",
-				file, bytes.Count(b, []byte("\n"))+1, len(b)-i-1)
+				file, pos.lines+bytes.Count(b, []byte("\n"))+1, len(b)-i-1)
 		}
 		b = b[:i+1]
 	}
 	var out []*sweepRecord
-	for n, line := range bytes.Split(b, []byte("\n")) {
+	lines := bytes.Split(b, []byte("\n"))
+	lines = lines[:len(lines)-1] // after the last newline: nothing
+	for n, line := range lines {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
-		r, err := parseRecord(line, fmt.Sprintf("%s line %d", file, n+1))
+		r, err := parseRecord(line, fmt.Sprintf("%s line %d", file, pos.lines+n+1))
 		if err != nil {
-			return nil, err
+			return nil, pos, err
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, resultsPos{off: pos.off + int64(len(b)), lines: pos.lines + len(lines)}, nil
 }
 
 // resultsFile appends records to a results file, one whole line per
@@ -113,6 +158,8 @@ type resultsFile struct {
 	f    *os.File
 	name string
 	warn io.Writer
+	// read is how far readNew has read.
+	read resultsPos
 }
 
 // openResults opens a results file for appending; a file it creates has
@@ -135,6 +182,37 @@ func openResults(file string, warn io.Writer) (*resultsFile, error) {
 }
 
 func (r *resultsFile) Close() error { return r.f.Close() }
+
+// readNew returns the records appended since r.read (set it to where the
+// sweep's first read ended), under a shared lock, and moves r.read past
+// them; a line still without its newline (a writer killed mid-line) is
+// left for later, as the next append cuts it off.
+func (r *resultsFile) readNew() ([]*sweepRecord, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	unlock, err := lockFile(r.f, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, err := r.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < r.read.off {
+		return nil, fmt.Errorf("%s shrank from %d to %d bytes while the sweep ran (was it replaced or edited?): rerun the sweep to read it again", r.name, r.read.off, st.Size())
+	}
+	b := make([]byte, st.Size()-r.read.off)
+	if _, err := r.f.ReadAt(b, r.read.off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	recs, pos, err := parseResults(b, r.name, nil, r.read)
+	if err != nil {
+		return nil, err
+	}
+	r.read = pos
+	return recs, nil
+}
 
 // append writes rec as one line and syncs it.
 func (r *resultsFile) append(rec any) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
@@ -211,29 +213,40 @@ func (p *sweepPlan) expected(name string, col int) (*sweepRecord, error) {
 
 // sweepExec trains a share of a grid's runs with a pool of workers,
 // appends each finished run's record to the results file and adds it to
-// the set the table is built from.
+// the set the table is built from. With a results file, every run is
+// claimed before it trains (runClaims), so that another sweep on the same
+// file never trains it too.
 type sweepExec struct {
 	plan     *sweepPlan
 	workers  int
-	results  *resultsFile // nil without --out
-	progress *sweepProgress
+	results  *resultsFile   // nil without --out
+	claims   *runClaims     // nil without --out
+	progress *sweepProgress // nil: no progress (--quiet, or stderr is no file)
 
 	mu       sync.Mutex
 	cond     *sync.Cond
 	set      *recordSet
 	pending  []sweepRun
 	inFlight map[int]bool
-	trained  int        // runs trained and recorded
-	stopped  []sweepRun // runs an interruption stopped
-	err      error      // the first failure
-	cancel   func()
+	// held are the runs whose claim another sweep holds: this sweep waits
+	// for them once it has nothing else to train.
+	held    []sweepRun
+	trained int        // runs trained and recorded
+	stopped []sweepRun // runs an interruption stopped
+	// elsewhere are the runs another sweep was training when this one was
+	// interrupted (not waited for).
+	elsewhere []sweepRun
+	err       error // the first failure
+	cancel    func()
 }
 
 // run trains the runs of todo (in the grid's order) and returns the first
-// failure; when ctx ends it stops (x.stopped lists the runs it stopped)
-// and returns nil. A run whose twin (dep) trains in this process waits for
-// it, unless the method is known to read private data, and is filled by
-// it when that run read none.
+// failure; when ctx ends it stops (x.stopped lists the runs it stopped,
+// x.elsewhere those another sweep was training) and returns nil. A run
+// whose twin (dep) trains in this process waits for it, unless the method
+// is known to read private data, and is filled by it when that run read
+// none. A run another sweep has claimed is left to it until nothing else
+// is pending, then waited for.
 func (x *sweepExec) run(ctx context.Context, todo []sweepRun) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -252,29 +265,37 @@ func (x *sweepExec) run(ctx context.Context, todo []sweepRun) error {
 		go func() {
 			defer wg.Done()
 			for {
-				run, ok := x.next(ctx)
+				run, wait, ok := x.next(ctx)
 				if !ok {
 					return
 				}
-				x.train(ctx, run)
+				claim, ok := x.claimRun(ctx, run, wait)
+				if !ok {
+					continue
+				}
+				x.train(ctx, run, claim)
 			}
 		}()
 	}
 	wg.Wait()
+	x.elsewhere = append(x.elsewhere, x.held...)
+	x.held = nil
 	return x.err
 }
 
 // next picks the next run to train: the first pending one whose twin is
 // not in flight (or whose method is known to read private data). Runs
 // already covered (by a record, or by a twin that read no private data)
-// are dropped; so is a run whose twin is another shard's when the method
-// is known to read no private data (that shard trains the twin).
-func (x *sweepExec) next(ctx context.Context) (sweepRun, bool) {
+// are dropped; so is a run whose twin is another shard's or another
+// sweep's when the method is known to read no private data (that sweep
+// trains the twin). When no run is pending, it hands out a run another
+// sweep holds, to wait for (wait true).
+func (x *sweepExec) next(ctx context.Context) (run sweepRun, wait, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for {
-		if ctx.Err() != nil || x.err != nil || len(x.pending) == 0 {
-			return sweepRun{}, false
+		if ctx.Err() != nil || x.err != nil || len(x.pending) == 0 && len(x.held) == 0 {
+			return sweepRun{}, false, false
 		}
 		for i := 0; i < len(x.pending); i++ {
 			run := x.pending[i]
@@ -288,14 +309,20 @@ func (x *sweepExec) next(ctx context.Context) (sweepRun, bool) {
 				continue
 			}
 			if run.dep >= 0 && len(x.set.free[run.method]) > 0 && !x.pendingRun(run.dep) {
-				x.progress.skipRun() // the twin is another shard's, and it reads no private data
+				x.progress.skipRun() // the twin is another shard's or sweep's, and it reads no private data
 				continue
 			}
 			x.inFlight[run.k] = true
-			return run, true
+			return run, false, true
+		}
+		if len(x.pending) == 0 && len(x.held) > 0 {
+			run := x.held[0]
+			x.held = x.held[1:]
+			x.inFlight[run.k] = true
+			return run, true, true
 		}
 		if len(x.pending) == 0 {
-			return sweepRun{}, false
+			return sweepRun{}, false, false
 		}
 		x.cond.Wait()
 	}
@@ -314,8 +341,104 @@ func (x *sweepExec) pendingRun(k int) bool {
 	return false
 }
 
-// train trains one run and records it.
-func (x *sweepExec) train(ctx context.Context, run sweepRun) {
+// claimRun claims run for this sweep (nothing to claim without a results
+// file) and reports whether to train it. A run another sweep holds is
+// moved to x.held (wait false), or waited for (wait true) until the claim
+// is free or ctx ends. Once the claim is taken, the records other sweeps
+// appended meanwhile are read: a run they recorded is not trained again.
+// When it returns false the run is out of flight.
+func (x *sweepExec) claimRun(ctx context.Context, run sweepRun, wait bool) (*runClaim, bool) {
+	if x.claims == nil {
+		return nil, true
+	}
+	for tries := 0; ; tries++ {
+		c, holder, err := x.claims.try(run.key())
+		if err != nil {
+			x.end(run, fmt.Errorf("--out %s: %w", x.results.name, err))
+			return nil, false
+		}
+		if c != nil {
+			if err := x.refresh(); err != nil {
+				c.release()
+				x.end(run, fmt.Errorf("--out %w", err))
+				return nil, false
+			}
+			x.mu.Lock()
+			covered := x.set.covers(run.method, run.eps, run.seed) != nil
+			x.mu.Unlock()
+			if covered {
+				c.release()
+				x.progress.skipRun()
+				x.end(run, nil)
+				return nil, false
+			}
+			if wait {
+				x.progress.note("sweep: %s was not recorded by the sweep that held it; training it here", run)
+			}
+			return c, true
+		}
+		if !wait {
+			x.progress.note("sweep: %s is being trained by another sweep on this --out (%s): left to it for now", run, holder)
+			x.mu.Lock()
+			delete(x.inFlight, run.k)
+			x.held = append(x.held, run)
+			x.cond.Broadcast()
+			x.mu.Unlock()
+			return nil, false
+		}
+		if tries == 0 {
+			x.progress.note("sweep: waiting for %s, which another sweep is training (%s); Ctrl-C leaves it to that sweep", run, holder)
+		}
+		select {
+		case <-ctx.Done():
+			x.mu.Lock()
+			delete(x.inFlight, run.k)
+			x.elsewhere = append(x.elsewhere, run)
+			x.cond.Broadcast()
+			x.mu.Unlock()
+			return nil, false
+		case <-time.After(claimPoll):
+		}
+	}
+}
+
+// refresh adds to the set the records other sweeps appended since the
+// last read (this sweep's own, read back, are in it already).
+func (x *sweepExec) refresh() error {
+	recs, err := x.results.readNew()
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, r := range recs {
+		if r.isRun() {
+			if o := x.set.runs[r.runKey()]; o != nil && bytes.Equal(o.raw, r.raw) {
+				continue
+			}
+		}
+		if _, err := x.set.add(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// end takes a run out of flight without training it, with the failure
+// err (nil: none).
+func (x *sweepExec) end(run sweepRun, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	defer x.cond.Broadcast()
+	delete(x.inFlight, run.k)
+	if err != nil && x.err == nil {
+		x.err = fmt.Errorf("%s: %w", run, err)
+		x.cancel()
+	}
+}
+
+// train trains one run and records it, then gives up its claim.
+func (x *sweepExec) train(ctx context.Context, run sweepRun, claim *runClaim) {
 	var rec trainers.Recorder = trainers.Nop{}
 	var rp *runProgress
 	if x.progress != nil {
@@ -328,6 +451,7 @@ func (x *sweepExec) train(ctx context.Context, run sweepRun) {
 			err = fmt.Errorf("--out %s: %w", x.results.name, werr)
 		}
 	}
+	claim.release()
 	if rp != nil {
 		x.progress.endRun(rp, err == nil)
 	}
@@ -349,7 +473,10 @@ func (x *sweepExec) train(ctx context.Context, run sweepRun) {
 	}
 	sr, err := recordOf(r, fmt.Sprintf("this sweep's %s", run))
 	if err == nil {
-		_, err = x.set.add(sr)
+		// A refresh by another worker may have read it back already.
+		if o := x.set.runs[sr.runKey()]; o == nil || !bytes.Equal(o.raw, sr.raw) {
+			_, err = x.set.add(sr)
+		}
 	}
 	if err != nil && x.err == nil {
 		x.err = fmt.Errorf("sweep: %w", err)

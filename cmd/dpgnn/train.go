@@ -93,7 +93,7 @@ func (c *commonFlags) bind(cmd *cobra.Command) {
 	f.BoolVar(&c.json, "json", false, "print one JSON object on stdout and nothing else")
 	f.BoolVar(&c.quiet, "quiet", false, "no progress on stderr (a bar on a terminal, a line every 10 s otherwise)")
 	f.BoolVar(&c.secureNoise, "secure-noise", false, "draw the mechanisms' randomness (noise, sampling, DP-SGD's dropout masks) from crypto/rand, not from --seed (for real releases: a known seed lets anyone regenerate the noise; runs no longer repeat)")
-	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE: a regular file is\nreplaced when the command ends (a failed run leaves it as it was); a device or pipe gets the lines as they come")
+	f.StringVar(&c.trace, "trace", "", "write per-epoch/step JSON lines (loss, accuracy, DP-SGD diagnostics) to FILE: a regular file is\nreplaced when the command ends (a failed run or write leaves it as it was; results are printed either way); a device\nor pipe gets the lines as they come; checked before training, and refused with --json when it is standard output")
 }
 
 // methodArg checks that the first argument of `verb METHOD` names a
@@ -142,9 +142,10 @@ test accuracy with its mean, standard deviation and 95% bootstrap interval over
 --runs seeded runs. Private runs also print the privacy report (accountant, ε, δ,
 noise). Methods: ` + strings.Join(methods.Names(), ", ") + `.
 
-Ctrl-C stops the run in progress: the summary (or JSON record) of the runs
-that finished is printed, stderr says how many of --runs finished, and the
-exit status is 130.
+Ctrl-C or SIGTERM (a batch system's time limit) stops the run in progress:
+the summary (or JSON record) of the runs that finished is printed, stderr
+says how many of --runs finished, and the exit status is 130 (143 for
+SIGTERM).
 
 Run 'dpgnn train METHOD --help' for a method's hyperparameters.`,
 		Args: methodArg("train"),
@@ -178,8 +179,8 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			var trace *trainers.Trace
 			var traceFile *streamFile
 			if c.trace != "" {
-				if traceFile, err = createStream(c.trace); err != nil {
-					return fmt.Errorf("--trace %s: %w", c.trace, err)
+				if traceFile, err = openTrace(c.trace, c.json, stdout); err != nil {
+					return err
 				}
 				defer traceFile.Abort() // after a Commit, nothing
 				trace = trainers.NewTrace(traceFile)
@@ -195,15 +196,12 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			}
 			// Interrupted: the runs that finished are printed, and the
 			// trace keeps what was recorded up to the interruption (the
-			// abandoned run's late writes fail, unreported).
+			// abandoned run's late writes fail, unreported). A trace
+			// that failed after training loses no result: they are
+			// printed, then the error.
 			var traceErr error
 			if traceFile != nil {
-				if traceErr = traceFile.Commit(); traceErr == nil && stopped == nil {
-					traceErr = trace.Err()
-				}
-				if traceErr != nil && stopped == nil {
-					return fmt.Errorf("--trace %s: %w", c.trace, traceErr)
-				}
+				traceErr = traceFile.Finish(trace.Err)
 			}
 			if r != nil {
 				if c.json {
@@ -214,8 +212,15 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 					printSummary(stdout, r)
 				}
 			}
-			if stopped != nil && traceErr != nil {
-				return &interruptedError{msg: fmt.Sprintf("%v; --trace %s: %s", stopped, c.trace, oneLine(traceErr)), cause: stopped}
+			if traceErr != nil {
+				msg := fmt.Sprintf("--trace %s: %s", c.trace, oneLine(traceErr))
+				if r != nil {
+					msg += " (the results were printed)"
+				}
+				if stopped != nil {
+					return &interruptedError{msg: fmt.Sprintf("%v; %s", stopped, msg), cause: stopped}
+				}
+				return errors.New(msg)
 			}
 			if stopped != nil {
 				return stopped
