@@ -162,6 +162,9 @@ func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.R
 		}
 	}
 	version, commit := trainers.BuildInfo()
+	if commit == "" {
+		commit = trainers.UnknownCommit // said, not left out
+	}
 	seeds := make([]uint64, finished)
 	for r := range seeds {
 		seeds[r] = opts.Seed + uint64(r)
