@@ -41,6 +41,9 @@ func resolveSelection(level Level, private bool, mode string, eps float64) (stri
 		if !(eps > 0) || math.IsInf(eps, 1) {
 			return "", fmt.Errorf("--selection private needs --selection-epsilon > 0 (the ε of each module's selection), got %g", eps)
 		}
+		if err := CheckEpsilon("--selection-epsilon", eps, ""); err != nil {
+			return "", err
+		}
 		return mode, nil
 	}
 	return "", fmt.Errorf("--selection %q: want auto, best, last or private", mode)

@@ -263,11 +263,13 @@ func checkOptions(m Method, opts *TrainOptions) error {
 	}
 	if opts.Level == None {
 		opts.Epsilon = math.Inf(1)
-	} else if !(opts.Epsilon > 0) {
-		return fmt.Errorf("--epsilon must be positive (or inf), got %v", opts.Epsilon)
+	} else if err := CheckEpsilon("--epsilon", opts.Epsilon, ""); err != nil {
+		return err
 	}
-	if opts.Delta < 0 || opts.Delta >= 1 || math.IsNaN(opts.Delta) {
-		return fmt.Errorf("--delta must be in (0, 1), auto or paper, got %v", opts.Delta)
+	if opts.Delta != 0 || opts.DeltaRule == DeltaGiven {
+		if err := CheckDelta("--delta", opts.Delta, ""); err != nil {
+			return err
+		}
 	}
 	switch opts.DeltaRule {
 	case "":
