@@ -249,9 +249,22 @@ func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, str
 	return g, spec, record, fingerprint, nil
 }
 
+// LevelValidator is a method whose hyperparameters are valid at some
+// privacy levels only: ValidateLevel refuses a configuration that makes no
+// sense at the run's level (CARIBOU's contractive layers with sensitivity 0
+// at that level: a mechanism with nothing to perturb). private says the run
+// claims a finite ε there. Train, Check and NewContext call it after
+// Validate, before any data is loaded: it must read only the
+// configuration, so that it refuses every input alike (a refusal that
+// depended on the data would itself tell something about it).
+type LevelValidator interface {
+	ValidateLevel(level Level, private bool) error
+}
+
 // checkOptions fills in opts' defaults and checks everything that needs no
 // data: the privacy level against the method's, ε, δ, the selection rule,
-// --features and the method's hyperparameters.
+// --features and the method's hyperparameters (Validate, and
+// ValidateLevel for a LevelValidator).
 func checkOptions(m Method, opts *TrainOptions) error {
 	if opts.Dataset == "" {
 		opts.Dataset = DefaultDataset
@@ -292,7 +305,13 @@ func checkOptions(m Method, opts *TrainOptions) error {
 	default:
 		return fmt.Errorf("--features must be raw or l1, got %q", opts.Features)
 	}
-	return m.Validate()
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if lv, ok := m.(LevelValidator); ok {
+		return lv.ValidateLevel(opts.Level, opts.Level != None && !math.IsInf(opts.Epsilon, 1))
+	}
+	return nil
 }
 
 // checkData checks that the dataset g suits the method's task and returns
