@@ -470,6 +470,8 @@ func TestMasksAndMemoryFlags(t *testing.T) {
 				wantErr: []string{"--split masks with --runs 11", "dataset actor has 10 published masks", "--runs 10 or fewer", "--split masks:K"}},
 			cliCase{name: "sweep: masks beyond the published ones", args: []string{"sweep", "--methods", "gcn", "--epsilons", "inf", "--privacy", "edge", "--dataset", "actor", "--data-dir", data,
 				"--split", "masks", "--runs", "12"}, wantErr: []string{"--split masks with --runs 12", "10 published masks"}},
+			cliCase{name: "attack: masks beyond the published ones", args: []string{"audit", "gcn", "--attack", "linkteller", "--dataset", "actor", "--data-dir", data,
+				"--split", "masks", "--runs", "11"}, wantErr: []string{"--split masks with --runs 11", "10 published masks"}},
 			cliCase{name: "masks within the published ones", args: []string{"train", "gcn", "--dataset", "actor", "--data-dir", data, "--split", "masks", "--runs", "2", "--epochs", "1", "--json"},
 				check: func(t *testing.T, out, _ string) {
 					if r := record(t, out); r.Split != "masks" || r.Runs != 2 {
