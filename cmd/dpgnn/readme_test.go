@@ -175,8 +175,8 @@ var readmeRuns = map[string]readmeRun{
 		// test binary, a temporary build, is refused).
 		extra: []string{"--runs", "1", "--set", "mlp:epochs=2", "--set", "gap:epochs=2,encoder-epochs=2", "--set", "progap:epochs=2", "--set", "gcn:epochs=2",
 			"--dpgnn", "dpgnn"}},
-	"dpgnn reproduce progap-cora --out progap-cora --data-dir ../shared/datasets": {extra: []string{"--quick"}},
-	"dpgnn tune mlp --grid 'lr=0.01,0.05' --grid 'hidden=16,64' --privacy node --epsilon 4 --delta 1e-5": {extra: []string{"--epochs", "2"}},
+	"dpgnn reproduce progap-cora --out progap-cora --data-dir ../shared/datasets":                                    {extra: []string{"--quick"}},
+	"dpgnn tune mlp --grid 'lr=0.01,0.05' --grid 'hidden=16,64' --privacy node --epsilon 4 --delta 1e-5":             {extra: []string{"--epochs", "2"}},
 	"dpgnn audit progap --privacy node --epsilon 8 --delta 1e-5 --dataset star --remove-node 0 --trials 2000 --json": {extra: []string{"--trials", "200"}},
 	// Fails by design: the papers' sampling on an input above the bound.
 	"dpgnn audit gap --privacy node --epsilon 8 --delta 1e-5 --dataset spread-1000 --remove-node 0 --degree-bound sample --max-degree 100 --width 1 --multiplier 1.0424 --trials 2000 --fail-above": {
@@ -189,7 +189,7 @@ var readmeRuns = map[string]readmeRun{
 	"dpgnn audit gap --attack mia --dataset cora --data-dir ../shared/datasets --privacy edge --epsilon 8": {
 		extra: []string{"--epochs", "2", "--encoder-epochs", "2"}},
 	"dpgnn data generate --nodes 1e6 --avg-degree 10 --float32 --out 1m.npz": {extra: []string{"--nodes", "2000"}},
-	"dpgnn data generate --kind csbm --nodes 100000 --out big.npz":            {extra: []string{"--nodes", "2000"}},
+	"dpgnn data generate --kind csbm --nodes 100000 --out big.npz":           {extra: []string{"--nodes", "2000"}},
 }
 
 // TestREADMECommands: every command in the README runs as printed, the
