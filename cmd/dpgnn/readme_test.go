@@ -180,7 +180,7 @@ var readmeRuns = map[string]readmeRun{
 	"dpgnn audit progap --privacy node --epsilon 8 --delta 1e-5 --dataset star --remove-node 0 --trials 2000 --json": {extra: []string{"--trials", "200"}},
 	// Fails by design: the papers' sampling on an input above the bound.
 	"dpgnn audit gap --privacy node --epsilon 8 --delta 1e-5 --dataset spread-1000 --remove-node 0 --degree-bound sample --max-degree 100 --width 1 --multiplier 1.0424 --trials 2000 --fail-above": {
-		extra: []string{"--trials", "100"}, wantErr: "exceeds the claimed ε 4.172"},
+		extra: []string{"--trials", "60"}, wantErr: "exceeds the claimed ε 4.172"},
 	"dpgnn audit gcon --privacy edge --epsilon 1 --dataset cora --data-dir ../shared/datasets --remove-edge 0,1184": {extra: []string{"--trials", "20"}},
 	"dpgnn audit dpar --dataset star-9 --split ratio:0.9:0.05 --privacy node --epsilon 4 --delta 1e-5 --remove-node 3 --trials 2000 --samples star9.npz": {
 		extra: []string{"--trials", "200"}},
