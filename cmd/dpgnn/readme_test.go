@@ -176,7 +176,6 @@ var readmeRuns = map[string]readmeRun{
 		extra: []string{"--runs", "1", "--set", "mlp:epochs=2", "--set", "gap:epochs=2,encoder-epochs=2", "--set", "progap:epochs=2", "--set", "gcn:epochs=2",
 			"--dpgnn", "dpgnn"}},
 	"dpgnn reproduce progap-cora --out progap-cora --data-dir ../shared/datasets":                                    {extra: []string{"--quick"}},
-	"dpgnn tune mlp --grid 'lr=0.01,0.05' --grid 'hidden=16,64' --privacy node --epsilon 4 --delta 1e-5":             {extra: []string{"--epochs", "2"}},
 	"dpgnn audit progap --privacy node --epsilon 8 --delta 1e-5 --dataset star --remove-node 0 --trials 2000 --json": {extra: []string{"--trials", "200"}},
 	// Fails by design: the papers' sampling on an input above the bound.
 	"dpgnn audit gap --privacy node --epsilon 8 --delta 1e-5 --dataset spread-1000 --remove-node 0 --degree-bound sample --max-degree 100 --width 1 --multiplier 1.0424 --trials 2000 --fail-above": {
