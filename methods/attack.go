@@ -26,7 +26,7 @@ type AttackRuns struct {
 // PrepareAttack checks opts and the method's configuration and loads the
 // dataset, as Train does before its first run.
 func PrepareAttack(m Method, opts TrainOptions) (*AttackRuns, error) {
-	g, spec, fp, err := prepare(m, &opts)
+	g, spec, _, fp, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
 	}

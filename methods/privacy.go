@@ -26,6 +26,62 @@ const (
 	DeltaPaper DeltaRule = "paper"
 )
 
+// The budget rules every command applies (train, sweep, tune, inspect,
+// audit, reproduce through their shared flags; account through its own):
+// one rule everywhere, so a budget one command refuses no other accepts.
+const (
+	// MinEpsilon is the smallest finite ε (nats) a run claims or a
+	// calculator calibrates for. Published budgets run from about 0.01 to
+	// 10, so a smaller one is a mistyped flag far more often than a plan,
+	// and at δ > 0 the noise that meets it is set by δ rather than by ε
+	// (the exact Gaussian accountant reaches ε = 0 with finite noise).
+	MinEpsilon = 1e-6
+	// MaxDelta is the largest δ any (ε, δ) claim of dpgnn is made at. δ is
+	// the probability with which the claim may fail outright: a mechanism
+	// that publishes the whole dataset with probability δ (and nothing
+	// otherwise) is (0, δ)-DP, so at δ = 0.5 the claim allows publishing
+	// every person's data in half the runs. The usual rule is δ well below
+	// one over the number of people, which no flag check can know (the
+	// count is private at node level); 0.01 is a ceiling no meaningful
+	// claim reaches — it lets any one record out in one run of a hundred —
+	// and five times the largest δ the implemented papers use (DPAR's
+	// 2e-3). A given δ above it is refused; --delta auto never exceeds it;
+	// --delta paper above it is refused.
+	MaxDelta = 1e-2
+)
+
+// CheckEpsilon checks a privacy budget ε given by the flag named flag
+// (e.g. "--epsilon"): a number at least MinEpsilon, or +Inf (no privacy).
+// text is the value as typed ("" to print e).
+func CheckEpsilon(flag string, e float64, text string) error {
+	if text == "" {
+		text = strconv.FormatFloat(e, 'g', -1, 64)
+	}
+	switch {
+	case math.IsNaN(e) || e <= 0:
+		return fmt.Errorf("%s must be positive (or inf), got %s", flag, text)
+	case e < MinEpsilon:
+		return fmt.Errorf("%s %s is implausibly small (below %g): use a budget such as 0.1, 1 or 8", flag, text, MinEpsilon)
+	}
+	return nil
+}
+
+// CheckDelta checks a δ given by the flag named flag: a number in
+// (0, MaxDelta]. text is the value as typed ("" to print d).
+func CheckDelta(flag string, d float64, text string) error {
+	if text == "" {
+		text = strconv.FormatFloat(d, 'g', -1, 64)
+	}
+	switch {
+	case math.IsNaN(d) || d <= 0 || d >= 1:
+		return fmt.Errorf("%s must be a number in (0, %g], got %s", flag, MaxDelta, text)
+	case d > MaxDelta:
+		return fmt.Errorf("%s %s is above %g, where an (ε, δ) claim says nothing (publishing the whole dataset with probability δ meets it): "+
+			"use δ well below one over the number of people in the data, e.g. 1e-5", flag, text, MaxDelta)
+	}
+	return nil
+}
+
 // DeltaUnits describes a method's privacy units for δ.
 type DeltaUnits struct {
 	// Unit names the privacy unit ("directed edge", "undirected edge",
@@ -78,7 +134,14 @@ func (c *Context) ResolveDelta(u DeltaUnits) (float64, string, error) {
 		if u.Paper == nil {
 			return 0, "", fmt.Errorf("--delta paper: this method's paper has no δ convention; pass --delta")
 		}
-		return u.Paper()
+		d, source, err := u.Paper()
+		if err == nil && d > MaxDelta {
+			// The count the convention reads is treated as public (DeltaUse),
+			// and the δ it gives is printed in every report: refusing it
+			// tells no more than accepting it would.
+			return 0, "", fmt.Errorf("--delta paper gives δ = %g here, above %g, where an (ε, δ) claim says nothing: pass --delta (e.g. 1e-5)", d, MaxDelta)
+		}
+		return d, source, err
 	}
 	if !(u.Possible >= 1) && !c.Private() {
 		return 0, "no privacy", nil
@@ -88,6 +151,12 @@ func (c *Context) ResolveDelta(u DeltaUnits) (float64, string, error) {
 			"pass --delta (e.g. 1e-5, well below one over the number of people in the data) or --delta paper (the paper's rule on the private count)", c.Level, u.Unit)
 	}
 	digits := len(strconv.FormatFloat(math.Floor(u.Possible), 'f', 0, 64))
+	if d := math.Pow10(-digits); d > MaxDelta {
+		// A graph of a few nodes: any smaller δ is below one over the
+		// possible units too, and MaxDelta is the ceiling of every claim.
+		return MaxDelta, fmt.Sprintf("auto: %g, the ceiling of every claim, below one over the %.4g possible %ss among the graph's nodes (a public bound on their number)",
+			MaxDelta, u.Possible, u.Unit), nil
+	}
 	d := math.Pow10(-digits)
 	return d, fmt.Sprintf("auto: 10^-%d, below one over the %.4g possible %ss among the graph's nodes (a public bound on their number)", digits, u.Possible, u.Unit), nil
 }

@@ -41,6 +41,9 @@ func resolveSelection(level Level, private bool, mode string, eps float64) (stri
 		if !(eps > 0) || math.IsInf(eps, 1) {
 			return "", fmt.Errorf("--selection private needs --selection-epsilon > 0 (the ε of each module's selection), got %g", eps)
 		}
+		if err := CheckEpsilon("--selection-epsilon", eps, ""); err != nil {
+			return "", err
+		}
 		return mode, nil
 	}
 	return "", fmt.Errorf("--selection %q: want auto, best, last or private", mode)
@@ -68,9 +71,17 @@ func (c *Context) NoteSelection(plan *dp.Plan, modules int) {
 		return
 	}
 	u := dp.Use{Kind: "selection"}
-	switch c.Selection {
-	case trainers.SelectLast:
+	// Best-validation selection on a split without validation nodes keeps
+	// the last epoch (trainers.FullBatch): the report states the epoch that
+	// was kept. It runs where the split and the labels are public (edge
+	// level, no privacy), so saying so reads nothing private.
+	noVal := c.Graph != nil && len(c.Graph.Split.Val) == 0
+	switch {
+	case c.Selection == trainers.SelectLast || noVal:
 		u.What, u.Covered = fmt.Sprintf("model selection: the last epoch of each of %d module(s); no label is read during training", modules), "no private data read"
+		if noVal && c.Selection != trainers.SelectLast {
+			u.What = fmt.Sprintf("model selection: the last epoch of each of %d module(s): the split has no validation nodes, so best-validation selection has nothing to choose on; no label is read during training", modules)
+		}
 	default:
 		u.What = fmt.Sprintf("model selection: best validation accuracy over epochs, %d module(s)", modules)
 		u.Covered = "public data (labels are public at this level)"

@@ -27,6 +27,30 @@ type Task interface {
 	Evaluation() string
 }
 
+// SplitRecorder is a task whose runs are not split (only) by the node
+// split --split names: one that holds out edges. SplitRecord checks the
+// --split text given ("" when none was) against what the task does on g,
+// and returns what a record states as the runs' split, so the record
+// names the split that ran: spec is the parsed node split (the given one,
+// or the method's default).
+type SplitRecorder interface {
+	SplitRecord(g *graphs.Graph, given string, spec graphs.SplitSpec) (string, error)
+}
+
+// SplitRecord is what a record states as the split of task's runs on g:
+// the task's own (SplitRecorder) or the node split spec. given is --split
+// as typed ("" when none was), checked by a SplitRecorder.
+func SplitRecord(task Task, g *graphs.Graph, given string, spec graphs.SplitSpec) (string, error) {
+	if r, ok := task.(SplitRecorder); ok {
+		return r.SplitRecord(g, given, spec)
+	}
+	return spec.String(), nil
+}
+
+// edgeHoldOut is the record's text of a random hold-out of a fraction frac
+// of the edges, drawn from each run's seed.
+func edgeHoldOut(frac float64) string { return fmt.Sprintf("edges:random:%g", frac) }
+
 // Tasked is a method whose task is not node classification.
 type Tasked interface {
 	Task() Task
@@ -89,6 +113,20 @@ type LinkPrediction struct {
 }
 
 func (LinkPrediction) Name() string { return "link prediction" }
+
+// SplitRecord: the node split where the dataset has labels, and the edge
+// hold-out, "ratio:0.5:0.2+edges:random:0.1"; without labels no node split
+// is drawn and --split is refused.
+func (t LinkPrediction) SplitRecord(g *graphs.Graph, given string, spec graphs.SplitSpec) (string, error) {
+	if !t.NodeSplit(g) {
+		if given != "" {
+			return "", fmt.Errorf("--split %s: dataset %s has no node labels, so link prediction draws no node split; it holds out a fraction %g of the edges at random (leave --split out)",
+				given, g.Name, t.TestFraction)
+		}
+		return edgeHoldOut(t.TestFraction), nil
+	}
+	return spec.String() + "+" + edgeHoldOut(t.TestFraction), nil
+}
 
 func (LinkPrediction) Check(g *graphs.Graph) error {
 	if g.Adj == nil || g.Adj.NNZ() < 4 {

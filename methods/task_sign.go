@@ -60,6 +60,31 @@ func (t SignedLink) Check(g *graphs.Graph) error {
 
 func (SignedLink) NodeSplit(*graphs.Graph) bool { return false }
 
+// SplitRecord: "fixed" for the edge split the dataset comes with, else
+// "edges:random:F" (a fraction F held out from each run's seed). No node
+// split is drawn, so --split is refused, except "fixed" where the dataset
+// has its published edge split: a split that would not run is never
+// recorded.
+func (t SignedLink) SplitRecord(g *graphs.Graph, given string, _ graphs.SplitSpec) (string, error) {
+	published := g.EdgeTrain != nil
+	switch {
+	case given == "" || given == string(graphs.SplitFixed) && published:
+	case given == string(graphs.SplitFixed):
+		return "", fmt.Errorf("--split fixed: dataset %s has no published edge split (no .train/.test files), so each run holds out a fraction %g of its edges at random; leave --split out",
+			g.Name, t.TestFraction)
+	case published:
+		return "", fmt.Errorf("--split %s: edge-sign prediction draws no node split; it trains on the edge split dataset %s comes with (.train/.test); leave --split out or pass --split fixed",
+			given, g.Name)
+	default:
+		return "", fmt.Errorf("--split %s: edge-sign prediction draws no node split; on dataset %s it holds out a fraction %g of the edges at random from each run's seed; leave --split out",
+			given, g.Name, t.TestFraction)
+	}
+	if published {
+		return string(graphs.SplitFixed), nil
+	}
+	return edgeHoldOut(t.TestFraction), nil
+}
+
 func (t SignedLink) Prepare(g *graphs.Graph, seed uint64) (*graphs.Graph, error) {
 	train, test := g.EdgeTrain, g.EdgeTest
 	if train == nil {

@@ -97,7 +97,7 @@ func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.R
 	if opts.Runs <= 0 {
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
 	}
-	g, spec, fingerprint, err := prepare(m, &opts)
+	g, spec, splitRecord, fingerprint, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +162,15 @@ func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.R
 		}
 	}
 	version, commit := trainers.BuildInfo()
+	if commit == "" {
+		commit = trainers.UnknownCommit // said, not left out
+	}
 	seeds := make([]uint64, finished)
 	for r := range seeds {
 		seeds[r] = opts.Seed + uint64(r)
 	}
 	recd := &trainers.Record{
-		Method: m.Name(), Dataset: g.Name, Split: spec.String(), Privacy: string(opts.Level),
+		Method: m.Name(), Dataset: g.Name, Split: splitRecord, Privacy: string(opts.Level),
 		Epsilon: dp.EpsilonJSON(opts.Epsilon), Runs: finished, Seed: opts.Seed, Seeds: seeds,
 		Hyperparameters: Hyperparameters(m, opts.Features), Metrics: map[string]trainers.Summary{},
 		PrivacyReport: report, SecureNoise: opts.SecureNoise,
@@ -223,31 +226,45 @@ func runUntil(ctx context.Context, m Method, c *Context) (*Outcome, error) {
 // prepare fills in opts' defaults, checks them and the method's
 // hyperparameters, loads the dataset and parses the split (the method's
 // default for the dataset when none is given). It returns the graph with
-// its features preprocessed, the split and the fingerprint of the dataset
-// as loaded (before --features).
-func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, string, error) {
+// its features preprocessed, the split, what the record states as the
+// split (checkData) and the fingerprint of the dataset as loaded (before
+// --features).
+func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, string, string, error) {
 	var none graphs.SplitSpec
 	if err := checkOptions(m, opts); err != nil {
-		return nil, none, "", err
+		return nil, none, "", "", err
 	}
 	g, err := LoadDataset(*opts)
 	if err != nil {
-		return nil, none, "", err
+		return nil, none, "", "", err
 	}
 	fingerprint := DatasetFingerprint(g)
 	if opts.Features == "l1" && g.X != nil {
 		g.X = graphs.L1NormalizeFeatures(g.X)
 	}
-	spec, err := checkData(m, *opts, g)
+	spec, record, err := checkData(m, *opts, g)
 	if err != nil {
-		return nil, none, "", err
+		return nil, none, "", "", err
 	}
-	return g, spec, fingerprint, nil
+	return g, spec, record, fingerprint, nil
+}
+
+// LevelValidator is a method whose hyperparameters are valid at some
+// privacy levels only: ValidateLevel refuses a configuration that makes no
+// sense at the run's level (CARIBOU's contractive layers with sensitivity 0
+// at that level: a mechanism with nothing to perturb). private says the run
+// claims a finite ε there. Train, Check and NewContext call it after
+// Validate, before any data is loaded: it must read only the
+// configuration, so that it refuses every input alike (a refusal that
+// depended on the data would itself tell something about it).
+type LevelValidator interface {
+	ValidateLevel(level Level, private bool) error
 }
 
 // checkOptions fills in opts' defaults and checks everything that needs no
 // data: the privacy level against the method's, ε, δ, the selection rule,
-// --features and the method's hyperparameters.
+// --features and the method's hyperparameters (Validate, and
+// ValidateLevel for a LevelValidator).
 func checkOptions(m Method, opts *TrainOptions) error {
 	if opts.Dataset == "" {
 		opts.Dataset = DefaultDataset
@@ -260,11 +277,13 @@ func checkOptions(m Method, opts *TrainOptions) error {
 	}
 	if opts.Level == None {
 		opts.Epsilon = math.Inf(1)
-	} else if !(opts.Epsilon > 0) {
-		return fmt.Errorf("--epsilon must be positive (or inf), got %v", opts.Epsilon)
+	} else if err := CheckEpsilon("--epsilon", opts.Epsilon, ""); err != nil {
+		return err
 	}
-	if opts.Delta < 0 || opts.Delta >= 1 || math.IsNaN(opts.Delta) {
-		return fmt.Errorf("--delta must be in (0, 1), auto or paper, got %v", opts.Delta)
+	if opts.Delta != 0 || opts.DeltaRule == DeltaGiven {
+		if err := CheckDelta("--delta", opts.Delta, ""); err != nil {
+			return err
+		}
 	}
 	switch opts.DeltaRule {
 	case "":
@@ -286,22 +305,61 @@ func checkOptions(m Method, opts *TrainOptions) error {
 	default:
 		return fmt.Errorf("--features must be raw or l1, got %q", opts.Features)
 	}
-	return m.Validate()
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if lv, ok := m.(LevelValidator); ok {
+		return lv.ValidateLevel(opts.Level, opts.Level != None && !math.IsInf(opts.Epsilon, 1))
+	}
+	return nil
 }
 
 // checkData checks that the dataset g suits the method's task and returns
-// the split spec: opts.Split, or the method's default for the dataset,
-// parsed.
-func checkData(m Method, opts TrainOptions, g *graphs.Graph) (graphs.SplitSpec, error) {
+// the split spec (opts.Split, or the method's default for the dataset,
+// parsed) with what the record states as the split (SplitRecord: the
+// split that runs, which for a task that holds out edges is not the node
+// split). It refuses a split that would not run as named: --split on a
+// task that draws no node split, and --split masks with more runs than
+// the dataset has masks (run r uses mask r; the runs beyond would repeat
+// masks silently).
+//
+// Without privacy it also refuses a signed graph whose edges (or published
+// test edges) are all of one sign, whose sign AUC and SSI are undefined.
+// A private run is not refused for it: removing one node can remove the
+// last negative edge, and a refusal of G − v where G runs would be a
+// release; its metrics are then NaN (SignMetrics).
+func checkData(m Method, opts TrainOptions, g *graphs.Graph) (graphs.SplitSpec, string, error) {
+	var none graphs.SplitSpec
 	task := TaskOf(m)
 	if err := task.Check(g); err != nil {
-		return graphs.SplitSpec{}, fmt.Errorf("%s is a method for %s: %v", m.Name(), task.Name(), err)
+		return none, "", fmt.Errorf("%s is a method for %s: %v", m.Name(), task.Name(), err)
 	}
 	splitText := opts.Split
 	if splitText == "" {
 		splitText = m.DefaultSplit(g.Name)
 	}
-	return graphs.ParseSplit(splitText)
+	spec, err := graphs.ParseSplit(splitText)
+	if err != nil {
+		return none, "", err
+	}
+	record, err := SplitRecord(task, g, opts.Split, spec)
+	if err != nil {
+		return none, "", err
+	}
+	if masks := len(g.MaskSplits); spec.Kind == graphs.SplitMasks && spec.MaskPerRun && masks > 0 && opts.Runs > masks {
+		return none, "", fmt.Errorf("--split masks with --runs %d: dataset %s has %d published masks and run r uses mask r, so the runs beyond %d would repeat masks; "+
+			"use --runs %d or fewer, or --split masks:K to train every run on mask K", opts.Runs, g.Name, masks, masks, masks)
+	}
+	if _, ok := task.(SignedLink); ok && (opts.Level == None || math.IsInf(opts.Epsilon, 1)) {
+		switch {
+		case g.Adj.NNZ() == 0 || g.Neg.NNZ() == 0:
+			return none, "", fmt.Errorf("dataset %s has edges of one sign only (%d positive, %d negative entries): edge-sign prediction needs both (its AUC and SSI are undefined otherwise)",
+				g.Name, g.Adj.NNZ(), g.Neg.NNZ())
+		case g.EdgeTest != nil && !bothSigns(g.EdgeTest):
+			return none, "", fmt.Errorf("dataset %s: its published test edges are of one sign only: edge-sign prediction's AUC and SSI are undefined on them", g.Name)
+		}
+	}
+	return spec, record, nil
 }
 
 // LoadDataset loads the dataset opts names (DefaultDataset when none), as
@@ -333,7 +391,7 @@ func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
 		return "", fmt.Errorf("--delta auto: at node level no count of privacy units is public (the number of nodes is private); " +
 			"pass --delta (e.g. 1e-5) or --delta paper (the paper's rule on the private count)")
 	}
-	spec, err := checkData(m, opts, g)
+	spec, record, err := checkData(m, opts, g)
 	if err != nil {
 		return "", err
 	}
@@ -348,7 +406,7 @@ func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
 			return "", err
 		}
 	}
-	return spec.String(), nil
+	return record, nil
 }
 
 // NewContext checks opts as Train does, loads the dataset and returns the
@@ -356,7 +414,7 @@ func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
 // building a method's model without training it (`dpgnn inspect`).
 // opts.Runs and opts.Recorder are ignored.
 func NewContext(m Method, opts TrainOptions) (*Context, error) {
-	g, spec, _, err := prepare(m, &opts)
+	g, spec, _, _, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package trainers
 import (
 	"encoding/json"
 	"math"
+	"regexp"
 	"runtime/debug"
 
 	"github.com/dpgnn/dpgnn/dp"
@@ -34,8 +35,9 @@ type Record struct {
 	SecureNoise bool `json:"secure_noise,omitempty"`
 	// Version is the dpgnn module version of the binary ("(devel)" when
 	// it carries none) and Commit its VCS revision, with "+dirty" for a
-	// modified checkout ("" when unknown, e.g. under go test); see
-	// BuildInfo.
+	// modified checkout, or "unknown" when the build carries none (go
+	// test, -buildvcs=false without -ldflags -X, a library build): see
+	// BuildInfo and UnknownCommit.
 	Version string `json:"version"`
 	Commit  string `json:"commit"`
 	// Timestamp is when the runs started (RFC 3339, UTC).
@@ -50,13 +52,52 @@ type Record struct {
 // ModulePath is dpgnn's module path, looked up in the build information.
 const ModulePath = "github.com/dpgnn/dpgnn"
 
+// UnknownCommit is what a record states as its commit when the binary
+// carries none (BuildInfo returns ""): said, never left out.
+const UnknownCommit = "unknown"
+
+// LinkedCommit is the commit stamped at link time, for builds without VCS
+// information (-buildvcs=false, a source tarball):
+//
+//	go build -ldflags "-X github.com/dpgnn/dpgnn/trainers.LinkedCommit=$(git rev-parse HEAD)" ./cmd/dpgnn
+//
+// BuildInfo uses it when the build information has no revision.
+var LinkedCommit string
+
+// pseudoRevision matches a Go pseudo-version (vX.Y.Z-yyyymmddhhmmss-rev,
+// vX.Y.Z-pre.0.yyyymmddhhmmss-rev, vX.Y.(Z+1)-0.yyyymmddhhmmss-rev, with
+// an optional +incompatible or +dirty): its last part is the commit's
+// 12-hex-digit prefix.
+var pseudoRevision = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.-]*\.)?(?:0\.)?[0-9]{14}-([0-9a-f]{12})(\+[0-9A-Za-z.]+)*$`)
+
 // BuildInfo returns the version of the dpgnn module in the running binary
 // (from runtime/debug.ReadBuildInfo; "(devel)" when it has none, as in a
 // build without version control information) and the commit it was built
-// from: the vcs.revision setting, with "+dirty" when vcs.modified is true,
-// or "" when unknown (go test, -buildvcs=false, or dpgnn used as a library
-// of another main module).
+// from: the vcs.revision setting, with "+dirty" when vcs.modified is true;
+// without one, the revision a pseudo-version names (go install
+// module@commit), else LinkedCommit; "" when none is known (go test,
+// -buildvcs=false, or dpgnn used as a library of another main module).
 func BuildInfo() (version, commit string) {
+	version, commit = buildInfo()
+	if commit == "" {
+		if commit = pseudoCommit(version); commit == "" {
+			commit = LinkedCommit
+		}
+	}
+	return version, commit
+}
+
+// pseudoCommit is the revision prefix a pseudo-version names, "" for any
+// other version.
+func pseudoCommit(version string) string {
+	if m := pseudoRevision.FindStringSubmatch(version); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// buildInfo is BuildInfo from the build information alone.
+func buildInfo() (version, commit string) {
 	version = "(devel)"
 	info, ok := debug.ReadBuildInfo()
 	if !ok {

@@ -48,6 +48,41 @@ func TestRecordJSONFields(t *testing.T) {
 	}
 }
 
+// TestPseudoCommit: a pseudo-version (go install module@commit) names its
+// commit's 12-digit prefix, in each of Go's three forms and with a build
+// suffix; a release, "(devel)" or a malformed string names none.
+func TestPseudoCommit(t *testing.T) {
+	for _, tc := range []struct{ version, want string }{
+		{"v0.0.0-20260101120000-0123456789ab", "0123456789ab"},
+		{"v1.2.4-0.20260101120000-0123456789ab", "0123456789ab"},
+		{"v1.2.3-pre.0.20260101120000-abcdefabcdef", "abcdefabcdef"},
+		{"v0.0.0-20260101120000-0123456789ab+dirty", "0123456789ab"},
+		{"v1.2.3", ""},
+		{"(devel)", ""},
+		{"v0.0.0-2026-0123456789ab", ""},
+		{"v0.0.0-20260101120000-0123456789AB", ""},
+	} {
+		if got := pseudoCommit(tc.version); got != tc.want {
+			t.Errorf("pseudoCommit(%q) = %q, want %q", tc.version, got, tc.want)
+		}
+	}
+}
+
+// TestLinkedCommit: without a VCS stamp (as under go test) the commit is
+// the link-time LinkedCommit, "" when none was linked.
+func TestLinkedCommit(t *testing.T) {
+	if _, c := buildInfo(); c != "" {
+		t.Skipf("this test binary carries a VCS stamp (%s)", c)
+	}
+	defer func(c string) { LinkedCommit = c }(LinkedCommit)
+	for _, linked := range []string{"", "0123456789abcdef"} {
+		LinkedCommit = linked
+		if _, c := BuildInfo(); c != linked {
+			t.Errorf("LinkedCommit %q: commit %q", linked, c)
+		}
+	}
+}
+
 // TestBuildInfo: a version is always reported ("(devel)" without one); the
 // commit is empty or a revision, "+dirty" when the tree was modified.
 func TestBuildInfo(t *testing.T) {

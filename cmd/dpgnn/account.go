@@ -38,7 +38,9 @@ Terms:
                     dimensionless: the std actually added is multiplier ×
                     sensitivity, so σ = 4 on a query of sensitivity 2 means
                     noise with std 8. Every noise here is a multiplier.
-  ε, δ              (ε, δ)-differential privacy; ε in nats (> 0), δ in (0, 1),
+  ε, δ              (ε, δ)-differential privacy; ε in nats (at least 1e-6), δ in
+                    (0, 0.01] (above it a claim says nothing: publishing the
+                    whole dataset with probability δ meets it),
                     usually below 1/(number of private units, edges or nodes).
   gdp               the exact Gaussian accountant (Gaussian DP, Dong, Roth & Su
                     2019): K Gaussian releases with multiplier σ are μ-GDP with
@@ -99,8 +101,8 @@ type accountFlags struct {
 
 func (a *accountFlags) bind(cmd *cobra.Command, noiseFlag string) {
 	f := cmd.Flags()
-	f.Float64Var(&a.epsilon, "epsilon", 0, fmt.Sprintf("target ε (finite, at least %g): report the noise that meets it (instead of --%s)", minEpsilon, noiseFlag))
-	f.Float64Var(&a.delta, "delta", 0, "δ in (0, 1), e.g. 1e-5 (required)")
+	f.Float64Var(&a.epsilon, "epsilon", 0, fmt.Sprintf("target ε (finite, at least %g): report the noise that meets it (instead of --%s)", methods.MinEpsilon, noiseFlag))
+	f.Float64Var(&a.delta, "delta", 0, fmt.Sprintf("δ in (0, %g], e.g. 1e-5 (required)", methods.MaxDelta))
 	f.BoolVar(&a.json, "json", false, "print one JSON object on stdout and nothing else")
 }
 
@@ -111,10 +113,10 @@ func (a *accountFlags) bind(cmd *cobra.Command, noiseFlag string) {
 func (a *accountFlags) accountMode(cmd *cobra.Command, noiseFlag string, noise float64) (calibrate bool, err error) {
 	f := cmd.Flags()
 	if !f.Changed("delta") {
-		return false, fmt.Errorf("--delta is required (a probability in (0, 1), e.g. 1e-5)")
+		return false, fmt.Errorf("--delta is required (a probability in (0, %g], e.g. 1e-5)", methods.MaxDelta)
 	}
-	if err := dp.CheckDelta(a.delta); err != nil {
-		return false, flagError("delta", err)
+	if err := methods.CheckDelta("--delta", a.delta, ""); err != nil {
+		return false, err
 	}
 	haveNoise, haveEps := f.Changed(noiseFlag), f.Changed("epsilon")
 	switch {
@@ -129,8 +131,8 @@ func (a *accountFlags) accountMode(cmd *cobra.Command, noiseFlag string, noise f
 		if math.IsInf(a.epsilon, 1) {
 			return false, fmt.Errorf("--epsilon must be finite (ε = inf needs no noise)")
 		}
-		if a.epsilon < minEpsilon {
-			return false, fmt.Errorf("--epsilon %g is implausibly small (below %g); use a budget such as 0.1, 1 or 8", a.epsilon, minEpsilon)
+		if err := methods.CheckEpsilon("--epsilon", a.epsilon, ""); err != nil {
+			return false, err
 		}
 		return true, nil
 	}
@@ -142,13 +144,6 @@ func (a *accountFlags) accountMode(cmd *cobra.Command, noiseFlag string, noise f
 	}
 	return false, nil
 }
-
-// minEpsilon is the smallest target ε the calculators calibrate for:
-// published budgets run from about 0.01 to 10, so a smaller target is a
-// mistyped flag far more often than a plan, and at δ > 0 the noise that
-// meets it is set by δ more than by ε (the exact Gaussian accountant
-// reaches ε = 0 with finite noise).
-const minEpsilon = 1e-6
 
 // minMultiplier is the smallest noise multiplier the calculators account
 // for: below it ε is astronomically large at any δ of interest, and the

@@ -122,6 +122,7 @@ func runAttack(cmd *cobra.Command, stdout, stderr io.Writer, m methods.Method, c
 	if err != nil {
 		return err
 	}
+	opts.Runs = atk.Runs // checked against the split as train's (masks: one per run)
 	runs, err := methods.PrepareAttack(m, opts)
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	info.Flags().Uint64Var(&seed, "seed", 1, "seed for generated datasets")
 
 	var cfg graphs.CSBMConfig = graphs.DefaultCSBM()
-	var kind, out string
+	var kind, out, maxMem string
 	var gseed uint64
 	// csbmFlags set a csbm's configuration: a chain refuses them
 	csbmFlags := []string{"nodes", "classes", "features", "avg-degree", "homophily", "signal", "float32"}
@@ -85,6 +85,9 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			// Refuse a bad output path before spending time generating.
 			if _, err := graphs.OutputPath(out); err != nil {
 				return fmt.Errorf("--out %s: %w", out, err)
+			}
+			if _, err := setMaxMemory(maxMem); err != nil {
+				return err
 			}
 			var g *graphs.Graph
 			if kind == "csbm" {
@@ -123,6 +126,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	f := gen.Flags()
 	f.StringVar(&kind, "kind", "csbm", "csbm or chain-s|m|l|x")
 	f.StringVar(&out, "out", "", "output .npz file")
+	f.StringVar(&maxMem, "max-memory", "", maxMemoryHelp)
 	f.Uint64Var(&gseed, "seed", 1, "random seed")
 	f.Var(countValue{&cfg.Nodes}, "nodes", "csbm: number of nodes (e.g. 2000 or 1e5)")
 	f.Var(countValue{&cfg.Classes}, "classes", "csbm: number of classes")
@@ -133,7 +137,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	f.BoolVar(&cfg.Float32, "float32", false, "csbm: round the features to float32, as PyG's and the papers' dataset files hold them (GCN then gathers them at half the memory traffic, same arithmetic)")
 	gen.Long = "Write a synthetic graph (csbm or chain-s/m/l/x) as an npz sparsegraph file.\n\n" +
 		"A csbm config whose estimated memory (8·nodes·features + 100 per edge + 64 per node bytes)\n" +
-		"exceeds the limit (16 GB, or $" + graphs.MemoryLimitEnv + ") is refused before anything is allocated.\n" +
+		"exceeds the limit (--max-memory, else $" + graphs.MemoryLimitEnv + ", else 16 GB) is refused before anything is allocated.\n" +
 		"The file is written atomically (a temporary file renamed over --out); a symlink is written\n" +
 		"through to its target; a directory, device or other non-regular --out is refused."
 

@@ -38,7 +38,10 @@ the privacy (DP) nodes — noise, per-sample norms, clip factors, clipped sums,
 objective-perturbation terms — marked as such, with shapes and op names.
 
   dpgnn inspect gcn                                 text listing, one node a line
-  dpgnn inspect mlp --privacy node --epsilon 1      the DP-SGD graph
+  dpgnn inspect mlp --privacy node --epsilon 1 --delta 1e-5
+                                                    the DP-SGD graph (its noise is calibrated
+                                                    at the run's ε and δ, so node level needs
+                                                    --delta as train does)
   dpgnn inspect gcn --format dot --out gcn.dot      Graphviz DOT
   dpgnn inspect gcn --format svg --out gcn.svg      SVG (needs Graphviz's dot)
   dpgnn inspect mlp --grad-check                    symbolic vs numeric gradients

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -182,8 +183,51 @@ contextual stochastic block model), so no files are needed to try it:
 		Version: versionString(),
 	}
 	root.SetVersionTemplate("dpgnn version {{.Version}}\n")
+	// Declared here rather than by cobra at execution: cobra's command
+	// lookup then knows --version takes no value, so `dpgnn --version
+	// extra` is an unknown command instead of a version printed over it.
+	root.Flags().BoolP("version", "v", false, "print the version and the commit dpgnn was built from")
+	root.SetHelpCommand(newHelpCmd())
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newTrainCmd(stdout, stderr), newDataCmd(stdout), newAccountCmd(stdout), newInspectCmd(stdout), newSweepCmd(stdout, stderr), newAuditCmd(stdout, stderr), newTuneCmd(stdout, stderr), newReproduceCmd(stdout, stderr))
 	return root
+}
+
+// newHelpCmd is `dpgnn help [COMMAND...]`: the help of the command the
+// words name, or an error (exit 1) when they name none — cobra's own help
+// command prints "Unknown help topic" and the usage, and exits 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help prints the help of a command: dpgnn help train gcn is dpgnn train gcn --help.",
+		RunE: func(c *cobra.Command, args []string) error {
+			root := c.Root()
+			cmd, rest, err := root.Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				parent, path := root, "dpgnn"
+				if cmd != nil && err == nil {
+					parent, path = cmd, cmd.CommandPath()
+				}
+				var names []string
+				for _, sub := range parent.Commands() {
+					if sub.IsAvailableCommand() && sub.Name() != "help" {
+						names = append(names, sub.Name())
+					}
+				}
+				return fmt.Errorf("help %s: %s has no command %q (commands: %s)", strings.Join(args, " "), path, firstUnknown(args, rest), strings.Join(names, ", "))
+			}
+			return cmd.Help()
+		},
+	}
+}
+
+// firstUnknown is the first word of a help topic that names no command:
+// the first of rest, the words a lookup left over, else the last word.
+func firstUnknown(args, rest []string) string {
+	if len(rest) > 0 {
+		return rest[0]
+	}
+	return args[len(args)-1]
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
 )
 
@@ -67,8 +68,9 @@ func TestTrainRecordProvenance(t *testing.T) {
 			if v, _ := r["version"].(string); v == "" {
 				t.Error("empty version")
 			}
-			if c, _ := r["commit"].(string); c != "" && !regexp.MustCompile(`^[0-9a-f]+(\+dirty)?$`).MatchString(c) {
-				t.Errorf("commit %q", c)
+			// A revision, or "unknown" said in so many words: never dropped.
+			if c, _ := r["commit"].(string); !regexp.MustCompile(`^([0-9a-f]+(\+dirty)?|unknown)$`).MatchString(c) {
+				t.Errorf("commit %q: want a revision or unknown", c)
 			}
 			ts, err := time.Parse(time.RFC3339, r["timestamp"].(string))
 			if err != nil || !strings.HasSuffix(r["timestamp"].(string), "Z") || ts.Before(before) || ts.After(time.Now()) {
@@ -112,14 +114,41 @@ func TestTrainFingerprintFollowsData(t *testing.T) {
 	}
 }
 
-// TestVersionFlag: dpgnn --version prints the version and the commit.
+// TestVersionFlag: dpgnn --version prints the version and the commit: the
+// link-time one where the build carries no VCS stamp (as under go test),
+// else "unknown" with how to stamp it, and the records say the same.
 func TestVersionFlag(t *testing.T) {
-	out, err := runCLI(t, "--version")
-	if err != nil {
-		t.Fatal(err)
+	if _, c := trainers.BuildInfo(); c != "" && trainers.LinkedCommit == "" {
+		t.Skipf("this test binary carries a commit (%s)", c)
 	}
-	if !regexp.MustCompile(`^dpgnn version \S+, commit \S+\n$`).MatchString(out) {
-		t.Errorf("--version printed %q", out)
+	defer func(c string) { trainers.LinkedCommit = c }(trainers.LinkedCommit)
+	for _, tc := range []struct {
+		linked, want, record string
+	}{
+		{"", `^dpgnn version \S+, commit unknown \(the build carries no VCS stamp, .*-ldflags .*trainers\.LinkedCommit=.*\)\n$`, "unknown"},
+		{"0123456789ab", `^dpgnn version \S+, commit 0123456789ab\n$`, "0123456789ab"},
+	} {
+		trainers.LinkedCommit = tc.linked
+		for _, flag := range []string{"--version", "-v"} {
+			out, err := runCLI(t, flag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !regexp.MustCompile(tc.want).MatchString(out) {
+				t.Errorf("linked %q: %s printed %q", tc.linked, flag, out)
+			}
+		}
+		out, err := runCLI(t, "train", "gcn", "--epochs", "1", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r trainers.Record
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Commit != tc.record {
+			t.Errorf("linked %q: the record's commit is %q, want %q", tc.linked, r.Commit, tc.record)
+		}
 	}
 }
 

@@ -144,6 +144,12 @@ func (t oneRunTask) Check(g *graphs.Graph) error                              { 
 func (t oneRunTask) NodeSplit(*graphs.Graph) bool                             { return false }
 func (t oneRunTask) Prepare(g *graphs.Graph, _ uint64) (*graphs.Graph, error) { return g, nil }
 func (t oneRunTask) Evaluation() string                                       { return t.o.task.Evaluation() }
+
+// SplitRecord is the method's own task's, so a run's record names the
+// split methods.Check named for the sweep.
+func (t oneRunTask) SplitRecord(g *graphs.Graph, given string, spec graphs.SplitSpec) (string, error) {
+	return methods.SplitRecord(t.o.task, g, given, spec)
+}
 func (t oneRunTask) Metrics(_ *graphs.Graph, out *methods.Outcome) (map[string]float64, error) {
 	return t.o.task.Metrics(t.o.graph, out)
 }

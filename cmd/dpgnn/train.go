@@ -39,7 +39,7 @@ func (c *dataFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.delta, "delta", "auto", "privacy parameter δ in (0,1); auto: from public quantities only (edge level: below one over the\nnumber of possible edges among the N nodes; refused at node level, where no count is public); paper: the\nmethod's paper convention on the private unit count (reported as not covered)")
 	f.StringVar(&c.selection, "selection", "auto", "which epoch a training loop keeps: best (validation accuracy; free when labels are public), last (reads\nno label), private (exponential mechanism, --selection-epsilon per trained module, accounted); auto: best,\nor last at node level")
 	f.Float64Var(&c.selectionEpsilon, "selection-epsilon", 0, "ε of each private model selection (--selection private)")
-	f.StringVar(&c.maxMemory, "max-memory", "", "refuse a load or a run whose memory estimate exceeds this size (e.g. 16GB, 512MiB),\nbefore it allocates (default: $DPGNN_MAX_MEMORY, else 16GB)")
+	f.StringVar(&c.maxMemory, "max-memory", "", maxMemoryHelp)
 	f.Uint64Var(&c.seed, "seed", 1, "random seed")
 }
 
@@ -61,19 +61,40 @@ func (c *dataFlags) options() (methods.TrainOptions, error) {
 	if err != nil {
 		return methods.TrainOptions{}, err
 	}
-	var maxMem int64
-	if c.maxMemory != "" {
-		if maxMem, err = graphs.ParseBytes(c.maxMemory); err != nil || maxMem <= 0 {
-			return methods.TrainOptions{}, fmt.Errorf("--max-memory %q: want a size such as 16GB or 512MiB", c.maxMemory)
-		}
-		// Loaders read the limit from the environment.
-		if err := os.Setenv(graphs.MemoryLimitEnv, c.maxMemory); err != nil {
-			return methods.TrainOptions{}, err
-		}
+	// One rule for the whole budget: without privacy no δ is spent, so a
+	// given one is refused like a finite ε (auto, the default, resolves to
+	// nothing there).
+	if level == methods.None && rule != methods.DeltaAuto {
+		return methods.TrainOptions{}, fmt.Errorf("--delta %s with --privacy none: δ is part of a budget, which needs --privacy edge or node", c.delta)
+	}
+	maxMem, err := setMaxMemory(c.maxMemory)
+	if err != nil {
+		return methods.TrainOptions{}, err
 	}
 	return methods.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Features: c.features, Level: level,
 		Epsilon: eps, Delta: delta, DeltaRule: rule, Selection: c.selection, SelectionEpsilon: c.selectionEpsilon, Seed: c.seed,
 		MaxMemory: maxMem}, nil
+}
+
+// maxMemoryHelp is the help of every --max-memory flag.
+const maxMemoryHelp = "refuse a load or a run whose memory estimate exceeds this size (e.g. 16GB, 512MiB),\nbefore it allocates (default: $DPGNN_MAX_MEMORY, else 16GB)"
+
+// setMaxMemory applies a --max-memory value: "" leaves the limit as it is
+// ($DPGNN_MAX_MEMORY, else 16 GB) and returns 0; a size is parsed and set
+// in the environment, where the loaders and generators read it
+// (graphs.MemoryLimit), and returned in bytes.
+func setMaxMemory(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := graphs.ParseBytes(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("--max-memory %q: want a size such as 16GB or 512MiB", s)
+	}
+	if err := os.Setenv(graphs.MemoryLimitEnv, s); err != nil {
+		return 0, fmt.Errorf("--max-memory %s: %w", s, err)
+	}
+	return n, nil
 }
 
 // commonFlags are the options every `train METHOD` accepts.
@@ -108,17 +129,21 @@ func methodArg(verb string) cobra.PositionalArgs {
 	}
 }
 
+// parseEpsilon parses --epsilon (or one of sweep's --epsilons): a budget
+// methods.CheckEpsilon accepts (at least methods.MinEpsilon), or inf.
 func parseEpsilon(s string) (float64, error) {
 	e, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
 		return 0, fmt.Errorf("--epsilon %q is not a number (use e.g. 1, 8 or inf)", s)
 	}
-	if math.IsNaN(e) || e <= 0 {
-		return 0, fmt.Errorf("--epsilon must be positive (or inf), got %s", s)
+	if err := methods.CheckEpsilon("--epsilon", e, s); err != nil {
+		return 0, err
 	}
 	return e, nil
 }
 
+// parseDelta parses --delta: auto, paper, or a number methods.CheckDelta
+// accepts (in (0, methods.MaxDelta]).
 func parseDelta(s string) (float64, methods.DeltaRule, error) {
 	switch s {
 	case "auto":
@@ -126,9 +151,12 @@ func parseDelta(s string) (float64, methods.DeltaRule, error) {
 	case "paper":
 		return 0, methods.DeltaPaper, nil
 	}
-	d, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(d > 0 && d < 1) {
-		return 0, "", fmt.Errorf("--delta must be a number in (0, 1), auto or paper, got %q", s)
+	d, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("--delta must be a number in (0, %g], auto or paper, got %q", methods.MaxDelta, s)
+	}
+	if err := methods.CheckDelta("--delta", d, s); err != nil {
+		return 0, "", err
 	}
 	return d, methods.DeltaGiven, nil
 }

@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // tuneFlags are the flags of `dpgnn tune METHOD`.
@@ -35,6 +38,47 @@ type tuneFlags struct {
 // correct predictions per run, is 2 % of cora_ml's 500 validation nodes:
 // enough to tell candidates apart by a few points of accuracy.
 const defaultScoreNoise = 10
+
+// Limits on tune's work, checked before anything is built or trained: a
+// grid of a million points (1000 × 1000) or --candidates poisson:1e9 is a
+// mistyped flag, not a plan, and would allocate, check and train for
+// days before saying so.
+const (
+	// maxTuneGrid is the largest grid (its number of points): every point
+	// is validated and checked against the data, and at a covered level
+	// its privacy plan is computed for every run.
+	maxTuneGrid = 10_000
+	// maxTuneRuns is the largest expected number of trained runs:
+	// candidates (the grid, --random N, or E[K] of --candidates) times
+	// --runs.
+	maxTuneRuns = 10_000
+)
+
+// checkTuneGrid refuses a grid of more than maxTuneGrid points, before
+// any of them is built (the product is computed without overflow).
+func checkTuneGrid(keys []gridKey) error {
+	points := 1.0
+	sizes := make([]string, len(keys))
+	for i, k := range keys {
+		points *= float64(len(k.values))
+		sizes[i] = strconv.Itoa(len(k.values))
+	}
+	if points > maxTuneGrid {
+		return fmt.Errorf("--grid: %s = %.0f points, above tune's limit of %d: give fewer values, or tune in stages (one hyperparameter, then the next)",
+			strings.Join(sizes, " × "), points, maxTuneGrid)
+	}
+	return nil
+}
+
+// checkTuneRuns refuses a tune whose expected number of trained runs,
+// candidates × runs, exceeds maxTuneRuns; what says where the candidates
+// come from.
+func checkTuneRuns(candidates float64, runs int, what, fix string) error {
+	if total := candidates * float64(runs); total > maxTuneRuns {
+		return fmt.Errorf("%s with --runs %d: about %.4g runs to train, above tune's limit of %d: %s", what, runs, total, maxTuneRuns, fix)
+	}
+	return nil
+}
 
 // gridKey is one --grid flag: a hyperparameter and its values.
 type gridKey struct {
@@ -148,7 +192,19 @@ is trained on exact validation accuracy and no ε is claimed for the
 selection.
 
 At a private level the trials that were not selected are not printed
-(--show-trials prints them, marked as not covered by any ε).`,
+(--show-trials prints them, marked as not covered by any ε).
+
+The work is checked before anything is trained: at most ` + strconv.Itoa(maxTuneGrid) + ` grid points,
+and at most ` + strconv.Itoa(maxTuneRuns) + ` runs expected (candidates × --runs: the grid, --random N,
+or the mean of --candidates).
+
+Progress goes to stderr (--quiet silences it). Where the number K of
+candidates is not released (--selection-privacy rdp without --show-trials)
+it shows nothing that depends on K: one line when training starts and, on a
+terminal, a spinner without counts or times (a count, a time or a line every
+few seconds in a log would tell K, which the tuned ε's bound keeps hidden).
+Otherwise it names each candidate's run ("candidate 3 of 12: ..., run 1 of
+2") with the epochs of the run in progress.`,
 		Args: methodArg("tune"),
 		RunE: func(cmd *cobra.Command, args []string) error { return nil },
 	}
@@ -158,7 +214,7 @@ At a private level the trials that were not selected are not printed
 	return tune
 }
 
-func newTuneMethodCmd(name string, stdout, _ io.Writer) *cobra.Command {
+func newTuneMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 	m, _ := methods.New(name)
 	var f tuneFlags
 	cmd := &cobra.Command{
@@ -166,7 +222,11 @@ func newTuneMethodCmd(name string, stdout, _ io.Writer) *cobra.Command {
 		Short: m.Short(),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := runTune(cmd, m, &f)
+			var progress io.Writer
+			if !f.quiet {
+				progress = stderr
+			}
+			rep, err := runTune(cmd, m, &f, progress)
 			if err != nil {
 				return err
 			}
@@ -384,7 +444,7 @@ type tuneDraw struct {
 	seed  uint64
 }
 
-func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, error) {
+func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags, progress io.Writer) (*tuneReport, error) {
 	opts, err := f.options()
 	if err != nil {
 		return nil, err
@@ -394,6 +454,9 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 	}
 	keys, err := parseGrid(m, f.grid)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTuneGrid(keys); err != nil {
 		return nil, err
 	}
 	n := gridSize(keys)
@@ -437,10 +500,28 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 	var dist dp.Candidates
 	var score dp.TuningScore
 	var rule scoreRule
-	if mode == "rdp" {
+	switch {
+	case mode == "rdp":
 		if dist, err = parseCandidates(f.candidates, n); err != nil {
 			return nil, err
 		}
+		what := fmt.Sprintf("--candidates %s (E[K] = %.4g candidates)", dist, dist.Mean())
+		if f.candidates == "" {
+			what = fmt.Sprintf("the default --candidates %s (E[K] = the grid's %d points)", dist, n)
+		}
+		if err := checkTuneRuns(dist.Mean(), f.runs, what, "lower the mean of --candidates (poisson:MU, negbin:ETA,GAMMA), the grid or --runs"); err != nil {
+			return nil, err
+		}
+	case f.random > 0:
+		if err := checkTuneRuns(float64(f.random), f.runs, fmt.Sprintf("--random %d", f.random), "lower --random or --runs"); err != nil {
+			return nil, err
+		}
+	default:
+		if err := checkTuneRuns(float64(n), f.runs, fmt.Sprintf("a grid of %d points", n), "give fewer grid values, use --random N, or lower --runs"); err != nil {
+			return nil, err
+		}
+	}
+	if mode == "rdp" {
 		// One noise scale for every candidate: the largest sensitivity
 		// over the grid (a grid flag may change how a method predicts).
 		for i, c := range cands {
@@ -504,13 +585,17 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 		}
 	}
 	drawn := len(draws)
+	// K is released (printed) unless the selection is covered and the
+	// trials are hidden: only then must the progress not depend on it.
+	prog := newTuneProgress(progress, mode != "rdp" || f.showTrials)
+	defer prog.done()
 	rep := &tuneReport{Method: m.Name(), GridSize: n, Drawn: &drawn, Selection: mode, Trials: []tuneTrial{}}
 	var recDelta float64
 	var candEps []float64
 	var notes, bestNotes []string
 	prepared := make([]*methods.AttackRuns, n)
 	var bestScore float64
-	for _, d := range draws {
+	for i, d := range draws {
 		setting := strings.Join(gridPoint(keys, d.point), ",")
 		if prepared[d.point] == nil {
 			// The dataset is loaded with --seed for every candidate (a
@@ -519,7 +604,9 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags) (*tuneReport, e
 				return nil, fmt.Errorf("candidate %s: %w", setting, err)
 			}
 		}
-		tr, err := trainTrial(cmd.Context(), prepared[d.point], d.seed, f.runs)
+		tr, err := trainTrial(cmd.Context(), prepared[d.point], d.seed, f.runs, func(r int) trainers.Recorder {
+			return prog.run(i, len(draws), setting, r, f.runs, cands[d.point].Epochs())
+		})
 		if err != nil {
 			return nil, fmt.Errorf("candidate %s: %w", setting, err)
 		}
@@ -665,7 +752,8 @@ type trialResult struct {
 // trainTrial trains the candidate a holds once per run (run r: seed
 // seed + r, its split drawn as train's run r draws it from that seed) and
 // counts each run's correct validation predictions from its predictions.
-func trainTrial(ctx context.Context, a *methods.AttackRuns, seed uint64, runs int) (trialResult, error) {
+// rec gives run r's progress recorder (nil: none).
+func trainTrial(ctx context.Context, a *methods.AttackRuns, seed uint64, runs int, rec func(r int) trainers.Recorder) (trialResult, error) {
 	var res trialResult
 	eps := 0.0
 	for r := range runs {
@@ -679,7 +767,12 @@ func trainTrial(ctx context.Context, a *methods.AttackRuns, seed uint64, runs in
 		}
 		// An empty validation set (accepted at a private level: see
 		// checkValidation) counts 0 correct predictions.
-		out, err := a.Run(gs, s, trainers.Nop{})
+		var recorder trainers.Recorder = trainers.Nop{}
+		if rec != nil {
+			recorder = rec(r)
+		}
+		out, err := a.Run(gs, s, recorder)
+		recorder.Done()
 		if err != nil {
 			return res, fmt.Errorf("run %d: %w", r+1, err)
 		}
@@ -947,4 +1040,92 @@ func scoreText(s *float64) string {
 		return ""
 	}
 	return fmt.Sprintf("score %.1f  ", *s)
+}
+
+// tuneProgress is tune's progress on stderr (w nil: none).
+//
+// Counted (the report prints K): a line as each candidate's run starts,
+// "tune: candidate 3 of 12 (lr=0.01,hidden=16), run 1 of 2", and the
+// epochs of the run in progress (a bar on a terminal, a line every 10 s
+// otherwise).
+//
+// Not counted (--selection-privacy rdp without --show-trials: K is not
+// released, Papernot & Steinke's bound keeps it hidden): one line when
+// training starts, the same for every K, and on a terminal a spinner
+// without counts, settings or times, erased at the end. Nothing else: the
+// number of lines a log would hold, a count, an elapsed time or an
+// estimate of the time left all grow with K. (The operator at the
+// terminal sees the wall time anyway; a log kept with the results must
+// not hold it.)
+type tuneProgress struct {
+	w       io.Writer
+	counted bool
+	file    *os.File // w as a file, when it is one (bars and spinner need a terminal)
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// newTuneProgress starts tune's progress on w (nil: none); counted says
+// whether it may show the number of candidates.
+func newTuneProgress(w io.Writer, counted bool) *tuneProgress {
+	p := &tuneProgress{w: w, counted: counted}
+	if w == nil {
+		return p
+	}
+	if f, ok := w.(*os.File); ok {
+		p.file = f
+	}
+	if counted {
+		return p
+	}
+	fmt.Fprintln(w, "tune: training the candidates (their number is part of the private selection: no count, setting or time is shown)")
+	if p.file != nil && term.IsTerminal(int(p.file.Fd())) {
+		p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+		go p.spin()
+	}
+	return p
+}
+
+// spin draws the spinner until done.
+func (p *tuneProgress) spin() {
+	defer close(p.stopped)
+	frames := `|/-\`
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		fmt.Fprintf(p.w, "\rtune: training %c", frames[i%len(frames)])
+		select {
+		case <-p.stop:
+			fmt.Fprint(p.w, "\r\033[K")
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// run returns the recorder of run r (of runs) of candidate i (of k),
+// trained for epochs epochs (its Plan is made here: a run outside Train
+// plans nothing).
+func (p *tuneProgress) run(i, k int, setting string, r, runs, epochs int) trainers.Recorder {
+	if p.w == nil || !p.counted {
+		return trainers.Nop{}
+	}
+	fmt.Fprintf(p.w, "tune: candidate %d of %d (%s), run %d of %d\n", i+1, k, setting, r+1, runs)
+	var rec trainers.Recorder
+	if p.file != nil {
+		rec = trainers.NewBar(p.file)
+	} else {
+		rec = trainers.NewLines(p.w, 10*time.Second)
+	}
+	rec.Plan(epochs)
+	return rec
+}
+
+// done ends the progress (the spinner is erased).
+func (p *tuneProgress) done() {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.stopped
+		p.stop = nil
+	}
 }

@@ -15,11 +15,16 @@ import (
 var argv []string
 
 // versionString is what `dpgnn --version` prints after "dpgnn version ":
-// the module version and the commit the binary was built from.
+// the module version and the commit the binary was built from
+// (trainers.BuildInfo: the VCS stamp, a pseudo-version's revision or the
+// link-time trainers.LinkedCommit). A build that carries none says so, and
+// how to get one: its records state the commit "unknown".
 func versionString() string {
 	version, commit := trainers.BuildInfo()
 	if commit == "" {
-		commit = "unknown"
+		return fmt.Sprintf("%s, commit %s (the build carries no VCS stamp, so records say commit %q: build from a git checkout without -buildvcs=false, "+
+			"or stamp it with -ldflags \"-X github.com/dpgnn/dpgnn/trainers.LinkedCommit=$(git rev-parse HEAD)\")",
+			version, trainers.UnknownCommit, trainers.UnknownCommit)
 	}
 	return fmt.Sprintf("%s, commit %s", version, commit)
 }

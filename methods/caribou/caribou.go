@@ -77,6 +77,40 @@ func (c *Config) Validate() error {
 		methods.OneOf(&c.Sensitivity, "strict", "paper"), methods.OneOf(&c.Rows, "project", "normalize")))
 }
 
+// ValidateLevel refuses, at a private level, a configuration whose
+// contractive layers read nothing of the privacy unit: their sensitivity is
+// then 0, PCMP has nothing to perturb (noise std z·0), and a run would
+// release it without noise while its plan declares a Gaussian release. At
+// edge level that is C_L = 0 (every layer is β·X⁽⁰⁾, projected) or α₁ = 0
+// (the layers weigh the global mean and the residual, neither of which
+// reads an edge); at node level C_L = β = 0 (every layer is 0). The rule
+// reads only the flags, so it is the same for every input.
+func (m *CARIBOU) ValidateLevel(level methods.Level, private bool) error {
+	c := m.cfg
+	if !private {
+		return nil
+	}
+	switch level {
+	case methods.Edge:
+		if layers.EdgeSensitivity(c.Lipschitz, c.Alpha1, c.MinDegree) > 0 {
+			return nil
+		}
+		what := fmt.Sprintf("--lipschitz %g: every contractive layer is then β·X⁽⁰⁾", c.Lipschitz)
+		if c.Lipschitz > 0 {
+			what = fmt.Sprintf("--alpha1 %g: the contractive layers then weigh only the global mean and the residual β·X⁽⁰⁾", c.Alpha1)
+		}
+		return fmt.Errorf("%s, which reads no edge, so at edge level PCMP has nothing to perturb (sensitivity 0) and no noise to calibrate: "+
+			"use --lipschitz in (0, 1) and --alpha1 in (0, 1], or a method without the graph (mlp)", what)
+	case methods.Node:
+		if layers.NodeSensitivity(c.Lipschitz, c.Alpha1, c.Beta, c.MinDegree, c.MaxDegree) > 0 {
+			return nil
+		}
+		return fmt.Errorf("--lipschitz %g with --beta %g: every contractive layer is then 0, so at node level PCMP has nothing to perturb (sensitivity 0) and no noise to calibrate: "+
+			"use --lipschitz in (0, 1) or --beta > 0", c.Lipschitz, c.Beta)
+	}
+	return nil
+}
+
 // CARIBOU is the method with its configuration.
 type CARIBOU struct{ cfg Config }
 
@@ -218,6 +252,11 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 // encoder's DP-SGD, PCMP (noise std z·Δ_n) and the classifier's DP-SGD,
 // composed in RDP (CARIBOU Thm 11).
 func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated, error) {
+	// The refusal a run makes before its data is loaded
+	// (methods.LevelValidator), for `account caribou` too.
+	if err := m.ValidateLevel(ctx.Level, ctx.Private()); err != nil {
+		return nil, err
+	}
 	g, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
 	if err != nil {
 		return nil, err
@@ -628,7 +667,10 @@ func (m *CARIBOU) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.
 	return m.calibrate(ctx, s)
 }
 
-var _ methods.Accountable = (*CARIBOU)(nil)
+var (
+	_ methods.Accountable    = (*CARIBOU)(nil)
+	_ methods.LevelValidator = (*CARIBOU)(nil)
+)
 
 // BuildModel builds the classifier a run trains, for `dpgnn inspect`: the
 // module on [X⁽⁰⁾, X⁽ᴷ⁾] with DP-SGD's nodes at node level. X⁽⁰⁾ and X⁽ᴷ⁾

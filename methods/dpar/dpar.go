@@ -32,6 +32,7 @@ package dpar
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
@@ -169,7 +170,7 @@ type privacy struct {
 	sgd        dp.PoissonGroupGaussian // the proven DP-SGD accounting (R, σ)
 	sgdStd     float64                 // std of the noise on the clipped gradient sum
 	maxRefs    int                     // Π's columns are capped at this many other rows (0: no cap)
-	paperEps   float64                 // what the paper's accounting claims (0 in strict mode)
+	paperEps   float64                 // what the paper's rules claim (the target ε; 0 when they were not used)
 	// paperWarnings are where the paper's DP-APPR accounting leaves its range.
 	paperWarnings []string
 }
@@ -337,6 +338,11 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		}
 		return rec
 	}
+	if m.paper() || m.amplification() == AmplifyLinear {
+		// The target ε is what the paper's rules claim for this noise (an
+		// unproven claim: the report states the proven ε, the notes this).
+		p.paperEps = ctx.Epsilon
+	}
 	c, err := methods.Calibrate(&inner, units, "rdp", releases, noise)
 	if err != nil {
 		return nil, fmt.Errorf("calibrating DP-SGD after DP-APPR (ratio %g): %w", m.cfg.Ratio, err)
@@ -392,9 +398,21 @@ func (m *DPAR) notes(p *privacy, epsIn, deltaIn float64) []string {
 		out = append(out, fmt.Sprintf("Π's columns are capped at %d rows besides the node's own (post-processing of the released rows): a node enters at most %d examples, each moving the clipped sum by at most 2C", p.maxRefs, 1+p.maxRefs))
 	}
 	if m.paper() || m.amplification() == AmplifyLinear {
-		out = append(out, fmt.Sprintf("the noise is calibrated by the paper's rules (--accounting %s, --amplification %s), which claim ε = %g; "+
-			"those rules are not proven here (Kairouz's simplified composition beyond its range, the classical Gaussian beyond ε < 1, DP-SGD sensitivity τ·C under clipped aggregated gradients, linear amplification), "+
-			"so the report states the ε the same releases are proven to give", m.cfg.Accounting, m.cfg.Amplification, p.paperEps))
+		// Only the rules that calibrated this noise are named.
+		var rules []string
+		if m.paper() {
+			rules = append(rules, "Kairouz's simplified composition beyond its range", "the classical Gaussian beyond ε < 1",
+				"DP-SGD sensitivity τ·C under clipped aggregated gradients")
+		}
+		if m.amplification() == AmplifyLinear {
+			rules = append(rules, "linear amplification by the node subsample (q'·ε)")
+		}
+		proven := "the ε the same releases are proven to give"
+		if p.Plan != nil && !math.IsInf(p.Plan.Epsilon, 1) {
+			proven = fmt.Sprintf("the ε the same releases are proven to give, %g", p.Plan.Epsilon)
+		}
+		out = append(out, fmt.Sprintf("the noise is calibrated by the paper's rules (--accounting %s, --amplification %s) for the target ε = %g, which those rules claim and do not prove "+
+			"(%s), so the report states %s", m.cfg.Accounting, m.cfg.Amplification, p.paperEps, strings.Join(rules, "; "), proven))
 		for _, w := range p.paperWarnings {
 			out = append(out, "paper accounting: "+w)
 		}

@@ -1,6 +1,7 @@
 package dpar
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -60,7 +61,7 @@ func TestRunsWithinPlan(t *testing.T) {
 		if e := *out.Privacy.Epsilon; m.paper() != (e > 8+1e-9) {
 			t.Fatalf("%v: reported ε %v (target 8, paper accounting %v); notes %q", args, e, m.paper(), out.Privacy.Notes)
 		}
-		if m.paper() && !strings.Contains(out.Privacy.Notes, "claim ε = 8") {
+		if m.paper() && !strings.Contains(out.Privacy.Notes, "target ε = 8, which those rules claim") {
 			t.Errorf("%v: notes %q do not state the paper's claim", args, out.Privacy.Notes)
 		}
 		acc := trainers.Accuracy(out.Pred, g.Labels, g.Split.Test)
@@ -78,7 +79,9 @@ func TestRunsWithinPlan(t *testing.T) {
 
 // TestAccountPlanAmplifies: the plan of `dpgnn account dpar` is the run's;
 // with exact amplification its report meets the target, with the paper's
-// linear amplification it states the larger proven ε.
+// linear amplification it states the larger proven ε, and its note names
+// the target the paper's rule claims (it said "claim ε = 0" under strict
+// accounting) and only the rule that was used, with the proven ε.
 func TestAccountPlanAmplifies(t *testing.T) {
 	for _, amp := range []string{"exact", "linear"} {
 		m := newDPAR(t, "--amplification", amp)
@@ -97,6 +100,23 @@ func TestAccountPlanAmplifies(t *testing.T) {
 		}
 		if amp == "linear" && !(e > 1.5) {
 			t.Errorf("linear: ε %v, want the exact amplification of the larger inner budget (well above 1)", e)
+		}
+		paperNote := strings.Contains(rep.Notes, "paper's rules")
+		if paperNote != (amp == "linear") {
+			t.Errorf("%s: a note on the paper's rules: %v, want %v", amp, paperNote, amp == "linear")
+		}
+		if amp == "linear" {
+			for _, want := range []string{"target ε = 1, which those rules claim", "(linear amplification by the node subsample (q'·ε))",
+				fmt.Sprintf("proven to give, %g", e)} {
+				if !strings.Contains(rep.Notes, want) {
+					t.Errorf("linear: notes %q lack %q", rep.Notes, want)
+				}
+			}
+			for _, bad := range []string{"claim ε = 0", "ε = 0;", "Kairouz"} {
+				if strings.Contains(rep.Notes, bad) {
+					t.Errorf("linear (strict accounting): notes %q say %q", rep.Notes, bad)
+				}
+			}
 		}
 	}
 }

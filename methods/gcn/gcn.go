@@ -24,9 +24,9 @@ type Config struct {
 	LR          float64 `flag:"lr" help:"Adam learning rate"`
 	WeightDecay float64 `flag:"weight-decay" help:"L2 weight decay"`
 	Dropout     float64 `flag:"dropout" help:"dropout probability (input and hidden)"`
-	// NormFeatures L1-normalises feature rows first (Kipf & Welling's and
-	// PyG's NormalizeFeatures preprocessing).
-	NormFeatures bool `flag:"normalize-features" help:"L1-normalise feature rows (Kipf & Welling's preprocessing)"`
+	// Kipf & Welling's L1 row normalisation of the features is --features
+	// l1, the one switch every method shares (and the record states): GCN
+	// has no flag of its own for it.
 }
 
 // DefaultConfig is Kipf & Welling's setting.
@@ -107,9 +107,6 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, o paths) (*net, error) {
 	}
 	err := nn.Build(func() error {
 		feats := g.X
-		if m.cfg.NormFeatures {
-			feats = graphs.L1NormalizeFeatures(feats)
-		}
 		x, err := layers.NewFeatures(model, feats, "X")
 		if err != nil {
 			return err
@@ -302,9 +299,6 @@ func (m *GCN) inference(n *net, like *graphs.Features) func(h *graphs.Graph) (*m
 			return func(f *graphs.Features) ([]float64, error) {
 				if err := methods.CheckQuery(f, h.N, like.F); err != nil {
 					return nil, err
-				}
-				if m.cfg.NormFeatures {
-					f = graphs.L1NormalizeFeatures(f)
 				}
 				if err := methods.SetQueryInput(x, f); err != nil {
 					return nil, err

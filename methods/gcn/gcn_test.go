@@ -19,7 +19,7 @@ func smallGraph(t *testing.T) *graphs.Graph {
 
 func TestGCNGradCheck(t *testing.T) {
 	g := smallGraph(t)
-	m := New(Config{Hidden: 5, TrainEpochs: 1, LR: 0.01, Dropout: 0.5, NormFeatures: true})
+	m := New(Config{Hidden: 5, TrainEpochs: 1, LR: 0.01, Dropout: 0.5})
 	n, err := m.buildNet(g, 1, paths{fixed: true})
 	if err != nil {
 		t.Fatal(err)
