@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,7 +26,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			return cmd.Help()
 		},
 	}
-	var dataDir string
+	var dataDir, infoMaxMemory string
 	var asJSON bool
 	var seed uint64
 	info := &cobra.Command{
@@ -35,6 +36,9 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			strings.Join(graphs.DatasetNames(), ", "),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := setMaxMemory(infoMaxMemory); err != nil {
+				return err
+			}
 			g, err := graphs.Load(args[0], dataDir, seed)
 			if err != nil {
 				return err
@@ -68,9 +72,10 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	info.Flags().StringVar(&dataDir, "data-dir", graphs.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
 	info.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	info.Flags().Uint64Var(&seed, "seed", 1, "seed for generated datasets")
+	info.Flags().StringVar(&infoMaxMemory, "max-memory", "", maxMemoryUsage)
 
 	var cfg graphs.CSBMConfig = graphs.DefaultCSBM()
-	var kind, out string
+	var kind, out, genMaxMemory string
 	var gseed uint64
 	// csbmFlags set a csbm's configuration: a chain refuses them
 	csbmFlags := []string{"nodes", "classes", "features", "avg-degree", "homophily", "signal", "float32"}
@@ -81,6 +86,9 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("generate needs --out FILE.npz")
+			}
+			if err := setMaxMemory(genMaxMemory); err != nil {
+				return err
 			}
 			// Refuse a bad output path before spending time generating.
 			if _, err := graphs.OutputPath(out); err != nil {
@@ -130,10 +138,11 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	f.Float64Var(&cfg.AvgDegree, "avg-degree", cfg.AvgDegree, "csbm: expected average degree")
 	f.Float64Var(&cfg.Homophily, "homophily", cfg.Homophily, "csbm: fraction of intra-class edges")
 	f.Float64Var(&cfg.Signal, "signal", cfg.Signal, "csbm: distance of class means in feature space")
+	f.StringVar(&genMaxMemory, "max-memory", "", maxMemoryUsage)
 	f.BoolVar(&cfg.Float32, "float32", false, "csbm: round the features to float32, as PyG's and the papers' dataset files hold them (GCN then gathers them at half the memory traffic, same arithmetic)")
 	gen.Long = "Write a synthetic graph (csbm or chain-s/m/l/x) as an npz sparsegraph file.\n\n" +
 		"A csbm config whose estimated memory (8·nodes·features + 100 per edge + 64 per node bytes)\n" +
-		"exceeds the limit (16 GB, or $" + graphs.MemoryLimitEnv + ") is refused before anything is allocated.\n" +
+		"exceeds the limit (--max-memory, else $" + graphs.MemoryLimitEnv + ", else 16 GB) is refused before anything is allocated.\n" +
 		"The file is written atomically (a temporary file renamed over --out); a symlink is written\n" +
 		"through to its target; a directory, device or other non-regular --out is refused."
 
@@ -185,6 +194,22 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	fetch.Flags().BoolVar(&force, "force", false, "replace files that are there with another SHA-256")
 	data.AddCommand(info, gen, fetch)
 	return data
+}
+
+// maxMemoryUsage is the help of `data info` and `data generate`'s
+// --max-memory (train's says the same of its runs).
+const maxMemoryUsage = "refuse a load or a generated graph whose memory estimate exceeds this size (e.g. 16GB, 512MiB),\nbefore it allocates (default: $" + graphs.MemoryLimitEnv + ", else 16GB)"
+
+// setMaxMemory applies a --max-memory flag: the loaders and generators
+// read the limit from $DPGNN_MAX_MEMORY, so a given size is put there.
+func setMaxMemory(s string) error {
+	if s == "" {
+		return nil
+	}
+	if b, err := graphs.ParseBytes(s); err != nil || b <= 0 {
+		return fmt.Errorf("--max-memory %q: want a size such as 16GB or 512MiB", s)
+	}
+	return os.Setenv(graphs.MemoryLimitEnv, s)
 }
 
 // countValue is an int flag that also accepts a whole number written in
