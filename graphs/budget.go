@@ -72,20 +72,31 @@ func (b *loadBudget) reserve(bytes float64, what string) error {
 	return nil
 }
 
-// processMemory returns the memory, in bytes, the Go runtime holds from
-// the operating system (mapped and not released): heap, stacks and the
-// runtime's own structures.
+// processMemory returns the memory, in bytes, the process holds and a
+// load cannot reuse: the heap's live objects (as the last collection
+// marked them) and the Go runtime's memory outside the heap (stacks, its
+// own structures). Free heap memory the runtime keeps, and garbage not yet
+// collected, are not counted: the load's allocations reuse them.
 func processMemory() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	names := []string{
+		"/memory/classes/total:bytes",
+		"/memory/classes/heap/objects:bytes",
+		"/memory/classes/heap/unused:bytes",
+		"/memory/classes/heap/free:bytes",
+		"/memory/classes/heap/released:bytes",
+		"/gc/heap/live:bytes",
+	}
+	s := make([]metrics.Sample, len(names))
+	for i, n := range names {
+		s[i].Name = n
+	}
 	metrics.Read(s)
-	var v [2]uint64
+	v := make([]int64, len(s))
 	for i := range s {
 		if s[i].Value.Kind() == metrics.KindUint64 {
-			v[i] = s[i].Value.Uint64()
+			v[i] = int64(s[i].Value.Uint64())
 		}
 	}
-	if v[1] > v[0] {
-		return 0
-	}
-	return int64(v[0] - v[1])
+	other := v[0] - v[1] - v[2] - v[3] - v[4]
+	return max(other, 0) + v[5]
 }
