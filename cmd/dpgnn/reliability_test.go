@@ -365,4 +365,3 @@ func fileSafeName(s string) string {
 		return '_'
 	}, s)
 }
-
