@@ -455,7 +455,7 @@ func readGeomMasksFrom(r io.ReaderAt, size int64, path string, n int, b *loadBud
 		}
 		hs[s] = h
 	}
-	if err := b.reserve(float64(n)+intBytes*float64(n), fmt.Sprintf("the masks of %d nodes", n)); err != nil {
+	if err := b.reserve(3*zipOpenBytes+float64(n)+intBytes*float64(n), fmt.Sprintf("the masks of %d nodes", n)); err != nil {
 		return Split{}, fmt.Errorf("load %s: %w", path, err)
 	}
 	owner := make([]int8, n) // 0 = none, else 1 + set index

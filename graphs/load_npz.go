@@ -113,7 +113,8 @@ func readSparseGraphNPZ(r io.ReaderAt, size int64, name string, b *loadBudget) (
 	if err != nil {
 		return nil, err
 	}
-	est := adjH.adjacencyBytes() + attrH.featureBytes() + labelBytes(labH)
+	est := adjH.adjacencyBytes() + attrH.featureBytes() + labelBytes(labH) +
+		zipOpenBytes*float64(adjH.bodies()+attrH.bodies()+1)
 	largest := slices.MaxFunc([]*npzMatrixHdr{adjH, attrH}, func(x, y *npzMatrixHdr) int {
 		return x.largest().cmpBytes(y.largest())
 	}).largest()
@@ -484,12 +485,10 @@ func (a *npzArchive) header(key string, want string, dims int) (*npyHeader, erro
 
 // body streams the body of array h.key (whose header h was read) through
 // put, in chunks of whole elements starting at element first, and checks
-// that the member ends exactly where the header says it does.
+// that the member ends exactly where the header says it does. The caller
+// has reserved zipOpenBytes for it (with the rest of what it decodes).
 func (a *npzArchive) body(h *npyHeader, put func(chunk []byte, first int) error) error {
 	q := strconv.Quote(h.key)
-	if err := a.budget.reserve(zipOpenBytes, "opening array "+q); err != nil {
-		return a.errf(q, "%v", err)
-	}
 	rc, err := a.files[h.key].Open()
 	if err != nil {
 		return a.errf(q, "cannot open zip entry: %v", err)
@@ -661,6 +660,14 @@ func (m *npzMatrixHdr) nnz() int {
 	return m.indices.n
 }
 
+// bodies is the number of array bodies reading the matrix decodes.
+func (m *npzMatrixHdr) bodies() int {
+	if m.dense != nil {
+		return 1
+	}
+	return 3
+}
+
 // largest is the matrix's largest array.
 func (m *npzMatrixHdr) largest() *npyHeader {
 	if m.dense != nil {
@@ -748,6 +755,9 @@ func (a *npzArchive) csrHeaders(keys [4]string) (*npzMatrixHdr, error) {
 	}
 	if shapeH.n != 2 {
 		return nil, a.errf(strconv.Quote(shapeK), "want 2 entries (rows, cols), got shape %v", shapeH.shape)
+	}
+	if err := a.budget.reserve(zipOpenBytes+2*intBytes, "reading array "+strconv.Quote(shapeK)); err != nil {
+		return nil, a.errf(strconv.Quote(shapeK), "%v", err)
 	}
 	shp, err := a.readInts(shapeH, nil)
 	if err != nil {
