@@ -130,7 +130,7 @@ func smallGraph() *graphs.Graph {
 }
 
 // writeFiles writes files (relative name → content) under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) string {
+func writeFiles(t testing.TB, dir string, files map[string]string) string {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
