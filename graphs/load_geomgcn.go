@@ -339,8 +339,10 @@ func readGeomNodes(r io.Reader, st textStats, path string, b *loadBudget) (*Feat
 // readGeomEdges reads a geom-gcn edge file (named path in errors, first
 // pass st) of a graph with n nodes, reserving what it allocates on b.
 func readGeomEdges(r io.Reader, st textStats, path string, n int, b *loadBudget) (*CSR, error) {
-	if err := b.reserve(lineBufferBytes(st)+8*float64(st.lines)+intBytes*float64(2*n+1),
-		fmt.Sprintf("reading %d lines", st.lines)); err != nil {
+	// Each line holds at most one edge: its two ids, and two column ids of
+	// the pattern (reserved at this bound, before the file is parsed).
+	if err := b.reserve(lineBufferBytes(st)+(8+2*intBytes)*float64(st.lines)+intBytes*float64(2*n+1),
+		fmt.Sprintf("the adjacency of %d lines", st.lines)); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	lr := newLineReader(r, "load ", path, st)
@@ -404,9 +406,6 @@ func readGeomEdges(r io.Reader, st textStats, path string, n int, b *loadBudget)
 	}
 	if total == 0 {
 		return nil, fmt.Errorf("load %s: no edges besides self-loops (%d edge lines, each joining a node to itself)", path, len(src))
-	}
-	if err := b.reserve(intBytes*float64(total), fmt.Sprintf("the adjacency of %d edge lines", len(src))); err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	return pairPattern(n, total, func(edge func(i, j int)) {
 		for k := range src {
