@@ -35,8 +35,10 @@ const intBytes = strconv.IntSize / 8
 //   - labels: a 1-D integer array (int8, int16, int32, int64 or unsigned)
 //     with one entry per node; -1 marks an unlabelled node.
 //
-// Every other array (node_names, class_names, metadata, edge_attr_matrix and
-// other object or unicode arrays) is ignored without being decoded.
+// The length of a 1-D class_names array (unicode or object; only its header
+// is read) is the class count; every other array (node_names, metadata,
+// edge_attr_matrix and other object or unicode arrays) is ignored without
+// being decoded.
 //
 // The stored adjacency is read as directed; the returned Adj is undirected,
 // unweighted and free of self-loops: the pattern of A ∪ Aᵀ with explicit
@@ -44,8 +46,13 @@ const intBytes = strconv.IntSize / 8
 // stay sparse (rows sorted, duplicates summed); their Data is nil when every
 // value is 1, otherwise the values are kept as float64. Dense features stay
 // dense. The feature count F is the stored shape's (a property of the file,
-// not of any node). NumClasses is the largest label plus one. No split is
-// set.
+// not of any node). NumClasses is the length of class_names when the file
+// has it (every label must then be below it), else the largest label plus
+// one. The first two are the file's, whatever its rows hold: removing a
+// node (its row, edges and label) leaves them unchanged. The largest label
+// is the rows': removing the only node of the highest class lowers it, so
+// without class_names a private run treats the class count as public. No
+// split is set.
 //
 // Every array is validated; errors name the file, the array and the problem
 // (truncated or corrupt archive, missing array, ragged or out-of-range CSR,
@@ -113,6 +120,10 @@ func readSparseGraphNPZ(r io.ReaderAt, size int64, name string, b *loadBudget) (
 	if err != nil {
 		return nil, err
 	}
+	declared, err := a.classCount(n)
+	if err != nil {
+		return nil, err
+	}
 	est := adjH.adjacencyBytes() + attrH.featureBytes() + labelBytes(labH) +
 		zipOpenBytes*float64(adjH.bodies()+attrH.bodies()+1)
 	largest := slices.MaxFunc([]*npzMatrixHdr{adjH, attrH}, func(x, y *npzMatrixHdr) int {
@@ -136,7 +147,7 @@ func readSparseGraphNPZ(r io.ReaderAt, size int64, name string, b *loadBudget) (
 	if err != nil {
 		return nil, err
 	}
-	labels, numClasses, err := a.readLabels(labH, n)
+	labels, numClasses, err := a.readLabels(labH, n, declared)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +355,9 @@ func readErr(err error, what string) error {
 	return fmt.Errorf("truncated or corrupt zip entry: %v", err)
 }
 
-// parseNPYHeader decodes the dictionary of a .npy header.
+// parseNPYHeader decodes the dictionary of a .npy header. For a dtype it
+// does not decode (errUnsupportedDtype) it returns the header too, with its
+// shape.
 func parseNPYHeader(hdr []byte) (*npyHeader, error) {
 	shown := string(bytes.TrimSpace(hdr)) // the header as quoted in errors
 	if len(shown) > 120 {
@@ -354,9 +367,12 @@ func parseNPYHeader(hdr []byte) (*npyHeader, error) {
 	if m == nil {
 		return nil, fmt.Errorf("cannot parse .npy header %q (no simple 'descr')", shown)
 	}
-	dt, err := parseNPYDtype(string(m[1]))
-	if err != nil {
-		return nil, err
+	// A dtype dpgnn does not decode still has a shape (class_names'
+	// length is its class count): it is parsed, with the dtype's error
+	// returned beside it.
+	dt, dtErr := parseNPYDtype(string(m[1]))
+	if dtErr != nil {
+		dt.size = 1
 	}
 	h := &npyHeader{dtype: dt}
 	if m := npyFortranRe.FindSubmatch(hdr); m == nil {
@@ -393,7 +409,7 @@ func parseNPYHeader(hdr []byte) (*npyHeader, error) {
 		return nil, fmt.Errorf("shape (%s) has more than 32 dimensions", shapeS)
 	}
 	h.n = n
-	return h, nil
+	return h, dtErr
 }
 
 // errUnsupportedDtype marks a dtype that is not numeric; callers say what
@@ -1001,19 +1017,66 @@ func (a *npzArchive) labelHeader(key string, n int) (*npyHeader, error) {
 	return h, nil
 }
 
+// classNamesKey is the array whose length, when an archive has it, is the
+// dataset's class count (gnn-benchmark's and PPNP's files store it).
+const classNamesKey = "class_names"
+
+// classCount returns the number of classes the archive's class_names
+// array lists (its length, read from its header; its names, unicode or
+// pickled, are not decoded), or 0 when the archive has no class_names (or
+// an empty one: the labels then count the classes). The
+// count is the file's, not its rows': removing a node and its label leaves
+// it unchanged, where the largest label + 1 can drop. A class_names that is
+// not 1-D, or lists more classes than there are nodes, is an error.
+func (a *npzArchive) classCount(n int) (int, error) {
+	f, ok := a.files[classNamesKey]
+	if !ok {
+		return 0, nil
+	}
+	q := strconv.Quote(classNamesKey)
+	if err := a.budget.reserve(zipOpenBytes, "opening array "+q); err != nil {
+		return 0, a.errf(q, "%v", err)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return 0, a.errf(q, "cannot open zip entry: %v", err)
+	}
+	defer rc.Close()
+	h, err := readNPYHeader(rc, a.buf)
+	if err != nil && !errors.Is(err, errUnsupportedDtype) {
+		return 0, a.errf(q, "%v (the class count is read from it: repair it, or remove it to count the classes from the labels)", err)
+	}
+	if len(h.shape) != 1 {
+		return 0, a.errf(q, "has shape %v, want one name per class (the class count is read from it: repair it, or remove it to count the classes from the labels)", h.shape)
+	}
+	c := h.shape[0]
+	if err := checkClassCount(c, n, "as "+classNamesKey+" lists"); err != nil {
+		return 0, a.errf(q, "%v", err)
+	}
+	return c, nil
+}
+
 // readLabels reads the label array h of n nodes; values must be ≥ -1 (-1 =
-// unlabelled). It returns the labels and max+1, which must pass
-// checkClassCount (at most n classes, logits within the memory limit).
-func (a *npzArchive) readLabels(h *npyHeader, n int) ([]int, int, error) {
+// unlabelled), and below declared when it is positive (the class count of
+// class_names). It returns the labels and the class count: declared, or
+// else the largest label + 1; either must pass checkClassCount (at most n
+// classes, logits within the memory limit).
+func (a *npzArchive) readLabels(h *npyHeader, n, declared int) ([]int, int, error) {
 	q := strconv.Quote(h.key)
 	labels, err := a.readInts(h, func(i int, l int64) error {
 		if l < -1 || l >= maxLoadDim {
 			return fmt.Errorf("label of node %d is %d; want a class id ≥ 0 or -1 (unlabelled)", i, l)
 		}
+		if declared > 0 && l >= int64(declared) {
+			return fmt.Errorf("label of node %d is %d, but %s lists %d classes (ids 0 to %d)", i, l, classNamesKey, declared, declared-1)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, 0, err
+	}
+	if declared > 0 {
+		return labels, declared, nil
 	}
 	maxL, at := -1, -1
 	for i, l := range labels {
