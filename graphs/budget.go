@@ -2,6 +2,7 @@ package graphs
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/metrics"
 )
 
@@ -40,6 +41,10 @@ func newLoadBudget() (*loadBudget, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A collection first: what the process holds is then its live data
+	// (garbage, which the load's allocations reuse, is freed), measured
+	// now rather than at the last collection.
+	runtime.GC()
 	b := &loadBudget{limit: limit, held: processMemory()}
 	if err := b.reserve(loadOverhead, "reading the files"); err != nil {
 		return nil, err

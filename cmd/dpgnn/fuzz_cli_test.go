@@ -34,11 +34,11 @@ func cliFuzzDatasets(t testing.TB, dir string) (list []string, alias map[string]
 	if err := graphs.SaveNPZ(bad, &noFeat); err != nil {
 		t.Fatal(err)
 	}
-	geom := writeFiles(t, filepath.Join(dir, "geom"), map[string]string{
+	geom := relWriteFiles(t, filepath.Join(dir, "geom"), map[string]string{
 		"out1_node_feature_label.txt": "\xef\xbb\xbf0\t0,1\t0\n1\t1\t1\n2\t2\t0\n3\t0\t1\n",
 		"out1_graph_edges.txt":        "0\t1\n1\t2\n2\t3\n3\t0\n",
 	})
-	signed := writeFiles(t, filepath.Join(dir, "signed", "toy"), map[string]string{
+	signed := relWriteFiles(t, filepath.Join(dir, "signed", "toy"), map[string]string{
 		"whole_edge.txt": "1 2 1\n2 3 -1\n3 4 1\n4 1 -1\n1 3 1\n2 4 -1\n",
 		"toy.train":      "1 2 1\n2 3 -1\n3 4 1\n4 1 -1\n",
 		"toy.test":       "1 3 1\n2 4 -1\n",
@@ -47,16 +47,16 @@ func cliFuzzDatasets(t testing.TB, dir string) (list []string, alias map[string]
 	return []string{"", "star-9", "path", "double-star", good, bad, geom, signed, "cora", "nosuch", filepath.Join(dir, "nosuch.npz"), dir}, alias
 }
 
-// pickDataset is the dataset a fuzzed value names: one of the list or an
+// cliFuzzPick is the dataset a fuzzed value names: one of the list or an
 // alias as given, else one of the list by the value's hash.
-func pickDataset(value string, list []string, alias map[string]string) string {
+func cliFuzzPick(value string, list []string, alias map[string]string) string {
 	if p, ok := alias[value]; ok {
 		return p
 	}
 	if slices.Contains(list, value) {
 		return value
 	}
-	return list[hashIndex(value, len(list))]
+	return list[cliFuzzHash(value, len(list))]
 }
 
 // cliFuzzCommands are the commands FuzzCLIFlags runs: train with every
@@ -71,23 +71,23 @@ func cliFuzzCommands() [][]string {
 	return append(out, []string{"data", "info"})
 }
 
-// lines0 is the first line of s.
-func lines0(s string) string {
+// cliFuzzFirstLine is the first line of s.
+func cliFuzzFirstLine(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
 	return first
 }
 
-// hashIndex maps s to [0, n).
-func hashIndex(s string, n int) int {
+// cliFuzzHash maps s to [0, n).
+func cliFuzzHash(s string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(s))
 	return int(h.Sum32() % uint32(n))
 }
 
-// workFlag reports whether a flag sets an amount of work (epochs, runs,
+// cliFuzzWorkFlag reports whether a flag sets an amount of work (epochs, runs,
 // widths, hops, ...): FuzzCLIFlags trains for real only when every such
 // value is small.
-func workFlag(name string) bool {
+func cliFuzzWorkFlag(name string) bool {
 	for _, w := range []string{"epoch", "runs", "step", "iter", "hop", "layer", "hidden", "batch", "walk", "trial", "candidate", "dim", "stage", "sample", "width", "length", "neighbor", "rounds", "k"} {
 		if strings.Contains(name, w) {
 			return true
@@ -163,7 +163,7 @@ func FuzzCLIFlags(f *testing.F) {
 		slices.Sort(names)
 		args := slices.Clone(path)
 		if path[0] == "data" {
-			args = append(args, pickDataset(lines0(spec), datasets, alias))
+			args = append(args, cliFuzzPick(cliFuzzFirstLine(spec), datasets, alias))
 		}
 		small, tiny := true, false
 		lines := strings.Split(spec, "\n")
@@ -176,22 +176,22 @@ func FuzzCLIFlags(f *testing.F) {
 		for _, line := range lines {
 			name, value, hasValue := strings.Cut(line, "=")
 			if !slices.Contains(names, name) {
-				name = names[hashIndex(name, len(names))]
+				name = names[cliFuzzHash(name, len(names))]
 			}
 			switch name {
 			case "dataset":
-				value, hasValue = pickDataset(value, datasets, alias), true
+				value, hasValue = cliFuzzPick(value, datasets, alias), true
 				tiny = slices.Contains(datasets[1:8], value)
 			case "data-dir":
-				if hashIndex(value, 3) == 0 && shared != "" {
+				if cliFuzzHash(value, 3) == 0 && shared != "" {
 					value = shared
 				}
 			case "trace":
-				value, hasValue = filepath.Join(dir, "trace"+strconv.Itoa(hashIndex(value, 3))+".jsonl"), true
+				value, hasValue = filepath.Join(dir, "trace"+strconv.Itoa(cliFuzzHash(value, 3))+".jsonl"), true
 			case "cpuprofile", "out":
 				continue // no other command writes files
 			}
-			if workFlag(name) {
+			if cliFuzzWorkFlag(name) {
 				if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil && !(v <= 16) {
 					small = false
 				}

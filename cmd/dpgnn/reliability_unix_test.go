@@ -23,12 +23,12 @@ func TestReliabilityNamedPipe(t *testing.T) {
 		return p
 	}
 	npz := fifo(filepath.Join(dir, "pipe.npz"))
-	geom := writeFiles(t, filepath.Join(dir, "geom"), map[string]string{
+	geom := relWriteFiles(t, filepath.Join(dir, "geom"), map[string]string{
 		"out1_node_feature_label.txt": "node_id\tfeature\tlabel\n0\t0\t0\n1\t1\t1\n",
 	})
 	geomEdges := fifo(filepath.Join(geom, "out1_graph_edges.txt"))
 	signed := filepath.Join(dir, "signed", "toy")
-	writeFiles(t, signed, map[string]string{"whole_edge.txt": "1 2 1\n2 3 -1\n"})
+	relWriteFiles(t, signed, map[string]string{"whole_edge.txt": "1 2 1\n2 3 -1\n"})
 	signedTrain := fifo(filepath.Join(signed, "toy.train"))
 	for _, tc := range []struct {
 		name string
