@@ -11,9 +11,13 @@
 // never mutate their inputs, loaders validate and return errors that name the
 // file, the array or line, and the problem. Nothing panics on bad input.
 // Inputs that cannot be a usable dataset are refused before they allocate:
-// empty graphs, feature or class ids far beyond what the file plausibly
-// holds, and sizes whose estimated memory exceeds MemoryLimit (16 GB, or
-// $DPGNN_MAX_MEMORY). Splits that leave no training or no test node are
+// empty graphs, graphs without a feature column, feature or class ids far
+// beyond what the file plausibly holds, and sizes whose estimated memory
+// exceeds MemoryLimit (16 GB, or $DPGNN_MAX_MEMORY). Every loader reserves
+// what it allocates against one budget before allocating it, from sizes in
+// headers (npz) or from a first pass over a text file (loadBudget), so a
+// hostile archive is refused having read its headers; input files must be
+// regular files (a named pipe is refused, not waited on). Splits that leave no training or no test node are
 // errors; legal but doubtful input (a class without training nodes) is
 // reported on Warnings. Files are written atomically (WriteFileAtomic).
 // Fetch downloads the published files of the real datasets (listed with

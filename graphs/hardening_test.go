@@ -183,20 +183,37 @@ func TestGeomGCNFeatureRules(t *testing.T) {
 		{"header bound ok", nodes("node_id\tfeature(feature_amount:5)\tlabel", "0,5", "1", "2"), "", 6, nil},
 		{"beyond header", nodes("node_id\tfeature(feature_amount:931)\tlabel", "0,5", "999999", "2"), "",
 			0, []string{geomNodesFile + ":3: feature id 999999 is beyond the header's feature_amount:931"}},
-		{"header allows many", nodes("node_id\tfeature(feature_amount:5000)\tlabel", "0", "4999", "2"), "", 5000, nil},
+		{"header allows many", nodes("node_id\tfeature(feature_amount:5000)\tlabel", "0", "4999", "2"), "", 5001, nil},
+		{"header fixes F", nodes("node_id\tfeature(feature_amount:931)\tlabel", "0", "", "2"), "", 932, nil},
+		{"header without any feature", nodes("node_id\tfeature(feature_amount:3)\tlabel", "", "", ""), "", 4, nil},
+		{"headerless without any feature", nodes("node_id\tfeatures\tlabel", "", "", ""), "",
+			0, []string{geomNodesFile + ": no node has a feature (the feature column is empty on all 3 rows)"}},
 		{"headerless plausible", nodes("node_id\tfeatures\tlabel", "0", "900", "2"), "", 901, nil},
 		{"headerless stray id", nodes("node_id\tfeatures\tlabel", "0,1", "999999", "2"), "",
 			0, []string{geomNodesFile + ":3: feature id 999999 implies 1000000 features but the file uses only 4 distinct feature ids",
 				"at most 10·4 + 1000 = 1040"}},
 		{"no header line", "0\t1\t0\n1\t3000\t1\n2\t2\t0\n", "",
 			0, []string{geomNodesFile + ":2: feature id 3000 implies 3001 features", "only 3 distinct"}},
-		{"dense too large", nodes("node_id\tfeature(feature_amount:931)\tlabel", "0", "931", "2"), "10kB",
-			0, []string{geomNodesFile + ":3: feature id 931: 3 nodes × 932 features as a dense float64 matrix would take 22.4 kB (limit 10 kB"}},
+		{"dense too large", nodes("node_id\tfeatures\tlabel", "0", "900", "2", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1"), "100kB",
+			0, []string{geomNodesFile + ":3: feature id 900: 20 nodes × 901 features as a dense float64 matrix would take 144 kB (limit 100 kB"}},
+		{"declared too large", nodes("node_id\tfeature(feature_amount:2000000000)\tlabel", "0", "1", "2"), "",
+			0, []string{geomNodesFile + ":1: feature_amount:2000000000: 3 nodes × 2000000001 features as a dense float64 matrix would take 48 GB (limit 16 GB"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// A limit far below what the process holds is refused by the
+			// load's budget before anything is read; these cases check the
+			// dense-matrix rule alone.
+			limit, err := ParseBytes(c.limit)
+			if c.limit == "" {
+				limit, err = DefaultMemoryLimit, nil
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			t.Setenv(MemoryLimitEnv, c.limit)
-			g, err := LoadGeomGCN(geomFixture{edges: edges, nodes: c.nodes}.write(t))
+			dir := geomFixture{edges: edges, nodes: c.nodes}.write(t)
+			g, err := loadGeomGCN(dir, newBudgetLimit(max(limit, DefaultMemoryLimit)))
 			if c.want != nil {
 				wantErr(t, err, c.want...)
 				return
@@ -255,7 +272,9 @@ func TestLabelRules(t *testing.T) {
 	for _, c := range geomCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(MemoryLimitEnv, c.limit)
-			g, err := LoadGeomGCN(geomFixture{edges: "h\n0\t1\n1\t2\n", nodes: c.nodes}.write(t))
+			// the logit rule alone (a 100 B limit is far below what the
+			// process holds, which the load's budget refuses first)
+			g, err := loadGeomGCN(geomFixture{edges: "h\n0\t1\n1\t2\n", nodes: c.nodes}.write(t), newBudgetLimit(DefaultMemoryLimit))
 			if c.want == nil {
 				if err != nil || g.NumClasses != 0 {
 					t.Fatalf("got %v, %v", g, err)

@@ -112,11 +112,14 @@ func checkMemory(what string, est float64) error {
 		return err
 	}
 	if est > float64(limit) {
-		return fmt.Errorf("%s would take %s (limit %s; set $%s to raise it)",
-			what, FormatBytes(est), FormatBytes(float64(limit)), MemoryLimitEnv)
+		return fmt.Errorf("%s would take %s (limit %s; %s)",
+			what, FormatBytes(est), FormatBytes(float64(limit)), raiseLimitHint)
 	}
 	return nil
 }
+
+// raiseLimitHint is the end of every memory-limit message.
+const raiseLimitHint = "raise it with --max-memory or $" + MemoryLimitEnv
 
 // checkDenseFeatures applies the memory limit to n×f features stored as a
 // dense float64 matrix (what training builds from sparse features too).

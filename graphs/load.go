@@ -328,6 +328,17 @@ func buildLastWins(n int, src, dst []int, val []int8, sym bool) (indptr, indices
 // undirectedFromPairs returns the symmetrised, self-loop-free 0/1 pattern of
 // the n-node graph with edges src[k]–dst[k] (Data nil).
 func undirectedFromPairs(n int, src, dst []int) *CSR {
-	indptr, indices, _ := buildLastWins(n, src, dst, nil, true)
-	return &CSR{Rows: n, Cols: n, Indptr: indptr, Indices: indices}
+	total := 0
+	for k := range src {
+		if src[k] != dst[k] {
+			total += 2
+		}
+	}
+	return pairPattern(n, total, func(edge func(i, j int)) {
+		for k := range src {
+			if src[k] != dst[k] {
+				edge(src[k], dst[k])
+			}
+		}
+	})
 }

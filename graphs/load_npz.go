@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -19,6 +18,9 @@ import (
 // maxLoadDim bounds every dimension (nodes, features) a loader accepts, so a
 // corrupt shape cannot make later code allocate absurd amounts of memory.
 const maxLoadDim = 1<<31 - 1
+
+// intBytes is the size of an int, in bytes.
+const intBytes = strconv.IntSize / 8
 
 // LoadNPZ reads a graph in the "sparsegraph" npz format (a zip of .npy
 // arrays, as published with gnn-benchmark and PPNP).
@@ -33,76 +35,119 @@ const maxLoadDim = 1<<31 - 1
 //   - labels: a 1-D integer array (int8, int16, int32, int64 or unsigned)
 //     with one entry per node; -1 marks an unlabelled node.
 //
-// Every other array (node_names, class_names, metadata, edge_attr_matrix and
-// other object or unicode arrays) is ignored without being decoded.
+// The length of a 1-D class_names array (unicode or object; only its header
+// is read) is the class count; every other array (node_names, metadata,
+// edge_attr_matrix and other object or unicode arrays) is ignored without
+// being decoded.
 //
 // The stored adjacency is read as directed; the returned Adj is undirected,
 // unweighted and free of self-loops: the pattern of A ∪ Aᵀ with explicit
 // zeros and the diagonal removed, rows sorted, Data nil. Sparse features
 // stay sparse (rows sorted, duplicates summed); their Data is nil when every
 // value is 1, otherwise the values are kept as float64. Dense features stay
-// dense. NumClasses is the largest label plus one. No split is set.
+// dense. The feature count F is the stored shape's (a property of the file,
+// not of any node). NumClasses is the length of class_names when the file
+// has it (every label must then be below it), else the largest label plus
+// one. The first two are the file's, whatever its rows hold: removing a
+// node (its row, edges and label) leaves them unchanged. The largest label
+// is the rows': removing the only node of the highest class lowers it, so
+// without class_names a private run treats the class count as public. No
+// split is set.
 //
 // Every array is validated; errors name the file, the array and the problem
 // (truncated or corrupt archive, missing array, ragged or out-of-range CSR,
 // non-finite feature, label count or shape mismatch, ...). Inputs that
 // cannot be a usable dataset are refused too: a graph with no nodes or no
-// edges (after dropping self-loops and zeros); features whose dense float64
-// form N·F·8 bytes exceeds MemoryLimit (16 GB by default); a class id ≥ N
-// (more classes than nodes) or an N×C float64 logit matrix above the limit;
-// an array entry that decompresses to more than the limit.
+// edges (after dropping self-loops and zeros); features with no column (no
+// method can train on them); features whose dense float64 form N·F·8 bytes
+// exceeds MemoryLimit (16 GB by default); a class id ≥ N (more classes than
+// nodes) or an N×C float64 logit matrix above the limit.
+//
+// Memory: the .npy headers of every array the load reads are read and
+// checked first, and what decoding them takes (see loadBudget) is reserved
+// against MemoryLimit before any array body is read; bodies are then
+// decoded as they stream out of the archive, into buffers of exactly the
+// declared size. An archive whose headers declare more than the limit
+// allows is refused having read a few kilobytes, whatever its bodies hold,
+// and a body longer or shorter than its header declares is an error.
 func LoadNPZ(path string) (*Graph, error) {
-	f, err := os.Open(path)
+	f, size, err := openInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	b, err := newLoadBudget()
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("load %s: is a directory, want an .npz file", path)
-	}
-	return readSparseGraphNPZ(f, st.Size(), path)
+	return readSparseGraphNPZ(f, size, path, b)
 }
 
 // readSparseGraphNPZ is LoadNPZ on an in-memory or open archive; name is
-// used in error messages.
-func readSparseGraphNPZ(r io.ReaderAt, size int64, name string) (*Graph, error) {
-	a, err := openNPZArchive(r, size, name)
+// used in error messages and b is the load's budget.
+func readSparseGraphNPZ(r io.ReaderAt, size int64, name string, b *loadBudget) (*Graph, error) {
+	a, err := openNPZArchive(r, size, name, b)
 	if err != nil {
 		return nil, err
 	}
-	adjM, err := a.readMatrix("adj")
+	// Headers first: every shape, length and dtype is checked, and the
+	// memory of the whole load reserved, before any body is read.
+	adjH, err := a.matrixHeaders("adj")
 	if err != nil {
 		return nil, err
 	}
-	if adjM.rows != adjM.cols {
-		return nil, a.errf(adjM.what, "adjacency is not square: shape (%d, %d)", adjM.rows, adjM.cols)
+	if adjH.rows != adjH.cols {
+		return nil, a.errf(adjH.what, "adjacency is not square: shape (%d, %d)", adjH.rows, adjH.cols)
 	}
-	n := adjM.rows
+	n := adjH.rows
 	if n == 0 {
-		return nil, a.errf(adjM.what, "adjacency has shape (0, 0): the graph has no nodes")
+		return nil, a.errf(adjH.what, "adjacency has shape (0, 0): the graph has no nodes")
 	}
-	adj := adjM.undirectedPattern()
-	if adj.NNZ() == 0 {
-		return nil, a.errf(adjM.what, "the graph has %d nodes but no edges (%d stored entries, all zeros or self-loops)", n, adjM.nnz())
-	}
-
-	attrM, err := a.readMatrix("attr")
+	attrH, err := a.matrixHeaders("attr")
 	if err != nil {
 		return nil, err
 	}
-	if attrM.rows != n {
-		return nil, a.errf(attrM.what, "features have %d rows but the adjacency (%s) has %d nodes", attrM.rows, adjM.what, n)
+	if attrH.rows != n {
+		return nil, a.errf(attrH.what, "features have %d rows but the adjacency (%s) has %d nodes", attrH.rows, adjH.what, n)
 	}
-	if err := checkDenseFeatures(n, attrM.cols); err != nil {
-		return nil, a.errf(attrM.what, "%v", err)
+	if attrH.cols == 0 {
+		return nil, a.errf(attrH.what, "features have shape (%d, 0): no feature column, and every method needs at least one (give each node a feature, e.g. a constant 1 or its degree)", n)
 	}
-	x := attrM.features()
+	if err := checkDenseFeatures(n, attrH.cols); err != nil {
+		return nil, a.errf(attrH.what, "%v", err)
+	}
+	labH, err := a.labelHeader("labels", n)
+	if err != nil {
+		return nil, err
+	}
+	declared, err := a.classCount(n)
+	if err != nil {
+		return nil, err
+	}
+	est := adjH.adjacencyBytes() + attrH.featureBytes() + labelBytes(labH) +
+		zipOpenBytes*float64(adjH.bodies()+attrH.bodies()+1)
+	largest := slices.MaxFunc([]*npzMatrixHdr{adjH, attrH}, func(x, y *npzMatrixHdr) int {
+		return x.largest().cmpBytes(y.largest())
+	}).largest()
+	if labH.bytes() > largest.bytes() {
+		largest = labH
+	}
+	if err := b.reserve(est, fmt.Sprintf("decoding the arrays (the largest, %q, holds %d values of %s)", largest.key, largest.n, largest.dtype.descr)); err != nil {
+		return nil, fmt.Errorf("load %s: %w", name, err)
+	}
 
-	labels, numClasses, err := a.readLabels("labels", n)
+	adj, err := a.readAdjacency(adjH)
+	if err != nil {
+		return nil, err
+	}
+	if adj.NNZ() == 0 {
+		return nil, a.errf(adjH.what, "the graph has %d nodes but no edges (%d stored entries, all zeros or self-loops)", n, adjH.nnz())
+	}
+	x, err := a.readFeatures(attrH)
+	if err != nil {
+		return nil, err
+	}
+	labels, numClasses, err := a.readLabels(labH, n, declared)
 	if err != nil {
 		return nil, err
 	}
@@ -116,21 +161,36 @@ func readSparseGraphNPZ(r io.ReaderAt, size int64, name string) (*Graph, error) 
 }
 
 // ---------------------------------------------------------------------------
-// npz archive and npy arrays
+// npz archive and npy headers
 
 // npzArchive is an opened npz file: a zip whose entries are .npy arrays.
 type npzArchive struct {
-	name  string               // file name for error messages
-	files map[string]*zip.File // by key, without the .npy suffix
-	keys  []string             // sorted keys, for error messages
+	name   string               // file name for error messages
+	files  map[string]*zip.File // by key, without the .npy suffix
+	keys   []string             // sorted keys, for error messages
+	budget *loadBudget
+	buf    []byte // the decoder's read buffer
 }
 
-func openNPZArchive(r io.ReaderAt, size int64, name string) (*npzArchive, error) {
+// zipOpenBytes is reserved for every opening of an archive member: the
+// flate reader's state (about 45 kB when the pool holds none).
+const zipOpenBytes = 64 << 10
+
+// npyChunk is the size of the array decoder's read buffer.
+const npyChunk = 64 << 10
+
+func openNPZArchive(r io.ReaderAt, size int64, name string, b *loadBudget) (*npzArchive, error) {
+	// archive/zip allocates about 2.5 bytes per byte of the central
+	// directory (a File and its name per member); the directory's size is
+	// read from the end-of-directory record before the directory is.
+	if err := b.reserve(4*float64(zipDirectorySize(r, size))+npyChunk, "reading the zip directory"); err != nil {
+		return nil, fmt.Errorf("load %s: %w", name, err)
+	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: not a valid npz archive (truncated or corrupt zip): %w", name, err)
 	}
-	a := &npzArchive{name: name, files: make(map[string]*zip.File, len(zr.File))}
+	a := &npzArchive{name: name, files: make(map[string]*zip.File, len(zr.File)), budget: b, buf: make([]byte, npyChunk)}
 	for _, f := range zr.File {
 		key := strings.TrimSuffix(f.Name, ".npy")
 		if _, dup := a.files[key]; dup {
@@ -141,6 +201,32 @@ func openNPZArchive(r io.ReaderAt, size int64, name string) (*npzArchive, error)
 	}
 	sort.Strings(a.keys)
 	return a, nil
+}
+
+// zipDirectorySize returns the size of the zip's central directory as its
+// end-of-directory record states it, or size when there is no record (a
+// corrupt file, which zip.NewReader then refuses) or it defers to a zip64
+// record.
+func zipDirectorySize(r io.ReaderAt, size int64) int64 {
+	const eocdLen = 22
+	tail := min(size, eocdLen+math.MaxUint16)
+	if tail < eocdLen {
+		return size
+	}
+	buf := make([]byte, tail)
+	if _, err := r.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
+		return size
+	}
+	for i := len(buf) - eocdLen; i >= 0; i-- {
+		if binary.LittleEndian.Uint32(buf[i:]) == 0x06054b50 {
+			d := binary.LittleEndian.Uint32(buf[i+12:])
+			if d == math.MaxUint32 {
+				return size
+			}
+			return min(int64(d), size)
+		}
+	}
+	return size
 }
 
 func (a *npzArchive) has(key string) bool { _, ok := a.files[key]; return ok }
@@ -167,14 +253,41 @@ type npyDtype struct {
 	descr string
 }
 
-// npyArray is a decoded .npy header with its raw element bytes.
-type npyArray struct {
-	key     string
+// integer reports whether the dtype holds integers (bool included).
+func (d npyDtype) integer() bool { return d.kind != 'f' }
+
+// npyHeader is a decoded .npy header: what the array's body holds.
+type npyHeader struct {
+	key     string // array name, for messages
 	dtype   npyDtype
 	shape   []int
 	fortran bool
-	n       int    // number of elements
-	raw     []byte // exactly n*dtype.size bytes
+	n       int // number of elements
+}
+
+// bytes is the size of the body the header declares.
+func (h *npyHeader) bytes() int64 { return int64(h.n) * int64(h.dtype.size) }
+
+func (h *npyHeader) cmpBytes(o *npyHeader) int {
+	switch {
+	case h.bytes() < o.bytes():
+		return -1
+	case h.bytes() > o.bytes():
+		return 1
+	}
+	return 0
+}
+
+// shapeString is the shape as numpy prints it: "(3,)", "(2, 4)".
+func (h *npyHeader) shapeString() string {
+	dims := make([]string, len(h.shape))
+	for i, d := range h.shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	if len(dims) == 1 {
+		return "(" + dims[0] + ",)"
+	}
+	return "(" + strings.Join(dims, ", ") + ")"
 }
 
 var (
@@ -184,102 +297,99 @@ var (
 	npyMagic     = []byte("\x93NUMPY")
 )
 
-// read loads and decodes the numeric array key. It reads the whole entry,
-// so the zip CRC is verified.
-func (a *npzArchive) read(key string) (*npyArray, error) {
-	f, ok := a.files[key]
-	if !ok {
-		return nil, a.missing(strconv.Quote(key))
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return nil, a.errf(strconv.Quote(key), "cannot open zip entry: %v", err)
-	}
-	defer rc.Close()
-	// The declared size is only a capacity hint (a corrupt header may
-	// claim anything); the buffer grows with the bytes actually read.
-	hint := f.UncompressedSize64
-	if hint > 1<<22 {
-		hint = 1 << 22
-	}
-	limit, err := MemoryLimit()
-	if err != nil {
-		return nil, err
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, int(hint)))
-	if _, err := io.Copy(buf, io.LimitReader(rc, limit+1)); err != nil {
-		return nil, a.errf(strconv.Quote(key), "truncated or corrupt zip entry: %v", err)
-	}
-	if int64(buf.Len()) > limit {
-		return nil, a.errf(strconv.Quote(key), "decompresses to more than %s (limit %s; set $%s to raise it)",
-			FormatBytes(float64(limit)), FormatBytes(float64(limit)), MemoryLimitEnv)
-	}
-	arr, err := parseNPY(buf.Bytes())
-	if err != nil {
-		return nil, a.errf(strconv.Quote(key), "%v", err)
-	}
-	arr.key = key
-	return arr, nil
-}
+// maxNPYHeader bounds a .npy header's length, in bytes (numpy's own
+// reader refuses headers above 10,000 bytes; a numeric array's is about
+// 120).
+const maxNPYHeader = 1 << 14
 
-// parseNPY decodes a .npy file held in data. Only numeric dtypes (bool,
-// signed and unsigned integers, float32/64) are accepted; object, string
-// and structured arrays give an error.
-func parseNPY(data []byte) (*npyArray, error) {
-	if len(data) < 10 || !bytes.Equal(data[:6], npyMagic) {
+// readNPYHeader reads a .npy header from r, leaving r at the first byte of
+// the body; buf (at least maxNPYHeader bytes) holds the header while it is
+// parsed. Only numeric dtypes (bool, signed and unsigned integers,
+// float32/64) are accepted; object, string and structured arrays give an
+// error that says so.
+func readNPYHeader(r io.Reader, buf []byte) (*npyHeader, error) {
+	pre := buf[:10]
+	k, err := io.ReadFull(r, pre)
+	if k < len(npyMagic) || !bytes.Equal(pre[:len(npyMagic)], npyMagic) {
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, readErr(err, "")
+		}
 		return nil, errors.New("not a .npy array (bad magic)")
 	}
-	major := data[6]
-	var hlen, off int
-	switch major {
+	if err != nil {
+		return nil, readErr(err, "truncated .npy header")
+	}
+	var hlen int
+	switch major := pre[6]; major {
 	case 1:
-		hlen, off = int(binary.LittleEndian.Uint16(data[8:10])), 10
+		hlen = int(binary.LittleEndian.Uint16(pre[8:10]))
 	case 2, 3:
-		if len(data) < 12 {
-			return nil, errors.New("truncated .npy header")
+		var ext [2]byte
+		if _, err := io.ReadFull(r, ext[:]); err != nil {
+			return nil, readErr(err, "truncated .npy header")
 		}
-		h := binary.LittleEndian.Uint32(data[8:12])
-		if uint64(h) > uint64(len(data)) {
-			return nil, fmt.Errorf("truncated .npy header (header length %d, %d bytes in entry)", h, len(data))
+		h := uint64(binary.LittleEndian.Uint16(pre[8:10])) | uint64(binary.LittleEndian.Uint16(ext[:]))<<16
+		if h > maxNPYHeader {
+			return nil, fmt.Errorf(".npy header of %d bytes is implausible (a numeric array's takes about 120; at most %d are read)", h, maxNPYHeader)
 		}
-		hlen, off = int(h), 12
+		hlen = int(h)
 	default:
 		return nil, fmt.Errorf("unsupported .npy format version %d", major)
 	}
-	if off+hlen > len(data) {
-		return nil, fmt.Errorf("truncated .npy header (header length %d, %d bytes in entry)", hlen, len(data))
+	if hlen > len(buf) {
+		return nil, fmt.Errorf(".npy header of %d bytes is implausible (a numeric array's takes about 120; at most %d are read)", hlen, len(buf))
 	}
-	hdr := string(data[off : off+hlen])
-	body := data[off+hlen:]
-	shown := strings.TrimSpace(hdr) // the header as quoted in errors
+	hdr := buf[:hlen]
+	if k, err := io.ReadFull(r, hdr); err != nil {
+		return nil, readErr(err, fmt.Sprintf("truncated .npy header (header length %d, %d bytes present)", hlen, k))
+	}
+	return parseNPYHeader(hdr)
+}
+
+// readErr turns an early end of a member into what, and keeps any other
+// read error (a zip checksum) as a corrupt entry.
+func readErr(err error, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New(what)
+	}
+	return fmt.Errorf("truncated or corrupt zip entry: %v", err)
+}
+
+// parseNPYHeader decodes the dictionary of a .npy header. For a dtype it
+// does not decode (errUnsupportedDtype) it returns the header too, with its
+// shape.
+func parseNPYHeader(hdr []byte) (*npyHeader, error) {
+	shown := string(bytes.TrimSpace(hdr)) // the header as quoted in errors
 	if len(shown) > 120 {
 		shown = shown[:120] + "..."
 	}
-
-	m := npyDescrRe.FindStringSubmatch(hdr)
+	m := npyDescrRe.FindSubmatch(hdr)
 	if m == nil {
 		return nil, fmt.Errorf("cannot parse .npy header %q (no simple 'descr')", shown)
 	}
-	dt, err := parseNPYDtype(m[1])
-	if err != nil {
-		return nil, err
+	// A dtype dpgnn does not decode still has a shape (class_names'
+	// length is its class count): it is parsed, with the dtype's error
+	// returned beside it.
+	dt, dtErr := parseNPYDtype(string(m[1]))
+	if dtErr != nil {
+		dt.size = 1
 	}
-	arr := &npyArray{dtype: dt}
-	if m := npyFortranRe.FindStringSubmatch(hdr); m == nil {
+	h := &npyHeader{dtype: dt}
+	if m := npyFortranRe.FindSubmatch(hdr); m == nil {
 		return nil, fmt.Errorf("cannot parse .npy header %q (no 'fortran_order')", shown)
 	} else {
-		arr.fortran = m[1] == "True"
+		h.fortran = string(m[1]) == "True"
 	}
-	sm := npyShapeRe.FindStringSubmatch(hdr)
+	sm := npyShapeRe.FindSubmatch(hdr)
 	if sm == nil {
 		return nil, fmt.Errorf("cannot parse .npy header %q (no 'shape')", shown)
 	}
-	shapeS := strings.TrimSpace(sm[1])
+	shapeS := strings.TrimSpace(string(sm[1]))
 	if len(shapeS) > 60 {
 		shapeS = shapeS[:60] + "..."
 	}
 	n := 1
-	for _, tok := range strings.Split(sm[1], ",") {
+	for _, tok := range strings.Split(string(sm[1]), ",") {
 		tok = strings.TrimSpace(tok)
 		tok = strings.TrimSuffix(tok, "L") // Python 2 longs
 		if tok == "" {
@@ -293,22 +403,22 @@ func parseNPY(data []byte) (*npyArray, error) {
 			return nil, fmt.Errorf("shape (%s) is too large", shapeS)
 		}
 		n *= d
-		arr.shape = append(arr.shape, d)
+		h.shape = append(h.shape, d)
 	}
-	arr.n = n
-	want := n * dt.size
-	switch {
-	case len(body) < want:
-		return nil, fmt.Errorf("truncated data: shape (%s) of %s needs %d bytes, %d present", shapeS, dt.descr, want, len(body))
-	case len(body) > want:
-		return nil, fmt.Errorf("corrupt data: shape (%s) of %s needs %d bytes, %d present", shapeS, dt.descr, want, len(body))
+	if len(h.shape) > 32 {
+		return nil, fmt.Errorf("shape (%s) has more than 32 dimensions", shapeS)
 	}
-	arr.raw = body
-	return arr, nil
+	h.n = n
+	return h, dtErr
 }
+
+// errUnsupportedDtype marks a dtype that is not numeric; callers say what
+// the array should hold instead.
+var errUnsupportedDtype = errors.New("unsupported dtype")
 
 func parseNPYDtype(s string) (npyDtype, error) {
 	dt := npyDtype{descr: s, order: binary.LittleEndian}
+	bad := fmt.Errorf("%w %q", errUnsupportedDtype, s)
 	t := s
 	if t != "" {
 		switch t[0] {
@@ -320,11 +430,11 @@ func parseNPYDtype(s string) (npyDtype, error) {
 		}
 	}
 	if len(t) < 2 {
-		return dt, fmt.Errorf("unsupported dtype %q", s)
+		return dt, bad
 	}
 	size, err := strconv.Atoi(t[1:])
 	if err != nil {
-		return dt, fmt.Errorf("unsupported dtype %q (want a numeric array)", s)
+		return dt, bad
 	}
 	dt.kind, dt.size = t[0], size
 	ok := false
@@ -337,18 +447,111 @@ func parseNPYDtype(s string) (npyDtype, error) {
 		ok = size == 4 || size == 8
 	}
 	if !ok {
-		return dt, fmt.Errorf("unsupported dtype %q (want bool, integer or float32/64)", s)
+		return dt, bad
 	}
 	return dt, nil
 }
 
-// rawInt decodes element i of an integer or bool array. For uint64
-// elements above MaxInt64 it reports ok=false.
-func (x *npyArray) rawInt(i int) (v int64, u uint64, ok bool) {
-	sz, ord := x.dtype.size, x.dtype.order
-	b := x.raw[i*sz : (i+1)*sz]
-	signed := x.dtype.kind == 'i'
-	switch sz {
+// Kinds of array a loader reads, and what each accepts.
+const (
+	wantInteger = "an integer array (int8, int16, int32, int64 or unsigned)"
+	wantNumeric = "a numeric array (bool, integer, float32 or float64)"
+)
+
+// header reads and checks the header of array key: its dtype must be what
+// want names (wantInteger or wantNumeric; any other text only names what is
+// wanted in the message for a non-numeric dtype) and it must have dims
+// dimensions (any number when dims < 0).
+func (a *npzArchive) header(key string, want string, dims int) (*npyHeader, error) {
+	f, ok := a.files[key]
+	if !ok {
+		return nil, a.missing(strconv.Quote(key))
+	}
+	q := strconv.Quote(key)
+	if err := a.budget.reserve(zipOpenBytes, "opening array "+q); err != nil {
+		return nil, a.errf(q, "%v", err)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, a.errf(q, "cannot open zip entry: %v", err)
+	}
+	defer rc.Close()
+	h, err := readNPYHeader(rc, a.buf)
+	if errors.Is(err, errUnsupportedDtype) {
+		return nil, a.errf(q, "%v: want %s", err, want)
+	}
+	if err != nil {
+		return nil, a.errf(q, "%v", err)
+	}
+	h.key = key
+	if want == wantInteger && !h.dtype.integer() {
+		return nil, a.errf(q, "has dtype %s: want %s", h.dtype.descr, want)
+	}
+	if dims >= 0 && len(h.shape) != dims {
+		what := "a 1-D array"
+		if dims == 2 {
+			what = "a 2-D dense matrix"
+		} else if want == wantInteger {
+			what = "a 1-D integer array"
+		}
+		return nil, a.errf(q, "want %s, got shape %v", what, h.shape)
+	}
+	return h, nil
+}
+
+// body streams the body of array h.key (whose header h was read) through
+// put, in chunks of whole elements starting at element first, and checks
+// that the member ends exactly where the header says it does. The caller
+// has reserved zipOpenBytes for it (with the rest of what it decodes).
+func (a *npzArchive) body(h *npyHeader, put func(chunk []byte, first int) error) error {
+	q := strconv.Quote(h.key)
+	rc, err := a.files[h.key].Open()
+	if err != nil {
+		return a.errf(q, "cannot open zip entry: %v", err)
+	}
+	defer rc.Close()
+	if _, err := readNPYHeader(rc, a.buf); err != nil {
+		return a.errf(q, "%v", err)
+	}
+	sz := h.dtype.size
+	chunk := a.buf[:len(a.buf)/sz*sz]
+	want := h.bytes()
+	var got int64
+	for got < want {
+		c := chunk[:min(int64(len(chunk)), want-got)]
+		k, err := io.ReadFull(rc, c)
+		got += int64(k)
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return a.errf(q, "truncated data: shape %s of %s needs %d bytes, %d present", h.shapeString(), h.dtype.descr, want, got)
+			}
+			return a.errf(q, "truncated or corrupt zip entry: %v", err)
+		}
+		if err := put(c, int((got-int64(k))/int64(sz))); err != nil {
+			return a.errf(q, "%v", err)
+		}
+	}
+	// The member must end here; reading to its end also has the zip
+	// reader verify its checksum.
+	for {
+		k, err := rc.Read(a.buf)
+		if k > 0 {
+			return a.errf(q, "corrupt data: shape %s of %s needs %d bytes, more are present", h.shapeString(), h.dtype.descr, want)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return a.errf(q, "truncated or corrupt zip entry: %v", err)
+		}
+	}
+}
+
+// elemInt decodes one integer or bool element. For uint64 elements above
+// MaxInt64 it reports ok=false with the value in u.
+func elemInt(b []byte, dt npyDtype) (v int64, u uint64, ok bool) {
+	signed := dt.kind == 'i'
+	switch dt.size {
 	case 1:
 		if signed {
 			return int64(int8(b[0])), 0, true
@@ -356,16 +559,16 @@ func (x *npyArray) rawInt(i int) (v int64, u uint64, ok bool) {
 		return int64(b[0]), 0, true
 	case 2:
 		if signed {
-			return int64(int16(ord.Uint16(b))), 0, true
+			return int64(int16(dt.order.Uint16(b))), 0, true
 		}
-		return int64(ord.Uint16(b)), 0, true
+		return int64(dt.order.Uint16(b)), 0, true
 	case 4:
 		if signed {
-			return int64(int32(ord.Uint32(b))), 0, true
+			return int64(int32(dt.order.Uint32(b))), 0, true
 		}
-		return int64(ord.Uint32(b)), 0, true
+		return int64(dt.order.Uint32(b)), 0, true
 	default:
-		w := ord.Uint64(b)
+		w := dt.order.Uint64(b)
 		if signed {
 			return int64(w), 0, true
 		}
@@ -376,58 +579,154 @@ func (x *npyArray) rawInt(i int) (v int64, u uint64, ok bool) {
 	}
 }
 
-// ints decodes an integer or bool array into int64s.
-func (x *npyArray) ints() ([]int64, error) {
-	if x.dtype.kind == 'f' {
-		return nil, fmt.Errorf("has dtype %s, want an integer array", x.dtype.descr)
+// elemFloat decodes one element of any numeric dtype as a float64.
+func elemFloat(b []byte, dt npyDtype) float64 {
+	switch {
+	case dt.kind == 'f' && dt.size == 4:
+		return float64(math.Float32frombits(dt.order.Uint32(b)))
+	case dt.kind == 'f':
+		return math.Float64frombits(dt.order.Uint64(b))
 	}
-	out := make([]int64, x.n)
-	for i := range out {
-		v, u, ok := x.rawInt(i)
-		if !ok {
-			return nil, fmt.Errorf("element %d = %d overflows int64", i, u)
-		}
-		out[i] = v
+	v, u, ok := elemInt(b, dt)
+	if !ok {
+		return float64(u)
 	}
-	return out, nil
+	return float64(v)
 }
 
-// floats decodes any numeric array into float64s.
-func (x *npyArray) floats() []float64 {
-	out := make([]float64, x.n)
-	sz, ord, raw := x.dtype.size, x.dtype.order, x.raw
-	for i := range out {
-		switch {
-		case x.dtype.kind == 'f' && sz == 4:
-			out[i] = float64(math.Float32frombits(ord.Uint32(raw[i*4:])))
-		case x.dtype.kind == 'f':
-			out[i] = math.Float64frombits(ord.Uint64(raw[i*8:]))
-		default:
-			v, u, ok := x.rawInt(i)
-			if ok {
-				out[i] = float64(v)
-			} else {
-				out[i] = float64(u)
+// readInts decodes integer array h into ints; check (may be nil) vets
+// each value with its index.
+func (a *npzArchive) readInts(h *npyHeader, check func(i int, v int64) error) ([]int, error) {
+	out := make([]int, h.n)
+	sz := h.dtype.size
+	err := a.body(h, func(c []byte, first int) error {
+		for k := 0; k < len(c)/sz; k++ {
+			v, u, ok := elemInt(c[k*sz:], h.dtype)
+			i := first + k
+			if !ok {
+				return fmt.Errorf("%s[%d] = %d overflows int64", h.key, i, u)
 			}
+			if int64(int(v)) != v {
+				return fmt.Errorf("%s[%d] = %d does not fit in int", h.key, i, v)
+			}
+			if check != nil {
+				if err := check(i, v); err != nil {
+					return err
+				}
+			}
+			out[i] = int(v)
 		}
-	}
-	return out
+		return nil
+	})
+	return out, err
+}
+
+// readFloats decodes numeric array h into finite float64s.
+func (a *npzArchive) readFloats(h *npyHeader) ([]float64, error) {
+	out := make([]float64, h.n)
+	sz := h.dtype.size
+	err := a.body(h, func(c []byte, first int) error {
+		for k := 0; k < len(c)/sz; k++ {
+			v := elemFloat(c[k*sz:], h.dtype)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s[%d] = %v is not finite", h.key, first+k, v)
+			}
+			out[first+k] = v
+		}
+		return nil
+	})
+	return out, err
+}
+
+// readNonzero decodes numeric array h into a mask of its non-zero entries;
+// every value must be finite.
+func (a *npzArchive) readNonzero(h *npyHeader) ([]bool, error) {
+	out := make([]bool, h.n)
+	sz := h.dtype.size
+	err := a.body(h, func(c []byte, first int) error {
+		for k := 0; k < len(c)/sz; k++ {
+			v := elemFloat(c[k*sz:], h.dtype)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s[%d] = %v is not finite", h.key, first+k, v)
+			}
+			out[first+k] = v != 0
+		}
+		return nil
+	})
+	return out, err
 }
 
 // ---------------------------------------------------------------------------
 // matrices
 
-// npzMatrix is a matrix read from an npz archive, CSR or dense.
-type npzMatrix struct {
-	what       string // arrays it came from, for messages
-	rows, cols int
-	csr        *CSR      // CSR form (Data always set), or nil
-	dense      []float64 // row-major rows×cols, or nil
+// npzMatrixHdr is a matrix of an npz archive as its headers describe it:
+// CSR (data, indices, indptr; shape read) or dense.
+type npzMatrixHdr struct {
+	what                  string // arrays it comes from, for messages
+	rows, cols            int
+	data, indices, indptr *npyHeader // CSR, or nil
+	dense                 *npyHeader // dense, or nil
 }
 
-// readMatrix reads the matrix stored under prefix ("adj" or "attr") in
-// any of the supported spellings.
-func (a *npzArchive) readMatrix(prefix string) (*npzMatrix, error) {
+// nnz is the number of stored entries (CSR) or of entries (dense).
+func (m *npzMatrixHdr) nnz() int {
+	if m.dense != nil {
+		return m.dense.n
+	}
+	return m.indices.n
+}
+
+// bodies is the number of array bodies reading the matrix decodes.
+func (m *npzMatrixHdr) bodies() int {
+	if m.dense != nil {
+		return 1
+	}
+	return 3
+}
+
+// largest is the matrix's largest array.
+func (m *npzMatrixHdr) largest() *npyHeader {
+	if m.dense != nil {
+		return m.dense
+	}
+	return slices.MaxFunc([]*npyHeader{m.data, m.indices, m.indptr}, (*npyHeader).cmpBytes)
+}
+
+// adjacencyBytes is what readAdjacency allocates: for CSR, the indices
+// and row pointers as ints and a non-zero mask, then the pattern's row
+// pointers, its fill cursors and its column ids (two per stored entry);
+// for a dense matrix, its non-zero mask and the pattern's row pointers and
+// cursors (its column ids are reserved once counted).
+func (m *npzMatrixHdr) adjacencyBytes() float64 {
+	n, nnz := float64(m.rows), float64(m.nnz())
+	pattern := 2 * intBytes * (n + 1)
+	if m.dense != nil {
+		return nnz + pattern
+	}
+	return intBytes*nnz + intBytes*(n+1) + nnz + pattern + 2*intBytes*nnz
+}
+
+// featureBytes is what readFeatures allocates: for CSR, the indices and
+// row pointers as ints and the values as float64 (rows are put in order
+// in place); for a dense matrix its float64 values, twice when stored in
+// Fortran order.
+func (m *npzMatrixHdr) featureBytes() float64 {
+	if m.dense != nil {
+		k := 1.0
+		if m.dense.fortran && m.rows > 1 && m.cols > 1 {
+			k = 2
+		}
+		return k * 8 * float64(m.nnz())
+	}
+	return (intBytes+8)*float64(m.nnz()) + intBytes*float64(m.rows+1)
+}
+
+// labelBytes is what readLabels allocates.
+func labelBytes(h *npyHeader) float64 { return intBytes * float64(h.n) }
+
+// matrixHeaders reads the headers of the matrix stored under prefix ("adj"
+// or "attr") in any of the supported spellings, and its shape array.
+func (a *npzArchive) matrixHeaders(prefix string) (*npzMatrixHdr, error) {
 	spellings := [][4]string{
 		{prefix + "_data", prefix + "_indices", prefix + "_indptr", prefix + "_shape"},
 		{prefix + "_matrix.data", prefix + "_matrix.indices", prefix + "_matrix.indptr", prefix + "_matrix.shape"},
@@ -447,182 +746,249 @@ func (a *npzArchive) readMatrix(prefix string) (*npzMatrix, error) {
 				return nil, a.missing(strconv.Quote(k))
 			}
 		}
-		return a.readCSR(keys)
+		return a.csrHeaders(keys)
 	}
 	if dk := prefix + "_matrix"; a.has(dk) {
-		return a.readDense(dk)
+		h, err := a.header(dk, wantNumeric, 2)
+		if err != nil {
+			return nil, err
+		}
+		rows, cols := h.shape[0], h.shape[1]
+		if rows > maxLoadDim || cols > maxLoadDim {
+			return nil, a.errf(strconv.Quote(dk), "invalid matrix shape (%d, %d)", rows, cols)
+		}
+		return &npzMatrixHdr{what: strconv.Quote(dk), rows: rows, cols: cols, dense: h}, nil
 	}
 	return nil, a.missing(fmt.Sprintf("%s_{data,indices,indptr,shape}, %s_matrix.{data,indices,indptr,shape} or a dense %s_matrix", prefix, prefix, prefix))
 }
 
-func (a *npzArchive) readCSR(keys [4]string) (*npzMatrix, error) {
+func (a *npzArchive) csrHeaders(keys [4]string) (*npzMatrixHdr, error) {
 	dataK, indK, ptrK, shapeK := keys[0], keys[1], keys[2], keys[3]
-	what := fmt.Sprintf("%s/%s/%s/%s", dataK, indK, ptrK, shapeK)
-	shapeA, err := a.read(shapeK)
+	m := &npzMatrixHdr{what: fmt.Sprintf("%s/%s/%s/%s", dataK, indK, ptrK, shapeK)}
+	shapeH, err := a.header(shapeK, wantInteger, 1)
 	if err != nil {
 		return nil, err
 	}
-	if len(shapeA.shape) != 1 || shapeA.n != 2 {
-		return nil, a.errf(strconv.Quote(shapeK), "want 2 entries (rows, cols), got shape %v", shapeA.shape)
+	if shapeH.n != 2 {
+		return nil, a.errf(strconv.Quote(shapeK), "want 2 entries (rows, cols), got shape %v", shapeH.shape)
 	}
-	shp, err := shapeA.ints()
-	if err != nil {
+	if err := a.budget.reserve(zipOpenBytes+2*intBytes, "reading array "+strconv.Quote(shapeK)); err != nil {
 		return nil, a.errf(strconv.Quote(shapeK), "%v", err)
+	}
+	shp, err := a.readInts(shapeH, nil)
+	if err != nil {
+		return nil, err
 	}
 	for _, d := range shp {
 		if d < 0 || d > maxLoadDim {
 			return nil, a.errf(strconv.Quote(shapeK), "invalid matrix shape (%d, %d)", shp[0], shp[1])
 		}
 	}
-	rows, cols := int(shp[0]), int(shp[1])
+	m.rows, m.cols = shp[0], shp[1]
+	if m.indices, err = a.header(indK, wantInteger, 1); err != nil {
+		return nil, err
+	}
+	if m.indptr, err = a.header(ptrK, wantInteger, 1); err != nil {
+		return nil, err
+	}
+	if m.data, err = a.header(dataK, wantNumeric, 1); err != nil {
+		return nil, err
+	}
+	if m.data.n != m.indices.n {
+		return nil, a.errf(m.what, "%s has %d entries but %s has %d", dataK, m.data.n, indK, m.indices.n)
+	}
+	if m.indptr.n != m.rows+1 {
+		return nil, a.errf(m.what, "ragged or out-of-range CSR of shape (%d, %d): indptr has length %d, want rows+1 = %d", m.rows, m.cols, m.indptr.n, m.rows+1)
+	}
+	return m, nil
+}
 
-	indices, err := a.readIndexArray(indK)
+// readCSRIndex reads a CSR's indices and row pointers and validates them
+// (CSR.Validate's checks, with the same messages).
+func (a *npzArchive) readCSRIndex(m *npzMatrixHdr) (*CSR, error) {
+	indices, err := a.readInts(m.indices, nil)
 	if err != nil {
 		return nil, err
 	}
-	indptr, err := a.readIndexArray(ptrK)
+	indptr, err := a.readInts(m.indptr, nil)
 	if err != nil {
 		return nil, err
 	}
-	dataA, err := a.read(dataK)
-	if err != nil {
-		return nil, err
+	c := &CSR{Rows: m.rows, Cols: m.cols, Indptr: indptr, Indices: indices}
+	if err := c.Validate(); err != nil {
+		return nil, a.errf(m.what, "ragged or out-of-range CSR of shape (%d, %d): %v", m.rows, m.cols, err)
 	}
-	if len(dataA.shape) != 1 {
-		return nil, a.errf(strconv.Quote(dataK), "want a 1-D array, got shape %v", dataA.shape)
-	}
-	data := dataA.floats()
-	if len(data) != len(indices) {
-		return nil, a.errf(what, "%s has %d entries but %s has %d", dataK, len(data), indK, len(indices))
-	}
-	for k, v := range data {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, a.errf(strconv.Quote(dataK), "%s[%d] = %v is not finite", dataK, k, v)
-		}
-	}
-	m := &CSR{Rows: rows, Cols: cols, Indptr: indptr, Indices: indices, Data: data}
-	if err := m.Validate(); err != nil {
-		return nil, a.errf(what, "ragged or out-of-range CSR of shape (%d, %d): %v", rows, cols, err)
-	}
-	return &npzMatrix{what: what, rows: rows, cols: cols, csr: m}, nil
+	return c, nil
 }
 
-// readIndexArray reads a 1-D integer array whose values must fit in int
-// (range checks against the matrix shape are CSR.Validate's job).
-func (a *npzArchive) readIndexArray(key string) ([]int, error) {
-	arr, err := a.read(key)
-	if err != nil {
-		return nil, err
-	}
-	if len(arr.shape) != 1 {
-		return nil, a.errf(strconv.Quote(key), "want a 1-D array, got shape %v", arr.shape)
-	}
-	v, err := arr.ints()
-	if err != nil {
-		return nil, a.errf(strconv.Quote(key), "%v", err)
-	}
-	out := make([]int, len(v))
-	for i, x := range v {
-		if int64(int(x)) != x {
-			return nil, a.errf(strconv.Quote(key), "%s[%d] = %d does not fit in int", key, i, x)
-		}
-		out[i] = int(x)
-	}
-	return out, nil
-}
-
-func (a *npzArchive) readDense(key string) (*npzMatrix, error) {
-	arr, err := a.read(key)
-	if err != nil {
-		return nil, err
-	}
-	if len(arr.shape) != 2 {
-		return nil, a.errf(strconv.Quote(key), "want a 2-D dense matrix, got shape %v", arr.shape)
-	}
-	rows, cols := arr.shape[0], arr.shape[1]
-	if rows > maxLoadDim || cols > maxLoadDim {
-		return nil, a.errf(strconv.Quote(key), "invalid matrix shape (%d, %d)", rows, cols)
-	}
-	v := arr.floats()
-	for k, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, a.errf(strconv.Quote(key), "%s[%d] = %v is not finite", key, k, x)
-		}
-	}
-	if arr.fortran && rows > 1 && cols > 1 {
-		t := make([]float64, len(v))
-		for j := 0; j < cols; j++ {
-			for i := 0; i < rows; i++ {
-				t[i*cols+j] = v[j*rows+i]
-			}
-		}
-		v = t
-	}
-	return &npzMatrix{what: strconv.Quote(key), rows: rows, cols: cols, dense: v}, nil
-}
-
-// nnz is the number of stored entries (CSR) or of non-zero entries (dense).
-func (m *npzMatrix) nnz() int {
-	if m.csr != nil {
-		return m.csr.NNZ()
-	}
-	k := 0
-	for _, v := range m.dense {
-		if v != 0 {
-			k++
-		}
-	}
-	return k
-}
-
-// undirectedPattern returns the symmetrised 0/1 pattern of m without the
-// diagonal and without explicit zeros.
-func (m *npzMatrix) undirectedPattern() *CSR {
-	var src, dst []int
-	if m.csr != nil {
-		src = make([]int, 0, m.csr.NNZ())
-		dst = make([]int, 0, m.csr.NNZ())
-		for i := 0; i < m.rows; i++ {
-			for k := m.csr.Indptr[i]; k < m.csr.Indptr[i+1]; k++ {
-				if m.csr.Data[k] != 0 {
-					src = append(src, i)
-					dst = append(dst, m.csr.Indices[k])
-				}
-			}
-		}
-	} else {
-		for i := 0; i < m.rows; i++ {
-			for j := 0; j < m.cols; j++ {
-				if m.dense[i*m.cols+j] != 0 {
-					src = append(src, i)
-					dst = append(dst, j)
-				}
-			}
-		}
-	}
-	return undirectedFromPairs(m.rows, src, dst)
-}
-
-// features converts m to node features: dense stays dense; CSR rows are
-// sorted (duplicates summed) and Data dropped when every value is 1.
-func (m *npzMatrix) features() *Features {
+// readAdjacency reads the adjacency m and returns the symmetrised 0/1
+// pattern of its non-zero entries without the diagonal.
+func (a *npzArchive) readAdjacency(m *npzMatrixHdr) (*CSR, error) {
+	n := m.rows
 	if m.dense != nil {
-		return &Features{N: m.rows, F: m.cols, Dense: m.dense}
-	}
-	s := m.csr
-	if !csrRowsCanonical(s) {
-		src := make([]int, 0, s.NNZ())
-		for i := 0; i < s.Rows; i++ {
-			for k := s.Indptr[i]; k < s.Indptr[i+1]; k++ {
-				src = append(src, i)
+		nz, err := a.readNonzero(m.dense)
+		if err != nil {
+			return nil, err
+		}
+		// In Fortran order nz[j*n+i] is entry (i, j): the transpose,
+		// whose symmetrised pattern is the same.
+		total := 0
+		for i := 0; i < n; i++ {
+			for j, v := range nz[i*n : (i+1)*n] {
+				if v && i != j {
+					total += 2
+				}
 			}
 		}
-		s = FromCOO(s.Rows, s.Cols, src, s.Indices, s.Data)
+		if err := a.budget.reserve(intBytes*float64(total), fmt.Sprintf("the adjacency's %d non-zero entries", total/2)); err != nil {
+			return nil, a.errf(m.what, "%v", err)
+		}
+		return pairPattern(n, total, func(edge func(i, j int)) {
+			for i := 0; i < n; i++ {
+				for j, v := range nz[i*n : (i+1)*n] {
+					if v && i != j {
+						edge(i, j)
+					}
+				}
+			}
+		}), nil
 	}
+	c, err := a.readCSRIndex(m)
+	if err != nil {
+		return nil, err
+	}
+	nz, err := a.readNonzero(m.data)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for i := 0; i < n; i++ {
+		for k := c.Indptr[i]; k < c.Indptr[i+1]; k++ {
+			if nz[k] && c.Indices[k] != i {
+				total += 2
+			}
+		}
+	}
+	return pairPattern(n, total, func(edge func(i, j int)) {
+		for i := 0; i < n; i++ {
+			for k := c.Indptr[i]; k < c.Indptr[i+1]; k++ {
+				if j := c.Indices[k]; nz[k] && j != i {
+					edge(i, j)
+				}
+			}
+		}
+	}), nil
+}
+
+// pairPattern builds the n×n 0/1 pattern (Data nil, rows sorted and
+// unique) of the undirected edges that each(edge) lists, self-loops
+// excluded; total is twice the number of listings. It allocates the row
+// pointers and fill cursors (n+1 and n ints) and total column ids, and
+// removes duplicates in place.
+func pairPattern(n, total int, each func(edge func(i, j int))) *CSR {
+	ptr := make([]int, n+1)
+	each(func(i, j int) { ptr[i+1]++; ptr[j+1]++ })
+	for i := 0; i < n; i++ {
+		ptr[i+1] += ptr[i]
+	}
+	cols := make([]int, total)
+	next := make([]int, n)
+	copy(next, ptr[:n])
+	each(func(i, j int) {
+		cols[next[i]] = j
+		next[i]++
+		cols[next[j]] = i
+		next[j]++
+	})
+	w, start := 0, 0
+	for i := 0; i < n; i++ {
+		row := cols[start:ptr[i+1]]
+		start = ptr[i+1]
+		slices.Sort(row)
+		for k, j := range row {
+			if k == 0 || j != row[k-1] {
+				cols[w] = j
+				w++
+			}
+		}
+		ptr[i+1] = w
+	}
+	return &CSR{Rows: n, Cols: n, Indptr: ptr, Indices: cols[:w:w]}
+}
+
+// readFeatures reads the feature matrix m: dense stays dense; CSR rows are
+// put in order in place (duplicates summed) and Data is dropped when every
+// value is 1.
+func (a *npzArchive) readFeatures(m *npzMatrixHdr) (*Features, error) {
+	if m.dense != nil {
+		v, err := a.readFloats(m.dense)
+		if err != nil {
+			return nil, err
+		}
+		rows, cols := m.rows, m.cols
+		if m.dense.fortran && rows > 1 && cols > 1 {
+			t := make([]float64, len(v))
+			for j := 0; j < cols; j++ {
+				for i := 0; i < rows; i++ {
+					t[i*cols+j] = v[j*rows+i]
+				}
+			}
+			v = t
+		}
+		return &Features{N: rows, F: cols, Dense: v}, nil
+	}
+	s, err := a.readCSRIndex(m)
+	if err != nil {
+		return nil, err
+	}
+	if s.Data, err = a.readFloats(m.data); err != nil {
+		return nil, err
+	}
+	canonicalRows(s)
 	if !slices.ContainsFunc(s.Data, func(v float64) bool { return v != 1 }) {
 		s.Data = nil
 	}
-	return &Features{N: m.rows, F: m.cols, Sparse: s}
+	return &Features{N: m.rows, F: m.cols, Sparse: s}, nil
+}
+
+// canonicalRows sorts every row of s by column id, summing the values of
+// duplicate ids, in place (s.Data must be set).
+func canonicalRows(s *CSR) {
+	if csrRowsCanonical(s) {
+		return
+	}
+	rs := &rowSorter{}
+	w, start := 0, 0
+	for i := 0; i < s.Rows; i++ {
+		end := s.Indptr[i+1]
+		rs.idx, rs.val = s.Indices[start:end], s.Data[start:end]
+		sort.Sort(rs)
+		for k := start; k < end; k++ {
+			if k > start && s.Indices[k] == s.Indices[w-1] {
+				s.Data[w-1] += s.Data[k]
+				continue
+			}
+			s.Indices[w], s.Data[w] = s.Indices[k], s.Data[k]
+			w++
+		}
+		start = end
+		s.Indptr[i+1] = w
+	}
+	s.Indices, s.Data = s.Indices[:w:w], s.Data[:w:w]
+}
+
+// rowSorter sorts one row's column ids with their values (a pointer to
+// one value serves every row without allocating).
+type rowSorter struct {
+	idx []int
+	val []float64
+}
+
+func (r *rowSorter) Len() int           { return len(r.idx) }
+func (r *rowSorter) Less(i, j int) bool { return r.idx[i] < r.idx[j] }
+func (r *rowSorter) Swap(i, j int) {
+	r.idx[i], r.idx[j] = r.idx[j], r.idx[i]
+	r.val[i], r.val[j] = r.val[j], r.val[i]
 }
 
 // csrRowsCanonical reports whether every row has strictly increasing
@@ -638,41 +1004,88 @@ func csrRowsCanonical(m *CSR) bool {
 	return true
 }
 
-// readLabels reads a 1-D integer label array of length n; values must be
-// ≥ -1 (-1 = unlabelled). It returns the labels and max+1, which must pass
-// checkClassCount (at most n classes, logits within the memory limit).
-func (a *npzArchive) readLabels(key string, n int) ([]int, int, error) {
-	if !a.has(key) {
-		return nil, 0, a.missing(strconv.Quote(key))
+// labelHeader reads and checks the header of the label array key: a 1-D
+// integer array with one entry per node.
+func (a *npzArchive) labelHeader(key string, n int) (*npyHeader, error) {
+	h, err := a.header(key, wantInteger, 1)
+	if err != nil {
+		return nil, err
 	}
-	arr, err := a.read(key)
+	if h.n != n {
+		return nil, a.errf(strconv.Quote(key), "has %d labels but the graph has %d nodes", h.n, n)
+	}
+	return h, nil
+}
+
+// classNamesKey is the array whose length, when an archive has it, is the
+// dataset's class count (gnn-benchmark's and PPNP's files store it).
+const classNamesKey = "class_names"
+
+// classCount returns the number of classes the archive's class_names
+// array lists (its length, read from its header; its names, unicode or
+// pickled, are not decoded), or 0 when the archive has no class_names (or
+// an empty one: the labels then count the classes). The
+// count is the file's, not its rows': removing a node and its label leaves
+// it unchanged, where the largest label + 1 can drop. A class_names that is
+// not 1-D, or lists more classes than there are nodes, is an error.
+func (a *npzArchive) classCount(n int) (int, error) {
+	f, ok := a.files[classNamesKey]
+	if !ok {
+		return 0, nil
+	}
+	q := strconv.Quote(classNamesKey)
+	if err := a.budget.reserve(zipOpenBytes, "opening array "+q); err != nil {
+		return 0, a.errf(q, "%v", err)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return 0, a.errf(q, "cannot open zip entry: %v", err)
+	}
+	defer rc.Close()
+	h, err := readNPYHeader(rc, a.buf)
+	if err != nil && !errors.Is(err, errUnsupportedDtype) {
+		return 0, a.errf(q, "%v (the class count is read from it: repair it, or remove it to count the classes from the labels)", err)
+	}
+	if len(h.shape) != 1 {
+		return 0, a.errf(q, "has shape %v, want one name per class (the class count is read from it: repair it, or remove it to count the classes from the labels)", h.shape)
+	}
+	c := h.shape[0]
+	if err := checkClassCount(c, n, "as "+classNamesKey+" lists"); err != nil {
+		return 0, a.errf(q, "%v", err)
+	}
+	return c, nil
+}
+
+// readLabels reads the label array h of n nodes; values must be ≥ -1 (-1 =
+// unlabelled), and below declared when it is positive (the class count of
+// class_names). It returns the labels and the class count: declared, or
+// else the largest label + 1; either must pass checkClassCount (at most n
+// classes, logits within the memory limit).
+func (a *npzArchive) readLabels(h *npyHeader, n, declared int) ([]int, int, error) {
+	q := strconv.Quote(h.key)
+	labels, err := a.readInts(h, func(i int, l int64) error {
+		if l < -1 || l >= maxLoadDim {
+			return fmt.Errorf("label of node %d is %d; want a class id ≥ 0 or -1 (unlabelled)", i, l)
+		}
+		if declared > 0 && l >= int64(declared) {
+			return fmt.Errorf("label of node %d is %d, but %s lists %d classes (ids 0 to %d)", i, l, classNamesKey, declared, declared-1)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	q := strconv.Quote(key)
-	if len(arr.shape) != 1 {
-		return nil, 0, a.errf(q, "want a 1-D integer array, got shape %v", arr.shape)
+	if declared > 0 {
+		return labels, declared, nil
 	}
-	v, err := arr.ints()
-	if err != nil {
-		return nil, 0, a.errf(q, "%v", err)
-	}
-	if len(v) != n {
-		return nil, 0, a.errf(q, "has %d labels but the graph has %d nodes", len(v), n)
-	}
-	labels := make([]int, n)
-	maxL, at := int64(-1), -1
-	for i, l := range v {
-		if l < -1 || l >= maxLoadDim {
-			return nil, 0, a.errf(q, "label of node %d is %d; want a class id ≥ 0 or -1 (unlabelled)", i, l)
-		}
-		labels[i] = int(l)
+	maxL, at := -1, -1
+	for i, l := range labels {
 		if l > maxL {
 			maxL, at = l, i
 		}
 	}
-	if err := checkClassCount(int(maxL+1), n, fmt.Sprintf("node %d", at)); err != nil {
+	if err := checkClassCount(maxL+1, n, fmt.Sprintf("node %d", at)); err != nil {
 		return nil, 0, a.errf(q, "%v", err)
 	}
-	return labels, int(maxL + 1), nil
+	return labels, maxL + 1, nil
 }

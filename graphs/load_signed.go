@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,22 +20,40 @@ const signedWholeFile = "whole_edge.txt"
 // separators count as one). src and dst are (possibly negative, not
 // necessarily contiguous) 64-bit integer ids; sign is 1, +1 or -1. Blank
 // lines and lines whose first non-blank character is '#' are skipped; a
-// trailing "\r" is ignored. name is used in error messages, which have the
-// form "name:LINE: problem". The three slices have one entry per edge, in
-// file order; duplicates and self-loops are kept (LoadSigned drops them).
+// trailing "\r" and a UTF-8 byte-order mark at the start are ignored. name
+// is used in error messages, which have the form "name:LINE: problem". The
+// three slices have one entry per edge, in file order; duplicates and
+// self-loops are kept (LoadSigned drops them).
 func ParseSignedEdges(r io.Reader, name string) (src, dst []int64, sign []int8, err error) {
-	src, dst, sign, _, err = parseSignedEdges(r, name)
-	return src, dst, sign, err
+	l, err := parseSignedEdges(r, name, textStats{}, false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return l.src, l.dst, l.sign, nil
 }
 
-// parseSignedEdges is ParseSignedEdges that also returns the 1-based line
-// number of every edge.
-func parseSignedEdges(r io.Reader, name string) (src, dst []int64, sign []int8, lines []int, err error) {
-	lr := newLineReader(r, "", name)
+// signedEdgeBytes is what parseSignedEdges allocates per line when it is
+// sized by a first pass: two int64 ids, a sign and a line number.
+const signedEdgeBytes = 8 + 8 + 1 + 4
+
+// parseSignedEdges is ParseSignedEdges that also returns the line number
+// of every edge. With sized, st is the file's first pass and the slices are
+// allocated once at its line count (signedEdgeBytes per line, plus the
+// line buffer); otherwise they grow as lines come.
+func parseSignedEdges(r io.Reader, name string, st textStats, sized bool) (*signedList, error) {
+	lr := newLineReader(r, "", name, st)
+	l := &signedList{path: name}
+	if sized {
+		l.src, l.dst = make([]int64, 0, st.lines), make([]int64, 0, st.lines)
+		l.sign, l.lines = make([]int8, 0, st.lines), make([]int32, 0, st.lines)
+	}
 	var f [4][]byte
-	for lr.sc.Scan() {
-		lr.line++
-		k := splitSignedFields(lr.sc.Bytes(), &f)
+	for {
+		line, ok := lr.next()
+		if !ok {
+			break
+		}
+		k := splitSignedFields(line, &f)
 		if k == 0 || f[0][0] == '#' {
 			continue
 		}
@@ -45,15 +62,18 @@ func parseSignedEdges(r io.Reader, name string) (src, dst []int64, sign []int8, 
 			if k > 3 {
 				more = " or more"
 			}
-			return nil, nil, nil, nil, lr.errf("want 3 fields (src dst sign), got %d%s", k, more)
+			return nil, lr.errf("want 3 fields (src dst sign), got %d%s", k, more)
 		}
-		u, ok := parseInt64Bytes(f[0])
-		if !ok {
-			return nil, nil, nil, nil, lr.errf("non-numeric source node id %q", f[0])
-		}
-		v, ok := parseInt64Bytes(f[1])
-		if !ok {
-			return nil, nil, nil, nil, lr.errf("non-numeric target node id %q", f[1])
+		var uv [2]int64
+		for i, what := range [2]string{"source", "target"} {
+			v, st := parseIntBytes(f[i])
+			switch st {
+			case intSyntax:
+				return nil, lr.errf("non-numeric %s node id %s", what, quoteField(f[i]))
+			case intRange:
+				return nil, lr.errf("%s node id %s is out of range (ids must fit in 64 bits: %d to %d)", what, quoteField(f[i]), math.MinInt64, math.MaxInt64)
+			}
+			uv[i] = v
 		}
 		var s int8
 		switch string(f[2]) {
@@ -62,17 +82,20 @@ func parseSignedEdges(r io.Reader, name string) (src, dst []int64, sign []int8, 
 		case "-1":
 			s = -1
 		default:
-			return nil, nil, nil, nil, lr.errf("sign %q is not 1 or -1", f[2])
+			return nil, lr.errf("sign %s is not 1 or -1", quoteField(f[2]))
 		}
-		src = append(src, u)
-		dst = append(dst, v)
-		sign = append(sign, s)
-		lines = append(lines, lr.line)
+		if lr.line > math.MaxInt32 {
+			return nil, lr.errf("more than %d lines", math.MaxInt32)
+		}
+		l.src = append(l.src, uv[0])
+		l.dst = append(l.dst, uv[1])
+		l.sign = append(l.sign, s)
+		l.lines = append(l.lines, int32(lr.line))
 	}
 	if err := lr.err(); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, err
 	}
-	return src, dst, sign, lines, nil
+	return l, nil
 }
 
 // splitSignedFields splits line at runs of tabs, spaces, commas and "\r"
@@ -101,45 +124,12 @@ func splitSignedFields(line []byte, f *[4][]byte) int {
 
 func isSignedSep(c byte) bool { return c == ' ' || c == '\t' || c == ',' || c == '\r' }
 
-// parseInt64Bytes parses an optionally signed decimal int64 (what
-// strconv.ParseInt(s, 10, 64) accepts, without underscores).
-func parseInt64Bytes(b []byte) (int64, bool) {
-	neg := false
-	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if u > (1<<63)/10 {
-			return 0, false
-		}
-		u = u*10 + uint64(c-'0')
-		if u > 1<<63 {
-			return 0, false
-		}
-	}
-	if neg {
-		return -int64(u), true // -(1<<63) wraps to itself, which is MinInt64
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
-}
-
 // signedList is one parsed edge-list file.
 type signedList struct {
 	path     string
 	src, dst []int64
 	sign     []int8
-	lines    []int // line number of each edge
+	lines    []int32 // line number of each edge
 }
 
 // LoadSigned reads a signed-graph dataset directory (the ASGL layout):
@@ -167,9 +157,22 @@ type signedList struct {
 //
 // A file that is present but holds no edge (only blank or comment lines),
 // and a whole_edge.txt whose every edge is a self-loop, are errors.
+//
+// Memory: each file is read twice; the first pass counts its lines, and
+// what the parse and every later step allocate is reserved against
+// MemoryLimit before it is allocated (see loadBudget). Every file must be
+// a regular file (a named pipe is refused, not waited on).
 func LoadSigned(dir string) (*Graph, error) {
+	b, err := newLoadBudget()
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	return loadSigned(dir, b)
+}
+
+func loadSigned(dir string, b *loadBudget) (*Graph, error) {
 	base := filepath.Base(filepath.Clean(dir))
-	whole, err := readSignedList(filepath.Join(dir, signedWholeFile))
+	whole, err := readSignedList(filepath.Join(dir, signedWholeFile), b)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +181,7 @@ func LoadSigned(dir string) (*Graph, error) {
 		ext string
 		dst **signedList
 	}{{".train", &train}, {".test", &test}} {
-		l, err := readSignedList(filepath.Join(dir, base+p.ext))
+		l, err := readSignedList(filepath.Join(dir, base+p.ext), b)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -187,23 +190,57 @@ func LoadSigned(dir string) (*Graph, error) {
 		}
 		*p.dst = l
 	}
-	return buildSigned(dir, whole, train, test)
+	return buildSigned(dir, whole, train, test, b)
 }
 
-// buildSigned is LoadSigned on parsed lists (train and test may be nil).
-func buildSigned(dir string, whole, train, test *signedList) (*Graph, error) {
+// lastWinsBytes is what buildLastWins allocates for n rows and t entries
+// (t counts both directions when symmetrised): row pointers twice, the
+// fill cursors, the column stamps, and per entry its column, its listing,
+// the packed key, the output column and value.
+func lastWinsBytes(n, t int) float64 {
+	return intBytes*float64(4*n+2) + (4*intBytes+1)*float64(t)
+}
+
+// buildSigned is LoadSigned on parsed lists (train and test may be nil),
+// reserving what it allocates on b.
+func buildSigned(dir string, whole, train, test *signedList, b *loadBudget) (*Graph, error) {
 	for _, l := range []*signedList{whole, train, test} {
 		if l != nil && len(l.src) == 0 {
 			return nil, fmt.Errorf("load %s: no edges (want one \"src dst sign\" line per edge)", l.path)
 		}
 	}
-	ids := make([]int64, 0, 2*len(whole.src))
+	e := len(whole.src)
+	// The distinct ids: a copy of every endpoint, and a presence table
+	// when their range is small (distinctSortedIDs).
+	if err := b.reserve(16*float64(e)+float64(4*e+1<<16+1), fmt.Sprintf("the node ids of %d edges", e)); err != nil {
+		return nil, fmt.Errorf("load %s: %w", whole.path, err)
+	}
+	ids := make([]int64, 0, 2*e)
 	ids = append(ids, whole.src...)
 	ids = append(ids, whole.dst...)
 	ids = distinctSortedIDs(ids)
 	n := len(ids)
 	if n > maxLoadDim {
 		return nil, fmt.Errorf("load %s: %d distinct node ids is too many", dir, n)
+	}
+	// The id lookup table (signedIndex), then for whole_edge.txt its
+	// edges remapped, both directions built last-wins, and the two
+	// patterns; for each of the train and test lists its edges remapped,
+	// built last-wins, and its values.
+	t := 0
+	for k := range whole.src {
+		if whole.src[k] != whole.dst[k] {
+			t += 2
+		}
+	}
+	need := 4*float64(4*n+1<<16+1) + 2*intBytes*float64(e) + lastWinsBytes(n, t) + intBytes*float64(2*(n+1)+t)
+	for _, l := range []*signedList{train, test} {
+		if l != nil {
+			need += 2*intBytes*float64(len(l.src)) + lastWinsBytes(n, len(l.src)) + 8*float64(len(l.src))
+		}
+	}
+	if err := b.reserve(need, fmt.Sprintf("the signed graph of %d nodes and %d edge lines", n, e)); err != nil {
+		return nil, fmt.Errorf("load %s: %w", whole.path, err)
 	}
 	index := signedIndex(ids)
 	g := &Graph{N: n}
@@ -251,22 +288,32 @@ func remapSigned(l *signedList, index func(int64) (int, bool), wholePath string)
 	return src, dst, nil
 }
 
-func readSignedList(path string) (*signedList, error) {
-	f, err := os.Open(path)
+// readSignedList reads the edge list at path, reserving on b what its
+// parse allocates (sized by a first pass).
+func readSignedList(path string, b *loadBudget) (*signedList, error) {
+	f, _, err := openInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	defer f.Close()
-	return parseSignedList(f, path)
+	return parseSignedList(f, path, b)
 }
 
-// parseSignedList parses an edge list read from r (named path).
-func parseSignedList(r io.Reader, path string) (*signedList, error) {
-	src, dst, sign, lines, err := parseSignedEdges(r, path)
-	if err != nil {
-		return nil, fmt.Errorf("load %w", err)
-	}
-	return &signedList{path: path, src: src, dst: dst, sign: sign, lines: lines}, nil
+// parseSignedList parses an edge list read from r (named path), making a
+// first pass to size it and reserving what the second allocates on b.
+func parseSignedList(r io.ReadSeeker, path string, b *loadBudget) (*signedList, error) {
+	var l *signedList
+	err := readText(r, path, func(r io.Reader, st textStats) error {
+		if err := b.reserve(lineBufferBytes(st)+signedEdgeBytes*float64(st.lines), fmt.Sprintf("reading %d lines", st.lines)); err != nil {
+			return fmt.Errorf("load %s: %w", path, err)
+		}
+		var err error
+		if l, err = parseSignedEdges(r, path, st, true); err != nil {
+			return fmt.Errorf("load %w", err)
+		}
+		return nil
+	})
+	return l, err
 }
 
 // distinctSortedIDs returns the distinct values of ids in ascending order,
@@ -322,11 +369,18 @@ func signedIndex(ids []int64) func(int64) (int, bool) {
 
 // signedUndirected builds the symmetrised positive and negative patterns
 // without self-loops; for a pair listed several times (in either
-// direction) the last listing wins.
+// direction) the last listing wins. Each pattern's ids are allocated at
+// their exact count.
 func signedUndirected(n int, src, dst []int, sign []int8) (pos, neg *CSR) {
 	indptr, indices, vals := buildLastWins(n, src, dst, sign, true)
-	pos = &CSR{Rows: n, Cols: n, Indptr: make([]int, n+1)}
-	neg = &CSR{Rows: n, Cols: n, Indptr: make([]int, n+1)}
+	npos := 0
+	for _, v := range vals {
+		if v > 0 {
+			npos++
+		}
+	}
+	pos = &CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 0, npos)}
+	neg = &CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 0, len(vals)-npos)}
 	for u := 0; u < n; u++ {
 		for k := indptr[u]; k < indptr[u+1]; k++ {
 			if vals[k] > 0 {
@@ -336,12 +390,6 @@ func signedUndirected(n int, src, dst []int, sign []int8) (pos, neg *CSR) {
 			}
 		}
 		pos.Indptr[u+1], neg.Indptr[u+1] = len(pos.Indices), len(neg.Indices)
-	}
-	if pos.Indices == nil {
-		pos.Indices = []int{}
-	}
-	if neg.Indices == nil {
-		neg.Indices = []int{}
 	}
 	return pos, neg
 }

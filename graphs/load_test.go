@@ -468,7 +468,6 @@ func TestSaveNPZRoundTrip(t *testing.T) {
 		{"binary sparse", &Features{N: 5, F: 4, Sparse: sparse}},
 		{"weighted sparse", &Features{N: 5, F: 4, Sparse: weighted}},
 		{"dense", &Features{N: 5, F: 4, Dense: dense}},
-		{"dense with zero columns", &Features{N: 5, F: 0, Dense: []float64{}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -498,6 +497,15 @@ func TestSaveNPZRoundTrip(t *testing.T) {
 			}
 		})
 	}
+	t.Run("zero feature columns are saved, and refused on load", func(t *testing.T) {
+		g := &Graph{Name: "x", N: 5, Adj: adj, X: &Features{N: 5, F: 0, Dense: []float64{}}, Labels: labels, NumClasses: 3}
+		p := filepath.Join(dir, "nofeatures.npz")
+		if err := SaveNPZ(p, g); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadNPZ(p)
+		wantErr(t, err, p, "attr_", "shape (5, 0): no feature column")
+	})
 	t.Run("directed weighted adjacency is symmetrised on load", func(t *testing.T) {
 		d := FromCOO(3, 3, []int{0, 1, 2}, []int{1, 1, 0}, []float64{2, 5, 0.5})
 		g := &Graph{N: 3, Adj: d, Directed: true, X: &Features{N: 3, F: 1, Dense: []float64{1, 2, 3}}, Labels: []int{0, 0, 1}}
@@ -660,8 +668,10 @@ func TestLoadGeomGCN(t *testing.T) {
 	if want := [][]int{{1, 2}, {0, 2}, {0, 1, 4}, {}, {2}}; !reflect.DeepEqual(rowsOf(g.Adj), want) {
 		t.Errorf("adjacency %v, want %v", rowsOf(g.Adj), want)
 	}
-	if want := [][]int{{1, 2}, {0}, {3}, {0, 4}, {}}; !reflect.DeepEqual(rowsOf(g.X.Sparse), want) || g.X.F != 5 || g.X.Sparse.Data != nil {
-		t.Errorf("features %v F=%d, want %v F=5 binary", rowsOf(g.X.Sparse), g.X.F, want)
+	// The header's feature_amount:5 bounds the ids (ids 0..5): F = 6
+	// whatever the rows hold.
+	if want := [][]int{{1, 2}, {0}, {3}, {0, 4}, {}}; !reflect.DeepEqual(rowsOf(g.X.Sparse), want) || g.X.F != 6 || g.X.Sparse.Data != nil {
+		t.Errorf("features %v F=%d, want %v F=6 binary", rowsOf(g.X.Sparse), g.X.F, want)
 	}
 	if !reflect.DeepEqual(g.Labels, []int{0, 0, 1, 1, 2}) || g.NumClasses != 3 {
 		t.Errorf("labels %v classes %d", g.Labels, g.NumClasses)
@@ -729,7 +739,7 @@ func TestLoadGeomGCNErrors(t *testing.T) {
 			[]string{"film_split_0.6_0.2_0.npz", `missing array "val_mask"`}},
 		{"mask float", geomFixture{edges: geomEdges, nodes: geomNodes,
 			masks: map[int][3]any{0: {[]float64{1, 1, 0, 0, 0}, u8(0, 0, 1, 0, 0), u8(0, 0, 0, 1, 1)}}},
-			[]string{"film_split_0.6_0.2_0.npz", `"train_mask"`, "want an integer array"}},
+			[]string{"film_split_0.6_0.2_0.npz", `"train_mask"`, "has dtype <f8: want a mask (bool or integer 0/1 array)"}},
 		{"mask archive empty", geomFixture{edges: geomEdges, nodes: geomNodes,
 			rawMasks: map[int]npzEntries{0: nil}},
 			[]string{"film_split_0.6_0.2_0.npz", `missing array "train_mask" (the file holds no arrays)`}},
@@ -771,7 +781,9 @@ func TestParseSignedEdges(t *testing.T) {
 		{name: "weight sign", in: "1 2 5\n", wantErrSubstrs: []string{`sign "5" is not 1 or -1`}},
 		{name: "non-numeric src", in: "# h\na 2 1\n", wantErrSubstrs: []string{`t.txt:2: non-numeric source node id "a"`}},
 		{name: "non-numeric dst", in: "1 2.5 1\n", wantErrSubstrs: []string{`t.txt:1: non-numeric target node id "2.5"`}},
-		{name: "overflow", in: "9223372036854775808 1 1\n", wantErrSubstrs: []string{"non-numeric source node id"}},
+		{name: "overflow", in: "9223372036854775808 1 1\n", wantErrSubstrs: []string{`t.txt:1: source node id "9223372036854775808" is out of range (ids must fit in 64 bits`}},
+		{name: "overflow far", in: "1 -99999999999999999999999 1\n", wantErrSubstrs: []string{`target node id "-99999999999999999999999" is out of range`}},
+		{name: "byte-order mark", in: "\xef\xbb\xbf1 2 1\n2 3 -1\n", src: []int64{1, 2}, dst: []int64{2, 3}, sign: []int8{1, -1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

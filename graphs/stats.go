@@ -1,5 +1,7 @@
 package graphs
 
+import "slices"
+
 // Stats summarises a graph (dpgnn data info).
 type Stats struct {
 	// Nodes is N.
@@ -62,9 +64,12 @@ func ComputeStats(g *Graph) Stats {
 		s.Homophily = float64(same) / float64(counted)
 	}
 	var sym *CSR
-	if a.Rows == a.Cols {
+	switch {
+	case a.Rows == a.Cols && patternSymmetric(a):
+		sym = a // a loaded graph: its undirected view is itself (no copy)
+	case a.Rows == a.Cols:
 		sym = Symmetrize(&CSR{Rows: a.Rows, Cols: a.Cols, Indptr: a.Indptr, Indices: a.Indices})
-	} else {
+	default:
 		sym = a // not an adjacency; report row counts
 	}
 	s.MinDegree = -1
@@ -90,4 +95,23 @@ func ComputeStats(g *Graph) Stats {
 	s.UndirectedEdges = total / 2
 	s.MeanDegree = float64(total) / float64(g.N)
 	return s
+}
+
+// patternSymmetric reports, without allocating, whether the square m has
+// sorted rows without repeated ids and an entry (j, i) for every entry
+// (i, j): then m's rows are already its undirected view.
+func patternSymmetric(m *CSR) bool {
+	if !csrRowsCanonical(m) {
+		return false
+	}
+	for i := 0; i < m.Rows; i++ {
+		for k := m.Indptr[i]; k < m.Indptr[i+1]; k++ {
+			j := m.Indices[k]
+			row := m.Indices[m.Indptr[j]:m.Indptr[j+1]]
+			if _, ok := slices.BinarySearch(row, i); !ok {
+				return false
+			}
+		}
+	}
+	return true
 }

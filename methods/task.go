@@ -71,9 +71,18 @@ type NodeClassification struct{}
 
 func (NodeClassification) Name() string { return "node classification" }
 
+// Check refuses a graph without labels, with labels of a single class, or
+// without a feature column (every node-classification model reads
+// features; a graph with none used to crash the sparse products). The
+// loaders refuse the last already; this covers graphs built in code.
 func (NodeClassification) Check(g *graphs.Graph) error {
-	if g.Labels == nil || g.NumClasses < 2 {
+	switch {
+	case g.Labels == nil || g.NumClasses < 1:
 		return fmt.Errorf("dataset %s has no node labels", g.Name)
+	case g.NumClasses < 2:
+		return fmt.Errorf("dataset %s has labels of one class only (every labelled node is in class 0), and classification needs at least two classes", g.Name)
+	case g.X == nil || g.X.F < 1:
+		return fmt.Errorf("dataset %s has no node features (0 feature columns), and every node-classification model reads at least one", g.Name)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			return cmd.Help()
 		},
 	}
-	var dataDir string
+	var dataDir, infoMaxMemory string
 	var asJSON bool
 	var seed uint64
 	info := &cobra.Command{
@@ -35,6 +35,9 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			strings.Join(graphs.DatasetNames(), ", "),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := setMaxMemory(infoMaxMemory); err != nil {
+				return err
+			}
 			g, err := graphs.Load(args[0], dataDir, seed)
 			if err != nil {
 				return err
@@ -68,6 +71,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	info.Flags().StringVar(&dataDir, "data-dir", graphs.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
 	info.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	info.Flags().Uint64Var(&seed, "seed", 1, "seed for generated datasets")
+	info.Flags().StringVar(&infoMaxMemory, "max-memory", "", maxMemoryHelp)
 
 	var cfg graphs.CSBMConfig = graphs.DefaultCSBM()
 	var kind, out, maxMem string

@@ -147,7 +147,7 @@ func TestDataGenerateRefusals(t *testing.T) {
 		want []string
 	}{
 		{"1e11 nodes", []string{"--nodes", "1e11", "--out", out},
-			[]string{"csbm: 100000000000 nodes × 32 features with average degree 8 would take 72 TB (limit 16 GB; set $DPGNN_MAX_MEMORY to raise it)"}},
+			[]string{"csbm: 100000000000 nodes × 32 features with average degree 8 would take 72 TB (limit 16 GB; raise it with --max-memory or $DPGNN_MAX_MEMORY)"}},
 		{"1e11 nodes and classes", []string{"--nodes", "1e11", "--classes", "1e11", "--out", out}, []string{"intra-class pairs"}},
 		{"huge features", []string{"--nodes", "100000", "--features", "1e6", "--out", out}, []string{"100000 nodes × 1000000 features", "would take 800 GB"}},
 		{"fractional nodes", []string{"--nodes", "2.5", "--out", out}, []string{`invalid argument "2.5" for "--nodes"`, "whole number"}},
