@@ -140,9 +140,8 @@ func readSparseGraphNPZ(r io.ReaderAt, size int64, name string, b *loadBudget) (
 	if err != nil {
 		return nil, err
 	}
-	if adj.NNZ() == 0 {
-		return nil, a.errf(adjH.what, "the graph has %d nodes but no edges (%d stored entries, all zeros or self-loops)", n, adjH.nnz())
-	}
+	// A graph without edges loads: removing the last edge (or the node
+	// that holds it) must not turn an accepted input into a refused one.
 	x, err := a.readFeatures(attrH)
 	if err != nil {
 		return nil, err

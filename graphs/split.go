@@ -329,9 +329,7 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 				labelled++
 			}
 		}
-		if err := checkSplitSizes(g.Split, "its split", labelled); err != nil {
-			return fail("%v", err)
-		}
+		warnPublishedSizes(spec, g, g.Split)
 		out := *g
 		return &out, nil
 	}
@@ -444,11 +442,12 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 			out.Neg = RemoveEdgesBetween(g.Neg, trainSide, testSide)
 		}
 	}
-	what := "it"
 	if spec.Kind == SplitMasks {
-		what = fmt.Sprintf("mask %d (after dropping unlabelled nodes)", spec.Mask)
+		warnPublishedSizes(spec, g, sp)
+		out.Split = Split{Train: sortedCopy(sp.Train), Val: sortedCopy(sp.Val), Test: sortedCopy(sp.Test)}
+		return &out, nil
 	}
-	if err := checkSplitSizes(sp, what, labelled); err != nil {
+	if err := checkSplitSizes(sp, "it", labelled); err != nil {
 		if hint := splitHint(spec, sp, labelled); hint != "" {
 			return fail("%v; %s", err, hint)
 		}
@@ -456,6 +455,23 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 	}
 	out.Split = Split{Train: sortedCopy(sp.Train), Val: sortedCopy(sp.Val), Test: sortedCopy(sp.Test)}
 	return &out, nil
+}
+
+// warnPublishedSizes warns, without refusing, when a published split
+// (fixed, masks) has no training or no test node. Its sets are the
+// dataset's: removing a node takes it out of them, so a split whose last
+// test node is removed must run as the split with it does (a refusal on
+// G − v and not on G would be a release). A run without training nodes
+// is refused where a method needs them (DP-SGD's N_train, listed as
+// treated as public); without test nodes its test metrics are undefined.
+// The warning names no count.
+func warnPublishedSizes(spec SplitSpec, g *Graph, sp Split) {
+	switch {
+	case len(sp.Train) == 0:
+		warnf("split %s on %s: the published split has no training node", spec, graphName(g))
+	case len(sp.Test) == 0:
+		warnf("split %s on %s: the published split has no test node: test metrics are undefined", spec, graphName(g))
+	}
 }
 
 // checkSplitSizes fails when sp has no training or no test node; what
@@ -512,7 +528,7 @@ func warnUntrained(spec SplitSpec, g *Graph, sizes, train []int) {
 		if sizes[c] > 0 {
 			nonEmpty++
 			if train[c] == 0 {
-				missed = append(missed, fmt.Sprintf("%d (%d labelled nodes)", c, sizes[c]))
+				missed = append(missed, strconv.Itoa(c)) // a class's size is the data's
 			}
 		}
 	}
