@@ -469,6 +469,13 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags, progress io.Wri
 	if _, ok := methods.TaskOf(m).(methods.NodeClassification); !ok {
 		return nil, fmt.Errorf("tune selects on validation accuracy: %s's task (%s) has none", m.Name(), methods.TaskOf(m).Name())
 	}
+	// The shared run flags tune does not carry into its candidates' runs
+	// are refused, not ignored.
+	for _, name := range []string{"trace", "cpuprofile", "op-times"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			return nil, fmt.Errorf("--%s is for train: tune does not trace or profile its candidates' runs", name)
+		}
+	}
 	private := opts.Level != methods.None && !math.IsInf(opts.Epsilon, 1)
 	mode := f.selPrivacy
 	switch mode {

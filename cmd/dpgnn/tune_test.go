@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -432,5 +433,14 @@ func TestTuneNotesAndUnitIndependentOfDraw(t *testing.T) {
 		"--epochs", "1", "--encoder-epochs", "1", "--hidden", "8", "--json")
 	if err == nil || !strings.Contains(err.Error(), "different units") && !strings.Contains(err.Error(), "different δ") {
 		t.Errorf("a grid over the privacy unit: err = %v, want a refusal", err)
+	}
+}
+
+// TestTuneRefusesTrace: --trace, which tune shares with train but does not
+// carry into its candidates' runs, is refused rather than ignored.
+func TestTuneRefusesTrace(t *testing.T) {
+	out, err := runCLI(t, "tune", "mlp", "--grid", "lr=0.01,0.05", "--trace", filepath.Join(t.TempDir(), "t.jsonl"))
+	if err == nil || !strings.Contains(err.Error(), "--trace is for train") || out != "" {
+		t.Errorf("tune --trace: err = %v, stdout %q", err, out)
 	}
 }
