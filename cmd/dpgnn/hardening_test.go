@@ -39,9 +39,6 @@ func TestBadInputsFailInOneLine(t *testing.T) {
 	geomStrayFeature := filepath.Join(dir, "geom-stray")
 	write(filepath.Join(geomStrayFeature, "out1_graph_edges.txt"), "node_id\tnode_id\n0\t1\n1\t2\n")
 	write(filepath.Join(geomStrayFeature, "out1_node_feature_label.txt"), "node_id\tfeature\tlabel\n0\t0,1\t0\n1\t999999\t1\n2\t2\t0\n")
-	geomNoEdges := filepath.Join(dir, "geom-noedges")
-	write(filepath.Join(geomNoEdges, "out1_graph_edges.txt"), "node_id\tnode_id\n")
-	write(filepath.Join(geomNoEdges, "out1_node_feature_label.txt"), geomNodes)
 	// signed edge lists (graphs/load_signed.go): "src dst sign" lines.
 	signedEmpty := filepath.Join(dir, "signed-empty", "toy")
 	write(filepath.Join(signedEmpty, "whole_edge.txt"), "")
@@ -89,8 +86,6 @@ func TestBadInputsFailInOneLine(t *testing.T) {
 		{"budget without privacy", []string{"train", "mlp", "--privacy", "none", "--epsilon", "1"}, []string{"--epsilon 1", "--privacy none"}},
 		// `--features raw --normalize-features` cannot be written: there is
 		// no --normalize-features flag, --features raw|l1 is the one switch.
-		{"geom-gcn empty edge file", []string{"train", "gcn", "--dataset", geomNoEdges},
-			[]string{filepath.Join(geomNoEdges, "out1_graph_edges.txt"), "no edges"}},
 		{"signed empty edge file", []string{"data", "info", signedEmpty}, []string{filepath.Join(signedEmpty, "whole_edge.txt"), "no edges"}},
 		{"signed train edge with absent node", []string{"data", "info", signedAbsent},
 			[]string{filepath.Join(signedAbsent, "toy.train") + ":2", "node 42 does not occur in", "whole_edge.txt"}},
@@ -116,5 +111,27 @@ func TestBadInputsFailInOneLine(t *testing.T) {
 	}
 	if st, err := os.Stat("/dev/full"); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
 		t.Errorf("/dev/full is no longer a character device: %v, %v", st, err)
+	}
+}
+
+// TestEdgelessGraphLoads: a geom-gcn directory whose edge file holds its
+// header alone loads as a graph without edges (refusing it would refuse
+// the neighbour of a one-edge graph that loads).
+func TestEdgelessGraphLoads(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "geom-noedges")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"out1_graph_edges.txt":        "node_id\tnode_id\n",
+		"out1_node_feature_label.txt": "node_id\tfeature\tlabel\n0\t0,1\t0\n1\t1\t1\n2\t2\t0\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := runCLI(t, "data", "info", dir)
+	if err != nil || !strings.Contains(out, "undirected edges") {
+		t.Fatalf("data info on an edgeless graph: %v\n%s", err, out)
 	}
 }
