@@ -38,7 +38,7 @@ func OutputPath(path string) (string, error) {
 			return p, checkOutputDir(path, p)
 		}
 		if err != nil {
-			return "", bareErr(err)
+			return "", BareErr(err)
 		}
 		mode := st.Mode()
 		switch {
@@ -50,7 +50,7 @@ func OutputPath(path string) (string, error) {
 			}
 			t, err := os.Readlink(p)
 			if err != nil {
-				return "", fmt.Errorf("reading link %s: %w", p, bareErr(err))
+				return "", fmt.Errorf("reading link %s: %w", p, BareErr(err))
 			}
 			if !filepath.IsAbs(t) {
 				t = filepath.Join(filepath.Dir(p), t)
@@ -79,7 +79,7 @@ func checkOutputDir(path, target string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("directory %s does not exist%s", dir, via)
 	case err != nil:
-		return fmt.Errorf("directory %s: %w%s", dir, bareErr(err), via)
+		return fmt.Errorf("directory %s: %w%s", dir, BareErr(err), via)
 	case !st.IsDir():
 		return fmt.Errorf("%s is not a directory%s", dir, via)
 	}
@@ -142,13 +142,13 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	}
 	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("cannot create a temporary file beside the output%s: %w", via, bareErr(err))
+		return fmt.Errorf("cannot create a temporary file beside the output%s: %w", via, BareErr(err))
 	}
 	tmp := f.Name()
 	fail := func(stage string, err error) error {
 		f.Close()
 		os.Remove(tmp)
-		return fmt.Errorf("%s failed%s: %w (nothing was written)", stage, via, bareErr(err))
+		return fmt.Errorf("%s failed%s: %w (nothing was written)", stage, via, BareErr(err))
 	}
 	if err := f.Chmod(perm); err != nil {
 		return fail("chmod", err)
@@ -162,18 +162,19 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("close failed%s: %w (nothing was written)", via, bareErr(err))
+		return fmt.Errorf("close failed%s: %w (nothing was written)", via, BareErr(err))
 	}
 	if err := os.Rename(tmp, target); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("cannot move the written file into place%s: %w (nothing was written)", via, bareErr(err))
+		return fmt.Errorf("cannot move the written file into place%s: %w (nothing was written)", via, BareErr(err))
 	}
 	return nil
 }
 
-// bareErr strips the *PathError wrapper of errors about the temporary file,
-// whose name would only confuse.
-func bareErr(err error) error {
+// BareErr strips the path of a file-system error (*fs.PathError,
+// *os.LinkError), for errors about a temporary or lock file whose name
+// would only confuse, or whose path the caller names already.
+func BareErr(err error) error {
 	switch e := err.(type) {
 	case *fs.PathError:
 		return e.Err

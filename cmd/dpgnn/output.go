@@ -43,7 +43,7 @@ func createStream(path string) (*streamFile, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return nil, bareErr(err)
+			return nil, graphs.BareErr(err)
 		}
 		return &streamFile{f: f}, nil
 	}
@@ -56,19 +56,19 @@ func createStream(path string) (*streamFile, error) {
 		perm = st.Mode().Perm()
 		f, err := os.OpenFile(target, os.O_WRONLY, 0) // no O_TRUNC: a probe, nothing changes
 		if err != nil {
-			return nil, fmt.Errorf("cannot be written: %w", bareErr(err))
+			return nil, fmt.Errorf("cannot be written: %w", graphs.BareErr(err))
 		}
 		f.Close()
 	}
 	dir := filepath.Dir(target)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp*")
 	if err != nil {
-		return nil, fmt.Errorf("cannot create a file in %s: %w", dir, bareErr(err))
+		return nil, fmt.Errorf("cannot create a file in %s: %w", dir, graphs.BareErr(err))
 	}
 	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return nil, fmt.Errorf("chmod: %w", bareErr(err))
+		return nil, fmt.Errorf("chmod: %w", graphs.BareErr(err))
 	}
 	return &streamFile{f: f, tmp: f.Name(), target: target}, nil
 }
@@ -83,7 +83,7 @@ func (s *streamFile) Write(p []byte) (int, error) {
 	if err == nil && n < len(p) {
 		err = io.ErrShortWrite
 	}
-	return n, bareErr(err)
+	return n, graphs.BareErr(err)
 }
 
 // close stops further writes and reports whether the file was still open.
@@ -106,23 +106,23 @@ func (s *streamFile) Commit() error {
 
 func (s *streamFile) commit() error {
 	if s.tmp == "" {
-		return bareErr(s.f.Close())
+		return graphs.BareErr(s.f.Close())
 	}
 	fail := func(stage string, err error) error {
 		s.f.Close()
 		os.Remove(s.tmp)
-		return fmt.Errorf("%s failed: %w", stage, bareErr(err))
+		return fmt.Errorf("%s failed: %w", stage, graphs.BareErr(err))
 	}
 	if err := s.f.Sync(); err != nil {
 		return fail("sync", err)
 	}
 	if err := s.f.Close(); err != nil {
 		os.Remove(s.tmp)
-		return fmt.Errorf("close failed: %w", bareErr(err))
+		return fmt.Errorf("close failed: %w", graphs.BareErr(err))
 	}
 	if err := os.Rename(s.tmp, s.target); err != nil {
 		os.Remove(s.tmp)
-		return fmt.Errorf("cannot move the written file into place: %w", bareErr(err))
+		return fmt.Errorf("cannot move the written file into place: %w", graphs.BareErr(err))
 	}
 	return nil
 }
@@ -158,9 +158,9 @@ func (s *streamFile) Finish(writeErr func() error) error {
 	if err := writeErr(); err != nil && !errors.Is(err, os.ErrClosed) {
 		s.discard()
 		if s.tmp != "" {
-			return fmt.Errorf("writing failed: %w; the file was left as it was", bareErr(err))
+			return fmt.Errorf("writing failed: %w; the file was left as it was", graphs.BareErr(err))
 		}
-		return fmt.Errorf("writing failed: %w; it got the lines before the failure", bareErr(err))
+		return fmt.Errorf("writing failed: %w; it got the lines before the failure", graphs.BareErr(err))
 	}
 	if err := s.commit(); err != nil {
 		if s.tmp != "" {
@@ -208,19 +208,6 @@ func fileOf(w io.Writer) *os.File {
 		return fileOf(v.w)
 	}
 	return nil
-}
-
-// bareErr strips the path of a file-system error (*fs.PathError,
-// *os.LinkError), for errors about a temporary or lock file whose name
-// would only confuse, or whose path the caller names already.
-func bareErr(err error) error {
-	switch e := err.(type) {
-	case *fs.PathError:
-		return e.Err
-	case *os.LinkError:
-		return e.Err
-	}
-	return err
 }
 
 // cpuProfileEnv names the file a CPU profile of the whole command is

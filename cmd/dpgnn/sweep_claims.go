@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // runClaims are the claims on the runs of one results file, so that
@@ -43,7 +45,7 @@ func claimsDir(results string) string {
 func openClaims(results string) (*runClaims, error) {
 	dir := claimsDir(results)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create the directory of run claims %s: %w", dir, bareErr(err))
+		return nil, fmt.Errorf("cannot create the directory of run claims %s: %w", dir, graphs.BareErr(err))
 	}
 	host, _ := os.Hostname()
 	return &runClaims{dir: dir, who: fmt.Sprintf("pid %d on %s", os.Getpid(), host)}, nil
@@ -74,7 +76,7 @@ func (c *runClaims) try(k runKey) (*runClaim, string, error) {
 	path := c.file(k)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, "", fmt.Errorf("claim %s: %w", path, bareErr(err))
+		return nil, "", fmt.Errorf("claim %s: %w", path, graphs.BareErr(err))
 	}
 	ok, unlock, err := tryLockFile(f)
 	if err != nil {
