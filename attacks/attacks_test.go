@@ -7,7 +7,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/internal/testgraphs"
+	"github.com/dpgnn/dpgnn/graphs/graphstest"
 	"github.com/dpgnn/dpgnn/methods"
 	_ "github.com/dpgnn/dpgnn/methods/caribou"
 	_ "github.com/dpgnn/dpgnn/methods/dpar"
@@ -23,7 +23,7 @@ import (
 // testGraph is a small csbm graph with a ratio split.
 func testGraph(t testing.TB, nodes int, signal float64, seed uint64) *graphs.Graph {
 	t.Helper()
-	return testgraphs.CSBM(t, graphs.CSBMConfig{Nodes: nodes, Classes: 3, Features: 16, AvgDegree: 6, Homophily: 0.9, Signal: signal}, seed, "ratio:0.5:0.3", seed)
+	return graphstest.CSBM(t, graphs.CSBMConfig{Nodes: nodes, Classes: 3, Features: 16, AvgDegree: 6, Homophily: 0.9, Signal: signal}, seed, "ratio:0.5:0.3", seed)
 }
 
 // train runs the named method on g with its flags set from args.

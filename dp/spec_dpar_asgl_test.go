@@ -1,7 +1,7 @@
 package dp
 
 import (
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/walk"
 	"math"
 	"testing"
 )
@@ -211,7 +211,7 @@ func asglGamma(alpha, sigma float64, nTr, bd, r int) float64 {
 }
 
 func asglR(n, l int) int {
-	r, err := graphs.ReceptiveField(n, l)
+	r, err := walk.ReceptiveField(n, l)
 	if err != nil {
 		panic(err)
 	}

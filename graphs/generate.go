@@ -17,7 +17,6 @@ const (
 	streamFeatures = 0x6665617473   // "feats"
 	streamSigns    = 0x7369676e73   // "signs"
 	streamSplit    = 0x73706c6974   // "split"
-	streamBound    = 0x626f756e64   // "bound"
 )
 
 // newSeededRand returns a deterministic PCG-backed generator for (seed, stream).

@@ -160,83 +160,37 @@ func AddSelfLoops(a *CSR, w float64) *CSR {
 	return b.done()
 }
 
-// BoundDegreeSymmetric returns a symmetric graph contained in A ∪ Aᵀ in
-// which every node has degree (stored entries per row) at most d. It takes
-// the undirected pairs {i, j} of Symmetrize(A) (a self-loop is a pair that
-// uses one unit of its node's capacity), visits them in a uniformly random
-// order and keeps a pair when both endpoints still have capacity left; kept
-// pairs are stored in both directions with Symmetrize's values. This random
-// greedy removes edges at random but does not maximise the number kept;
-// nodes of degree ≤ d in A can lose edges too when a neighbour is full. A
-// negative d is treated as 0. It panics if A is not square.
-//
-// It has no node-level stability bound: removing one node frees at most d
-// slots, but each freed slot can start an alternating chain of swapped
-// edges as long as the graph (see degreebound.go). Node-level mechanisms
-// take their degree bound from degreebound.go instead.
-func BoundDegreeSymmetric(a *CSR, d int, seed uint64) *CSR {
-	s := Symmetrize(a)
-	pairs := undirectedPairs(s)
-	r := newSeededRand(seed, streamBound)
-	r.Shuffle(len(pairs), func(x, y int) { pairs[x], pairs[y] = pairs[y], pairs[x] })
-	return greedyDegreeBound(s.Rows, pairs, d, s.Data != nil)
+// RemoveNode returns A with node v's row and column emptied: the raw
+// node-level neighbour, with the other nodes' ids unchanged (the node itself
+// stays as an isolated id, so rows can be compared one to one; drop row v
+// before comparing outputs). It panics if v is out of range (a programming
+// error).
+func RemoveNode(a *CSR, v int) *CSR {
+	if v < 0 || v >= max(a.Rows, a.Cols) {
+		panic(fmt.Sprintf("graphs: RemoveNode: node %d out of range", v))
+	}
+	return filterCSR(a, func(i, j int) bool { return i != v && j != v })
 }
 
-// pair is an undirected pair {i, j}, i ≤ j, with its value.
-type pair struct {
-	i, j int
-	v    float64
+// RemoveEntry returns A without the entry (u, v) and, when both, also
+// without (v, u): an edge-level neighbour (one directed entry, or one
+// undirected edge with both its entries). It panics if u or v is out of
+// range.
+func RemoveEntry(a *CSR, u, v int, both bool) *CSR {
+	if u < 0 || v < 0 || u >= a.Rows || v >= a.Cols || (both && (v >= a.Rows || u >= a.Cols)) {
+		panic(fmt.Sprintf("graphs: RemoveEntry: (%d, %d) out of range", u, v))
+	}
+	return filterCSR(a, func(i, j int) bool {
+		return !(i == u && j == v) && !(both && i == v && j == u)
+	})
 }
 
-// undirectedPairs lists the pairs i ≤ j of a symmetric s.
-func undirectedPairs(s *CSR) []pair {
-	pairs := make([]pair, 0, s.NNZ()/2+s.Rows)
-	for i := 0; i < s.Rows; i++ {
-		for k := s.Indptr[i]; k < s.Indptr[i+1]; k++ {
-			if j := s.Indices[k]; j >= i {
-				pairs = append(pairs, pair{i, j, s.Value(k)})
-			}
-		}
+// HasEntry reports whether A stores the entry (i, j).
+func (m *CSR) HasEntry(i, j int) bool {
+	if i < 0 || i >= m.Rows {
+		return false
 	}
-	return pairs
-}
-
-// greedyDegreeBound visits pairs in the given order and keeps a pair when
-// both endpoints have capacity left (d each; a self-loop uses one unit);
-// kept pairs are stored in both directions, with their values when
-// weighted.
-func greedyDegreeBound(n int, pairs []pair, d int, weighted bool) *CSR {
-	d = max(d, 0)
-	capLeft := make([]int, n)
-	for i := range capLeft {
-		capLeft[i] = d
-	}
-	var src, dst []int
-	var vals []float64
-	if weighted {
-		vals = make([]float64, 0, len(pairs))
-	}
-	for _, p := range pairs {
-		if p.i == p.j {
-			if capLeft[p.i] >= 1 {
-				capLeft[p.i]--
-				src, dst = append(src, p.i), append(dst, p.i)
-				if weighted {
-					vals = append(vals, p.v)
-				}
-			}
-			continue
-		}
-		if capLeft[p.i] >= 1 && capLeft[p.j] >= 1 {
-			capLeft[p.i]--
-			capLeft[p.j]--
-			src, dst = append(src, p.i, p.j), append(dst, p.j, p.i)
-			if weighted {
-				vals = append(vals, p.v, p.v)
-			}
-		}
-	}
-	return FromCOO(n, n, src, dst, vals)
+	return slices.Contains(m.Indices[m.Indptr[i]:m.Indptr[i+1]], j)
 }
 
 // RemoveEdgesBetween returns A without the entries (i, j) and (j, i) for

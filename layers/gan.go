@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -238,7 +239,7 @@ func score(e, b []float64, k, u, v int) float64 {
 // Scores is the graph-softmax score function of the walks (graphs.ScoreFunc)
 // from the current parameter values: out[j] = s(cur, cands[j]). It reads the
 // parameters at every call: use it while they do not change.
-func (p *GANPlayer) Scores() graphs.ScoreFunc {
+func (p *GANPlayer) Scores() walk.ScoreFunc {
 	return func(cur int, cands []int, out []float64) {
 		e, b := p.Emb.Value(), p.Bias.Value()
 		for j, c := range cands {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -139,8 +140,8 @@ func TestNAPNodeSensitivityPublicBound(t *testing.T) {
 	const n, h = 30, 4
 	for seed := uint64(3); seed < 6; seed++ {
 		a := randGraph(n, 0.4, seed)
-		_, d := graphs.OutDegreeExcess(a, 0)
-		if err := graphs.CheckOutDegree(a, d); err != nil {
+		_, d := degree.Excess(a, 0)
+		if err := degree.CheckRows(a, d); err != nil {
 			t.Fatal(err)
 		}
 		for _, z := range [][]float64{randZ(n, h, -1), alignedZ(n, h)} {

@@ -43,7 +43,7 @@ target_epsilon the target, target_met whether it holds).`, name, name, countList
 				"gap":    "  dpgnn account gap --level edge --hops 2 --epsilon 1 --delta 1e-7\n  dpgnn account gap --level node --hops 2 --noise 1.04 --train-nodes 19804 --batch-size 256 --epochs 10 --delta 1e-5",
 				"progap": "  dpgnn account progap --level edge --hops 2 --epsilon 1 --delta 1e-7\n  dpgnn account progap --level node --hops 2 --noise 1.04 --train-nodes 19804 --batch-size 256 --epochs 10 --delta 1e-5",
 				"mlp":    "  dpgnn account mlp --level node --epsilon 8 --delta 1e-5 --train-nodes 2000 --batch-size 64 --epochs 200",
-				"asgl":   "  dpgnn account asgl --epsilon 4 --delta 1e-5 --train-nodes 3783 --max-degree 3 --degree-bound cap",
+				"asgl":   "  dpgnn account asgl --epsilon 4 --delta 1e-5 --train-nodes 3783 --max-degree 3 --degree-bound sample",
 				"gcon":   "  dpgnn account gcon --epsilon 1 --delta 6.129e-5 --classes 7 --n1 140 --dim 16 --alpha 0.8 --steps 2 --lambda 0.2",
 			}[name],
 			Args: cobra.NoArgs,

@@ -4,19 +4,13 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
 func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
-
-// Degree-bound modes (--degree-bound).
-const (
-	DegreePublic = "public"
-	DegreeCap    = "cap"
-	DegreeNone   = "none"
-)
 
 // Accounting modes (--accounting).
 const (
@@ -32,11 +26,15 @@ const (
 
 // Config holds ASGL's hyperparameters.
 type Config struct {
-	Dim         int     `flag:"embedding-dim" help:"k: embedding dimension of the discriminator and the generator"`
-	Paths       int     `flag:"paths" help:"N: walks per root (the discriminator's fakes, the generator's walks) and the most real pairs per root"`
-	MaxLen      int     `flag:"max-len" help:"L: most hops of a walk (the depth of the BFS trees); R = Σ_{l≤L} D^l training subgraphs can differ between neighbours"`
-	MaxDegree   int     `flag:"max-degree" help:"D: degree bound of each walk graph (G+ and G−), see --degree-bound"`
-	DegreeBound string  `flag:"degree-bound" help:"public (D bounds the raw training graph; an input above it is refused; proven), cap (keep ≤ D edges per node by a keyed greedy,\nthe paper's constrained trees; the guarantee assumes the input is already within D) or none (the raw graph, as the authors' code: only without privacy\nor with --accounting paper). Without privacy public walks the raw graph"`
+	Dim    int `flag:"embedding-dim" help:"k: embedding dimension of the discriminator and the generator"`
+	Paths  int `flag:"paths" help:"N: walks per root (the discriminator's fakes, the generator's walks) and the most real pairs per root"`
+	MaxLen int `flag:"max-len" help:"L: most hops of a walk (the depth of the BFS trees); R = Σ_{l≤L} D^l training subgraphs can differ between neighbours"`
+	// Flags is D, the degree bound of each walk graph (G+ and G−), and
+	// how it is enforced (Bound): public, sample (a keyed greedy cap: the
+	// paper's constrained trees) or none (the raw graph, as the authors'
+	// code: only without privacy or with --accounting paper). Without
+	// privacy public walks the raw graph.
+	degree.Flags
 	Window      int     `flag:"window" help:"w: the generator's pairs are the walk nodes at most w hops apart"`
 	TrainEpochs int     `flag:"epochs" help:"epochs of the alternating loop (each: the positive phase, then the negative)"`
 	DiscSteps   int     `flag:"disc-steps" help:"discriminator steps per phase and epoch (n_dis; one fixed-size batch each)"`
@@ -58,19 +56,27 @@ type Config struct {
 // them for SGD at 0.05), and non-private runs on bitcoin_otc change by
 // less than 0.01 in every metric from 10 to 30 epochs.
 func DefaultConfig() Config {
-	return Config{Dim: 128, Paths: 3, MaxLen: 4, MaxDegree: 3, DegreeBound: DegreePublic, Window: 3,
+	return Config{Dim: 128, Paths: 3, MaxLen: 4, Flags: degree.DefaultFlags(3), Window: 3,
 		TrainEpochs: 10, DiscSteps: 10, GenSteps: 10, DiscBatch: 256, GenBatch: 256, Clip: 1, LR: 0.01,
 		Optimizer: OptAdam, WeightDecay: 1e-5, Accounting: AccountingStrict}
 }
 
+// Bound is the degree bound of the walk graphs the flags set: D on every
+// node's degree in G+ and in G−, public, a keyed sample
+// (degree.SampleSymmetric) or none.
+func (c *Config) Bound() (degree.Bound, error) {
+	return c.Flags.Bound(degree.Undirected, "every node's degree in G+ and in G−")
+}
+
 // Validate checks the hyperparameters, and that the occurrence bound
-// R_{D,L} is within graphs.MaxReceptiveField.
+// R_{D,L} is within walk.MaxReceptiveField.
 func (c *Config) Validate() error {
-	_, rErr := graphs.ReceptiveField(c.MaxDegree, c.MaxLen)
+	_, rErr := walk.ReceptiveField(c.MaxDegree, c.MaxLen)
+	_, modeErr := c.Flags.Mode()
 	return methods.CheckFields(c,
 		methods.Width(&c.Dim), methods.Positive(&c.Paths), methods.Depth(&c.MaxLen), methods.Positive(&c.MaxDegree),
 		methods.Require(&c.MaxDegree, rErr == nil || c.MaxDegree <= 0, "with MaxLen (--max-len) %d gives too large an occurrence bound: %v", c.MaxLen, rErr),
-		methods.OneOf(&c.DegreeBound, DegreePublic, DegreeCap, DegreeNone), methods.Depth(&c.Window),
+		methods.Require(&c.DegreeBound, modeErr == nil, "%v", modeErr), methods.Depth(&c.Window),
 		methods.Epochs(&c.TrainEpochs),
 		methods.Require(&c.DiscSteps, c.DiscSteps > 0 && c.DiscSteps <= methods.MaxEpochs, "must be in [1, %d], got %d", methods.MaxEpochs, c.DiscSteps),
 		methods.Require(&c.GenSteps, c.GenSteps >= 0 && c.GenSteps <= methods.MaxEpochs, "must be in [0, %d], got %d", methods.MaxEpochs, c.GenSteps),

@@ -10,6 +10,8 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
@@ -141,7 +143,7 @@ func TestAccounting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := graphs.ReceptiveField(d, cfg.MaxLen)
+	r, _ := walk.ReceptiveField(d, cfg.MaxLen)
 	if p.occ != min(r, g.N) || p.disc.Change != 2 || p.disc.Steps != 24 || p.gen.Steps != 24 || p.disc.Population != g.N {
 		t.Fatalf("strict mechanisms %+v %+v (R = %d)", p.disc, p.gen, p.occ)
 	}
@@ -178,11 +180,11 @@ func TestAccounting(t *testing.T) {
 
 	low := cfg
 	low.MaxDegree = d - 1
-	if _, err := New(low).newRun(ctx, mustCalibrate(t, New(low), ctx, g.N)); err == nil || !strings.Contains(err.Error(), "--degree-bound cap") {
+	if _, err := New(low).newRun(ctx, mustCalibrate(t, New(low), ctx, g.N)); err == nil || !strings.Contains(err.Error(), "--degree-bound sample") {
 		t.Errorf("input above the public bound: %v", err)
 	}
 	// The refusal names the bound only: the same text for two inputs
-	// above it with different largest degrees, a *graphs.BoundError
+	// above it with different largest degrees, a *degree.BoundError
 	// inside, no "largest" and no "raise it".
 	var first string
 	for _, deg := range []float64{12, 24} {
@@ -195,9 +197,9 @@ func TestAccounting(t *testing.T) {
 		hc := context(h, 2)
 		hc.Dataset = "signed"
 		_, err := New(b).newRun(hc, mustCalibrate(t, New(b), hc, h.N))
-		var be *graphs.BoundError
+		var be *degree.BoundError
 		if !errors.As(err, &be) {
-			t.Fatalf("degree %g: err = %v, want a *graphs.BoundError", deg, err)
+			t.Fatalf("degree %g: err = %v, want a *degree.BoundError", deg, err)
 		}
 		msg := err.Error()
 		if strings.Contains(msg, "largest") || strings.Contains(msg, "raise it") || strings.Contains(msg, "node(s)") {
@@ -210,7 +212,7 @@ func TestAccounting(t *testing.T) {
 		}
 	}
 	none := cfg
-	none.DegreeBound = DegreeNone
+	none.DegreeBound = degree.None.String()
 	if _, err := New(none).calibrate(ctx, g.N); err == nil || !strings.Contains(err.Error(), "none") {
 		t.Errorf("strict accounting without a degree bound: %v", err)
 	}
@@ -231,12 +233,12 @@ func mustCalibrate(t *testing.T, m *ASGL, ctx *methods.Context, n int) *privacy 
 func subgraphs(t *testing.T, r *run, ph *phase) [][]int {
 	t.Helper()
 	n := ph.adj.Rows
-	ph.key = graphs.NewWalkKey(dp.NewSource(5))
+	ph.key = walk.NewKey(dp.NewSource(5))
 	var err error
 	if ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores()); err != nil {
 		t.Fatal(err)
 	}
-	gs, err := ph.walker.NewSampler(graphs.NewWalkKey(dp.NewSource(6)), ph.rule, r.gen.p.Scores())
+	gs, err := ph.walker.NewSampler(walk.NewKey(dp.NewSource(6)), ph.rule, r.gen.p.Scores())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +290,7 @@ func TestOccurrenceBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Dim, cfg.DegreeBound = 4, DegreeCap
+	cfg.Dim, cfg.DegreeBound = 4, degree.Sample.String()
 	degs := g.Adj.Degrees()
 	hub := 0
 	for v, d := range degs {
@@ -309,7 +311,7 @@ func TestOccurrenceBound(t *testing.T) {
 	// Public bound: differing subgraphs between G and G − v.
 	tg, d := sparseSigned(t, 300, 3)
 	small := tinyConfig(d)
-	rv, _ := graphs.ReceptiveField(d, small.MaxLen)
+	rv, _ := walk.ReceptiveField(d, small.MaxLen)
 	if rv >= tg.N {
 		t.Fatalf("R = %d is not below n = %d: the check would be void", rv, tg.N)
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 )
@@ -14,7 +16,7 @@ import (
 // G′, drawn from the run's seed), its walks steered by the initial
 // generator. Every random choice of the step — the batch of B_d roots
 // without replacement, the discriminator round's walk key and, with
-// --degree-bound cap, the cap's key — comes from the release's source, and
+// --degree-bound sample, the cap's key — comes from the release's source, and
 // the walk graph is built on the graph given (so a removed node's edges
 // are gone from G+ and from every other root's tree). Released: the
 // privatised gradient of the embedding and the bias (every row, the
@@ -67,23 +69,23 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 		if err != nil {
 			return nil, err
 		}
-		walker := func(key graphs.PairKey) (*graphs.SignedWalker, error) {
+		walker := func(key degree.Key) (*walk.SignedWalker, error) {
 			w := p.walk
-			w.CapKey = key
-			return graphs.NewSignedWalker(g.Adj, nil, w)
+			w.SampleKey = key
+			return walk.NewSignedWalker(g.Adj, nil, w)
 		}
-		fixed, err := walker(graphs.PairKey{})
+		fixed, err := walker(degree.Key{})
 		if err != nil {
 			return nil, fmt.Errorf("walk graph G+: %w", err)
 		}
 		return func(src *dp.Source) ([]float64, error) {
 			w := fixed
-			if p.walk.Mode == graphs.DegreeCap {
-				if w, err = walker(capKey(src.Split("asgl.cap"))); err != nil {
+			if p.walk.Mode == degree.Sample {
+				if w, err = walker(degree.NewKey(src.Split("asgl.cap"))); err != nil {
 					return nil, err
 				}
 			}
-			ph := &phase{name: "+", sign: 1, rule: graphs.TransitionPositive, walker: w, adj: w.Graph(), key: graphs.NewWalkKey(src.Split("asgl.walks"))}
+			ph := &phase{name: "+", sign: 1, rule: walk.TransitionPositive, walker: w, adj: w.Graph(), key: walk.NewKey(src.Split("asgl.walks"))}
 			if ph.disc, err = w.NewSampler(ph.key, ph.rule, gen.p.Scores()); err != nil {
 				return nil, err
 			}

@@ -14,7 +14,7 @@
 // generator steps (trainers.Adversarial). A step draws a fixed-size batch
 // of roots, without replacement, from all n node ids, and each root r
 // contributes its training subgraph S_r, sampled on the BFS tree T_r of the
-// phase's walk graph truncated at depth L (graphs.SignedWalker):
+// phase's walk graph truncated at depth L (walk.SignedWalker):
 //
 //   - discriminator: r's neighbours (at most N, chosen by a keyed per-root
 //     stream when there are more) as real pairs, label 1, and the
@@ -54,7 +54,7 @@
 // discriminator's scores come from the released discriminator. Under a
 // public degree bound D (--degree-bound public: every node of G+ and of G−
 // has at most D neighbours, stated without looking at the data, inputs
-// above it refused), graphs.SignedWalker's Claim 2 shows that T_r is the
+// above it refused), walk.SignedWalker's Claim 2 shows that T_r is the
 // same in G and G − v* for every r outside the L-ball of v*, which has at
 // most R = R_{D,L} = Σ_{l≤L} D^l nodes (and at most n). So at most R of the
 // n contributions differ, each by at most 2C (both clipped to C; v*'s own
@@ -88,15 +88,15 @@
 //
 // The degree bound. --degree-bound public is proven as above. A signed
 // graph with hubs above the paper's D = N = 3 is refused at that bound (the
-// refusal names the bound only, graphs.BoundError); a D large enough to
+// refusal names the bound only, degree.BoundError); a D large enough to
 // admit hubs of hundreds of neighbours makes R_{D,L} exceed n for L ≥ 2,
 // and then at most n subgraphs differ (every one). D must be stated without
 // looking at the data: one read off the input's largest degree is not
-// public. --degree-bound
-// cap keeps at most D edges per node with a keyed greedy (the paper's
-// constrained Algorithm 1): on an input already within D the cap is the
+// public. --degree-bound sample (formerly "cap", still accepted) keeps at
+// most D edges per node with a keyed greedy (degree.SampleSymmetric, the
+// paper's constrained Algorithm 1): on an input already within D the cap is the
 // identity and the claim holds; above it, removing a node can change more
-// than R subgraphs through chains of swapped edges (graphs.TestCapNotStable),
+// than R subgraphs through chains of swapped edges (walk.TestCapNotStable),
 // so the report states that the ε assumes the input is within D.
 //
 // # The paper's accounting (--accounting paper)
@@ -114,6 +114,6 @@
 //
 // Without privacy (--privacy none or ε = ∞) the same loop runs without
 // clipping and noise; the degree bound is then only applied with
-// --degree-bound cap (the same pipeline without noise), and public walks
+// --degree-bound sample (the same pipeline without noise), and public walks
 // the raw graph.
 package asgl

@@ -5,7 +5,9 @@ import (
 	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/graphs"
+
+	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
@@ -25,7 +27,10 @@ type privacy struct {
 	*methods.Calibrated
 	private bool
 	paper   bool
-	walk    graphs.WalkConfig
+	walk    walk.Config
+	// bound is the degree bound the flags set (walk.Mode is the mode the
+	// walks use: without privacy a public bound walks the raw graph).
+	bound degree.Bound
 	// occ is the number of training subgraphs that can differ between
 	// neighbours: min(R_{D,L}, n) under a degree bound, n without one (0
 	// without privacy).
@@ -60,17 +65,15 @@ func (m *ASGL) steps() (tD, tG int) {
 	return 2 * c.TrainEpochs * c.DiscSteps, 2 * c.TrainEpochs * c.GenSteps
 }
 
-// walkConfig is the walk configuration of a run: the configured degree
-// bound when private; without privacy cap keeps the cap and public walks
-// the raw graph (nothing to protect, nothing to refuse).
-func (m *ASGL) walkConfig(private bool) graphs.WalkConfig {
+// walkConfig is the walk configuration of a run under the degree bound b:
+// the configured bound when private; without privacy sample keeps the
+// sample and public walks the raw graph (nothing to protect, nothing to
+// refuse).
+func (m *ASGL) walkConfig(b degree.Bound, private bool) walk.Config {
 	c := m.cfg
-	w := graphs.WalkConfig{Degree: c.MaxDegree, Paths: c.Paths, MaxLen: c.MaxLen}
-	switch {
-	case c.DegreeBound == DegreeCap:
-		w.Mode = graphs.DegreeCap
-	case c.DegreeBound == DegreeNone || !private:
-		w.Mode = graphs.DegreeNone
+	w := walk.Config{Degree: c.MaxDegree, Paths: c.Paths, MaxLen: c.MaxLen, Mode: b.Mode}
+	if b.Mode == degree.Public && !private {
+		w.Mode = degree.None
 	}
 	return w
 }
@@ -82,7 +85,7 @@ func (m *ASGL) walkConfig(private bool) graphs.WalkConfig {
 // roots without replacement, clips each root's gradient to C and adds
 // Gaussian noise of std σ·R·C to every coordinate, R = min(R_{D,L}, n) the
 // most training subgraphs that differ between G and G − v* (Claim 2 of
-// graphs.SignedWalker under the degree bound), each by at most 2C: one
+// walk.SignedWalker under the degree bound), each by at most 2C: one
 // dp.HypergeomGaussian step with Change 2. Conditioned on the outputs so
 // far (both players' parameters come from noisy steps only) and on the
 // public walk keys, the steps compose adaptively: T_D discriminator steps
@@ -121,9 +124,13 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 	if c.GenBatch > n {
 		return nil, fmt.Errorf("GenBatch (--gen-batch) %d exceeds the %d node ids (one training subgraph each)", c.GenBatch, n)
 	}
-	p := &privacy{private: ctx.Private(), paper: c.Accounting == AccountingPaper, walk: m.walkConfig(ctx.Private())}
-	if p.private && !p.paper && p.walk.Mode == graphs.DegreeNone {
-		return nil, fmt.Errorf("DegreeBound (--degree-bound) none bounds no degree, so nothing bounds the training subgraphs a node changes: use it without privacy or with --accounting paper (whose report states ε = ∞), or use public or cap")
+	b, err := c.Bound()
+	if err != nil {
+		return nil, err
+	}
+	p := &privacy{private: ctx.Private(), paper: c.Accounting == AccountingPaper, bound: b, walk: m.walkConfig(b, ctx.Private())}
+	if p.private && !p.paper && p.walk.Mode == degree.None {
+		return nil, fmt.Errorf("DegreeBound (--degree-bound) none bounds no degree, so nothing bounds the training subgraphs a node changes: use it without privacy or with --accounting paper (whose report states ε = ∞), or use public or sample")
 	}
 	tD, tG := m.steps()
 	units := methods.DeltaUnits{Unit: "node", PaperPublic: true, Paper: func() (float64, string, error) {
@@ -143,7 +150,7 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		return p, nil
 	}
 	p.occ = n
-	if p.walk.Mode != graphs.DegreeNone {
+	if p.walk.Mode != degree.None {
 		r, err := p.walk.OccurrenceBound()
 		if err != nil {
 			return nil, err
@@ -170,7 +177,7 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		// Theorem 2 as printed: R_{N,L} of the paths, change 1, T_D steps;
 		// the noise std σ·R_{N,L}·C is declared below as the multiplier of
 		// the honest per-step bound (R = occ, change 2).
-		rp, err := graphs.ReceptiveField(c.Paths, c.MaxLen)
+		rp, err := walk.ReceptiveField(c.Paths, c.MaxLen)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +226,7 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		plan.Epsilon = math.Inf(1)
 		plan.Noise["paper_sigma"], plan.Noise["paper_occurrences"] = p.paperSigma, float64(p.paperR)
 	}
-	plan.Uses = append(plan.Uses, m.degreeUse(p),
+	plan.Uses = append(plan.Uses, p.bound.Use(),
 		dp.Use{Kind: "population", What: fmt.Sprintf("the %d node ids: one training subgraph each, batches drawn from all of them (a removed node keeps its id, with an empty subgraph)", n),
 			Covered: "treated as public (the universe of node identities)"},
 		dp.Use{Kind: "selection", What: "the last epoch is kept; no label or edge is read to choose it", Covered: "no private data read"})
@@ -227,37 +234,20 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 	return p, nil
 }
 
-// degreeUse describes the degree bound for the report.
-func (m *ASGL) degreeUse(p *privacy) dp.Use {
-	c := m.cfg
-	switch p.walk.Mode {
-	case graphs.DegreeNone:
-		return dp.Use{Kind: "degree-bound", What: "no degree bound: the walks run on the raw training graph (the authors' code)",
-			Covered: "not covered: a node can lie in, and change, every training subgraph"}
-	case graphs.DegreeCap:
-		return dp.Use{Kind: "degree-bound",
-			What:    fmt.Sprintf("G+ and G− capped to degree D=%d by a keyed greedy (key from the mechanism source; the paper's constrained BFS trees)", c.MaxDegree),
-			Covered: "assumption: the raw graph's degrees are already ≤ D (the cap is then the identity)"}
-	}
-	return dp.Use{Kind: "degree-bound",
-		What:    fmt.Sprintf("public degree bound D=%d on G+ and on G−: the raw training graph was checked to be within it; no edge is dropped", c.MaxDegree),
-		Covered: "public bound: the guarantee covers every graph whose degrees are ≤ D"}
-}
-
 // notes are the plan's notes on the accounting and its assumptions.
 func (m *ASGL) notes(p *privacy, n int) []string {
 	c := m.cfg
 	tD, tG := m.steps()
 	var out []string
-	if p.walk.Mode == graphs.DegreeNone {
+	if p.walk.Mode == degree.None {
 		out = append(out, fmt.Sprintf("no degree bound: a node can change all n = %d training subgraphs", n))
 	} else {
 		r, _ := p.walk.OccurrenceBound()
 		out = append(out, fmt.Sprintf("walks of at most L=%d hops, N=%d per root, on graphs of degree ≤ D=%d: at most R = min(R_{D,L} = %d, n = %d) = %d training subgraphs differ between neighbours, each by at most 2C (node removal modifies them)",
 			c.MaxLen, c.Paths, c.MaxDegree, r, n, p.occ))
 	}
-	if p.walk.Mode == graphs.DegreeCap {
-		out = append(out, fmt.Sprintf("--degree-bound cap: R assumes every node of the raw graph has at most %d neighbours in G+ and in G−; capping a graph above the bound lets a node's removal swap edges along chains of other nodes, changing more than R subgraphs, which the reported ε does not cover", c.MaxDegree))
+	if note := p.bound.Note(fmt.Sprintf("the occurrence bound R = %d (training subgraphs that differ between neighbours)", p.occ)); note != "" {
+		out = append(out, note)
 	}
 	if p.paper {
 		strict, _ := dp.EpsilonOf("rdp", []dp.Event{mustCounted(p.disc)}, p.Plan.Delta)

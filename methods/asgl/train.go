@@ -10,6 +10,8 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
@@ -40,12 +42,12 @@ func walkPairs(maxLen, w int) int {
 type phase struct {
 	name   string
 	sign   float64
-	rule   graphs.Transition
-	walker *graphs.SignedWalker
+	rule   walk.Transition
+	walker *walk.SignedWalker
 	adj    *graphs.CSR // the walk graph (real neighbours)
 	// the discriminator round of the current epoch: its key and sampler
-	key  graphs.WalkKey
-	disc *graphs.Sampler
+	key  walk.Key
+	disc *walk.Sampler
 }
 
 // player is one GAN player with its optimiser and one step's machinery:
@@ -209,22 +211,20 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*run, error) {
 		return nil, err
 	}
 	r := &run{cfg: c, ctx: ctx, p: p, keys: src.Split("asgl.walks")}
-	walk := p.walk
-	if walk.Mode == graphs.DegreeCap {
-		walk.CapKey = capKey(src.Split("asgl.cap"))
+	wc := p.walk
+	if wc.Mode == degree.Sample {
+		wc.SampleKey = degree.NewKey(src.Split("asgl.cap"))
 	}
 	for _, ph := range []struct {
 		name     string
 		pos, neg *graphs.CSR
 		sign     float64
-		rule     graphs.Transition
-	}{{"+", g.Adj, nil, 1, graphs.TransitionPositive}, {"−", nil, g.Neg, -1, graphs.TransitionNegative}} {
-		w, err := graphs.NewSignedWalker(ph.pos, ph.neg, walk)
+		rule     walk.Transition
+	}{{"+", g.Adj, nil, 1, walk.TransitionPositive}, {"−", nil, g.Neg, -1, walk.TransitionNegative}} {
+		w, err := walk.NewSignedWalker(ph.pos, ph.neg, wc)
 		if err != nil {
-			if walk.Mode == graphs.DegreePublic {
-				return nil, fmt.Errorf("--max-degree %d (--degree-bound public) on %s, G%s: %w. --max-degree is a public bound on every node's degree in G+ and in G− and the guarantee covers graphs within it: "+
-					"%s, or pass --degree-bound cap (the paper's constrained trees, whose guarantee assumes the input is already within the bound)",
-					c.MaxDegree, ctx.Dataset, ph.name, err, graphs.BoundAdvice)
+			if wc.Mode == degree.Public {
+				return nil, p.bound.Refusal(fmt.Sprintf("%s, G%s", ctx.Dataset, ph.name), err)
 			}
 			return nil, fmt.Errorf("walk graph G%s: %w", ph.name, err)
 		}
@@ -257,15 +257,6 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*run, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// capKey draws the degree cap's key from the mechanism source.
-func capKey(src *dp.Source) graphs.PairKey {
-	var k graphs.PairKey
-	for i := 0; i < len(k); i += 8 {
-		binary.LittleEndian.PutUint64(k[i:], src.Uint64())
-	}
-	return k
 }
 
 // realNeighbours returns root's neighbours in the walk graph, at most N of
@@ -322,7 +313,7 @@ func (r *run) discPairs(ph *phase, roots []int) ([]layers.GANPair, error) {
 // the negative phase only those balance theory signs negative), repeated
 // pairs merged, weights averaging 1, rewards from the current
 // discriminator.
-func (r *run) genPairs(ph *phase, s *graphs.Sampler, roots []int) ([]layers.GANPair, error) {
+func (r *run) genPairs(ph *phase, s *walk.Sampler, roots []int) ([]layers.GANPair, error) {
 	var out []layers.GANPair
 	type key struct{ u, v int }
 	for k, root := range roots {
@@ -357,7 +348,7 @@ func (r *run) genPairs(ph *phase, s *graphs.Sampler, roots []int) ([]layers.GANP
 // beginDisc starts phase ph's discriminator round: a fresh walk key; the
 // generator's scores stay fixed until its own steps.
 func (r *run) beginDisc(ph *phase) error {
-	ph.key = graphs.NewWalkKey(r.keys)
+	ph.key = walk.NewKey(r.keys)
 	var err error
 	ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores())
 	return err
@@ -374,7 +365,7 @@ func (r *run) loop() *trainers.Adversarial {
 				return r.disc.step(func(roots []int) ([]layers.GANPair, error) { return r.discPairs(ph, roots) })
 			},
 			Gen: func() (trainers.EpochStats, error) {
-				s, err := ph.walker.NewSampler(graphs.NewWalkKey(r.keys), ph.rule, r.gen.p.Scores())
+				s, err := ph.walker.NewSampler(walk.NewKey(r.keys), ph.rule, r.gen.p.Scores())
 				if err != nil {
 					return trainers.EpochStats{}, err
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
@@ -38,10 +39,11 @@ type Config struct {
 	// MinDegree is a public degree floor D_min (0: none): the CGL normalises
 	// with max(d, D_min) + 1 in place of d + 1 (layers.NewCGLFloored), so
 	// the sensitivities, which fall with D_min, hold for every graph and
-	// nothing is refused. MaxDegree is a public upper bound on every degree
-	// (node level; an input above it is refused).
+	// nothing is refused. Flags' MaxDegree is D_max, a public upper bound
+	// on every degree (node level; an input above it is refused): CARIBOU
+	// offers the public bound only (Bound).
 	MinDegree int `flag:"min-degree" help:"D_min, a public degree floor: the normalisation takes every degree as at least D_min (max(d, D_min)+1 in place of d+1);\nthe sensitivities fall with it and hold for every graph, so no input is refused. Choose it without looking at the data. 0: the raw degrees"`
-	MaxDegree int `flag:"max-degree" help:"node level: D_max, a public bound on every node's degree, chosen without looking at the data; an input with a node above it is refused\n(removing a node only lowers degrees, so the neighbours of an accepted input are accepted too)"`
+	degree.Flags
 	// Sensitivity is "strict" (the bounds proven in layers) or "paper"
 	// (Theorems 8 and 9 as printed calibrate the noise; the report states
 	// the ε proven for that noise).
@@ -62,11 +64,20 @@ func DefaultConfig() Config {
 	m := ap.DefaultModules()
 	m.WeightDecay, m.InDropout = 1e-3, ap.AutoDropout
 	return Config{Hops: 10, Modules: m, EncoderLayers: 2, EncoderEpochs: 100, Lipschitz: 0.9, Alpha1: 1, Beta: 4,
-		MaxDegree: 100, Sensitivity: "strict", Rows: "project", Accountant: "gdp"}
+		Flags: degree.DefaultFlags(100), Sensitivity: "strict", Rows: "project", Accountant: "gdp"}
+}
+
+// Bound is D_max, the node-level public bound on every node's degree in
+// the symmetrised graph without self-loops (what the CGL normalises).
+// CARIBOU's node-level sensitivity is proven for a public bound only, so
+// it offers neither sampling nor none.
+func (c *Config) Bound() (degree.Bound, error) {
+	return c.Flags.Bound(degree.Undirected, "every node's degree", degree.Public)
 }
 
 // Validate checks the hyperparameters (the CGL's as layers.CheckCGL does).
 func (c *Config) Validate() error {
+	_, modeErr := c.Flags.Mode(degree.Public)
 	return methods.CheckAll(c.Modules.Validate(), methods.CheckFields(c, methods.Depth(&c.Hops), methods.DepthOrZero(&c.EncoderLayers),
 		methods.Epochs(&c.EncoderEpochs), methods.Positive(&c.MaxDegree),
 		methods.Require(&c.Lipschitz, c.Lipschitz >= 0 && c.Lipschitz <= 1, "must be in [0, 1] (< 1 for a contraction), got %v", c.Lipschitz),
@@ -74,6 +85,7 @@ func (c *Config) Validate() error {
 		methods.Require(&c.Beta, c.Beta >= 0 && !math.IsInf(c.Beta, 1), "must be non-negative and finite, got %v", c.Beta),
 		methods.Require(&c.MinDegree, c.MinDegree >= 0, "must be non-negative, got %d", c.MinDegree),
 		methods.Require(&c.MinDegree, c.MinDegree <= c.MaxDegree, "must be at most MaxDegree (--max-degree) %d, got %d", c.MaxDegree, c.MinDegree),
+		methods.Require(&c.DegreeBound, modeErr == nil, "%v (caribou's node-level sensitivity is proven for a public bound only)", modeErr),
 		methods.OneOf(&c.Sensitivity, "strict", "paper"), methods.OneOf(&c.Rows, "project", "normalize")))
 }
 
@@ -193,6 +205,10 @@ func (m *CARIBOU) setupCounts(level methods.Level, c methods.Counts) (*setup, er
 		if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
 			return nil, err
 		}
+		bound, err := m.cfg.Bound()
+		if err != nil {
+			return nil, err
+		}
 		s.units.Unit = "node"
 		s.rate = methods.NodeRate(m.cfg.BatchSize, c.TrainNodes)
 		s.sensitivity = layers.NodeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta, m.cfg.MinDegree, m.cfg.MaxDegree)
@@ -205,9 +221,7 @@ func (m *CARIBOU) setupCounts(level methods.Level, c methods.Counts) (*setup, er
 			dp.Use{Kind: "degree-bound", What: floor + fmt.Sprintf("; Δ_n=%.6g is proven for every graph whose degrees are ≤ D_max and that graph minus any one node with its edges, features and label "+
 				"(its id kept, isolated; PCMP's input row of a node whose feature row is all zero is 0), every row compared, the removed node's included", s.sensitivity),
 				Covered: "accounted"},
-			dp.Use{Kind: "degree-bound", What: fmt.Sprintf("public degree bound D_max=%d: an input with a node above it is refused before anything is released; no edge is dropped", m.cfg.MaxDegree),
-				Covered: "public bound: the guarantee covers every graph whose degrees are ≤ D_max and its node neighbours G − v (removing a node only lowers degrees, so G − v is accepted too); " +
-					"a pair whose larger graph exceeds D_max is not covered"},
+			bound.Use(),
 			dp.Use{Kind: "dp-sgd", What: "the encoder's and the classifier's DP-SGD rate q = B/N_train and their step counts read the split's training-node count (a split without training nodes is refused)",
 				Covered: "treated as public (the DP-SGD convention)"},
 			dp.Use{Kind: "population", What: "the node ids: X^(K) has one row per node id of the input (G − v keeps v's id as an isolated node without features; Δ_n covers every row, v's own included)",
@@ -236,7 +250,7 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.layer, err = m.layerOver(ctx.Level, g.Adj); err != nil {
+	if s.layer, err = m.layerOver(ctx.Level, g.Adj, ctx.Dataset); err != nil {
 		return nil, err
 	}
 	if ctx.Level == methods.Node {
@@ -413,7 +427,7 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 		}
 		src := qsrc.Split("graph")
 		q := methods.Lazy(func() (methods.QueryFunc, error) {
-			layer, err := m.layerOver(ctx.Level, h.Adj)
+			layer, err := m.layerOver(ctx.Level, h.Adj, "the query graph")
 			if err != nil {
 				return nil, fmt.Errorf("query graph: %w", err)
 			}
@@ -464,17 +478,20 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 // public D_max is refused; the message says only that the bound was
 // exceeded (no degree of the input is printed, and the bound is not to be
 // chosen from the data).
-func (m *CARIBOU) layerOver(level methods.Level, a *graphs.CSR) (*layers.CGL, error) {
+func (m *CARIBOU) layerOver(level methods.Level, a *graphs.CSR, dataset string) (*layers.CGL, error) {
 	layer, err := layers.NewCGLFloored(a, m.cfg.MinDegree, m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta)
 	if err != nil {
 		return nil, err
 	}
 	if level == methods.Node {
-		for _, d := range layer.Adj.Degrees() {
-			if d-1 > m.cfg.MaxDegree { // Â has one self-loop per node
-				return nil, fmt.Errorf("node level: the input exceeds the public degree bound --max-degree %d, which the guarantee assumes of every graph "+
-					"(state the bound without looking at the data)", m.cfg.MaxDegree)
-			}
+		// Â has exactly one self-loop per node: without them its rows are
+		// the degrees of the symmetrised graph.
+		b, err := m.cfg.Bound()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := b.Apply(graphs.RemoveSelfLoops(layer.Adj), degree.Key{}); err != nil {
+			return nil, b.Refusal(dataset, err)
 		}
 	}
 	return layer, nil

@@ -7,12 +7,13 @@
 package ap
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
@@ -28,10 +29,12 @@ import (
 type Config struct {
 	Hops int `flag:"hops" help:"K: number of aggregation (NAP) steps"`
 	Modules
-	MaxDegree   int    `flag:"max-degree" help:"node level: D, a public bound on every node's out-degree (the number of aggregates its embedding enters);\nNAP's sensitivity is √D"`
-	DegreeBound string `flag:"degree-bound" help:"node level: public (default: D bounds the raw graph; an input above it is refused, nothing is dropped;\nthe guarantee holds for every graph within the bound) or sample (GAP/ProGAP: keep D random out-edges per node;\nthe guarantee then assumes the raw graph is already within D — sampling a graph above it is not covered)"`
-	EdgeUnit    string `flag:"edge-unit" help:"edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)"`
-	Accountant  string `flag:"accountant" help:"edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given"`
+	// Flags is the node-level degree bound: D on every node's out-degree
+	// (the number of aggregates its embedding enters; NAP's sensitivity is
+	// √D), public or sampled (Bound).
+	degree.Flags
+	EdgeUnit   string `flag:"edge-unit" help:"edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)"`
+	Accountant string `flag:"accountant" help:"edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given"`
 }
 
 // DefaultConfig is GAP's and ProGAP's setting: the GAP paper's modules
@@ -44,15 +47,37 @@ type Config struct {
 func DefaultConfig() Config {
 	m := DefaultModules()
 	m.Hidden, m.WeightDecay, m.Dropout, m.InDropout = 32, 1e-3, AutoDropout, AutoDropout
-	return Config{Hops: 1, Modules: m, MaxDegree: 100, DegreeBound: DegreePublic,
+	return Config{Hops: 1, Modules: m, Flags: degree.DefaultFlags(100),
 		EdgeUnit: methods.EdgeDirected, Accountant: "gdp"}
 }
 
-// Degree-bound modes at node level (graphs/degreebound.go).
-const (
-	DegreePublic = "public"
-	DegreeSample = "sample"
-)
+// Bound is the node-level degree bound the flags set: D on every node's
+// out-degree, a public bound or a keyed sample (degree.SampleOut); GAP and
+// ProGAP do not offer none (NAP's node-level sensitivity needs a bound).
+func (a *Config) Bound() (degree.Bound, error) {
+	return a.Flags.Bound(degree.Out, "every node's out-degree", degree.Public, degree.Sample)
+}
+
+// boundAdj is what NAP reads of adj at node level under the degree bound:
+// adj itself within a public bound (refused above it), or its keyed
+// sample with the key drawn from src (called only when sampling, so a
+// public bound draws nothing).
+func (a *Config) boundAdj(adj *graphs.CSR, src func() (*dp.Source, error)) (*graphs.CSR, degree.Bound, error) {
+	b, err := a.Bound()
+	if err != nil {
+		return nil, b, err
+	}
+	var key degree.Key
+	if b.Mode == degree.Sample {
+		s, err := src()
+		if err != nil {
+			return nil, b, err
+		}
+		key = degree.NewKey(s)
+	}
+	adj, err = b.Apply(adj, key)
+	return adj, b, err
+}
 
 // CalibrateAP finds the one noise multiplier z of an aggregation-perturbation
 // run whose releases are releases(z) (Gaussian events in multiples of the
@@ -119,8 +144,14 @@ func (a *Config) calibrateAP(ctx *methods.Context, setup *APSetup, releases func
 // Validate checks aggregation perturbation's hyperparameters.
 func (a *Config) Validate() error {
 	return methods.CheckAll(methods.CheckFields(a, methods.Depth(&a.Hops), methods.Positive(&a.MaxDegree),
-		methods.OneOf(&a.EdgeUnit, methods.EdgeDirected, methods.EdgeUndirected), methods.OneOf(&a.DegreeBound, DegreePublic, DegreeSample)),
+		methods.OneOf(&a.EdgeUnit, methods.EdgeDirected, methods.EdgeUndirected), a.degreeModeCheck()),
 		a.Modules.Validate())
+}
+
+// degreeModeCheck refuses a --degree-bound GAP and ProGAP do not offer.
+func (a *Config) degreeModeCheck() methods.FieldCheck {
+	_, err := a.Flags.Mode(degree.Public, degree.Sample)
+	return methods.Require(&a.DegreeBound, err == nil, "%v", err)
 }
 
 // APSetup is the privacy set-up of one aggregation-perturbation run.
@@ -148,7 +179,7 @@ type APSetup struct {
 
 // SetupAP prepares the adjacency, the sensitivity and the privacy units for
 // a level. At node level the out-degree bound D (--max-degree) is applied
-// as --degree-bound says (graphs/degreebound.go):
+// as --degree-bound says (graphs/degree, Kind Out):
 //   - public: the raw graph must have out-degrees ≤ D, else the run is
 //     refused before anything is released; NAP aggregates over the raw
 //     graph. Removing node v deletes its ≤ D out-entries and changes no
@@ -183,43 +214,22 @@ func (a *Config) SetupAP(ctx *methods.Context) (*APSetup, error) {
 		s.Units = methods.EdgeUnits(g.N, undirected, paper)
 		return s, nil
 	}
-	d := a.MaxDegree
 	s.Units.Paper = methods.PaperDigits(n, "training nodes")
-	switch a.DegreeBound {
-	case DegreeSample:
-		src, err := ctx.NoiseSource("degree-bound")
-		if err != nil {
-			return nil, err
+	adj, b, err := a.boundAdj(g.Adj, func() (*dp.Source, error) { return ctx.NoiseSource("degree-bound") })
+	if err != nil {
+		var be *degree.BoundError
+		if errors.As(err, &be) {
+			return nil, b.Refusal(ctx.Dataset, err)
 		}
-		s.Adj = graphs.SampleOutDegree(g.Adj, d, PairKeyFrom(src))
-		s.Bound = &dp.Use{Kind: "degree-bound",
-			What:    fmt.Sprintf("out-degrees sampled to D=%d with keyed ranks from the mechanism source (GAP/ProGAP)", d),
-			Covered: "assumption: the raw graph's out-degrees are already ≤ D"}
-		// The report does not say whether this input is above D: that count
-		// is private, and the report is meant to be published.
-		s.Note = fmt.Sprintf("node level, --degree-bound sample: NAP's sensitivity √%d assumes every node of the raw graph has at most %d out-neighbours "+
-			"(a public degree bound on the input graph); sampling a graph above the bound changes other nodes' samples when a node is removed, "+
-			"which √D does not cover: for such an input the ε above is not a guarantee", d, d)
-	default:
-		if err := graphs.CheckOutDegree(g.Adj, d); err != nil {
-			return nil, fmt.Errorf("node level, --max-degree %d on %s: %w. --max-degree is a public bound on every node's out-degree and the guarantee "+
-				"covers graphs within it: %s, or pass --degree-bound sample "+
-				"(the papers' sampling, whose guarantee assumes the input is already within the bound)", d, ctx.Dataset, err, graphs.BoundAdvice)
-		}
-		s.Bound = &dp.Use{Kind: "degree-bound",
-			What:    fmt.Sprintf("public out-degree bound D=%d: the raw graph was checked to be within it; no edge is dropped", d),
-			Covered: "public bound: the guarantee covers every graph whose out-degrees are ≤ D"}
+		return nil, err
 	}
+	s.Adj = adj
+	u := b.Use()
+	s.Bound = &u
+	// The report does not say whether this input is above D: that count is
+	// private, and the report is meant to be published.
+	s.Note = b.Note(fmt.Sprintf("NAP's sensitivity √%d", b.D))
 	return s, nil
-}
-
-// PairKeyFrom draws a degree-bounding key from a mechanism source.
-func PairKeyFrom(src *dp.Source) graphs.PairKey {
-	var k graphs.PairKey
-	for i := 0; i < len(k); i += 8 {
-		binary.LittleEndian.PutUint64(k[i:], src.Uint64())
-	}
-	return k
 }
 
 // NodeAccountant is the accountant used at node level for the --accountant
@@ -341,8 +351,11 @@ func (a *Config) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calib
 		std := c.Multiplier * s.Sensitivity
 		return func(src *dp.Source) ([]float64, error) {
 			adj := s.Adj
-			if ctx.Level == methods.Node && a.DegreeBound == DegreeSample {
-				adj = graphs.SampleOutDegree(g.Adj, a.MaxDegree, PairKeyFrom(src))
+			if m, _ := a.Flags.Mode(); ctx.Level == methods.Node && m == degree.Sample {
+				// Every sampled release draws its own key.
+				if adj, _, err = a.boundAdj(g.Adj, func() (*dp.Source, error) { return src, nil }); err != nil {
+					return nil, err
+				}
 			}
 			return napOnce(adj, x, g.N, width, std, src)
 		}, nil
@@ -448,13 +461,11 @@ func (a *Config) QueryAdj(level methods.Level, h *graphs.Graph, src *dp.Source) 
 	if level != methods.Node {
 		return h.Adj, nil
 	}
-	if a.DegreeBound == DegreeSample {
-		return graphs.SampleOutDegree(h.Adj, a.MaxDegree, PairKeyFrom(src)), nil
+	adj, b, err := a.boundAdj(h.Adj, func() (*dp.Source, error) { return src, nil })
+	if err != nil {
+		return nil, fmt.Errorf("query: node level, --max-degree %d (--degree-bound %s): %w", b.D, b.Mode, err)
 	}
-	if err := graphs.CheckOutDegree(h.Adj, a.MaxDegree); err != nil {
-		return nil, fmt.Errorf("query: node level, --max-degree %d: %w", a.MaxDegree, err)
-	}
-	return h.Adj, nil
+	return adj, nil
 }
 
 // NAPQueryCost is the cost of queries that run the K NAP calls of an

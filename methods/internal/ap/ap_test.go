@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/methods"
 )
 
@@ -138,21 +139,21 @@ func TestDropoutFor(t *testing.T) {
 // refuses an input above D with a text that is the same for every such
 // input — spread graphs whose largest out-degree is 30 or 90, with 30 or
 // 90 nodes above the bound — and names neither statistic: no "raise it"
-// towards a value read off the data, a *graphs.BoundError inside.
+// towards a value read off the data, a *degree.BoundError inside.
 func TestPublicBoundRefusal(t *testing.T) {
 	a := apFor(t, "--max-degree", "10")
 	var first string
 	for _, nu := range []int{30, 90} {
 		g := splitAll(t, graphs.SpreadGraph(nu, 12, 1))
 		g.Name = "spread"
-		cnt, mx := graphs.OutDegreeExcess(g.Adj, 10)
+		cnt, mx := degree.Excess(g.Adj, 10)
 		if cnt == 0 {
 			t.Fatalf("spread(%d): no node above the bound", nu)
 		}
 		_, err := a.SetupAP(&methods.Context{Graph: g, Dataset: g.Name, Level: methods.Node, Epsilon: 8, Delta: 1e-5, Seed: 1})
-		var be *graphs.BoundError
+		var be *degree.BoundError
 		if !errors.As(err, &be) {
-			t.Fatalf("spread(%d): err = %v, want a *graphs.BoundError", nu, err)
+			t.Fatalf("spread(%d): err = %v, want a *degree.BoundError", nu, err)
 		}
 		msg := err.Error()
 		for _, private := range []string{fmt.Sprint(mx), fmt.Sprintf("%d node", cnt), "largest", "raise it"} {
@@ -169,7 +170,7 @@ func TestPublicBoundRefusal(t *testing.T) {
 			t.Errorf("refusals differ with the input: %q vs %q", first, msg)
 		}
 		if _, err := a.QueryAdj(methods.Node, g, nil); !errors.As(err, &be) {
-			t.Errorf("spread(%d): query refusal %v, want a *graphs.BoundError", nu, err)
+			t.Errorf("spread(%d): query refusal %v, want a *degree.BoundError", nu, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package graphs
+package walk
 
 import (
 	"errors"
@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/graphstest"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
@@ -87,7 +90,7 @@ func TestWindowPairs(t *testing.T) {
 }
 
 // signedFromEdges builds symmetric positive and negative adjacencies.
-func signedFromEdges(n int, edges [][3]int) (pos, neg *CSR) {
+func signedFromEdges(n int, edges [][3]int) (pos, neg *graphs.CSR) {
 	var ps, pd, ns, nd []int
 	for _, e := range edges {
 		if e[2] > 0 {
@@ -96,13 +99,13 @@ func signedFromEdges(n int, edges [][3]int) (pos, neg *CSR) {
 			ns, nd = append(ns, e[0], e[1]), append(nd, e[1], e[0])
 		}
 	}
-	return FromCOO(n, n, ps, pd, nil), FromCOO(n, n, ns, nd, nil)
+	return graphs.FromCOO(n, n, ps, pd, nil), graphs.FromCOO(n, n, ns, nd, nil)
 }
 
 func TestSignedTree(t *testing.T) {
 	// 0 −(+)− 1, 0 −(−)− 2, 1 −(−)− 3, 2 −(−)− 3, 3 −(+)− 4, 4 −(−)− 5.
 	pos, neg := signedFromEdges(6, [][3]int{{0, 1, 1}, {0, 2, -1}, {1, 3, -1}, {2, 3, -1}, {3, 4, 1}, {4, 5, -1}})
-	w, err := NewSignedWalker(pos, neg, WalkConfig{Degree: 3, Paths: 2, MaxLen: 3})
+	w, err := NewSignedWalker(pos, neg, Config{Degree: 3, Paths: 2, MaxLen: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +129,7 @@ func TestSignedTree(t *testing.T) {
 	}
 	// A negative tree: signs are (−1)^depth.
 	_, negOnly := signedFromEdges(5, [][3]int{{0, 1, -1}, {1, 2, -1}, {2, 3, -1}, {1, 4, -1}})
-	wn, err := NewSignedWalker(nil, negOnly, WalkConfig{Degree: 3, Paths: 1, MaxLen: 4})
+	wn, err := NewSignedWalker(nil, negOnly, Config{Degree: 3, Paths: 1, MaxLen: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +166,7 @@ func embScores(n int, seed uint64, scale float64) ScoreFunc {
 // tcBoundedSigned is a random signed graph whose degrees are at most d:
 // random pairs accepted while both endpoints have room; each edge negative
 // with probability pNeg.
-func tcBoundedSigned(n, d, tries int, pNeg float64, seed uint64) (pos, neg *CSR) {
+func tcBoundedSigned(n, d, tries int, pNeg float64, seed uint64) (pos, neg *graphs.CSR) {
 	r := rand.New(rand.NewPCG(seed, 17))
 	deg := make([]int, n)
 	seen := map[[2]int]bool{}
@@ -193,7 +196,7 @@ func TestWalks(t *testing.T) {
 	for s := uint64(1); s <= 6; s++ {
 		pos, neg := tcBoundedSigned(60, 4, 400, 0.3, s)
 		for _, l := range []int{1, 2, 4} {
-			cfg := WalkConfig{Degree: 4, Paths: 5, MaxLen: l}
+			cfg := Config{Degree: 4, Paths: 5, MaxLen: l}
 			w, err := NewSignedWalker(pos, neg, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -254,7 +257,7 @@ func TestWalks(t *testing.T) {
 // one-hop walks from a root with three children.
 func TestTransitions(t *testing.T) {
 	pos, _ := signedFromEdges(4, [][3]int{{0, 1, 1}, {0, 2, 1}, {0, 3, 1}})
-	w, err := NewSignedWalker(pos, nil, WalkConfig{Degree: 3, Paths: 1, MaxLen: 1})
+	w, err := NewSignedWalker(pos, nil, Config{Degree: 3, Paths: 1, MaxLen: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,33 +305,33 @@ func TestTransitions(t *testing.T) {
 	if _, err := tr.Walk(rand.NewPCG(1, 1), false, TransitionPositive, bad); err == nil || !strings.Contains(err.Error(), "not finite") {
 		t.Errorf("NaN score: %v", err)
 	}
-	if _, err := w.NewSampler(WalkKey{}, Transition(7), nil); err == nil {
+	if _, err := w.NewSampler(Key{}, Transition(7), nil); err == nil {
 		t.Error("unknown rule accepted")
 	}
 }
 
 func TestNewSignedWalkerErrors(t *testing.T) {
 	pos, neg := signedFromEdges(4, [][3]int{{0, 1, 1}, {1, 2, -1}})
-	ok := WalkConfig{Degree: 3, Paths: 3, MaxLen: 4}
-	asym := FromCOO(4, 4, []int{0}, []int{1}, nil)
-	both := FromCOO(4, 4, []int{0, 1}, []int{1, 0}, nil)
+	ok := Config{Degree: 3, Paths: 3, MaxLen: 4}
+	asym := graphs.FromCOO(4, 4, []int{0}, []int{1}, nil)
+	both := graphs.FromCOO(4, 4, []int{0, 1}, []int{1, 0}, nil)
 	star, _ := signedFromEdges(6, [][3]int{{0, 1, 1}, {0, 2, 1}, {0, 3, 1}, {0, 4, 1}, {1, 2, 1}})
 	for _, tc := range []struct {
-		pos, neg *CSR
-		cfg      WalkConfig
+		pos, neg *graphs.CSR
+		cfg      Config
 		msg      string
 	}{
 		{nil, nil, ok, "no positive and no negative"},
-		{FromCOO(4, 5, nil, nil, nil), nil, ok, "4×5"},
-		{pos, FromCOO(5, 5, nil, nil, nil), ok, "positive adjacency has 4 nodes, negative 5"},
+		{graphs.FromCOO(4, 5, nil, nil, nil), nil, ok, "4×5"},
+		{pos, graphs.FromCOO(5, 5, nil, nil, nil), ok, "positive adjacency has 4 nodes, negative 5"},
 		{asym, nil, ok, "not symmetric"},
 		{pos, both, ok, "pair (0, 1) is both a positive and a negative edge"},
-		{star, nil, ok, "outside the public bound (at most D = 3 neighbours per node)"},
-		{pos, neg, WalkConfig{Degree: 0, Paths: 1, MaxLen: 1}, "degree bound 0"},
-		{pos, neg, WalkConfig{Degree: 3, Paths: 0, MaxLen: 1}, "paths per root 0"},
-		{pos, neg, WalkConfig{Degree: 3, Paths: 1, MaxLen: 0}, "max path length 0"},
-		{pos, neg, WalkConfig{Degree: 3, Paths: 1, MaxLen: 30}, "exceeds"},
-		{pos, neg, WalkConfig{Degree: 3, Paths: 1, MaxLen: 1, Mode: 9}, "unknown degree mode 9"},
+		{star, nil, ok, "outside the public bound (at most 3 neighbours per node)"},
+		{pos, neg, Config{Degree: 0, Paths: 1, MaxLen: 1}, "degree bound 0"},
+		{pos, neg, Config{Degree: 3, Paths: 0, MaxLen: 1}, "paths per root 0"},
+		{pos, neg, Config{Degree: 3, Paths: 1, MaxLen: 0}, "max path length 0"},
+		{pos, neg, Config{Degree: 3, Paths: 1, MaxLen: 30}, "exceeds"},
+		{pos, neg, Config{Degree: 3, Paths: 1, MaxLen: 1, Mode: 9}, "unknown degree mode 9"},
 	} {
 		if _, err := NewSignedWalker(tc.pos, tc.neg, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("error %v, want one containing %q", err, tc.msg)
@@ -336,16 +339,16 @@ func TestNewSignedWalkerErrors(t *testing.T) {
 	}
 	// The cap accepts the star and bounds it; on a graph within the bound
 	// it is the identity.
-	w, err := NewSignedWalker(star, nil, WalkConfig{Degree: 3, Paths: 1, MaxLen: 2, Mode: DegreeCap, CapKey: tcKey(1)})
+	w, err := NewSignedWalker(star, nil, Config{Degree: 3, Paths: 1, MaxLen: 2, Mode: degree.Sample, SampleKey: graphstest.Key(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, mx := OutDegreeExcess(w.Graph(), 3); mx > 3 {
+	if _, mx := degree.Excess(w.Graph(), 3); mx > 3 {
 		t.Errorf("capped degree %d", mx)
 	}
 	pb, nb := tcBoundedSigned(80, 3, 500, 0.4, 9)
-	wp, _ := NewSignedWalker(pb, nb, WalkConfig{Degree: 3, Paths: 1, MaxLen: 2})
-	wc, _ := NewSignedWalker(pb, nb, WalkConfig{Degree: 3, Paths: 1, MaxLen: 2, Mode: DegreeCap, CapKey: tcKey(2)})
+	wp, _ := NewSignedWalker(pb, nb, Config{Degree: 3, Paths: 1, MaxLen: 2})
+	wc, _ := NewSignedWalker(pb, nb, Config{Degree: 3, Paths: 1, MaxLen: 2, Mode: degree.Sample, SampleKey: graphstest.Key(2)})
 	if !reflect.DeepEqual(wp.Graph(), wc.Graph()) {
 		t.Error("the cap changed a graph already within the bound")
 	}
@@ -367,7 +370,7 @@ func (r rootData) nodes() []int {
 	return slices.Compact(out)
 }
 
-func sampleAll(t *testing.T, w *SignedWalker, key WalkKey, rule Transition, scores ScoreFunc) []rootData {
+func sampleAll(t *testing.T, w *SignedWalker, key Key, rule Transition, scores ScoreFunc) []rootData {
 	t.Helper()
 	s, err := w.NewSampler(key, rule, scores)
 	if err != nil {
@@ -400,7 +403,7 @@ func walkOccurrences(data []rootData) []int {
 }
 
 // ballOf returns the nodes within distance l of v in the symmetric a.
-func ballOf(a *CSR, v, l int) map[int]bool {
+func ballOf(a *graphs.CSR, v, l int) map[int]bool {
 	in := map[int]bool{v: true}
 	front := []int{v}
 	for d := 0; d < l; d++ {
@@ -464,19 +467,19 @@ func TestOccurrencePublicBound(t *testing.T) {
 		d := 2 + int(s%3)
 		l := 1 + int(s%4)
 		pos, neg := tcBoundedSigned(150, d, 2000, 0.3, s)
-		cfg := WalkConfig{Degree: d, Paths: d, MaxLen: l}
+		cfg := Config{Degree: d, Paths: d, MaxLen: l}
 		w, err := NewSignedWalker(pos, neg, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := NewWalkKey(rand.NewPCG(s, 1))
+		key := NewKey(rand.NewPCG(s, 1))
 		scores := embScores(150, s, 0.7)
 		rule := Transition(s % 2)
 		base := sampleAll(t, w, key, rule, scores)
 		checkOccurrences(t, "G", w, base)
 		r := w.OccurrenceBound()
 		for _, v := range []int{0, 7, int(s * 13 % 150)} {
-			wv, err := NewSignedWalker(RemoveNode(pos, v), RemoveNode(neg, v), cfg)
+			wv, err := NewSignedWalker(graphs.RemoveNode(pos, v), graphs.RemoveNode(neg, v), cfg)
 			if err != nil {
 				t.Fatalf("G − %d refused: %v (removal never raises a degree)", v, err)
 			}
@@ -504,13 +507,13 @@ func TestOccurrencePublicBound(t *testing.T) {
 // occurrences ≤ R on cap(G) and on cap(G − v) for hubs and other nodes.
 func TestOccurrenceCap(t *testing.T) {
 	for s := uint64(1); s <= 4; s++ {
-		a := tcPowerLaw(300, 2.2, 6, s)
-		if _, mx := OutDegreeExcess(a, 0); mx <= 20 {
+		a := graphstest.PowerLaw(300, 2.2, 6, s)
+		if _, mx := degree.Excess(a, 0); mx <= 20 {
 			t.Fatalf("power-law graph has max degree %d: no hub", mx)
 		}
-		cfg := WalkConfig{Degree: 3, Paths: 3, MaxLen: 4, Mode: DegreeCap, CapKey: tcKey(s)}
+		cfg := Config{Degree: 3, Paths: 3, MaxLen: 4, Mode: degree.Sample, SampleKey: graphstest.Key(s)}
 		for _, rule := range []Transition{TransitionPositive, TransitionNegative} {
-			var pos, neg *CSR
+			var pos, neg *graphs.CSR
 			if rule == TransitionPositive {
 				pos = a
 			} else {
@@ -520,15 +523,15 @@ func TestOccurrenceCap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			key := NewWalkKey(rand.NewPCG(s, 3))
+			key := NewKey(rand.NewPCG(s, 3))
 			scores := embScores(300, s, 0.5)
 			checkOccurrences(t, "cap(G)", w, sampleAll(t, w, key, rule, scores))
 			for _, v := range []int{0, 1, 2, 150} { // 0, 1, 2 are the hubs
-				rm := func(m *CSR) *CSR {
+				rm := func(m *graphs.CSR) *graphs.CSR {
 					if m == nil {
 						return nil
 					}
-					return RemoveNode(m, v)
+					return graphs.RemoveNode(m, v)
 				}
 				wv, err := NewSignedWalker(rm(pos), rm(neg), cfg)
 				if err != nil {
@@ -544,24 +547,26 @@ func TestOccurrenceCap(t *testing.T) {
 // raw graph above the bound, removing one node changes the training
 // subgraphs of more than R roots, through the chains of swapped edges the
 // capacity it frees starts (here a path visited from one end, the
-// counterexample of degreebound.go: first with the cap's keyed order
+// counterexample in package degree: first with the cap's keyed order
 // replaced by the worst one, then with the keys themselves).
 func TestCapNotStable(t *testing.T) {
 	const n = 40
-	var pairs []pair
-	for i := 0; i+1 < n; i++ {
-		pairs = append(pairs, pair{i, i + 1, 1})
-	}
-	capped := func(p []pair) *SignedWalker {
-		a := greedyDegreeBound(n, p, 1, true) // the cap with the order fixed
-		w, err := NewSignedWalker(a, nil, WalkConfig{Degree: 1, Paths: 1, MaxLen: 2})
+	// The cap with the order fixed to the path's, from node first: it keeps
+	// the edges {first, first+1}, {first+2, first+3}, ... (first = 1: node
+	// 0 removed, and every kept edge flips).
+	capped := func(first int) *SignedWalker {
+		var src, dst []int
+		for i := first; i+1 < n; i += 2 {
+			src, dst = append(src, i, i+1), append(dst, i+1, i)
+		}
+		w, err := NewSignedWalker(graphs.FromCOO(n, n, src, dst, nil), nil, Config{Degree: 1, Paths: 1, MaxLen: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return w
 	}
-	g, gv := capped(pairs), capped(pairs[1:]) // node 0 removed
-	key := NewWalkKey(rand.NewPCG(1, 1))
+	g, gv := capped(0), capped(1) // node 0 removed
+	key := NewKey(rand.NewPCG(1, 1))
 	diff := differingRoots(sampleAll(t, g, key, TransitionPositive, nil), sampleAll(t, gv, key, TransitionPositive, nil))
 	if r := g.OccurrenceBound(); len(diff) <= r {
 		t.Fatalf("%d subgraphs differ, want more than R = %d", len(diff), r)
@@ -576,12 +581,12 @@ func TestCapNotStable(t *testing.T) {
 	}())
 	found := 0
 	for s := uint64(1); s <= 200 && found == 0; s++ {
-		cfg := WalkConfig{Degree: 1, Paths: 1, MaxLen: 2, Mode: DegreeCap, CapKey: tcKey(s)}
+		cfg := Config{Degree: 1, Paths: 1, MaxLen: 2, Mode: degree.Sample, SampleKey: graphstest.Key(s)}
 		w, err := NewSignedWalker(pos, nil, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wv, err := NewSignedWalker(RemoveNode(pos, 0), nil, cfg)
+		wv, err := NewSignedWalker(graphs.RemoveNode(pos, 0), nil, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -595,7 +600,7 @@ func TestCapNotStable(t *testing.T) {
 		t.Error("no key among 200 makes the keyed cap change more than R subgraphs")
 	}
 	// The public bound refuses the raw path at D = 1 (degree 2).
-	if _, err := NewSignedWalker(pos, nil, WalkConfig{Degree: 1, Paths: 1, MaxLen: 2}); err == nil {
+	if _, err := NewSignedWalker(pos, nil, Config{Degree: 1, Paths: 1, MaxLen: 2}); err == nil {
 		t.Fatal("public bound accepted a path at D = 1")
 	}
 }
@@ -611,11 +616,11 @@ func TestStarNeedsBound(t *testing.T) {
 		e = append(e, [3]int{0, i, 1})
 	}
 	pos, _ := signedFromEdges(n, e)
-	w, err := NewSignedWalker(pos, nil, WalkConfig{Degree: n - 1, Paths: 3, MaxLen: 2})
+	w, err := NewSignedWalker(pos, nil, Config{Degree: n - 1, Paths: 3, MaxLen: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	occ := walkOccurrences(sampleAll(t, w, NewWalkKey(rand.NewPCG(2, 2)), TransitionPositive, nil))
+	occ := walkOccurrences(sampleAll(t, w, NewKey(rand.NewPCG(2, 2)), TransitionPositive, nil))
 	r3, _ := ReceptiveField(3, 2)
 	if occ[0] != n || occ[0] <= r3 {
 		t.Errorf("centre in %d subgraphs, want all %d (> R_{3,2} = %d)", occ[0], n, r3)
@@ -630,11 +635,11 @@ func TestStarNeedsBound(t *testing.T) {
 // another key; and the discriminator element's shape.
 func TestSampler(t *testing.T) {
 	pos, neg := tcBoundedSigned(100, 3, 1000, 0.5, 4)
-	w, err := NewSignedWalker(pos, neg, WalkConfig{Degree: 3, Paths: 3, MaxLen: 3})
+	w, err := NewSignedWalker(pos, neg, Config{Degree: 3, Paths: 3, MaxLen: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := NewWalkKey(rand.NewPCG(9, 9))
+	key := NewKey(rand.NewPCG(9, 9))
 	all := sampleAll(t, w, key, TransitionNegative, embScores(100, 1, 1))
 	s, _ := w.NewSampler(key, TransitionNegative, embScores(100, 1, 1))
 	batch, err := s.DiscBatch([]int{57, 3, 57, 99})
@@ -646,7 +651,7 @@ func TestSampler(t *testing.T) {
 			t.Errorf("root %d sampled alone differs from the full pass", r)
 		}
 	}
-	other := sampleAll(t, w, NewWalkKey(rand.NewPCG(9, 10)), TransitionNegative, embScores(100, 1, 1))
+	other := sampleAll(t, w, NewKey(rand.NewPCG(9, 10)), TransitionNegative, embScores(100, 1, 1))
 	if len(differingRoots(all, other)) < 10 {
 		t.Error("another key gives (almost) the same samples")
 	}
@@ -691,16 +696,16 @@ func TestSampler(t *testing.T) {
 // the public bound refuses the raw graph at D = 3 and proves both claims
 // at D = its largest degree with L = 1.
 func TestOccurrenceRealData(t *testing.T) {
-	g, err := LoadSigned(filepath.Join(testutil.DataDir(t), "signed", "bitcoin_alpha"))
+	g, err := graphs.LoadSigned(filepath.Join(testutil.DataDir(t), "signed", "bitcoin_alpha"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var be *BoundError
-	if _, err := NewSignedWalker(g.Adj, nil, WalkConfig{Degree: 3, Paths: 3, MaxLen: 4}); !errors.As(err, &be) {
+	var be *degree.BoundError
+	if _, err := NewSignedWalker(g.Adj, nil, Config{Degree: 3, Paths: 3, MaxLen: 4}); !errors.As(err, &be) {
 		t.Fatalf("public bound at D = 3: %v", err)
 	}
 	// hubOf returns the node of largest degree in m and that degree.
-	hubOf := func(m *CSR) (int, int) {
+	hubOf := func(m *graphs.CSR) (int, int) {
 		degs := m.Degrees()
 		h := 0
 		for v, d := range degs {
@@ -711,11 +716,11 @@ func TestOccurrenceRealData(t *testing.T) {
 		return h, degs[h]
 	}
 	scores := embScores(g.N, 1, 0.3)
-	key := NewWalkKey(rand.NewPCG(11, 11))
-	cfg := WalkConfig{Degree: 3, Paths: 3, MaxLen: 4, Mode: DegreeCap, CapKey: tcKey(5)}
+	key := NewKey(rand.NewPCG(11, 11))
+	cfg := Config{Degree: 3, Paths: 3, MaxLen: 4, Mode: degree.Sample, SampleKey: graphstest.Key(5)}
 	for _, ph := range []struct {
 		name     string
-		pos, neg *CSR
+		pos, neg *graphs.CSR
 		rule     Transition
 	}{{"G+", g.Adj, nil, TransitionPositive}, {"G−", nil, g.Neg, TransitionNegative}} {
 		w, err := NewSignedWalker(ph.pos, ph.neg, cfg)
@@ -735,11 +740,11 @@ func TestOccurrenceRealData(t *testing.T) {
 		mx := checkOccurrences(t, ph.name, w, base)
 		t.Logf("%s, cap: at most %d subgraphs contain one node (R = 121)", ph.name, mx)
 		for _, v := range []int{hub, 1, g.N / 2} {
-			rm := func(m *CSR) *CSR {
+			rm := func(m *graphs.CSR) *graphs.CSR {
 				if m == nil {
 					return nil
 				}
-				return RemoveNode(m, v)
+				return graphs.RemoveNode(m, v)
 			}
 			wv, err := NewSignedWalker(rm(ph.pos), rm(ph.neg), cfg)
 			if err != nil {
@@ -753,7 +758,7 @@ func TestOccurrenceRealData(t *testing.T) {
 	}
 	// Public bound at the largest positive degree, L = 1: R = 1 + D.
 	hub, dmax := hubOf(g.Adj)
-	pcfg := WalkConfig{Degree: dmax, Paths: 3, MaxLen: 1}
+	pcfg := Config{Degree: dmax, Paths: 3, MaxLen: 1}
 	w, err := NewSignedWalker(g.Adj, nil, pcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -761,7 +766,7 @@ func TestOccurrenceRealData(t *testing.T) {
 	base := sampleAll(t, w, key, TransitionPositive, scores)
 	checkOccurrences(t, "G+ public", w, base)
 	for _, v := range []int{hub, 1, g.N / 2} {
-		wv, err := NewSignedWalker(RemoveNode(g.Adj, v), nil, pcfg)
+		wv, err := NewSignedWalker(graphs.RemoveNode(g.Adj, v), nil, pcfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -790,7 +795,7 @@ func TestDegreeNone(t *testing.T) {
 		e = append(e, [3]int{0, i, 1})
 	}
 	pos, _ := signedFromEdges(n, e)
-	cfg := WalkConfig{Degree: 3, Paths: 2, MaxLen: 40, Mode: DegreeNone}
+	cfg := Config{Degree: 3, Paths: 2, MaxLen: 40, Mode: degree.None}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

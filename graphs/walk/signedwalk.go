@@ -1,4 +1,4 @@
-package graphs
+package walk
 
 import (
 	"crypto/sha256"
@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/internal/vec"
 )
 
@@ -43,7 +45,7 @@ import (
 // edges, keeping its id as an isolated node) to number at most R. That is
 // Claim 2, and it depends on how the degree bound D is obtained.
 //
-// Claim 2 (public bound: DegreePublic). D is a bound on the degrees of the
+// Claim 2 (public bound: degree.Public). D is a bound on the degrees of the
 // raw walk graph, stated without looking at the data, and an input above
 // it is refused (NewSignedWalker fails) before anything is sampled. The
 // universe of such graphs is closed under node removal (degrees only
@@ -59,18 +61,18 @@ import (
 // induction on d the queue up to depth L is the same. The walk reads only
 // the parent and children of nodes at depth < L and stops at depth L. ∎
 //
-// The cap (DegreeCap) is the papers' assumption, not a proof. It keeps at
-// most D edges per node with a keyed greedy (undirected pairs visited in
-// the order of a keyed rank drawn from the mechanism source; a pair is kept
-// while both endpoints have capacity). Its result has degrees ≤ D, so
+// The cap (degree.Sample, degree.SampleSymmetric) is the papers'
+// assumption, not a proof. It keeps at most D edges per node with a keyed
+// greedy (undirected pairs visited in the order of a keyed rank drawn from
+// the mechanism source; a pair is kept while both endpoints have capacity). Its result has degrees ≤ D, so
 // Claim 1 holds on cap(G) and on cap(G − v) for every v. Claim 2 does not:
 // cap(G − v*) differs from cap(G) − v* wherever the capacity v* freed
 // starts an alternating chain of swapped edges, and every root within
 // distance L of a swapped edge changes its training subgraph, however far
-// from v* (degreebound.go explains why no degree projection we know avoids
-// this). On a graph whose degrees are already ≤ D the cap is the identity
-// and Claim 2 applies; a report that uses the cap must say the guarantee
-// assumes that. DegreeNone walks the raw graph and bounds nothing (for runs
+// from v* (package degree explains why no degree projection we know
+// avoids this). On a graph whose degrees are already ≤ D the cap is the
+// identity and Claim 2 applies; a report that uses the cap must say the
+// guarantee assumes that. degree.None walks the raw graph and bounds nothing (for runs
 // without privacy): neither claim holds.
 //
 // Both claims take the score function as fixed: the same function on G and
@@ -91,110 +93,84 @@ const MaxReceptiveField = 1 << 30
 // N < 1, L < 0 and results above MaxReceptiveField.
 func ReceptiveField(n, l int) (int, error) {
 	if n < 1 {
-		return 0, fmt.Errorf("graphs: receptive field: degree bound N = %d, want ≥ 1", n)
+		return 0, fmt.Errorf("walk: receptive field: degree bound N = %d, want ≥ 1", n)
 	}
 	if l < 0 {
-		return 0, fmt.Errorf("graphs: receptive field: path length L = %d, want ≥ 0", l)
+		return 0, fmt.Errorf("walk: receptive field: path length L = %d, want ≥ 0", l)
 	}
 	r, p := 1, 1
 	for i := 1; i <= l; i++ {
 		if p > MaxReceptiveField/n {
-			return 0, fmt.Errorf("graphs: receptive field R(N=%d, L=%d) exceeds %d", n, l, MaxReceptiveField)
+			return 0, fmt.Errorf("walk: receptive field R(N=%d, L=%d) exceeds %d", n, l, MaxReceptiveField)
 		}
 		p *= n
 		r += p
 		if r > MaxReceptiveField {
-			return 0, fmt.Errorf("graphs: receptive field R(N=%d, L=%d) exceeds %d", n, l, MaxReceptiveField)
+			return 0, fmt.Errorf("walk: receptive field R(N=%d, L=%d) exceeds %d", n, l, MaxReceptiveField)
 		}
 	}
 	return r, nil
 }
 
-// DegreeMode selects how a SignedWalker gets the degree bound D its
-// occurrence bound rests on (see Claims 1 and 2 above).
-type DegreeMode int
-
-const (
-	// DegreePublic takes D as a public bound on the raw walk graph's
-	// degrees and refuses an input above it. The occurrence bound and the
-	// number of training subgraphs that differ between neighbours are
-	// proven for raw inputs (Claim 2). It is the zero value.
-	DegreePublic DegreeMode = iota
-	// DegreeCap caps the walk graph to degree D with a keyed greedy. The
-	// occurrence bound holds on every capped graph, but the number of
-	// training subgraphs that differ between raw neighbours is not bounded:
-	// the papers' assumption, to be stated in the privacy report.
-	DegreeCap
-	// DegreeNone bounds nothing: the walks run on the raw graph, Degree is
-	// ignored and no occurrence bound holds (OccurrenceBound fails). For
-	// runs without privacy.
-	DegreeNone
-)
-
-// String returns "public", "cap" or "none".
-func (m DegreeMode) String() string {
-	switch m {
-	case DegreePublic:
-		return "public"
-	case DegreeCap:
-		return "cap"
-	case DegreeNone:
-		return "none"
-	}
-	return fmt.Sprintf("DegreeMode(%d)", int(m))
-}
-
-// WalkConfig configures ASGL's constrained walks.
-type WalkConfig struct {
+// Config configures ASGL's constrained walks.
+type Config struct {
 	// Degree is D, the bound on every node's number of neighbours in the
-	// walk graph (public bound or cap, per Mode): ≥ 1 (ignored with
-	// DegreeNone). The occurrence bound is R_{D,L}. ASGL uses D = N = Paths.
+	// walk graph (public bound or keyed sample, per Mode): ≥ 1 (ignored
+	// with degree.None). The occurrence bound is R_{D,L}. ASGL uses
+	// D = N = Paths.
 	Degree int
 	// Paths is N, the number of walks per root, for the discriminator (its
 	// fake pairs) and for the generator alike: ≥ 1.
 	Paths int
 	// MaxLen is L, the most hops of a walk (the depth of the BFS trees): ≥ 1.
 	MaxLen int
-	// Mode says how Degree is enforced.
-	Mode DegreeMode
-	// CapKey keys the cap's edge order (DegreeCap only); draw it from the
-	// mechanism's noise source.
-	CapKey PairKey
+	// Mode says how Degree is enforced: degree.Public (the zero value),
+	// degree.Sample or degree.None.
+	Mode degree.Mode
+	// SampleKey keys the sample's edge order (degree.Sample only): draw it
+	// from the mechanism's noise source (degree.NewKey).
+	SampleKey degree.Key
+}
+
+// bound is the degree bound of the walk graph (symmetric: its rows are
+// the degrees).
+func (c Config) bound() degree.Bound {
+	return degree.Bound{Mode: c.Mode, D: c.Degree, Kind: degree.Undirected, Of: "every node's degree in the walk graph"}
 }
 
 // Validate checks the parameters and, with a degree bound, that
 // R_{Degree,MaxLen} is at most MaxReceptiveField.
-func (c WalkConfig) Validate() error {
-	if c.Degree < 1 && c.Mode != DegreeNone {
-		return fmt.Errorf("graphs: walk config: degree bound %d, want ≥ 1", c.Degree)
+func (c Config) Validate() error {
+	if c.Degree < 1 && c.Mode != degree.None {
+		return fmt.Errorf("walk: walk config: degree bound %d, want ≥ 1", c.Degree)
 	}
 	if c.Paths < 1 {
-		return fmt.Errorf("graphs: walk config: paths per root %d, want ≥ 1", c.Paths)
+		return fmt.Errorf("walk: walk config: paths per root %d, want ≥ 1", c.Paths)
 	}
 	if c.MaxLen < 1 {
-		return fmt.Errorf("graphs: walk config: max path length %d, want ≥ 1", c.MaxLen)
+		return fmt.Errorf("walk: walk config: max path length %d, want ≥ 1", c.MaxLen)
 	}
 	switch c.Mode {
-	case DegreePublic, DegreeCap:
-	case DegreeNone:
+	case degree.Public, degree.Sample:
+	case degree.None:
 		return nil
 	default:
-		return fmt.Errorf("graphs: walk config: unknown degree mode %d", int(c.Mode))
+		return fmt.Errorf("walk: walk config: unknown degree mode %d", int(c.Mode))
 	}
 	_, err := ReceptiveField(c.Degree, c.MaxLen)
 	return err
 }
 
 // OccurrenceBound returns R_{Degree,MaxLen}: the most training subgraphs a
-// node lies in (Claim 1) and, with DegreePublic, the most that differ
+// node lies in (Claim 1) and, with degree.Public, the most that differ
 // between a raw graph and the graph without one node (Claim 2). It fails
-// with DegreeNone.
-func (c WalkConfig) OccurrenceBound() (int, error) {
+// with degree.None.
+func (c Config) OccurrenceBound() (int, error) {
 	if err := c.Validate(); err != nil {
 		return 0, err
 	}
-	if c.Mode == DegreeNone {
-		return 0, fmt.Errorf("graphs: walk config: no degree bound, so no occurrence bound")
+	if c.Mode == degree.None {
+		return 0, fmt.Errorf("walk: walk config: no degree bound, so no occurrence bound")
 	}
 	return ReceptiveField(c.Degree, c.MaxLen)
 }
@@ -203,9 +179,9 @@ func (c WalkConfig) OccurrenceBound() (int, error) {
 // constrained walks on one walk graph. It is not safe for concurrent use
 // (its BFS scratch is shared); give each goroutine its own.
 type SignedWalker struct {
-	cfg   WalkConfig
+	cfg   Config
 	r     int
-	adj   *CSR // symmetric, no self-loops, Data = ±1 edge signs, degrees ≤ cfg.Degree
+	adj   *graphs.CSR // symmetric, no self-loops, Data = ±1 edge signs, degrees ≤ cfg.Degree
 	stamp []uint32
 	gen   uint32
 	index []int32 // node → tree index, valid where stamp == gen
@@ -216,17 +192,18 @@ type SignedWalker struct {
 // ASGL's phases pass G+ alone or G− alone). Both must be square of the same
 // size and symmetric in pattern (undirected); stored values are ignored
 // (every stored entry is an edge) and self-loops are dropped. A pair stored
-// in both is an error. With DegreePublic, an input with a node of more than
+// in both is an error. The degree bound is applied by degree.Bound.Apply
+// (Kind Undirected): with degree.Public, an input with a node of more than
 // cfg.Degree neighbours (counting both signs) is refused with a
-// *BoundError, which names the bound and nothing about the input (how many
-// nodes exceed it and their degrees are private); with DegreeCap the graph
-// is capped.
-func NewSignedWalker(pos, neg *CSR, cfg WalkConfig) (*SignedWalker, error) {
+// *degree.BoundError, which names the bound and nothing about the input
+// (how many nodes exceed it and their degrees are private); with
+// degree.Sample the graph is capped by degree.SampleSymmetric.
+func NewSignedWalker(pos, neg *graphs.CSR, cfg Config) (*SignedWalker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := 0 // no bound with DegreeNone
-	if cfg.Mode != DegreeNone {
+	r := 0 // no bound with degree.None
+	if cfg.Mode != degree.None {
 		r, _ = ReceptiveField(cfg.Degree, cfg.MaxLen)
 	}
 	adj, err := signedUnion(pos, neg)
@@ -234,13 +211,8 @@ func NewSignedWalker(pos, neg *CSR, cfg WalkConfig) (*SignedWalker, error) {
 		return nil, err
 	}
 	n := adj.Rows
-	switch cfg.Mode {
-	case DegreePublic:
-		if !rowsAtMost(adj, cfg.Degree) { // adj is symmetric: rows are degrees
-			return nil, fmt.Errorf("graphs: walk graph: %w", OutsideBound(fmt.Sprintf("at most D = %d neighbours per node", cfg.Degree)))
-		}
-	case DegreeCap:
-		adj = capSignedDegree(adj, cfg.Degree, cfg.CapKey)
+	if adj, err = cfg.bound().Apply(adj, cfg.SampleKey); err != nil {
+		return nil, fmt.Errorf("walk: walk graph: %w", err)
 	}
 	return &SignedWalker{cfg: cfg, r: r, adj: adj,
 		stamp: make([]uint32, n), index: make([]int32, n)}, nil
@@ -248,33 +220,33 @@ func NewSignedWalker(pos, neg *CSR, cfg WalkConfig) (*SignedWalker, error) {
 
 // signedUnion merges pos and neg into one symmetric CSR with values ±1,
 // without self-loops, checking shapes, symmetry and disjointness.
-func signedUnion(pos, neg *CSR) (*CSR, error) {
+func signedUnion(pos, neg *graphs.CSR) (*graphs.CSR, error) {
 	if pos == nil && neg == nil {
-		return nil, fmt.Errorf("graphs: walk graph: no positive and no negative adjacency")
+		return nil, fmt.Errorf("walk: walk graph: no positive and no negative adjacency")
 	}
 	n := -1
 	for _, p := range []struct {
 		name string
-		m    *CSR
+		m    *graphs.CSR
 	}{{"positive", pos}, {"negative", neg}} {
 		if p.m == nil {
 			continue
 		}
 		if err := p.m.Validate(); err != nil {
-			return nil, fmt.Errorf("graphs: walk graph: %s adjacency: %w", p.name, err)
+			return nil, fmt.Errorf("walk: walk graph: %s adjacency: %w", p.name, err)
 		}
 		if p.m.Rows != p.m.Cols {
-			return nil, fmt.Errorf("graphs: walk graph: %s adjacency is %d×%d, want square", p.name, p.m.Rows, p.m.Cols)
+			return nil, fmt.Errorf("walk: walk graph: %s adjacency is %d×%d, want square", p.name, p.m.Rows, p.m.Cols)
 		}
 		if n >= 0 && p.m.Rows != n {
-			return nil, fmt.Errorf("graphs: walk graph: positive adjacency has %d nodes, negative %d", n, p.m.Rows)
+			return nil, fmt.Errorf("walk: walk graph: positive adjacency has %d nodes, negative %d", n, p.m.Rows)
 		}
 		n = p.m.Rows
 	}
 	var src, dst []int
 	var val []float64
 	for _, p := range []struct {
-		m *CSR
+		m *graphs.CSR
 		s float64
 	}{{pos, 1}, {neg, -1}} {
 		if p.m == nil {
@@ -298,13 +270,13 @@ func signedUnion(pos, neg *CSR) (*CSR, error) {
 	for k := range src {
 		rows[src[k]] = append(rows[src[k]], e{dst[k], val[k]})
 	}
-	m := &CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 0, len(src)), Data: make([]float64, 0, len(src))}
+	m := &graphs.CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 0, len(src)), Data: make([]float64, 0, len(src))}
 	for i, row := range rows {
 		slices.SortFunc(row, func(a, b e) int { return a.j - b.j })
 		for k, x := range row {
 			if k > 0 && row[k-1].j == x.j {
 				if row[k-1].s != x.s {
-					return nil, fmt.Errorf("graphs: walk graph: pair (%d, %d) is both a positive and a negative edge", i, x.j)
+					return nil, fmt.Errorf("walk: walk graph: pair (%d, %d) is both a positive and a negative edge", i, x.j)
 				}
 				continue
 			}
@@ -318,60 +290,25 @@ func signedUnion(pos, neg *CSR) (*CSR, error) {
 		a, as := m.Row(i)
 		b, bs := t.Row(i)
 		if !slices.Equal(a, b) || !slices.Equal(as, bs) {
-			return nil, fmt.Errorf("graphs: walk graph: adjacency of node %d is not symmetric (walks need an undirected graph)", i)
+			return nil, fmt.Errorf("walk: walk graph: adjacency of node %d is not symmetric (walks need an undirected graph)", i)
 		}
 	}
 	return m, nil
-}
-
-// capSignedDegree is the keyed greedy cap: the undirected pairs {i, j} of
-// the symmetric a, visited in increasing keyed rank PRF_key(min, max), are
-// kept while both endpoints have fewer than d kept pairs. Values (signs)
-// are kept. On a graph with degrees ≤ d it is the identity.
-func capSignedDegree(a *CSR, d int, key PairKey) *CSR {
-	pairs := undirectedPairs(a)
-	prf := newPairPRF(key)
-	var buf [16]byte
-	ranks := make([]uint64, len(pairs))
-	for k, p := range pairs {
-		ranks[k] = prf.rank(p.i, p.j, &buf)
-	}
-	order := make([]int, len(pairs))
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortFunc(order, func(x, y int) int {
-		if ranks[x] != ranks[y] {
-			if ranks[x] < ranks[y] {
-				return -1
-			}
-			return 1
-		}
-		if pairs[x].i != pairs[y].i {
-			return pairs[x].i - pairs[y].i
-		}
-		return pairs[x].j - pairs[y].j
-	})
-	sorted := make([]pair, len(pairs))
-	for k, o := range order {
-		sorted[k] = pairs[o]
-	}
-	return greedyDegreeBound(a.Rows, sorted, d, true)
 }
 
 // Nodes returns the number of nodes of the walk graph.
 func (w *SignedWalker) Nodes() int { return w.adj.Rows }
 
 // Config returns the walker's configuration.
-func (w *SignedWalker) Config() WalkConfig { return w.cfg }
+func (w *SignedWalker) Config() Config { return w.cfg }
 
-// OccurrenceBound returns R_{D,L} (see WalkConfig.OccurrenceBound); 0
-// with DegreeNone.
+// OccurrenceBound returns R_{D,L} (see Config.OccurrenceBound); 0
+// with degree.None.
 func (w *SignedWalker) OccurrenceBound() int { return w.r }
 
 // Graph returns a copy of the walk graph: symmetric, values ±1 (the edge
-// signs), degrees ≤ Degree (capped with DegreeCap; any with DegreeNone).
-func (w *SignedWalker) Graph() *CSR { return w.adj.Clone() }
+// signs), degrees ≤ Degree (capped with degree.Sample; any with degree.None).
+func (w *SignedWalker) Graph() *graphs.CSR { return w.adj.Clone() }
 
 // SignedTree is the BFS tree of a walk graph from Root, truncated at depth
 // MaxLen: the nodes within distance MaxLen of Root, enqueued in adjacency
@@ -395,12 +332,12 @@ type SignedTree struct {
 }
 
 // Tree returns the BFS tree from root, truncated at depth MaxLen. Its size
-// is at most min(n, R_{D,L}) (at most n with DegreeNone). It fails for a
+// is at most min(n, R_{D,L}) (at most n with degree.None). It fails for a
 // root out of range.
 func (w *SignedWalker) Tree(root int) (*SignedTree, error) {
 	n := w.adj.Rows
 	if root < 0 || root >= n {
-		return nil, fmt.Errorf("graphs: BFS tree: root %d out of range [0, %d)", root, n)
+		return nil, fmt.Errorf("walk: BFS tree: root %d out of range [0, %d)", root, n)
 	}
 	w.gen++
 	if w.gen == 0 { // wrapped: reset the stamps
@@ -553,7 +490,7 @@ func (t *SignedTree) walk(src rand.Source, forDisc bool, rule Transition, scores
 				scores(t.Nodes[k], s.ids, s.logits)
 			}
 			if err := transitionProbs(s.logits, rule); err != nil {
-				return Walk{}, fmt.Errorf("graphs: walk from %d at node %d: %w", t.Root, t.Nodes[k], err)
+				return Walk{}, fmt.Errorf("walk: walk from %d at node %d: %w", t.Root, t.Nodes[k], err)
 			}
 			j = drawCategorical(src, s.logits)
 		}
@@ -662,15 +599,15 @@ func (wk Walk) Pairs(w int) []SignedPair {
 	return out
 }
 
-// WalkKey keys the per-root random streams of a Sampler. Draw a fresh one
+// Key keys the per-root random streams of a Sampler. Draw a fresh one
 // from the mechanism's noise source for every round of sampling
-// (NewWalkKey).
-type WalkKey [32]byte
+// (NewKey).
+type Key [32]byte
 
-// NewWalkKey draws a key from src: pass the mechanism's *dp.Source, so the
+// NewKey draws a key from src: pass the mechanism's *dp.Source, so the
 // walks are reproducible from the seed and unpredictable with secure noise.
-func NewWalkKey(src rand.Source) WalkKey {
-	var k WalkKey
+func NewKey(src rand.Source) Key {
+	var k Key
 	for i := 0; i < len(k); i += 8 {
 		binary.LittleEndian.PutUint64(k[i:], src.Uint64())
 	}
@@ -679,14 +616,14 @@ func NewWalkKey(src rand.Source) WalkKey {
 
 // Sampler draws ASGL's per-root training data from a SignedWalker. Each
 // root's randomness is its own stream, ChaCha8 keyed by SHA-256 of the
-// WalkKey, the root and the purpose (discriminator or generator): a root's
+// Key, the root and the purpose (discriminator or generator): a root's
 // sample does not depend on which other roots are sampled or in which
 // order, so a batch can be sampled lazily, and a root whose BFS tree is the
 // same in two graphs gets the same sample in both (Claim 2's coupling). Not
 // safe for concurrent use.
 type Sampler struct {
 	w       *SignedWalker
-	key     WalkKey
+	key     Key
 	rule    Transition
 	scores  ScoreFunc
 	scratch walkScratch
@@ -695,9 +632,9 @@ type Sampler struct {
 // NewSampler returns a sampler with the given key, transition rule and
 // scores (nil: uniform). The scores must stay the same function for the
 // sampler's life (see the note on scores above).
-func (w *SignedWalker) NewSampler(key WalkKey, rule Transition, scores ScoreFunc) (*Sampler, error) {
+func (w *SignedWalker) NewSampler(key Key, rule Transition, scores ScoreFunc) (*Sampler, error) {
 	if rule != TransitionPositive && rule != TransitionNegative {
-		return nil, fmt.Errorf("graphs: sampler: unknown transition rule %d", int(rule))
+		return nil, fmt.Errorf("walk: sampler: unknown transition rule %d", int(rule))
 	}
 	return &Sampler{w: w, key: key, rule: rule, scores: scores}, nil
 }

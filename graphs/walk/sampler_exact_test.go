@@ -1,4 +1,4 @@
-package graphs
+package walk
 
 import (
 	"math"
