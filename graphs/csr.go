@@ -182,14 +182,17 @@ func (m *CSR) MulDense(x []float64, k int, out []float64) {
 
 // MulDenseBits32 is MulDense of a float32 X dropped out by a mask of
 // bits, without writing the masked X: entry e of X (row-major) counts as
-// its float64 value under mask (vec.SumIdxBits32), which gives the bits of
-// vec.MulBits over X's float64 values followed by MulDense, reading half
-// the bytes of every gathered row and no masked matrix. mask.Bits must
-// have vec.MaskWords(Cols·k) words.
-func (m *CSR) MulDenseBits32(x []float32, k int, mask *vec.BitMask, out []float64) {
-	if len(x) != m.Cols*k || len(out) != m.Rows*k {
+// its float64 value times keep when bit e of bits is set and as 0
+// otherwise, which gives the bits of a masked float64 X followed by
+// MulDense, reading half the bytes of every gathered row and no masked
+// matrix. bits holds one bit per entry of X, entry e at bit e%64 of word
+// e/64, in at least ⌈Cols·k/64⌉ + 1 words (the last one padding); keep
+// is a kept entry's factor (1/(1−p) for dropout at rate p).
+func (m *CSR) MulDenseBits32(x []float32, k int, bits []uint64, keep float64, out []float64) {
+	if len(x) != m.Cols*k || len(out) != m.Rows*k || len(bits) < vec.MaskWords(m.Cols*k) {
 		panic("graphs: MulDenseBits32 shape mismatch") // programming error, not user input
 	}
+	mask := vec.NewBitMask(bits, keep)
 	ahead := prefetchAhead(4 * len(x))
 	parallel.Rows(m.Rows, m.NNZ()*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {

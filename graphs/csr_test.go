@@ -143,7 +143,7 @@ func TestMulDenseBits32MatchesMaskedProduct(t *testing.T) {
 			for i := range got {
 				got[i] = math.NaN() // overwritten, not added to
 			}
-			a.MulDenseBits32(x32, c.k, vec.NewBitMask(bits, 2), got)
+			a.MulDenseBits32(x32, c.k, bits, 2, got)
 			for e := range want {
 				if math.Float64bits(got[e]) != math.Float64bits(want[e]) {
 					t.Fatalf("%d×%d, k %d, weighted %v, entry %d: %v, want %v", a.Rows, a.Cols, c.k, a.Data != nil, e, got[e], want[e])

@@ -81,7 +81,7 @@ func (op *dropSpMMOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value,
 	case op.d.ones:
 		a.MulDense(xd, k, out)
 	case len(xd) == len(op.x64) && unsafe.SliceData(xd) == unsafe.SliceData(op.x64):
-		a.MulDenseBits32(op.x32, k, op.mask, out)
+		a.MulDenseBits32(op.x32, k, op.mask.Bits, op.mask.Keep(), out)
 	default:
 		// x was given another value after the graph was built (a query
 		// with perturbed features): the two ops' arithmetic over it
