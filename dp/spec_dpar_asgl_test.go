@@ -1,7 +1,6 @@
 package dp
 
 import (
-	"github.com/dpgnn/dpgnn/graphs/walk"
 	"math"
 	"testing"
 )
@@ -210,10 +209,14 @@ func asglGamma(alpha, sigma float64, nTr, bd, r int) float64 {
 	return g
 }
 
+// asglR is R_{N,L} = Σ_{l≤L} N^l (ASGL appendix, Lemma 2; the
+// walk package's ReceptiveField, written out here so that dp's tests do
+// not import the graph packages).
 func asglR(n, l int) int {
-	r, err := walk.ReceptiveField(n, l)
-	if err != nil {
-		panic(err)
+	r, p := 1, 1
+	for range l {
+		p *= n
+		r += p
 	}
 	return r
 }

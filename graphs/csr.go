@@ -275,3 +275,16 @@ func (m *CSR) UndirectedEdges() int {
 	}
 	return len(seen)
 }
+
+// Canonical reports whether every row has strictly increasing column ids
+// (sorted, no duplicates): the form every constructor here returns.
+func (m *CSR) Canonical() bool {
+	for i := 0; i < m.Rows; i++ {
+		for k := m.Indptr[i] + 1; k < m.Indptr[i+1]; k++ {
+			if m.Indices[k] <= m.Indices[k-1] {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -138,7 +138,7 @@ func (c CSBMConfig) EstimateBytes() float64 {
 // Callers holding user-supplied configs call it (after Validate) before
 // CSBM, which allocates without asking.
 func (c CSBMConfig) CheckMemory() error {
-	err := checkMemory(fmt.Sprintf("%d nodes × %d features with average degree %v", c.Nodes, c.Features, c.AvgDegree), c.EstimateBytes())
+	err := CheckMemory(fmt.Sprintf("%d nodes × %d features with average degree %v", c.Nodes, c.Features, c.AvgDegree), c.EstimateBytes())
 	if err != nil {
 		return fmt.Errorf("csbm: %w", err)
 	}

@@ -103,40 +103,21 @@ func FormatBytes(b float64) string {
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", b), ".0") + " " + units[u]
 }
 
-// checkMemory returns an error when est bytes exceed the memory limit; the
-// message is "WHAT would take EST (limit L; set $DPGNN_MAX_MEMORY to raise
-// it)".
-func checkMemory(what string, est float64) error {
+// CheckMemory returns an error when est bytes exceed the memory limit
+// (MemoryLimit); the message is "WHAT would take EST (limit L; raise it
+// with --max-memory or $DPGNN_MAX_MEMORY)". Loaders and generators call it
+// before they allocate.
+func CheckMemory(what string, est float64) error {
 	limit, err := MemoryLimit()
 	if err != nil {
 		return err
 	}
 	if est > float64(limit) {
 		return fmt.Errorf("%s would take %s (limit %s; %s)",
-			what, FormatBytes(est), FormatBytes(float64(limit)), raiseLimitHint)
+			what, FormatBytes(est), FormatBytes(float64(limit)), RaiseLimitHint)
 	}
 	return nil
 }
 
-// raiseLimitHint is the end of every memory-limit message.
-const raiseLimitHint = "raise it with --max-memory or $" + MemoryLimitEnv
-
-// checkDenseFeatures applies the memory limit to n×f features stored as a
-// dense float64 matrix (what training builds from sparse features too).
-func checkDenseFeatures(n, f int) error {
-	return checkMemory(fmt.Sprintf("%d nodes × %d features as a dense float64 matrix", n, f),
-		8*float64(n)*float64(f))
-}
-
-// checkClassCount checks a label array's class count c = largest class id
-// + 1 against the node count n: a class id ≥ n cannot be right (a labelled
-// dataset has at most one class per node), and one n×c float64 matrix
-// (logits, one-hot labels) must fit the memory limit. where names the
-// node that carries the largest class id (e.g. "node 17" or "line 18").
-func checkClassCount(c, n int, where string) error {
-	if c > n {
-		return fmt.Errorf("class id %d (%s) but only %d nodes: a labelled dataset has at most as many classes as nodes", c-1, where, n)
-	}
-	return checkMemory(fmt.Sprintf("%d classes (largest class id %d, %s): one %d×%d float64 matrix of logits", c, c-1, where, n, c),
-		8*float64(n)*float64(c))
-}
+// RaiseLimitHint is the end of every memory-limit message.
+const RaiseLimitHint = "raise it with --max-memory or $" + MemoryLimitEnv

@@ -101,7 +101,7 @@ func ComputeStats(g *Graph) Stats {
 // sorted rows without repeated ids and an entry (j, i) for every entry
 // (i, j): then m's rows are already its undirected view.
 func patternSymmetric(m *CSR) bool {
-	if !csrRowsCanonical(m) {
+	if !m.Canonical() {
 		return false
 	}
 	for i := 0; i < m.Rows; i++ {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
@@ -17,7 +17,7 @@ import (
 //
 //	go test ./methods -run '^$' -bench RunCora -benchtime 3x
 func BenchmarkRunCora(b *testing.B) {
-	raw, err := graphs.Load("cora", testutil.DataDir(b), 1)
+	raw, err := graphio.Load("cora", testutil.DataDir(b), 1)
 	if err != nil {
 		b.Fatal(err)
 	}

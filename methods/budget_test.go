@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
@@ -114,7 +115,7 @@ func TestSplitRecord(t *testing.T) {
 	lines := "1 2 1\n2 3 -1\n3 4 1\n4 5 -1\n5 6 1\n6 1 -1\n1 3 1\n2 4 -1\n"
 	published := writeSignedFiles(t, t.TempDir(), "pub", lines, "1 2 1\n2 3 -1\n3 4 1\n4 5 -1\n5 6 1\n6 1 -1\n", "1 3 1\n2 4 -1\n")
 	load := func(name string) *graphs.Graph {
-		g, err := graphs.Load(name, "", 1)
+		g, err := graphio.Load(name, "", 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +181,7 @@ func TestOneSignRefusedOnlyWithoutPrivacy(t *testing.T) {
 		fmt.Fprintf(&b, "%d %d 1\n%d %d 1\n", i, i%40+1, i, (i+6)%40+1)
 	}
 	path := writeSignedFiles(t, t.TempDir(), "positive", b.String(), "", "")
-	g, err := graphs.Load(path, "", 1)
+	g, err := graphio.Load(path, "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestOneSignRefusedOnlyWithoutPrivacy(t *testing.T) {
 // is refused by Check and Train (run r uses mask r; the rest repeated
 // masks); masks:K, and as many runs as masks, are accepted.
 func TestMasksRunsRefused(t *testing.T) {
-	g, err := graphs.Load("csbm", "", 1)
+	g, err := graphio.Load("csbm", "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

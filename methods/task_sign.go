@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -44,7 +45,7 @@ func (SignedLink) Name() string { return "edge-sign prediction" }
 func (t SignedLink) Check(g *graphs.Graph) error {
 	if !g.Signed() || g.Adj == nil {
 		return fmt.Errorf("dataset %s is not a signed graph (it has no negative edges); the signed datasets are %s (dpgnn data fetch NAME)",
-			g.Name, strings.Join(graphs.SignedDatasets(), ", "))
+			g.Name, strings.Join(graphio.SignedDatasets(), ", "))
 	}
 	if (g.EdgeTrain == nil) != (g.EdgeTest == nil) {
 		return fmt.Errorf("dataset %s has a training or a test edge list but not both", g.Name)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -369,7 +370,7 @@ func LoadDataset(opts TrainOptions) (*graphs.Graph, error) {
 	if name == "" {
 		name = DefaultDataset
 	}
-	return graphs.Load(name, opts.DataDir, opts.Seed)
+	return graphio.Load(name, opts.DataDir, opts.Seed)
 }
 
 // Check makes every check Train makes before it trains, without training:

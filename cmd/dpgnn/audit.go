@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/sbinet/npyio/npy"
@@ -512,7 +513,7 @@ func (a *auditFlags) neighbour(g *graphs.Graph, opts methods.TrainOptions, t *me
 		}
 		return gp, -1, what, nil
 	case a.target.Neighbor != "":
-		h, err := graphs.Load(a.target.Neighbor, opts.DataDir, opts.Seed)
+		h, err := graphio.Load(a.target.Neighbor, opts.DataDir, opts.Seed)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -724,7 +725,7 @@ func checkSamplesPath(path string) error {
 	if path == "" {
 		return nil
 	}
-	target, err := graphs.OutputPath(path)
+	target, err := graphio.OutputPath(path)
 	if err != nil {
 		return fmt.Errorf("--samples %s: %w", path, err)
 	}
@@ -785,7 +786,7 @@ func (s *auditSamples) write() error {
 	for j, v := range s.nodes {
 		node[j] = int64(v)
 	}
-	return graphs.WriteFileAtomic(s.path, func(w io.Writer) error {
+	return graphio.WriteFileAtomic(s.path, func(w io.Writer) error {
 		z := zip.NewWriter(w)
 		for _, a := range []struct {
 			name string

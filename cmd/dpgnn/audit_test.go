@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/sbinet/npyio/npz"
 	"gonum.org/v1/gonum/mat"
@@ -56,7 +57,7 @@ func runAudit(t *testing.T, args ...string) auditJSON {
 
 // firstEdge is an edge of the embedded csbm graph.
 func firstEdge(t *testing.T) string {
-	g, err := graphs.Load("csbm", "", 1)
+	g, err := graphio.Load("csbm", "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestAuditReleasesWithinClaims(t *testing.T) {
 // bound (node 0 linked to 400 nodes that all link to the same 20).
 func TestAuditFailAbove(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "spread.npz")
-	if err := graphs.SaveNPZ(path, graphs.SpreadGraph(400, 20, 1)); err != nil {
+	if err := graphio.SaveNPZ(path, graphs.SpreadGraph(400, 20, 1)); err != nil {
 		t.Fatal(err)
 	}
 	base := []string{"audit", "gap", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5", "--dataset", path, "--split", "ratio:0.5:0.25",
@@ -274,7 +275,7 @@ func init() {
 // have another neighbour: removing it changes the toy release in its own
 // value only.
 func toyNode(t *testing.T) int {
-	g, err := graphs.Load("csbm", "", 1)
+	g, err := graphio.Load("csbm", "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +328,7 @@ func TestAuditComparesRemovedNode(t *testing.T) {
 }
 
 func csbmNodes(t *testing.T) int {
-	g, err := graphs.Load("csbm", "", 1)
+	g, err := graphio.Load("csbm", "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,14 +444,14 @@ func TestAuditSamplesRefused(t *testing.T) {
 // not at all; a file that removes exactly one undirected edge is accepted
 // and the record says so.
 func TestAuditNeighbourOfClaimedUnit(t *testing.T) {
-	g, err := graphs.Load("csbm", "", 1)
+	g, err := graphio.Load("csbm", "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	save := func(name string, h *graphs.Graph) string {
 		path := filepath.Join(dir, name+".npz")
-		if err := graphs.SaveNPZ(path, h); err != nil {
+		if err := graphio.SaveNPZ(path, h); err != nil {
 			t.Fatal(err)
 		}
 		return path

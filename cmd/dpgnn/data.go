@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/spf13/cobra"
 )
 
@@ -32,13 +33,13 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 		Use:   "info NAME|PATH",
 		Short: "Print a dataset's statistics (nodes, edges, features, classes, degrees, homophily)",
 		Long: "Print a dataset's statistics after loading (adjacency symmetrised, self-loops dropped).\nNames: " +
-			strings.Join(graphs.DatasetNames(), ", "),
+			strings.Join(graphio.DatasetNames(), ", "),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := setMaxMemory(infoMaxMemory); err != nil {
 				return err
 			}
-			g, err := graphs.Load(args[0], dataDir, seed)
+			g, err := graphio.Load(args[0], dataDir, seed)
 			if err != nil {
 				return err
 			}
@@ -68,7 +69,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	info.Flags().StringVar(&dataDir, "data-dir", graphs.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
+	info.Flags().StringVar(&dataDir, "data-dir", graphio.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
 	info.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	info.Flags().Uint64Var(&seed, "seed", 1, "seed for generated datasets")
 	info.Flags().StringVar(&infoMaxMemory, "max-memory", "", maxMemoryHelp)
@@ -87,7 +88,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 				return fmt.Errorf("generate needs --out FILE.npz")
 			}
 			// Refuse a bad output path before spending time generating.
-			if _, err := graphs.OutputPath(out); err != nil {
+			if _, err := graphio.OutputPath(out); err != nil {
 				return fmt.Errorf("--out %s: %w", out, err)
 			}
 			if _, err := setMaxMemory(maxMem); err != nil {
@@ -118,7 +119,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			} else {
 				return fmt.Errorf("unknown --kind %q (want csbm or chain-s|m|l|x)", kind)
 			}
-			if err := graphs.SaveNPZ(out, g); err != nil {
+			if err := graphio.SaveNPZ(out, g); err != nil {
 				return err
 			}
 			st := graphs.ComputeStats(g)
@@ -158,27 +159,27 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			"  bitcoin_alpha, bitcoin_otc, slashdot, wikirfa\n" +
 			"                            DIR/signed/NAME/ (whole_edge.txt, NAME.train, NAME.test)\n\n" +
 			"Each file comes from its authors' GitHub repository, pinned to a commit\n" +
-			"(" + graphs.SourceBase + "/OWNER/REPO/COMMIT/PATH), and is kept only\n" +
+			"(" + graphio.SourceBase + "/OWNER/REPO/COMMIT/PATH), and is kept only\n" +
 			"if its size and SHA-256 match the ones dpgnn lists: it is streamed to a temporary\n" +
 			"file beside its target and renamed into place, so a failed or interrupted download\n" +
 			"leaves no partial file behind (files verified before it stay). A download that\n" +
-			"receives nothing for " + strconv.FormatFloat(graphs.DefaultFetchStall.Seconds(), 'f', -1, 64) + " s is abandoned. Files already there with the right\n" +
+			"receives nothing for " + strconv.FormatFloat(graphio.DefaultFetchStall.Seconds(), 'f', -1, 64) + " s is abandoned. Files already there with the right\n" +
 			"SHA-256 are skipped; a file there with another SHA-256 is refused, before anything\n" +
 			"is downloaded, unless --force. One line per file goes to standard error, one line\n" +
 			"per dataset to standard output.\n\n" +
-			"--mirror (or $" + graphs.MirrorEnv + ") replaces " + graphs.SourceBase + " in every URL.",
+			"--mirror (or $" + graphio.MirrorEnv + ") replaces " + graphio.SourceBase + " in every URL.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Ctrl-C cancels the download, which removes its temporary file.
 			interruptible.Store(true)
-			res, err := graphs.Fetch(cmd.Context(), args[0], fetchDir, graphs.FetchOptions{
+			res, err := graphio.Fetch(cmd.Context(), args[0], fetchDir, graphio.FetchOptions{
 				Mirror: mirror, Force: force, Progress: cmd.ErrOrStderr(),
 			})
 			if err != nil {
 				return fmt.Errorf("data fetch %s: %w", args[0], err)
 			}
 			for _, r := range res {
-				path, _ := graphs.DatasetPath(r.Name, fetchDir)
+				path, _ := graphio.DatasetPath(r.Name, fetchDir)
 				if r.Downloaded == 0 {
 					fmt.Fprintf(stdout, "%s: up to date in %s\n", r.Name, path)
 				} else {
@@ -188,8 +189,8 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	fetch.Flags().StringVar(&fetchDir, "data-dir", graphs.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
-	fetch.Flags().StringVar(&mirror, "mirror", graphs.DefaultMirror(), "base URL that replaces "+graphs.SourceBase+" ($"+graphs.MirrorEnv+")")
+	fetch.Flags().StringVar(&fetchDir, "data-dir", graphio.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
+	fetch.Flags().StringVar(&mirror, "mirror", graphio.DefaultMirror(), "base URL that replaces "+graphio.SourceBase+" ($"+graphio.MirrorEnv+")")
 	fetch.Flags().BoolVar(&force, "force", false, "replace files that are there with another SHA-256")
 	data.AddCommand(info, gen, fetch)
 	return data

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
@@ -41,7 +42,7 @@ func TestDataFetch(t *testing.T) {
 	// URL paths; every other path is 404.
 	published := map[string]string{}
 	if dir, ok := testutil.SharedDatasets(); ok {
-		for _, d := range graphs.DatasetManifest() {
+		for _, d := range graphio.DatasetManifest() {
 			for _, f := range d.Files {
 				published["/"+f.Source] = filepath.Join(dir, filepath.FromSlash(f.Local))
 			}
@@ -63,7 +64,7 @@ func TestDataFetch(t *testing.T) {
 			t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
 		}
 		dir := t.TempDir()
-		cora := graphs.DatasetManifest()[0].Files[0]
+		cora := graphio.DatasetManifest()[0].Files[0]
 		path := filepath.Join(dir, "cora.npz")
 		out, errOut, err := runCLIStreams(t, "data", "fetch", "cora", "--data-dir", dir, "--mirror", srv.URL)
 		if err != nil {
@@ -110,7 +111,7 @@ func TestDataFetch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(graphs.MirrorEnv, c.env)
+			t.Setenv(graphio.MirrorEnv, c.env)
 			before := requests.Load()
 			out, err := runCLI(t, append([]string{"data", "fetch"}, c.args...)...)
 			wantCLIErr(t, err, c.want...)
@@ -207,7 +208,7 @@ func TestDataGenerateThroughSymlink(t *testing.T) {
 	if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
 		t.Fatalf("the link was replaced: %v %v", st, err)
 	}
-	g, err := graphs.LoadNPZ(target)
+	g, err := graphio.LoadNPZ(target)
 	if err != nil || g.N != 200 {
 		t.Fatalf("target: %v", err)
 	}

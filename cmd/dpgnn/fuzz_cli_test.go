@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/pflag"
@@ -25,13 +26,13 @@ import (
 func cliFuzzDatasets(t testing.TB, dir string) (list []string, alias map[string]string) {
 	g := graphs.SmallStar(9, 1)
 	good := filepath.Join(dir, "good.npz")
-	if err := graphs.SaveNPZ(good, g); err != nil {
+	if err := graphio.SaveNPZ(good, g); err != nil {
 		t.Fatal(err)
 	}
 	noFeat := *g
 	noFeat.X = &graphs.Features{N: g.N, F: 0, Dense: []float64{}}
 	bad := filepath.Join(dir, "nofeat.npz")
-	if err := graphs.SaveNPZ(bad, &noFeat); err != nil {
+	if err := graphio.SaveNPZ(bad, &noFeat); err != nil {
 		t.Fatal(err)
 	}
 	geom := relWriteFiles(t, filepath.Join(dir, "geom"), map[string]string{

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -52,7 +53,7 @@ func TestBadInputsFailInOneLine(t *testing.T) {
 	cfg.Nodes, cfg.Features, cfg.AvgDegree = 40, 8, 3
 	g := graphs.CSBM(cfg, 1)
 	g.Labels[3] = 1_000_000
-	if err := graphs.SaveNPZ(npzBadLabel, g); err != nil {
+	if err := graphio.SaveNPZ(npzBadLabel, g); err != nil {
 		t.Fatal(err)
 	}
 	// records of two datasets for sweep --from.

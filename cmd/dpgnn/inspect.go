@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
@@ -105,7 +106,7 @@ entries were confirmed after a move.`,
 				return writeGraph(stdout, c.format, graphTitle(m, ctx), model.View())
 			}
 			// Written atomically: a failing dot leaves no empty file behind.
-			if err := graphs.WriteFileAtomic(c.out, func(w io.Writer) error {
+			if err := graphio.WriteFileAtomic(c.out, func(w io.Writer) error {
 				return writeGraph(w, c.format, graphTitle(m, ctx), model.View())
 			}); err != nil {
 				return fmt.Errorf("--out %s: %w", c.out, err)

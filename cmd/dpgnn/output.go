@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -43,11 +43,11 @@ func createStream(path string) (*streamFile, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return nil, graphs.BareErr(err)
+			return nil, graphio.BareErr(err)
 		}
 		return &streamFile{f: f}, nil
 	}
-	target, err := graphs.OutputPath(path)
+	target, err := graphio.OutputPath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -56,19 +56,19 @@ func createStream(path string) (*streamFile, error) {
 		perm = st.Mode().Perm()
 		f, err := os.OpenFile(target, os.O_WRONLY, 0) // no O_TRUNC: a probe, nothing changes
 		if err != nil {
-			return nil, fmt.Errorf("cannot be written: %w", graphs.BareErr(err))
+			return nil, fmt.Errorf("cannot be written: %w", graphio.BareErr(err))
 		}
 		f.Close()
 	}
 	dir := filepath.Dir(target)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp*")
 	if err != nil {
-		return nil, fmt.Errorf("cannot create a file in %s: %w", dir, graphs.BareErr(err))
+		return nil, fmt.Errorf("cannot create a file in %s: %w", dir, graphio.BareErr(err))
 	}
 	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return nil, fmt.Errorf("chmod: %w", graphs.BareErr(err))
+		return nil, fmt.Errorf("chmod: %w", graphio.BareErr(err))
 	}
 	return &streamFile{f: f, tmp: f.Name(), target: target}, nil
 }
@@ -83,7 +83,7 @@ func (s *streamFile) Write(p []byte) (int, error) {
 	if err == nil && n < len(p) {
 		err = io.ErrShortWrite
 	}
-	return n, graphs.BareErr(err)
+	return n, graphio.BareErr(err)
 }
 
 // close stops further writes and reports whether the file was still open.
@@ -106,23 +106,23 @@ func (s *streamFile) Commit() error {
 
 func (s *streamFile) commit() error {
 	if s.tmp == "" {
-		return graphs.BareErr(s.f.Close())
+		return graphio.BareErr(s.f.Close())
 	}
 	fail := func(stage string, err error) error {
 		s.f.Close()
 		os.Remove(s.tmp)
-		return fmt.Errorf("%s failed: %w", stage, graphs.BareErr(err))
+		return fmt.Errorf("%s failed: %w", stage, graphio.BareErr(err))
 	}
 	if err := s.f.Sync(); err != nil {
 		return fail("sync", err)
 	}
 	if err := s.f.Close(); err != nil {
 		os.Remove(s.tmp)
-		return fmt.Errorf("close failed: %w", graphs.BareErr(err))
+		return fmt.Errorf("close failed: %w", graphio.BareErr(err))
 	}
 	if err := os.Rename(s.tmp, s.target); err != nil {
 		os.Remove(s.tmp)
-		return fmt.Errorf("cannot move the written file into place: %w", graphs.BareErr(err))
+		return fmt.Errorf("cannot move the written file into place: %w", graphio.BareErr(err))
 	}
 	return nil
 }
@@ -158,9 +158,9 @@ func (s *streamFile) Finish(writeErr func() error) error {
 	if err := writeErr(); err != nil && !errors.Is(err, os.ErrClosed) {
 		s.discard()
 		if s.tmp != "" {
-			return fmt.Errorf("writing failed: %w; the file was left as it was", graphs.BareErr(err))
+			return fmt.Errorf("writing failed: %w; the file was left as it was", graphio.BareErr(err))
 		}
-		return fmt.Errorf("writing failed: %w; it got the lines before the failure", graphs.BareErr(err))
+		return fmt.Errorf("writing failed: %w; it got the lines before the failure", graphio.BareErr(err))
 	}
 	if err := s.commit(); err != nil {
 		if s.tmp != "" {
@@ -231,7 +231,7 @@ type exitFile struct {
 }
 
 func newExitFile(env, path string) (*exitFile, error) {
-	if _, err := graphs.OutputPath(path); err != nil {
+	if _, err := graphio.OutputPath(path); err != nil {
 		return nil, fmt.Errorf("%s=%s: %w", env, path, err)
 	}
 	return &exitFile{env: env, path: path}, nil
@@ -245,7 +245,7 @@ func (f *exitFile) finish(write bool, end func() []byte) error {
 		if !write {
 			return
 		}
-		if err := graphs.WriteFileAtomic(f.path, func(w io.Writer) error {
+		if err := graphio.WriteFileAtomic(f.path, func(w io.Writer) error {
 			_, err := w.Write(b)
 			return err
 		}); err != nil {

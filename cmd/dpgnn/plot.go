@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -180,5 +180,5 @@ func plotSweep(file, title string, t *sweepTable) error {
 	lc := draw.Crop(dc, w-legendW+vg.Millimeter, 0, 0, -vg.Inch/4)
 	legend.Draw(lc)
 	// Written atomically: a failure leaves no partial file behind.
-	return graphs.WriteFileAtomic(file, func(w io.Writer) error { _, err := c.WriteTo(w); return err })
+	return graphio.WriteFileAtomic(file, func(w io.Writer) error { _, err := c.WriteTo(w); return err })
 }

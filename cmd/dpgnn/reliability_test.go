@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 )
 
 // relNPY is a version 1.0 .npy member with the given header fields and
@@ -167,7 +168,7 @@ func TestReliabilityInputs(t *testing.T) {
 	dir := t.TempDir()
 	g := relSmallGraph()
 	base := filepath.Join(dir, "base.npz")
-	if err := graphs.SaveNPZ(base, g); err != nil {
+	if err := graphio.SaveNPZ(base, g); err != nil {
 		t.Fatal(err)
 	}
 	n := g.N
@@ -177,7 +178,7 @@ func TestReliabilityInputs(t *testing.T) {
 	noFeat := filepath.Join(dir, "nofeat.npz")
 	gz := *g
 	gz.X = &graphs.Features{N: n, F: 0, Dense: []float64{}}
-	if err := graphs.SaveNPZ(noFeat, &gz); err != nil {
+	if err := graphio.SaveNPZ(noFeat, &gz); err != nil {
 		t.Fatal(err)
 	}
 	geomNoFeat := relWriteFiles(t, filepath.Join(dir, "geom-nofeat"), map[string]string{
@@ -194,7 +195,7 @@ func TestReliabilityInputs(t *testing.T) {
 	cfg := graphs.DefaultCSBM()
 	cfg.Nodes, cfg.Features = 20000, 300
 	mid := filepath.Join(dir, "mid.npz")
-	if err := graphs.SaveNPZ(mid, graphs.CSBM(cfg, 1)); err != nil {
+	if err := graphio.SaveNPZ(mid, graphs.CSBM(cfg, 1)); err != nil {
 		t.Fatal(err)
 	}
 	// 12. messages: one class, labels of a refused dtype, overflowing ids,
@@ -203,7 +204,7 @@ func TestReliabilityInputs(t *testing.T) {
 	g1 := *g
 	g1.Labels = make([]int, n)
 	g1.NumClasses = 1
-	if err := graphs.SaveNPZ(oneClass, &g1); err != nil {
+	if err := graphio.SaveNPZ(oneClass, &g1); err != nil {
 		t.Fatal(err)
 	}
 	strLabels := filepath.Join(dir, "strlabels.npz")
@@ -216,7 +217,7 @@ func TestReliabilityInputs(t *testing.T) {
 	gh := *g
 	gh.X = &graphs.Features{N: n, F: g.X.F, Dense: append([]float64(nil), g.X.Dense...)}
 	gh.X.Dense[17] = 1e308
-	if err := graphs.SaveNPZ(huge, &gh); err != nil {
+	if err := graphio.SaveNPZ(huge, &gh); err != nil {
 		t.Fatal(err)
 	}
 	geomNodes := "node_id\tfeature\tlabel\n0\t0,1\t0\n1\t1\t1\n2\t2\t0\n"

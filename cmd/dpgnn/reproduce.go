@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/spf13/cobra"
 )
 
@@ -326,7 +326,7 @@ func planGrid(cmd *cobra.Command, p reproPreset, g reproGrid, f *reproduceFlags,
 		d.delta = "auto"
 	}
 	if d.dataDir == "" {
-		d.dataDir = graphs.DefaultDataDir()
+		d.dataDir = graphio.DefaultDataDir()
 	}
 	opts, err := d.options()
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 )
 
 // runClaims are the claims on the runs of one results file, so that
@@ -45,7 +45,7 @@ func claimsDir(results string) string {
 func openClaims(results string) (*runClaims, error) {
 	dir := claimsDir(results)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create the directory of run claims %s: %w", dir, graphs.BareErr(err))
+		return nil, fmt.Errorf("cannot create the directory of run claims %s: %w", dir, graphio.BareErr(err))
 	}
 	host, _ := os.Hostname()
 	return &runClaims{dir: dir, who: fmt.Sprintf("pid %d on %s", os.Getpid(), host)}, nil
@@ -76,7 +76,7 @@ func (c *runClaims) try(k runKey) (*runClaim, string, error) {
 	path := c.file(k)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, "", fmt.Errorf("claim %s: %w", path, graphs.BareErr(err))
+		return nil, "", fmt.Errorf("claim %s: %w", path, graphio.BareErr(err))
 	}
 	ok, unlock, err := tryLockFile(f)
 	if err != nil {

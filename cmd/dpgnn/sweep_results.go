@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 )
 
 // The files of a sweep directory (--out DIR).
@@ -299,7 +299,7 @@ func writeManifest(dir string, m sweepManifest) error {
 	if old, err := os.ReadFile(file); err == nil && bytes.Equal(old, append(b, '\n')) {
 		return nil
 	}
-	if err := graphs.WriteFileAtomic(file, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+	if err := graphio.WriteFileAtomic(file, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil
@@ -323,7 +323,7 @@ func readManifest(dir string) (m sweepManifest, ok bool, err error) {
 
 // writeTextAtomic replaces file with text.
 func writeTextAtomic(file, text string) error {
-	if err := graphs.WriteFileAtomic(file, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
+	if err := graphio.WriteFileAtomic(file, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil

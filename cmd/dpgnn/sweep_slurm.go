@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -63,7 +63,7 @@ func emitSlurm(stdout, stderr io.Writer, cmd *cobra.Command, f *sweepFlags, plan
 		case "plot":
 			v, flagErr = absFlag("plot", v, flagErr)
 		case "dataset":
-			if !slices.Contains(graphs.DatasetNames(), strings.ToLower(v)) {
+			if !slices.Contains(graphio.DatasetNames(), strings.ToLower(v)) {
 				if _, err := os.Stat(v); err == nil {
 					v, flagErr = absFlag("dataset", v, flagErr)
 				}
@@ -108,7 +108,7 @@ func emitSlurm(stdout, stderr io.Writer, cmd *cobra.Command, f *sweepFlags, plan
 		_, err := io.WriteString(stdout, b.String())
 		return err
 	}
-	if err := graphs.WriteFileAtomic(f.emitOut, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err }); err != nil {
+	if err := graphio.WriteFileAtomic(f.emitOut, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err }); err != nil {
 		return fmt.Errorf("--emit-out %s: %w", f.emitOut, err)
 	}
 	fmt.Fprintf(stderr, "sweep: wrote %s: %d array tasks for %d runs; submit it with: sbatch %s\n", f.emitOut, shards, grid, f.emitOut)

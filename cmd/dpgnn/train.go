@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
@@ -30,8 +31,8 @@ type dataFlags struct {
 }
 
 func (c *dataFlags) bind(f *pflag.FlagSet) {
-	f.StringVar(&c.dataset, "dataset", "", "dataset name or path (default: the embedded synthetic csbm graph)\nnames: "+strings.Join(graphs.DatasetNames(), ", "))
-	f.StringVar(&c.dataDir, "data-dir", graphs.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
+	f.StringVar(&c.dataset, "dataset", "", "dataset name or path (default: the embedded synthetic csbm graph)\nnames: "+strings.Join(graphio.DatasetNames(), ", "))
+	f.StringVar(&c.dataDir, "data-dir", graphio.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
 	f.StringVar(&c.split, "split", "", "per-class:P:V:T (P training nodes per class, V validation, T test nodes) | ratio:A:B (a fraction A of the nodes\nfor training, B for test, the rest validation) | inductive:A (A for training, the rest test, edges between the two removed) |\nmasks:K (the dataset's K-th stored mask) | masks (run r: mask r) | fixed (the dataset's own split)\n(default: the method's paper protocol for the dataset)")
 	f.StringVar(&c.features, "features", "raw", "feature preprocessing: raw (as stored) or l1 (rows scaled to sum 1, PyG's NormalizeFeatures)")
 	f.StringVar(&c.privacy, "privacy", "none", "none, edge or node")

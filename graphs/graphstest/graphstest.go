@@ -136,3 +136,26 @@ func Row(m *graphs.CSR, i int) []int {
 	c, _ := m.Row(i)
 	return append([]int(nil), c...)
 }
+
+// Range returns 0, 1, ..., n−1.
+func Range(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// Disjoint reports whether no id occurs twice across the sets.
+func Disjoint(sets ...[]int) bool {
+	seen := map[int]bool{}
+	for _, s := range sets {
+		for _, i := range s {
+			if seen[i] {
+				return false
+			}
+			seen[i] = true
+		}
+	}
+	return true
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
@@ -696,7 +697,7 @@ func TestSampler(t *testing.T) {
 // the public bound refuses the raw graph at D = 3 and proves both claims
 // at D = its largest degree with L = 1.
 func TestOccurrenceRealData(t *testing.T) {
-	g, err := graphs.LoadSigned(filepath.Join(testutil.DataDir(t), "signed", "bitcoin_alpha"))
+	g, err := graphio.LoadSigned(filepath.Join(testutil.DataDir(t), "signed", "bitcoin_alpha"))
 	if err != nil {
 		t.Fatal(err)
 	}

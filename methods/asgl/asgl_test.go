@@ -11,6 +11,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/layers"
@@ -282,7 +283,7 @@ func maxOccurrence(sets [][]int) int {
 // hub; under a public bound on a small graph, the subgraphs that differ
 // between G and G − v are at most R, all of roots within L hops of v.
 func TestOccurrenceBound(t *testing.T) {
-	g, err := graphs.LoadSigned(filepath.Join(testutil.DataDir(t), "signed", "bitcoin_alpha"))
+	g, err := graphio.LoadSigned(filepath.Join(testutil.DataDir(t), "signed", "bitcoin_alpha"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
@@ -364,7 +365,7 @@ func TestNodeSensitivityWithinAccounting(t *testing.T) {
 
 	// cora_ml's training side, 70 sources of largest degree.
 	dir := testutil.DataDir(t)
-	g, err := graphs.Load("cora_ml", dir, 1)
+	g, err := graphio.Load("cora_ml", dir, 1)
 	if err != nil {
 		t.Skipf("cora_ml: %v", err)
 	}

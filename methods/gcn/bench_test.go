@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
@@ -39,7 +40,7 @@ func benchEpochWith(b *testing.B, g *graphs.Graph, split string, cfg Config) {
 // BenchmarkGCNEpochCoraML is one training step plus one evaluation pass
 // (on the frozen path, waited for) of the 2-layer GCN on cora_ml (2,995 nodes, 2,879 sparse features).
 func BenchmarkGCNEpochCoraML(b *testing.B) {
-	g, err := graphs.Load("cora_ml", testutil.DataDir(b), 1)
+	g, err := graphio.Load("cora_ml", testutil.DataDir(b), 1)
 	if err != nil {
 		b.Fatal(err)
 	}

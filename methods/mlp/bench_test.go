@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
@@ -39,7 +40,7 @@ func benchDPEpoch(b *testing.B, g *graphs.Graph, split string, delta float64) {
 // BenchmarkDPMLPEpochCoraML is one DP-MLP epoch on cora_ml, split
 // ratio:0.6:0.2 (28 steps).
 func BenchmarkDPMLPEpochCoraML(b *testing.B) {
-	g, err := graphs.Load("cora_ml", testutil.DataDir(b), 1)
+	g, err := graphio.Load("cora_ml", testutil.DataDir(b), 1)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
 )
 
@@ -57,7 +58,7 @@ func BenchGraph(b *testing.B) *graphs.Graph {
 	if path == "" {
 		b.Skip(BenchGraphEnv + " names no graph file")
 	}
-	g, err := graphs.LoadNPZ(path)
+	g, err := graphio.LoadNPZ(path)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,9 +1,11 @@
-package graphs
+package graphio
 
 import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // loadBudget is the memory budget of one load (one call of Load, LoadNPZ,
@@ -37,7 +39,7 @@ const loadOverhead = 1 << 20
 // newLoadBudget returns the budget of a load that begins now, with
 // loadOverhead already reserved.
 func newLoadBudget() (*loadBudget, error) {
-	limit, err := MemoryLimit()
+	limit, err := graphs.MemoryLimit()
 	if err != nil {
 		return nil, err
 	}
@@ -68,10 +70,10 @@ func (b *loadBudget) reserve(bytes float64, what string) error {
 	if total > float64(b.limit) {
 		if bytes <= float64(b.limit) {
 			return fmt.Errorf("%s would take %s; with the %s in use before it, that is above the memory limit of %s (%s)",
-				what, FormatBytes(bytes), FormatBytes(float64(b.held+b.reserved)), FormatBytes(float64(b.limit)), raiseLimitHint)
+				what, graphs.FormatBytes(bytes), graphs.FormatBytes(float64(b.held+b.reserved)), graphs.FormatBytes(float64(b.limit)), graphs.RaiseLimitHint)
 		}
 		return fmt.Errorf("%s would take %s, above the memory limit of %s (%s)",
-			what, FormatBytes(bytes), FormatBytes(float64(b.limit)), raiseLimitHint)
+			what, graphs.FormatBytes(bytes), graphs.FormatBytes(float64(b.limit)), graphs.RaiseLimitHint)
 	}
 	b.reserved += int64(bytes)
 	return nil
@@ -104,4 +106,24 @@ func processMemory() int64 {
 	}
 	other := v[0] - v[1] - v[2] - v[3] - v[4]
 	return max(other, 0) + v[5]
+}
+
+// checkDenseFeatures applies the memory limit to n×f features stored as a
+// dense float64 matrix (what training builds from sparse features too).
+func checkDenseFeatures(n, f int) error {
+	return graphs.CheckMemory(fmt.Sprintf("%d nodes × %d features as a dense float64 matrix", n, f),
+		8*float64(n)*float64(f))
+}
+
+// checkClassCount checks a label array's class count c = largest class id
+// + 1 against the node count n: a class id ≥ n cannot be right (a labelled
+// dataset has at most one class per node), and one n×c float64 matrix
+// (logits, one-hot labels) must fit the memory limit. where names the
+// node that carries the largest class id (e.g. "node 17" or "line 18").
+func checkClassCount(c, n int, where string) error {
+	if c > n {
+		return fmt.Errorf("class id %d (%s) but only %d nodes: a labelled dataset has at most as many classes as nodes", c-1, where, n)
+	}
+	return graphs.CheckMemory(fmt.Sprintf("%d classes (largest class id %d, %s): one %d×%d float64 matrix of logits", c, c-1, where, n, c),
+		8*float64(n)*float64(c))
 }

@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // datasetKind says how a named dataset is obtained.
@@ -150,18 +152,18 @@ func FetchCommand(name, dataDir string) string {
 // directory holding out1_graph_edges.txt by LoadGeomGCN and one holding
 // whole_edge.txt by LoadSigned. The returned graph's Name is the dataset
 // name (for a path, its base name without extension).
-func Load(name, dataDir string, seed uint64) (*Graph, error) {
+func Load(name, dataDir string, seed uint64) (*graphs.Graph, error) {
 	g, err := load(name, dataDir, seed)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckFeatureRange(g.X); err != nil {
+	if err := graphs.CheckFeatureRange(g.X); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", name, err)
 	}
 	return g, nil
 }
 
-func load(name, dataDir string, seed uint64) (*Graph, error) {
+func load(name, dataDir string, seed uint64) (*graphs.Graph, error) {
 	if dataDir == "" {
 		dataDir = DefaultDataDir()
 	}
@@ -182,7 +184,7 @@ func load(name, dataDir string, seed uint64) (*Graph, error) {
 		return nil, fmt.Errorf("unknown dataset %q: known names are %s, or give the path of an .npz file or of a dataset directory",
 			name, strings.Join(datasetNames, ", "))
 	}
-	var g *Graph
+	var g *graphs.Graph
 	switch {
 	case !st.IsDir():
 		if !strings.EqualFold(filepath.Ext(name), ".npz") {
@@ -208,27 +210,27 @@ func load(name, dataDir string, seed uint64) (*Graph, error) {
 	return g, nil
 }
 
-func loadKnown(name string, kind datasetKind, dataDir string, seed uint64) (*Graph, error) {
+func loadKnown(name string, kind datasetKind, dataDir string, seed uint64) (*graphs.Graph, error) {
 	if kind == kindGenerated {
 		switch name {
 		case "csbm":
-			return CSBM(DefaultCSBM(), seed), nil
+			return graphs.CSBM(graphs.DefaultCSBM(), seed), nil
 		case "spread":
-			return Spread(seed), nil
+			return graphs.Spread(seed), nil
 		case "spread-1000":
-			return SpreadGraph(1000, 100, seed), nil
+			return graphs.SpreadGraph(1000, 100, seed), nil
 		case "star":
-			return Star(seed), nil
+			return graphs.Star(seed), nil
 		case "star-9":
-			return SmallStar(9, seed), nil
+			return graphs.SmallStar(9, seed), nil
 		case "double-star":
-			return DoubleStar(seed), nil
+			return graphs.DoubleStar(seed), nil
 		case "path":
-			return Path(seed), nil
+			return graphs.Path(seed), nil
 		case "powerlaw":
-			return PowerLaw(seed), nil
+			return graphs.PowerLaw(seed), nil
 		}
-		return Chain(strings.TrimPrefix(name, "chain-"), seed)
+		return graphs.Chain(strings.TrimPrefix(name, "chain-"), seed)
 	}
 	path, _ := DatasetPath(name, dataDir)
 	if _, err := os.Stat(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -327,7 +329,7 @@ func buildLastWins(n int, src, dst []int, val []int8, sym bool) (indptr, indices
 
 // undirectedFromPairs returns the symmetrised, self-loop-free 0/1 pattern of
 // the n-node graph with edges src[k]–dst[k] (Data nil).
-func undirectedFromPairs(n int, src, dst []int) *CSR {
+func undirectedFromPairs(n int, src, dst []int) *graphs.CSR {
 	total := 0
 	for k := range src {
 		if src[k] != dst[k] {

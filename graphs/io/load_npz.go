@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"archive/zip"
@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // maxLoadDim bounds every dimension (nodes, features) a loader accepts, so a
@@ -70,7 +72,7 @@ const intBytes = strconv.IntSize / 8
 // declared size. An archive whose headers declare more than the limit
 // allows is refused having read a few kilobytes, whatever its bodies hold,
 // and a body longer or shorter than its header declares is an error.
-func LoadNPZ(path string) (*Graph, error) {
+func LoadNPZ(path string) (*graphs.Graph, error) {
 	f, size, err := openInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
@@ -85,7 +87,7 @@ func LoadNPZ(path string) (*Graph, error) {
 
 // readSparseGraphNPZ is LoadNPZ on an in-memory or open archive; name is
 // used in error messages and b is the load's budget.
-func readSparseGraphNPZ(r io.ReaderAt, size int64, name string, b *loadBudget) (*Graph, error) {
+func readSparseGraphNPZ(r io.ReaderAt, size int64, name string, b *loadBudget) (*graphs.Graph, error) {
 	a, err := openNPZArchive(r, size, name, b)
 	if err != nil {
 		return nil, err
@@ -150,7 +152,7 @@ func readSparseGraphNPZ(r io.ReaderAt, size int64, name string, b *loadBudget) (
 	if err != nil {
 		return nil, err
 	}
-	return &Graph{
+	return &graphs.Graph{
 		N:          n,
 		Adj:        adj,
 		X:          x,
@@ -804,7 +806,7 @@ func (a *npzArchive) csrHeaders(keys [4]string) (*npzMatrixHdr, error) {
 
 // readCSRIndex reads a CSR's indices and row pointers and validates them
 // (CSR.Validate's checks, with the same messages).
-func (a *npzArchive) readCSRIndex(m *npzMatrixHdr) (*CSR, error) {
+func (a *npzArchive) readCSRIndex(m *npzMatrixHdr) (*graphs.CSR, error) {
 	indices, err := a.readInts(m.indices, nil)
 	if err != nil {
 		return nil, err
@@ -813,7 +815,7 @@ func (a *npzArchive) readCSRIndex(m *npzMatrixHdr) (*CSR, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CSR{Rows: m.rows, Cols: m.cols, Indptr: indptr, Indices: indices}
+	c := &graphs.CSR{Rows: m.rows, Cols: m.cols, Indptr: indptr, Indices: indices}
 	if err := c.Validate(); err != nil {
 		return nil, a.errf(m.what, "ragged or out-of-range CSR of shape (%d, %d): %v", m.rows, m.cols, err)
 	}
@@ -822,7 +824,7 @@ func (a *npzArchive) readCSRIndex(m *npzMatrixHdr) (*CSR, error) {
 
 // readAdjacency reads the adjacency m and returns the symmetrised 0/1
 // pattern of its non-zero entries without the diagonal.
-func (a *npzArchive) readAdjacency(m *npzMatrixHdr) (*CSR, error) {
+func (a *npzArchive) readAdjacency(m *npzMatrixHdr) (*graphs.CSR, error) {
 	n := m.rows
 	if m.dense != nil {
 		nz, err := a.readNonzero(m.dense)
@@ -884,7 +886,7 @@ func (a *npzArchive) readAdjacency(m *npzMatrixHdr) (*CSR, error) {
 // excluded; total is twice the number of listings. It allocates the row
 // pointers and fill cursors (n+1 and n ints) and total column ids, and
 // removes duplicates in place.
-func pairPattern(n, total int, each func(edge func(i, j int))) *CSR {
+func pairPattern(n, total int, each func(edge func(i, j int))) *graphs.CSR {
 	ptr := make([]int, n+1)
 	each(func(i, j int) { ptr[i+1]++; ptr[j+1]++ })
 	for i := 0; i < n; i++ {
@@ -912,13 +914,13 @@ func pairPattern(n, total int, each func(edge func(i, j int))) *CSR {
 		}
 		ptr[i+1] = w
 	}
-	return &CSR{Rows: n, Cols: n, Indptr: ptr, Indices: cols[:w:w]}
+	return &graphs.CSR{Rows: n, Cols: n, Indptr: ptr, Indices: cols[:w:w]}
 }
 
 // readFeatures reads the feature matrix m: dense stays dense; CSR rows are
 // put in order in place (duplicates summed) and Data is dropped when every
 // value is 1.
-func (a *npzArchive) readFeatures(m *npzMatrixHdr) (*Features, error) {
+func (a *npzArchive) readFeatures(m *npzMatrixHdr) (*graphs.Features, error) {
 	if m.dense != nil {
 		v, err := a.readFloats(m.dense)
 		if err != nil {
@@ -934,7 +936,7 @@ func (a *npzArchive) readFeatures(m *npzMatrixHdr) (*Features, error) {
 			}
 			v = t
 		}
-		return &Features{N: rows, F: cols, Dense: v}, nil
+		return &graphs.Features{N: rows, F: cols, Dense: v}, nil
 	}
 	s, err := a.readCSRIndex(m)
 	if err != nil {
@@ -947,13 +949,13 @@ func (a *npzArchive) readFeatures(m *npzMatrixHdr) (*Features, error) {
 	if !slices.ContainsFunc(s.Data, func(v float64) bool { return v != 1 }) {
 		s.Data = nil
 	}
-	return &Features{N: m.rows, F: m.cols, Sparse: s}, nil
+	return &graphs.Features{N: m.rows, F: m.cols, Sparse: s}, nil
 }
 
 // canonicalRows sorts every row of s by column id, summing the values of
 // duplicate ids, in place (s.Data must be set).
-func canonicalRows(s *CSR) {
-	if csrRowsCanonical(s) {
+func canonicalRows(s *graphs.CSR) {
+	if s.Canonical() {
 		return
 	}
 	rs := &rowSorter{}
@@ -988,19 +990,6 @@ func (r *rowSorter) Less(i, j int) bool { return r.idx[i] < r.idx[j] }
 func (r *rowSorter) Swap(i, j int) {
 	r.idx[i], r.idx[j] = r.idx[j], r.idx[i]
 	r.val[i], r.val[j] = r.val[j], r.val[i]
-}
-
-// csrRowsCanonical reports whether every row has strictly increasing
-// column ids.
-func csrRowsCanonical(m *CSR) bool {
-	for i := 0; i < m.Rows; i++ {
-		for k := m.Indptr[i] + 1; k < m.Indptr[i+1]; k++ {
-			if m.Indices[k] <= m.Indices[k-1] {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // labelHeader reads and checks the header of the label array key: a 1-D

@@ -1,18 +1,18 @@
-package graphs
+package graphio
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // Tests for inputs a new user may get wrong: absurd sizes, implausible
@@ -47,7 +47,7 @@ func TestParseBytes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
-			got, err := ParseBytes(c.in)
+			got, err := graphs.ParseBytes(c.in)
 			if c.err != "" {
 				wantErr(t, err, c.err)
 				return
@@ -67,23 +67,23 @@ func TestFormatBytes(t *testing.T) {
 		{0, "0 B"}, {999, "999 B"}, {1000, "1 kB"}, {31_000_000, "31 MB"},
 		{21_664_021_664, "21.7 GB"}, {4e9, "4 GB"}, {7.2e13, "72 TB"}, {150e3, "150 kB"}, {999.96e6, "1 GB"},
 	} {
-		if got := FormatBytes(c.b); got != c.want {
+		if got := graphs.FormatBytes(c.b); got != c.want {
 			t.Errorf("FormatBytes(%v) = %q, want %q", c.b, got, c.want)
 		}
 	}
 }
 
 func TestMemoryLimitEnv(t *testing.T) {
-	t.Setenv(MemoryLimitEnv, "")
-	if l, err := MemoryLimit(); err != nil || l != DefaultMemoryLimit {
+	t.Setenv(graphs.MemoryLimitEnv, "")
+	if l, err := graphs.MemoryLimit(); err != nil || l != graphs.DefaultMemoryLimit {
 		t.Fatalf("unset: %d, %v", l, err)
 	}
-	t.Setenv(MemoryLimitEnv, "16GB")
-	if l, err := MemoryLimit(); err != nil || l != 16e9 {
+	t.Setenv(graphs.MemoryLimitEnv, "16GB")
+	if l, err := graphs.MemoryLimit(); err != nil || l != 16e9 {
 		t.Fatalf("16GB: %d, %v", l, err)
 	}
-	t.Setenv(MemoryLimitEnv, "plenty")
-	_, err := MemoryLimit()
+	t.Setenv(graphs.MemoryLimitEnv, "plenty")
+	_, err := graphs.MemoryLimit()
 	wantErr(t, err, "$DPGNN_MAX_MEMORY", `"plenty"`)
 }
 
@@ -91,28 +91,28 @@ func TestMemoryLimitEnv(t *testing.T) {
 // 1. generator sizes
 
 func TestCSBMCheckMemory(t *testing.T) {
-	def := DefaultCSBM()
-	with := func(f func(*CSBMConfig)) CSBMConfig { c := def; f(&c); return c }
+	def := graphs.DefaultCSBM()
+	with := func(f func(*graphs.CSBMConfig)) graphs.CSBMConfig { c := def; f(&c); return c }
 	cases := []struct {
 		name  string
-		cfg   CSBMConfig
+		cfg   graphs.CSBMConfig
 		limit string
 		want  []string // nil: accepted
 	}{
 		{"default", def, "", nil},
-		{"1e11 nodes", with(func(c *CSBMConfig) { c.Nodes = 1e11 }), "",
+		{"1e11 nodes", with(func(c *graphs.CSBMConfig) { c.Nodes = 1e11 }), "",
 			[]string{"csbm: 100000000000 nodes × 32 features with average degree 8 would take 72 TB", "limit 16 GB", "$DPGNN_MAX_MEMORY"}},
-		{"many features", with(func(c *CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "",
+		{"many features", with(func(c *graphs.CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "",
 			[]string{"1000000 nodes × 10000 features", "would take 80.5 GB"}},
-		{"dense degree", with(func(c *CSBMConfig) { c.Nodes = 1e6; c.AvgDegree = 1000 }), "",
+		{"dense degree", with(func(c *graphs.CSBMConfig) { c.Nodes = 1e6; c.AvgDegree = 1000 }), "",
 			[]string{"average degree 1000", "would take 50.3 GB"}},
-		{"raised limit", with(func(c *CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "100GB", nil},
+		{"raised limit", with(func(c *graphs.CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "100GB", nil},
 		{"lowered limit", def, "1MB", []string{"2000 nodes × 32 features", "would take 1.4 MB (limit 1 MB"}},
 		{"bad limit", def, "much", []string{"$DPGNN_MAX_MEMORY", `"much"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(MemoryLimitEnv, c.limit)
+			t.Setenv(graphs.MemoryLimitEnv, c.limit)
 			if err := c.cfg.Validate(); err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
@@ -133,11 +133,11 @@ func TestCSBMCheckMemory(t *testing.T) {
 func TestCSBMValidateHugeConfigs(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  CSBMConfig
+		cfg  graphs.CSBMConfig
 		want string
 	}{
-		{"1e12 classes", CSBMConfig{Nodes: 1e12, Classes: 1e12, Features: 1, AvgDegree: 8, Homophily: 0.8}, "intra-class pairs"},
-		{"overflowing edges", CSBMConfig{Nodes: 1e18, Classes: 2, Features: 1, AvgDegree: 8, Homophily: 0.5}, "edges, more than"},
+		{"1e12 classes", graphs.CSBMConfig{Nodes: 1e12, Classes: 1e12, Features: 1, AvgDegree: 8, Homophily: 0.8}, "intra-class pairs"},
+		{"overflowing edges", graphs.CSBMConfig{Nodes: 1e18, Classes: 2, Features: 1, AvgDegree: 8, Homophily: 0.5}, "edges, more than"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -148,16 +148,16 @@ func TestCSBMValidateHugeConfigs(t *testing.T) {
 			}
 		})
 	}
-	wantErr(t, SignedSBMConfig{Nodes: 1e18, Communities: 2, AvgDegree: 8}.Validate(), "edges, more than")
+	wantErr(t, graphs.SignedSBMConfig{Nodes: 1e18, Communities: 2, AvgDegree: 8}.Validate(), "edges, more than")
 	// The estimate agrees with what CSBM allocates, within a factor 3.
-	cfg := CSBMConfig{Nodes: 20000, Classes: 4, Features: 16, AvgDegree: 10, Homophily: 0.8, Signal: 1}
+	cfg := graphs.CSBMConfig{Nodes: 20000, Classes: 4, Features: 16, AvgDegree: 10, Homophily: 0.8, Signal: 1}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	g := CSBM(cfg, 1)
+	g := graphs.CSBM(cfg, 1)
 	runtime.ReadMemStats(&after)
 	alloc := float64(after.TotalAlloc - before.TotalAlloc)
 	if est := cfg.EstimateBytes(); alloc > 3*est || est > 3*alloc {
-		t.Errorf("estimate %s, CSBM allocated %s", FormatBytes(est), FormatBytes(alloc))
+		t.Errorf("estimate %s, CSBM allocated %s", graphs.FormatBytes(est), graphs.FormatBytes(alloc))
 	}
 	_ = g
 }
@@ -204,16 +204,16 @@ func TestGeomGCNFeatureRules(t *testing.T) {
 			// A limit far below what the process holds is refused by the
 			// load's budget before anything is read; these cases check the
 			// dense-matrix rule alone.
-			limit, err := ParseBytes(c.limit)
+			limit, err := graphs.ParseBytes(c.limit)
 			if c.limit == "" {
-				limit, err = DefaultMemoryLimit, nil
+				limit, err = graphs.DefaultMemoryLimit, nil
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Setenv(MemoryLimitEnv, c.limit)
+			t.Setenv(graphs.MemoryLimitEnv, c.limit)
 			dir := geomFixture{edges: edges, nodes: c.nodes}.write(t)
-			g, err := loadGeomGCN(dir, newBudgetLimit(max(limit, DefaultMemoryLimit)))
+			g, err := loadGeomGCN(dir, newBudgetLimit(max(limit, graphs.DefaultMemoryLimit)))
 			if c.want != nil {
 				wantErr(t, err, c.want...)
 				return
@@ -246,7 +246,7 @@ func TestLabelRules(t *testing.T) {
 	}
 	for _, c := range npzCases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(MemoryLimitEnv, c.limit)
+			t.Setenv(graphs.MemoryLimitEnv, c.limit)
 			p := filepath.Join(dir, fileSafe(c.name)+".npz")
 			writeNPZ(t, p, toyEntries().with("labels", c.labels))
 			g, err := LoadNPZ(p)
@@ -271,10 +271,10 @@ func TestLabelRules(t *testing.T) {
 	}
 	for _, c := range geomCases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv(MemoryLimitEnv, c.limit)
+			t.Setenv(graphs.MemoryLimitEnv, c.limit)
 			// the logit rule alone (a 100 B limit is far below what the
 			// process holds, which the load's budget refuses first)
-			g, err := loadGeomGCN(geomFixture{edges: "h\n0\t1\n1\t2\n", nodes: c.nodes}.write(t), newBudgetLimit(DefaultMemoryLimit))
+			g, err := loadGeomGCN(geomFixture{edges: "h\n0\t1\n1\t2\n", nodes: c.nodes}.write(t), newBudgetLimit(graphs.DefaultMemoryLimit))
 			if c.want == nil {
 				if err != nil || g.NumClasses != 0 {
 					t.Fatalf("got %v, %v", g, err)
@@ -386,115 +386,6 @@ func TestEmptyGraphs(t *testing.T) {
 		_, err := LoadSigned(dir)
 		wantErr(t, err, "toy.train:2: node 4 does not occur")
 	})
-}
-
-// ---------------------------------------------------------------------------
-// 5. splits that leave nothing to train or test on
-
-func TestSplitEmptySets(t *testing.T) {
-	old := Warnings
-	Warnings = io.Discard
-	defer func() { Warnings = old }()
-	g := tcSplitGraph() // 1000 nodes, 857 labelled
-	g.Name = "csbm"
-	masked := &Graph{Name: "masked", N: 6, Labels: []int{0, 1, 0, 1, -1, 0}, NumClasses: 2,
-		MaskSplits: []Split{
-			{Train: []int{4}, Val: []int{2}, Test: []int{3, 5}},
-			{Train: []int{0, 1}, Val: []int{2}, Test: nil},
-		}}
-	fixed := &Graph{Name: "fixedg", N: 4, Labels: []int{0, 1, 0, 1}, NumClasses: 2, Split: Split{Train: []int{0, 1}, Val: []int{2, 3}}}
-	cases := []struct {
-		name, spec string
-		g          *Graph
-		want       []string
-	}{
-		{"ratio train rounds to zero", "ratio:0.0001:0.2", g,
-			[]string{"split ratio:0.0001:0.2 on csbm: it leaves no training node (0 train, 686 validation, 171 test of 857 labelled nodes)",
-				"the train fraction 0.0001 of 857 labelled nodes rounds to zero: use at least 0.000584"}},
-		{"ratio test rounds to zero", "ratio:0.5:0.0001", g,
-			[]string{"leaves no test node (429 train, 428 validation, 0 test", "the test fraction 0.0001", "use at least 0.000584"}},
-		{"inductive train side unlabelled", "inductive:0.0001", g, []string{"split inductive:0.0001 on csbm: it leaves no training node", "rounds to zero"}},
-		{"inductive test side empty", "inductive:0.9999", g, []string{"leaves no test node", "leaves no labelled node on the test side"}},
-		// published splits are the dataset's: empty sets are warned of,
-		// not refused (want nil; TestPublishedSplitEmptySets)
-		{"mask train unlabelled", "masks:0", masked, nil},
-		{"mask without test", "masks:1", masked, nil},
-		{"fixed without test", "fixed", fixed, nil},
-		{"per-class too few in a class", "per-class:300:10:10", g, []string{"class 0 has", "need at least 300 for training", "ratio split"}},
-		{"per-class empty class id", "per-class:1:0:1", &Graph{Name: "gap", N: 4, Labels: []int{0, 0, 2, 2}, NumClasses: 3},
-			[]string{"class 1 has 0 labelled nodes"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			spec, err := ParseSplit(c.spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = ApplySplit(c.g, spec, 1)
-			if c.want == nil {
-				if err != nil {
-					t.Fatalf("a published split with an empty set: %v", err)
-				}
-				return
-			}
-			wantErr(t, err, c.want...)
-		})
-	}
-	// The hinted fraction is enough, for every labelled count.
-	for l := 1; l <= 5000; l++ {
-		least := ceilSignificant(0.5/float64(l), 3)
-		if math.Round(least*float64(l)) < 1 || least > 1.01/float64(l) {
-			t.Fatalf("%d labelled nodes: hint %v", l, least)
-		}
-	}
-	spec, _ := ParseSplit("ratio:0.000584:0.2")
-	if out, err := ApplySplit(g, spec, 1); err != nil || len(out.Split.Train) != 1 {
-		t.Fatalf("hinted fraction: %v", err)
-	}
-}
-
-func TestSplitWarnings(t *testing.T) {
-	var buf bytes.Buffer
-	old := Warnings
-	Warnings = &buf
-	defer func() { Warnings = old }()
-	// Class 2 has 3 labelled nodes of 103: a 1 % train fraction gives it none.
-	labels := make([]int, 103)
-	for i := range labels {
-		labels[i] = i % 2
-	}
-	labels[100], labels[101], labels[102] = 2, 2, 2
-	g := &Graph{Name: "skewed-warn", N: 103, Labels: labels, NumClasses: 3}
-	cases := []struct {
-		spec string
-		warn string // "" for none
-	}{
-		{"ratio:0.02:0.3", "warning: split ratio:0.02:0.3 on skewed-warn: class 2 gets no training node"},
-		{"inductive:0.02", "warning: split inductive:0.02 on skewed-warn: class 2 gets no training node"},
-		{"ratio:0.5:0.3", ""},
-		{"per-class:3:0:10", ""},
-	}
-	for _, c := range cases {
-		t.Run(c.spec, func(t *testing.T) {
-			buf.Reset()
-			spec, _ := ParseSplit(c.spec)
-			for run := 0; run < 3; run++ { // once per process, not once per run
-				if _, err := ApplySplit(g, spec, uint64(run)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got := buf.String()
-			if c.warn == "" {
-				if got != "" {
-					t.Fatalf("unexpected warning %q", got)
-				}
-				return
-			}
-			if strings.Count(got, "\n") != 1 || !strings.Contains(got, c.warn) {
-				t.Fatalf("warnings %q, want one line containing %q", got, c.warn)
-			}
-		})
-	}
 }
 
 // ---------------------------------------------------------------------------
@@ -633,8 +524,8 @@ func TestSaveNPZRefusesDevices(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
 	}
-	g := &Graph{N: 2, Adj: FromCOO(2, 2, []int{0, 1}, []int{1, 0}, nil),
-		X: &Features{N: 2, F: 1, Dense: []float64{1, 2}}, Labels: []int{0, 1}}
+	g := &graphs.Graph{N: 2, Adj: graphs.FromCOO(2, 2, []int{0, 1}, []int{1, 0}, nil),
+		X: &graphs.Features{N: 2, F: 1, Dense: []float64{1, 2}}, Labels: []int{0, 1}}
 	wantErr(t, SaveNPZ("/dev/full", g), "save /dev/full: is a character device, not a regular file")
 	if st, err := os.Stat("/dev/full"); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
 		t.Fatalf("/dev/full replaced: %v %v", st, err)

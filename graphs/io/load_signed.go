@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // signedWholeFile is the edge list of a signed dataset directory.
@@ -162,7 +164,7 @@ type signedList struct {
 // what the parse and every later step allocate is reserved against
 // MemoryLimit before it is allocated (see loadBudget). Every file must be
 // a regular file (a named pipe is refused, not waited on).
-func LoadSigned(dir string) (*Graph, error) {
+func LoadSigned(dir string) (*graphs.Graph, error) {
 	b, err := newLoadBudget()
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
@@ -170,7 +172,7 @@ func LoadSigned(dir string) (*Graph, error) {
 	return loadSigned(dir, b)
 }
 
-func loadSigned(dir string, b *loadBudget) (*Graph, error) {
+func loadSigned(dir string, b *loadBudget) (*graphs.Graph, error) {
 	base := filepath.Base(filepath.Clean(dir))
 	whole, err := readSignedList(filepath.Join(dir, signedWholeFile), b)
 	if err != nil {
@@ -203,7 +205,7 @@ func lastWinsBytes(n, t int) float64 {
 
 // buildSigned is LoadSigned on parsed lists (train and test may be nil),
 // reserving what it allocates on b.
-func buildSigned(dir string, whole, train, test *signedList, b *loadBudget) (*Graph, error) {
+func buildSigned(dir string, whole, train, test *signedList, b *loadBudget) (*graphs.Graph, error) {
 	for _, l := range []*signedList{whole, train, test} {
 		if l != nil && len(l.src) == 0 {
 			return nil, fmt.Errorf("load %s: no edges (want one \"src dst sign\" line per edge)", l.path)
@@ -243,7 +245,7 @@ func buildSigned(dir string, whole, train, test *signedList, b *loadBudget) (*Gr
 		return nil, fmt.Errorf("load %s: %w", whole.path, err)
 	}
 	index := signedIndex(ids)
-	g := &Graph{N: n}
+	g := &graphs.Graph{N: n}
 	src, dst, err := remapSigned(whole, index, whole.path)
 	if err != nil {
 		return nil, err
@@ -254,7 +256,7 @@ func buildSigned(dir string, whole, train, test *signedList, b *loadBudget) (*Gr
 	}
 	for _, p := range []struct {
 		l   *signedList
-		out **CSR
+		out **graphs.CSR
 	}{{train, &g.EdgeTrain}, {test, &g.EdgeTest}} {
 		if p.l == nil {
 			continue
@@ -371,7 +373,7 @@ func signedIndex(ids []int64) func(int64) (int, bool) {
 // without self-loops; for a pair listed several times (in either
 // direction) the last listing wins. Each pattern's ids are allocated at
 // their exact count.
-func signedUndirected(n int, src, dst []int, sign []int8) (pos, neg *CSR) {
+func signedUndirected(n int, src, dst []int, sign []int8) (pos, neg *graphs.CSR) {
 	indptr, indices, vals := buildLastWins(n, src, dst, sign, true)
 	npos := 0
 	for _, v := range vals {
@@ -379,8 +381,8 @@ func signedUndirected(n int, src, dst []int, sign []int8) (pos, neg *CSR) {
 			npos++
 		}
 	}
-	pos = &CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 0, npos)}
-	neg = &CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 0, len(vals)-npos)}
+	pos = &graphs.CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 0, npos)}
+	neg = &graphs.CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 0, len(vals)-npos)}
 	for u := 0; u < n; u++ {
 		for k := indptr[u]; k < indptr[u+1]; k++ {
 			if vals[k] > 0 {
@@ -396,9 +398,9 @@ func signedUndirected(n int, src, dst []int, sign []int8) (pos, neg *CSR) {
 
 // signedDirected builds an N×N CSR with values ±1 from directed signed
 // edges; self-loops are dropped and the last listing of a pair wins.
-func signedDirected(n int, src, dst []int, sign []int8) *CSR {
+func signedDirected(n int, src, dst []int, sign []int8) *graphs.CSR {
 	indptr, indices, vals := buildLastWins(n, src, dst, sign, false)
-	m := &CSR{Rows: n, Cols: n, Indptr: indptr, Indices: indices, Data: make([]float64, len(vals))}
+	m := &graphs.CSR{Rows: n, Cols: n, Indptr: indptr, Indices: indices, Data: make([]float64, len(vals))}
 	for k, v := range vals {
 		m.Data[k] = float64(v)
 	}

@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"archive/zip"
@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/graphstest"
 )
 
 // FuzzParseSignedEdges: never panics; on success every sign is ±1, the
@@ -75,7 +78,7 @@ func FuzzParseSignedEdges(f *testing.F) {
 				t.Fatal(err)
 			}
 			pos, neg := signedUndirected(n, s, d, sign)
-			for _, m := range []*CSR{pos, neg} {
+			for _, m := range []*graphs.CSR{pos, neg} {
 				if err := m.Validate(); err != nil {
 					t.Fatal(err)
 				}
@@ -98,7 +101,7 @@ func FuzzParseNPY(f *testing.F) {
 	f.Add([]byte("\x93NUMPY\x02\x00\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		arc := zipEntries(npzEntries{{"x", data}}, false)
-		a, err := openNPZArchive(bytes.NewReader(arc), int64(len(arc)), "fuzz.npz", newBudgetLimit(DefaultMemoryLimit))
+		a, err := openNPZArchive(bytes.NewReader(arc), int64(len(arc)), "fuzz.npz", newBudgetLimit(graphs.DefaultMemoryLimit))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +229,7 @@ func FuzzLoadNPZArchive(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := readSparseGraphNPZ(bytes.NewReader(data), int64(len(data)), "fuzz.npz", newBudgetLimit(DefaultMemoryLimit))
+		g, err := readSparseGraphNPZ(bytes.NewReader(data), int64(len(data)), "fuzz.npz", newBudgetLimit(graphs.DefaultMemoryLimit))
 		if err != nil {
 			if !strings.Contains(err.Error(), "fuzz.npz") {
 				t.Fatalf("error %q does not name the file", err)
@@ -340,7 +343,7 @@ func FuzzLoadNPZ(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		data := decodeNPZFuzz(in)
-		g, err := readSparseGraphNPZ(bytes.NewReader(data), int64(len(data)), "fuzz.npz", newBudgetLimit(DefaultMemoryLimit))
+		g, err := readSparseGraphNPZ(bytes.NewReader(data), int64(len(data)), "fuzz.npz", newBudgetLimit(graphs.DefaultMemoryLimit))
 		if err != nil {
 			if !strings.Contains(err.Error(), "fuzz.npz") {
 				t.Fatalf("error %q does not name the file", err)
@@ -352,7 +355,7 @@ func FuzzLoadNPZ(f *testing.F) {
 }
 
 // checkNPZGraph asserts what LoadNPZ promises about a graph it returns.
-func checkNPZGraph(t *testing.T, g *Graph) {
+func checkNPZGraph(t *testing.T, g *graphs.Graph) {
 	t.Helper()
 	if err := g.Adj.Validate(); err != nil || g.Adj.Rows != g.N || g.Adj.Cols != g.N || g.Adj.Data != nil {
 		t.Fatalf("bad adjacency %+v: %v", g.Adj, err)
@@ -377,7 +380,7 @@ func checkNPZGraph(t *testing.T, g *Graph) {
 // checkLoadedGraph asserts the invariants every node-classification loader
 // promises: nodes and edges present, labels in [-1, NumClasses), at most N
 // classes, dense features and logits within the memory limit.
-func checkLoadedGraph(t *testing.T, g *Graph) {
+func checkLoadedGraph(t *testing.T, g *graphs.Graph) {
 	t.Helper()
 	if g.N < 1 { // a graph without edges loads; one without nodes does not
 		t.Fatalf("empty graph loaded: N=%d, %d entries", g.N, g.Adj.NNZ())
@@ -390,7 +393,7 @@ func checkLoadedGraph(t *testing.T, g *Graph) {
 			t.Fatalf("label %d of node %d outside [-1, %d)", y, i, g.NumClasses)
 		}
 	}
-	if 8*float64(g.N)*float64(g.X.F) > DefaultMemoryLimit || 8*float64(g.N)*float64(g.NumClasses) > DefaultMemoryLimit {
+	if 8*float64(g.N)*float64(g.X.F) > graphs.DefaultMemoryLimit || 8*float64(g.N)*float64(g.NumClasses) > graphs.DefaultMemoryLimit {
 		t.Fatalf("N=%d F=%d C=%d beyond the memory limit", g.N, g.X.F, g.NumClasses)
 	}
 }
@@ -433,8 +436,8 @@ func FuzzLoadGeomGCN(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	f.Fuzz(func(t *testing.T, nodes, edges, mask []byte) {
-		b := newBudgetLimit(DefaultMemoryLimit)
-		var x *Features
+		b := newBudgetLimit(graphs.DefaultMemoryLimit)
+		var x *graphs.Features
 		var labels []int
 		var nc int
 		err := readText(bytes.NewReader(nodes), "nodes.txt", func(r io.Reader, st textStats) (err error) {
@@ -451,10 +454,10 @@ func FuzzLoadGeomGCN(f *testing.F) {
 		if x.N != n || x.Sparse == nil || x.Sparse.Rows != n || x.Sparse.Cols != x.F || x.Sparse.Data != nil {
 			t.Fatalf("features %d×%d for %d nodes", x.N, x.F, n)
 		}
-		if err := x.Sparse.Validate(); err != nil || !csrRowsCanonical(x.Sparse) {
+		if err := x.Sparse.Validate(); err != nil || !x.Sparse.Canonical() {
 			t.Fatalf("features: %v", err)
 		}
-		var adj *CSR
+		var adj *graphs.CSR
 		err = readText(bytes.NewReader(edges), "edges.txt", func(r io.Reader, st textStats) (err error) {
 			adj, err = readGeomEdges(r, st, "edges.txt", n, b)
 			return err
@@ -465,7 +468,7 @@ func FuzzLoadGeomGCN(f *testing.F) {
 			}
 			return
 		}
-		g := &Graph{N: n, Adj: adj, X: x, Labels: labels, NumClasses: nc}
+		g := &graphs.Graph{N: n, Adj: adj, X: x, Labels: labels, NumClasses: nc}
 		if err := adj.Validate(); err != nil || adj.Rows != n || adj.Data != nil {
 			t.Fatalf("adjacency: %v", err)
 		}
@@ -484,7 +487,7 @@ func FuzzLoadGeomGCN(f *testing.F) {
 			}
 			return
 		}
-		if !tcDisjoint(sp.Train, sp.Val, sp.Test) {
+		if !graphstest.Disjoint(sp.Train, sp.Val, sp.Test) {
 			t.Fatalf("mask sets overlap")
 		}
 		for _, set := range [][]int{sp.Train, sp.Val, sp.Test} {
@@ -527,7 +530,7 @@ func FuzzLoadSigned(f *testing.F) {
 				t.Fatalf("error %q does not name %s", err, file)
 			}
 		}
-		b := newBudgetLimit(DefaultMemoryLimit)
+		b := newBudgetLimit(graphs.DefaultMemoryLimit)
 		w, err := parseSignedList(strings.NewReader(whole), "d/whole_edge.txt", b)
 		if err != nil {
 			named(err, "d/whole_edge.txt")
@@ -556,8 +559,8 @@ func FuzzLoadSigned(f *testing.F) {
 		if g.N < 2 || g.Adj.NNZ()+g.Neg.NNZ() == 0 {
 			t.Fatalf("empty signed graph loaded: N=%d", g.N)
 		}
-		for _, m := range []*CSR{g.Adj, g.Neg} {
-			if err := m.Validate(); err != nil || m.Rows != g.N || !csrRowsCanonical(m) {
+		for _, m := range []*graphs.CSR{g.Adj, g.Neg} {
+			if err := m.Validate(); err != nil || m.Rows != g.N || !m.Canonical() {
 				t.Fatalf("pattern: %v", err)
 			}
 			if !reflect.DeepEqual(m.Transpose().Indices, m.Indices) {
@@ -573,7 +576,7 @@ func FuzzLoadSigned(f *testing.F) {
 				}
 			}
 		}
-		for _, m := range []*CSR{g.EdgeTrain, g.EdgeTest} {
+		for _, m := range []*graphs.CSR{g.EdgeTrain, g.EdgeTest} {
 			if m == nil {
 				continue
 			}
@@ -592,88 +595,11 @@ func FuzzLoadSigned(f *testing.F) {
 	})
 }
 
-// FuzzParseSplit: ParseSplit never panics, its errors name the spec, and an
-// accepted spec round-trips through String; applied to small graphs (with
-// unlabelled nodes, mask splits, a fixed split) ApplySplit never panics and
-// any split it returns is disjoint, sorted, labelled, and has training and
-// test nodes.
-func FuzzParseSplit(f *testing.F) {
-	for _, s := range []string{
-		"per-class:20:500:1000", "per-class:1:0:1", "per-class:3:2:2", "Per-Class: 2 :1:1", "per-class:0:1:1",
-		"per-class:1:9223372036854775807:9223372036854775807", "per-class:1:1",
-		"ratio:0.1:0.2", "ratio:0.0001:0.2", "ratio:0.5:0.0001", "ratio:.75:0.150", "ratio:0.6:0.4", "ratio:1e-300:0.5",
-		"ratio:NaN:0.1", "ratio:0x1p-3:0.5", "masks", "masks:0", "masks:1", "masks:2", "masks:-1", "masks:",
-		"inductive:0.8", "inductive:0.0001", "inductive:0.9999", "fixed", "fixed:1", "", ":", "random:0.5",
-	} {
-		f.Add(s, uint64(1))
-	}
-	old := Warnings
-	Warnings = io.Discard
-	defer func() { Warnings = old }()
-	labels := make([]int, 40)
-	for i := range labels {
-		labels[i] = i % 3
-		if i%7 == 0 {
-			labels[i] = -1
-		}
-	}
-	labels[39] = 3 // a class of one node
-	adj := undirectedFromPairs(40, tcRange(39), tcRange(40)[1:])
-	graphs := []*Graph{
-		{Name: "small", N: 40, Adj: adj, Labels: labels, NumClasses: 4,
-			MaskSplits: []Split{{Train: []int{1, 2, 3}, Val: []int{4}, Test: []int{5, 6}}, {Train: []int{0}, Test: []int{1}}},
-			Split:      Split{Train: []int{1, 2}, Test: []int{3}}},
-		{Name: "tiny", N: 3, Adj: undirectedFromPairs(3, []int{0}, []int{1}), Labels: []int{0, -1, 1}, NumClasses: 2},
-		{Name: "unlabelled", N: 2, Adj: undirectedFromPairs(2, []int{0}, []int{1}), Labels: []int{-1, -1}},
-	}
-	f.Fuzz(func(t *testing.T, in string, seed uint64) {
-		spec, err := ParseSplit(in)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "split ") {
-				t.Fatalf("error %q does not name the spec", err)
-			}
-			return
-		}
-		again, err := ParseSplit(spec.String())
-		if err != nil || again != spec {
-			t.Fatalf("%q → %+v → %q → %+v, %v", in, spec, spec.String(), again, err)
-		}
-		for _, g := range graphs {
-			out, err := ApplySplit(g, spec.ForRun(int(seed%5), len(g.MaskSplits)), seed)
-			if err != nil {
-				if !strings.HasPrefix(err.Error(), "split ") {
-					t.Fatalf("error %q does not name the spec", err)
-				}
-				continue
-			}
-			sp := out.Split
-			published := spec.Kind == SplitMasks || spec.Kind == SplitFixed // the dataset's sets, warned of when empty
-			if !published && (len(sp.Train) == 0 || len(sp.Test) == 0) {
-				t.Fatalf("%s on %s: %d train, %d test", spec, g.Name, len(sp.Train), len(sp.Test))
-			}
-			if !tcDisjoint(sp.Train, sp.Val, sp.Test) {
-				t.Fatalf("%s on %s: sets overlap", spec, g.Name)
-			}
-			for _, set := range [][]int{sp.Train, sp.Val, sp.Test} {
-				if !slices.IsSorted(set) {
-					t.Fatalf("%s on %s: set not sorted", spec, g.Name)
-				}
-				for _, i := range set {
-					if i < 0 || i >= g.N || g.Labels[i] < 0 {
-						t.Fatalf("%s on %s: node %d unlabelled or out of range", spec, g.Name, i)
-					}
-				}
-			}
-		}
-	})
-}
-
-// The compact FuzzLoadNPZ encoding carries a loadable graph.
 func TestNPZFuzzEncoding(t *testing.T) {
 	for _, e := range []npzEntries{toyEntries(), toyMatrixSpelling()} {
 		in := encodeNPZFuzz(e)
 		data := decodeNPZFuzz(in)
-		g, err := readSparseGraphNPZ(bytes.NewReader(data), int64(len(data)), "seed.npz", newBudgetLimit(DefaultMemoryLimit))
+		g, err := readSparseGraphNPZ(bytes.NewReader(data), int64(len(data)), "seed.npz", newBudgetLimit(graphs.DefaultMemoryLimit))
 		if err != nil || g.N != 4 || g.NumClasses != 2 {
 			t.Fatalf("%d-byte seed: %v", len(in), err)
 		}

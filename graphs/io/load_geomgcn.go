@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // Geom-gcn file names (the Actor / "film" dataset and its relatives).
@@ -68,7 +70,7 @@ const (
 // reserved against MemoryLimit before it is allocated (see loadBudget).
 // Every input file must be a regular file (a named pipe is refused, not
 // waited on).
-func LoadGeomGCN(dir string) (*Graph, error) {
+func LoadGeomGCN(dir string) (*graphs.Graph, error) {
 	b, err := newLoadBudget()
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
@@ -76,10 +78,10 @@ func LoadGeomGCN(dir string) (*Graph, error) {
 	return loadGeomGCN(dir, b)
 }
 
-func loadGeomGCN(dir string, b *loadBudget) (*Graph, error) {
+func loadGeomGCN(dir string, b *loadBudget) (*graphs.Graph, error) {
 	nodesPath := filepath.Join(dir, geomNodesFile)
 	edgesPath := filepath.Join(dir, geomEdgesFile)
-	var x *Features
+	var x *graphs.Features
 	var labels []int
 	var numClasses int
 	err := readTextFile(nodesPath, func(r io.Reader, st textStats) error {
@@ -91,7 +93,7 @@ func loadGeomGCN(dir string, b *loadBudget) (*Graph, error) {
 		return nil, err
 	}
 	n := len(labels)
-	var adj *CSR
+	var adj *graphs.CSR
 	err = readTextFile(edgesPath, func(r io.Reader, st textStats) error {
 		var err error
 		adj, err = readGeomEdges(r, st, edgesPath, n, b)
@@ -100,7 +102,7 @@ func loadGeomGCN(dir string, b *loadBudget) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Graph{N: n, Adj: adj, X: x, Labels: labels, NumClasses: numClasses}
+	g := &graphs.Graph{N: n, Adj: adj, X: x, Labels: labels, NumClasses: numClasses}
 	for k := 0; ; k++ {
 		p := filepath.Join(dir, fmt.Sprintf("film_split_0.6_0.2_%d.npz", k))
 		s, err := readGeomMasks(p, n, b)
@@ -168,7 +170,7 @@ const (
 
 // readGeomNodes reads a geom-gcn node file (named path in errors) whose
 // first pass gave st, reserving what it allocates on b.
-func readGeomNodes(r io.Reader, st textStats, path string, b *loadBudget) (*Features, []int, int, error) {
+func readGeomNodes(r io.Reader, st textStats, path string, b *loadBudget) (*graphs.Features, []int, int, error) {
 	capRows, capFeats := st.lines, st.commas+st.lines
 	if err := b.reserve(lineBufferBytes(st)+geomRowBytes*float64(capRows)+geomFeatBytes*float64(capFeats),
 		fmt.Sprintf("reading %d lines", st.lines)); err != nil {
@@ -332,13 +334,13 @@ func readGeomNodes(r io.Reader, st textStats, path string, b *loadBudget) (*Feat
 		w += len(row)
 		indptr[id+1] = w
 	}
-	x := &Features{N: n, F: nf, Sparse: &CSR{Rows: n, Cols: nf, Indptr: indptr, Indices: indices[:w:w]}}
+	x := &graphs.Features{N: n, F: nf, Sparse: &graphs.CSR{Rows: n, Cols: nf, Indptr: indptr, Indices: indices[:w:w]}}
 	return x, labels, maxLabel + 1, nil
 }
 
 // readGeomEdges reads a geom-gcn edge file (named path in errors, first
 // pass st) of a graph with n nodes, reserving what it allocates on b.
-func readGeomEdges(r io.Reader, st textStats, path string, n int, b *loadBudget) (*CSR, error) {
+func readGeomEdges(r io.Reader, st textStats, path string, n int, b *loadBudget) (*graphs.CSR, error) {
 	// Each line holds at most one edge: its two ids, and two column ids of
 	// the pattern (reserved at this bound, before the file is parsed).
 	if err := b.reserve(lineBufferBytes(st)+(8+2*intBytes)*float64(st.lines)+intBytes*float64(2*n+1),
@@ -415,13 +417,13 @@ func readGeomEdges(r io.Reader, st textStats, path string, n int, b *loadBudget)
 
 // readGeomMasks reads one geom-gcn split file, reserving on b. A missing
 // file gives an error wrapping fs.ErrNotExist.
-func readGeomMasks(path string, n int, b *loadBudget) (Split, error) {
+func readGeomMasks(path string, n int, b *loadBudget) (graphs.Split, error) {
 	f, size, err := openInput(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Split{}, err
+			return graphs.Split{}, err
 		}
-		return Split{}, fmt.Errorf("load %s: %w", path, err)
+		return graphs.Split{}, fmt.Errorf("load %s: %w", path, err)
 	}
 	defer f.Close()
 	return readGeomMasksFrom(f, size, path, n, b)
@@ -431,28 +433,28 @@ func readGeomMasks(path string, n int, b *loadBudget) (Split, error) {
 // (named path in errors) for a graph of n nodes. Each node's set is
 // decoded into one byte per node and the three sets are then allocated at
 // their exact sizes; both are reserved on b first.
-func readGeomMasksFrom(r io.ReaderAt, size int64, path string, n int, b *loadBudget) (Split, error) {
+func readGeomMasksFrom(r io.ReaderAt, size int64, path string, n int, b *loadBudget) (graphs.Split, error) {
 	a, err := openNPZArchive(r, size, path, b)
 	if err != nil {
-		return Split{}, err
+		return graphs.Split{}, err
 	}
 	names := [3]string{"train_mask", "val_mask", "test_mask"}
 	var hs [3]*npyHeader
 	for s, key := range names {
 		h, err := a.header(key, "a mask (bool or integer 0/1 array)", -1)
 		if err != nil {
-			return Split{}, err
+			return graphs.Split{}, err
 		}
 		if len(h.shape) != 1 || h.n != n {
-			return Split{}, a.errf(strconv.Quote(key), "has shape %v, want (%d,) (one entry per node)", h.shape, n)
+			return graphs.Split{}, a.errf(strconv.Quote(key), "has shape %v, want (%d,) (one entry per node)", h.shape, n)
 		}
 		if !h.dtype.integer() {
-			return Split{}, a.errf(strconv.Quote(key), "has dtype %s: want a mask (bool or integer 0/1 array)", h.dtype.descr)
+			return graphs.Split{}, a.errf(strconv.Quote(key), "has dtype %s: want a mask (bool or integer 0/1 array)", h.dtype.descr)
 		}
 		hs[s] = h
 	}
 	if err := b.reserve(3*zipOpenBytes+float64(n)+intBytes*float64(n), fmt.Sprintf("the masks of %d nodes", n)); err != nil {
-		return Split{}, fmt.Errorf("load %s: %w", path, err)
+		return graphs.Split{}, fmt.Errorf("load %s: %w", path, err)
 	}
 	owner := make([]int8, n) // 0 = none, else 1 + set index
 	var counts [3]int
@@ -479,7 +481,7 @@ func readGeomMasksFrom(r io.ReaderAt, size int64, path string, n int, b *loadBud
 			return nil
 		})
 		if err != nil {
-			return Split{}, err
+			return graphs.Split{}, err
 		}
 	}
 	var sets [3][]int
@@ -493,5 +495,5 @@ func readGeomMasksFrom(r io.ReaderAt, size int64, path string, n int, b *loadBud
 			sets[o-1] = append(sets[o-1], i)
 		}
 	}
-	return Split{Train: sets[0], Val: sets[1], Test: sets[2]}, nil
+	return graphs.Split{Train: sets[0], Val: sets[1], Test: sets[2]}, nil
 }

@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
@@ -37,7 +38,7 @@ func fetchFixture(t *testing.T) (manifest []RemoteDataset, srcDir string) {
 		return manifest, dir
 	}
 	srcDir = t.TempDir()
-	g := CSBM(CSBMConfig{Nodes: 60, Classes: 3, Features: 8, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 7)
+	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 60, Classes: 3, Features: 8, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 7)
 	if err := SaveNPZ(filepath.Join(srcDir, "cora.npz"), g); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/sbinet/npyio/npz"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // SaveNPZ writes g to path in the "sparsegraph" npz format that LoadNPZ
@@ -29,7 +31,7 @@ import (
 // failed save leaves no partial file behind and the old file, if any,
 // unchanged. A symlink is written through to its target; a directory,
 // device or other non-regular file is refused.
-func SaveNPZ(path string, g *Graph) error {
+func SaveNPZ(path string, g *graphs.Graph) error {
 	if err := checkSaveNPZ(g); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
@@ -47,7 +49,7 @@ func SaveNPZ(path string, g *Graph) error {
 	return nil
 }
 
-func checkSaveNPZ(g *Graph) error {
+func checkSaveNPZ(g *graphs.Graph) error {
 	switch {
 	case g == nil:
 		return errors.New("nil graph")
@@ -80,13 +82,13 @@ func checkSaveNPZ(g *Graph) error {
 	return nil
 }
 
-func writeSparseGraph(w *npz.Writer, g *Graph) error {
+func writeSparseGraph(w *npz.Writer, g *graphs.Graph) error {
 	if err := writeCSRArrays(w, "adj", g.Adj); err != nil {
 		return err
 	}
 	x := g.X
 	if x.Sparse == nil && x.N*x.F == 0 {
-		x = &Features{N: x.N, F: x.F, Sparse: &CSR{Rows: x.N, Cols: x.F, Indptr: make([]int, x.N+1)}}
+		x = &graphs.Features{N: x.N, F: x.F, Sparse: &graphs.CSR{Rows: x.N, Cols: x.F, Indptr: make([]int, x.N+1)}}
 	}
 	if x.Sparse != nil {
 		if err := writeCSRArrays(w, "attr", x.Sparse); err != nil {
@@ -105,7 +107,7 @@ func writeSparseGraph(w *npz.Writer, g *Graph) error {
 	return w.Write("labels.npy", labels)
 }
 
-func writeCSRArrays(w *npz.Writer, prefix string, m *CSR) error {
+func writeCSRArrays(w *npz.Writer, prefix string, m *graphs.CSR) error {
 	data := make([]float64, m.NNZ())
 	for k := range data {
 		data[k] = m.Value(k)

@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"context"

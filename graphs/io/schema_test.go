@@ -1,8 +1,10 @@
-package graphs
+package graphio
 
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // TestClassNamesFixClassCount: an npz's class_names gives the class count
@@ -27,7 +29,7 @@ func TestClassNamesFixClassCount(t *testing.T) {
 	g := toyEntries().with("labels", i8Arr(0, 1, 2, -1))
 	minusV := g.with("adj_data", f32Arr(1, 1, 1)).with("adj_indices", i32Arr(1, 0, 1)).with("adj_indptr", i32Arr(0, 1, 2, 2, 3)).
 		with("attr_indptr", i32Arr(0, 2, 3, 3, 6))
-	load := func(name string, e npzEntries) (*Graph, error) {
+	load := func(name string, e npzEntries) (*graphs.Graph, error) {
 		p := filepath.Join(dir, name+".npz")
 		writeNPZ(t, p, e)
 		return LoadNPZ(p)

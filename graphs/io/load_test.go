@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"archive/zip"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/sbinet/npyio/npz"
 )
@@ -155,7 +156,7 @@ func toyMatrixSpelling() npzEntries {
 
 // checkUndirected asserts Adj is a valid symmetric 0/1 pattern without
 // self-loops and with sorted, unique rows.
-func checkUndirected(t *testing.T, m *CSR) {
+func checkUndirected(t *testing.T, m *graphs.CSR) {
 	t.Helper()
 	if err := m.Validate(); err != nil {
 		t.Fatalf("adjacency invalid: %v", err)
@@ -163,7 +164,7 @@ func checkUndirected(t *testing.T, m *CSR) {
 	if m.Data != nil {
 		t.Errorf("adjacency Data not nil")
 	}
-	if !csrRowsCanonical(m) {
+	if !m.Canonical() {
 		t.Errorf("adjacency rows not sorted/unique")
 	}
 	tr := m.Transpose()
@@ -178,7 +179,7 @@ func checkUndirected(t *testing.T, m *CSR) {
 	}
 }
 
-func rowsOf(m *CSR) [][]int {
+func rowsOf(m *graphs.CSR) [][]int {
 	out := make([][]int, m.Rows)
 	for i := range out {
 		c, _ := m.Row(i)
@@ -280,7 +281,7 @@ func TestLoadNPZFeatures(t *testing.T) {
 		if got := g.X.ToDense(); !reflect.DeepEqual(got, want) {
 			t.Errorf("dense features %v, want %v", got, want)
 		}
-		if !csrRowsCanonical(s) || s.Data == nil {
+		if !s.Canonical() || s.Data == nil {
 			t.Errorf("rows not canonical or Data dropped: %+v", s)
 		}
 	})
@@ -451,9 +452,9 @@ func TestLoadNPZCorruptArchive(t *testing.T) {
 
 func TestSaveNPZRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	adj := FromCOO(5, 5, []int{0, 1, 1, 2, 3, 4}, []int{1, 0, 2, 1, 4, 3}, nil)
-	sparse := FromCOO(5, 4, []int{0, 0, 2, 4}, []int{1, 3, 0, 2}, nil)
-	weighted := FromCOO(5, 4, []int{0, 0, 2, 4}, []int{1, 3, 0, 2}, []float64{0.5, 1, -2, 3})
+	adj := graphs.FromCOO(5, 5, []int{0, 1, 1, 2, 3, 4}, []int{1, 0, 2, 1, 4, 3}, nil)
+	sparse := graphs.FromCOO(5, 4, []int{0, 0, 2, 4}, []int{1, 3, 0, 2}, nil)
+	weighted := graphs.FromCOO(5, 4, []int{0, 0, 2, 4}, []int{1, 3, 0, 2}, []float64{0.5, 1, -2, 3})
 	dense := []float64{
 		1, 0, 2, 0,
 		0, 0, 0, 0,
@@ -463,15 +464,15 @@ func TestSaveNPZRoundTrip(t *testing.T) {
 	labels := []int{0, 2, 1, -1, 2}
 	cases := []struct {
 		name string
-		x    *Features
+		x    *graphs.Features
 	}{
-		{"binary sparse", &Features{N: 5, F: 4, Sparse: sparse}},
-		{"weighted sparse", &Features{N: 5, F: 4, Sparse: weighted}},
-		{"dense", &Features{N: 5, F: 4, Dense: dense}},
+		{"binary sparse", &graphs.Features{N: 5, F: 4, Sparse: sparse}},
+		{"weighted sparse", &graphs.Features{N: 5, F: 4, Sparse: weighted}},
+		{"dense", &graphs.Features{N: 5, F: 4, Dense: dense}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := &Graph{Name: "x", N: 5, Adj: adj, X: c.x, Labels: labels, NumClasses: 3}
+			g := &graphs.Graph{Name: "x", N: 5, Adj: adj, X: c.x, Labels: labels, NumClasses: 3}
 			p := filepath.Join(dir, fileSafe(c.name)+".npz")
 			if err := SaveNPZ(p, g); err != nil {
 				t.Fatal(err)
@@ -498,7 +499,7 @@ func TestSaveNPZRoundTrip(t *testing.T) {
 		})
 	}
 	t.Run("zero feature columns are saved, and refused on load", func(t *testing.T) {
-		g := &Graph{Name: "x", N: 5, Adj: adj, X: &Features{N: 5, F: 0, Dense: []float64{}}, Labels: labels, NumClasses: 3}
+		g := &graphs.Graph{Name: "x", N: 5, Adj: adj, X: &graphs.Features{N: 5, F: 0, Dense: []float64{}}, Labels: labels, NumClasses: 3}
 		p := filepath.Join(dir, "nofeatures.npz")
 		if err := SaveNPZ(p, g); err != nil {
 			t.Fatal(err)
@@ -507,8 +508,8 @@ func TestSaveNPZRoundTrip(t *testing.T) {
 		wantErr(t, err, p, "attr_", "shape (5, 0): no feature column")
 	})
 	t.Run("directed weighted adjacency is symmetrised on load", func(t *testing.T) {
-		d := FromCOO(3, 3, []int{0, 1, 2}, []int{1, 1, 0}, []float64{2, 5, 0.5})
-		g := &Graph{N: 3, Adj: d, Directed: true, X: &Features{N: 3, F: 1, Dense: []float64{1, 2, 3}}, Labels: []int{0, 0, 1}}
+		d := graphs.FromCOO(3, 3, []int{0, 1, 2}, []int{1, 1, 0}, []float64{2, 5, 0.5})
+		g := &graphs.Graph{N: 3, Adj: d, Directed: true, X: &graphs.Features{N: 3, F: 1, Dense: []float64{1, 2, 3}}, Labels: []int{0, 0, 1}}
 		p := filepath.Join(dir, "directed.npz")
 		if err := SaveNPZ(p, g); err != nil {
 			t.Fatal(err)
@@ -526,20 +527,20 @@ func TestSaveNPZRoundTrip(t *testing.T) {
 
 func TestSaveNPZErrors(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "bad.npz")
-	adj := FromCOO(2, 2, []int{0, 1}, []int{1, 0}, nil)
-	x := &Features{N: 2, F: 1, Dense: []float64{1, 2}}
+	adj := graphs.FromCOO(2, 2, []int{0, 1}, []int{1, 0}, nil)
+	x := &graphs.Features{N: 2, F: 1, Dense: []float64{1, 2}}
 	cases := []struct {
 		name string
-		g    *Graph
+		g    *graphs.Graph
 		want string
 	}{
 		{"nil graph", nil, "nil graph"},
-		{"no adjacency", &Graph{N: 2, X: x, Labels: []int{0, 1}}, "no adjacency"},
-		{"no features", &Graph{N: 2, Adj: adj, Labels: []int{0, 1}}, "no features"},
-		{"no labels", &Graph{N: 2, Adj: adj, X: x}, "no labels"},
-		{"label count", &Graph{N: 2, Adj: adj, X: x, Labels: []int{0}}, "1 labels for 2 nodes"},
-		{"dense size", &Graph{N: 2, Adj: adj, X: &Features{N: 2, F: 2, Dense: []float64{1}}, Labels: []int{0, 1}}, "dense features have 1 values"},
-		{"adjacency size", &Graph{N: 3, Adj: adj, X: x, Labels: []int{0, 1}}, "adjacency is 2×2 but the graph has 3 nodes"},
+		{"no adjacency", &graphs.Graph{N: 2, X: x, Labels: []int{0, 1}}, "no adjacency"},
+		{"no features", &graphs.Graph{N: 2, Adj: adj, Labels: []int{0, 1}}, "no features"},
+		{"no labels", &graphs.Graph{N: 2, Adj: adj, X: x}, "no labels"},
+		{"label count", &graphs.Graph{N: 2, Adj: adj, X: x, Labels: []int{0}}, "1 labels for 2 nodes"},
+		{"dense size", &graphs.Graph{N: 2, Adj: adj, X: &graphs.Features{N: 2, F: 2, Dense: []float64{1}}, Labels: []int{0, 1}}, "dense features have 1 values"},
+		{"adjacency size", &graphs.Graph{N: 3, Adj: adj, X: x, Labels: []int{0, 1}}, "adjacency is 2×2 but the graph has 3 nodes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -548,7 +549,7 @@ func TestSaveNPZErrors(t *testing.T) {
 	}
 	t.Run("missing directory", func(t *testing.T) {
 		q := filepath.Join(t.TempDir(), "no", "such", "dir", "g.npz")
-		wantErr(t, SaveNPZ(q, &Graph{N: 2, Adj: adj, X: x, Labels: []int{0, 1}}), q, "directory "+filepath.Dir(q)+" does not exist")
+		wantErr(t, SaveNPZ(q, &graphs.Graph{N: 2, Adj: adj, X: x, Labels: []int{0, 1}}), q, "directory "+filepath.Dir(q)+" does not exist")
 	})
 	if _, err := os.Stat(p); err == nil {
 		t.Errorf("failed saves left %s behind", p)
@@ -676,7 +677,7 @@ func TestLoadGeomGCN(t *testing.T) {
 	if !reflect.DeepEqual(g.Labels, []int{0, 0, 1, 1, 2}) || g.NumClasses != 3 {
 		t.Errorf("labels %v classes %d", g.Labels, g.NumClasses)
 	}
-	want := []Split{
+	want := []graphs.Split{
 		{Train: []int{0, 1}, Val: []int{2}, Test: []int{3, 4}},
 		{Train: []int{2, 3}, Val: []int{0}, Test: []int{1, 4}},
 	}
@@ -844,11 +845,11 @@ func TestLoadSigned(t *testing.T) {
 	if !reflect.DeepEqual(rowsOf(g.Adj), pos) || !reflect.DeepEqual(rowsOf(g.Neg), neg) {
 		t.Errorf("pos %v neg %v, want %v %v", rowsOf(g.Adj), rowsOf(g.Neg), pos, neg)
 	}
-	wantTrain := FromCOO(5, 5, []int{id[100], id[42]}, []int{id[-5], id[7]}, []float64{-1, 1})
+	wantTrain := graphs.FromCOO(5, 5, []int{id[100], id[42]}, []int{id[-5], id[7]}, []float64{-1, 1})
 	if !reflect.DeepEqual(g.EdgeTrain, wantTrain) {
 		t.Errorf("EdgeTrain %+v, want %+v", g.EdgeTrain, wantTrain)
 	}
-	wantTest := FromCOO(5, 5, []int{id[7]}, []int{id[100]}, []float64{-1})
+	wantTest := graphs.FromCOO(5, 5, []int{id[7]}, []int{id[100]}, []float64{-1})
 	if !reflect.DeepEqual(g.EdgeTest, wantTest) {
 		t.Errorf("EdgeTest %+v, want %+v", g.EdgeTest, wantTest)
 	}
@@ -893,8 +894,8 @@ func TestLoadSignedErrors(t *testing.T) {
 
 func TestLoadResolve(t *testing.T) {
 	dataDir := t.TempDir()
-	toy := &Graph{N: 3, Adj: FromCOO(3, 3, []int{0, 1}, []int{1, 0}, nil),
-		X: &Features{N: 3, F: 1, Dense: []float64{1, 2, 3}}, Labels: []int{0, 1, 0}}
+	toy := &graphs.Graph{N: 3, Adj: graphs.FromCOO(3, 3, []int{0, 1}, []int{1, 0}, nil),
+		X: &graphs.Features{N: 3, F: 1, Dense: []float64{1, 2, 3}}, Labels: []int{0, 1, 0}}
 	if err := SaveNPZ(filepath.Join(dataDir, "cora.npz"), toy); err != nil {
 		t.Fatal(err)
 	}
@@ -997,7 +998,7 @@ func TestLoadGenerated(t *testing.T) {
 // ---------------------------------------------------------------------------
 // real datasets
 
-func edgeHomophily(g *Graph) float64 {
+func edgeHomophily(g *graphs.Graph) float64 {
 	same, total := 0, 0
 	for i := 0; i < g.N; i++ {
 		cols, _ := g.Adj.Row(i)
@@ -1044,7 +1045,7 @@ func TestLoadRealNPZ(t *testing.T) {
 					g.N, g.Adj.NNZ(), g.X.F, g.NumClasses, slices.Min(deg), slices.Max(deg), iso,
 					c.n, c.nnz, c.f, c.classes, c.minDeg, c.maxDeg, c.isolated)
 			}
-			if err := g.X.Sparse.Validate(); err != nil || !csrRowsCanonical(g.X.Sparse) {
+			if err := g.X.Sparse.Validate(); err != nil || !g.X.Sparse.Canonical() {
 				t.Errorf("features: %v", err)
 			}
 			if (g.X.Sparse.Data == nil) != c.binary {
@@ -1119,7 +1120,7 @@ func TestLoadRealSigned(t *testing.T) {
 			if g.EdgeTrain.NNZ() != c.train || g.EdgeTest.NNZ() != c.test {
 				t.Errorf("train %d test %d, want %d %d", g.EdgeTrain.NNZ(), g.EdgeTest.NNZ(), c.train, c.test)
 			}
-			for _, m := range []*CSR{g.EdgeTrain, g.EdgeTest} {
+			for _, m := range []*graphs.CSR{g.EdgeTrain, g.EdgeTest} {
 				if err := m.Validate(); err != nil {
 					t.Fatal(err)
 				}
@@ -1145,16 +1146,16 @@ func fileSafe(s string) string {
 
 // TestAdversarialGraphs: the audit graphs have the shape their docs state.
 func TestAdversarialGraphs(t *testing.T) {
-	deg := func(g *Graph, i int) int { return g.Adj.Indptr[i+1] - g.Adj.Indptr[i] }
-	s := SmallStar(9, 1)
+	deg := func(g *graphs.Graph, i int) int { return g.Adj.Indptr[i+1] - g.Adj.Indptr[i] }
+	s := graphs.SmallStar(9, 1)
 	if s.N != 10 || deg(s, 0) != 9 || deg(s, 3) != 1 {
 		t.Errorf("star-9: N %d, hub degree %d, leaf degree %d", s.N, deg(s, 0), deg(s, 3))
 	}
-	d := DoubleStar(1)
+	d := graphs.DoubleStar(1)
 	if d.N != 52 || deg(d, 0) != 51 || deg(d, 1) != 51 || deg(d, 2) != 2 {
 		t.Errorf("double-star: N %d, hub degrees %d %d, leaf degree %d", d.N, deg(d, 0), deg(d, 1), deg(d, 2))
 	}
-	p := Path(1)
+	p := graphs.Path(1)
 	ends := 0
 	for i := range p.N {
 		if deg(p, i) == 1 {
@@ -1165,7 +1166,7 @@ func TestAdversarialGraphs(t *testing.T) {
 		t.Errorf("path: N %d, node 0 degree %d, %d ends, %d entries", p.N, deg(p, 0), ends, p.Adj.NNZ())
 	}
 	// node 0 in the middle: removing it leaves two paths of 20 nodes
-	cut := RemoveNode(p.Adj, 0)
+	cut := graphs.RemoveNode(p.Adj, 0)
 	seen := map[int]bool{}
 	var walk func(int) int
 	walk = func(i int) int {
@@ -1181,7 +1182,7 @@ func TestAdversarialGraphs(t *testing.T) {
 	if a, b := walk(1), walk(40); a != 20 || b != 20 {
 		t.Errorf("path without node 0: components of %d and %d nodes, want 20 and 20", a, b)
 	}
-	w := PowerLaw(1)
+	w := graphs.PowerLaw(1)
 	if w.N != 300 || w.Adj.NNZ() != 2*(3+2*297) {
 		t.Errorf("powerlaw: N %d, %d entries", w.N, w.Adj.NNZ())
 	}
@@ -1191,7 +1192,7 @@ func TestAdversarialGraphs(t *testing.T) {
 			break
 		}
 	}
-	if !IsSymmetric(w.Adj) {
+	if !graphs.IsSymmetric(w.Adj) {
 		t.Error("powerlaw is not symmetric")
 	}
 }
@@ -1206,7 +1207,7 @@ func TestFeatureRange(t *testing.T) {
 		v   float64
 		bad bool
 	}{{1e30, false}, {-1e30, false}, {1.0000001e30, true}, {-1.797e308, true}, {1e160, true}} {
-		g := SmallStar(9, 1)
+		g := graphs.SmallStar(9, 1)
 		g.X.Dense[3*g.X.F+2] = tc.v
 		path := filepath.Join(dir, "g.npz")
 		if err := SaveNPZ(path, g); err != nil {
@@ -1243,8 +1244,8 @@ func TestFeatureRange(t *testing.T) {
 // value stays in [−1, 1] (a signed sum sent (1, −1, 5e-324) to ±Inf), and
 // non-negative rows still sum to 1.
 func TestL1NormalizeSignedRows(t *testing.T) {
-	f := &Features{N: 2, F: 3, Dense: []float64{1, -1, 5e-324, 1, 2, 1}}
-	for _, g := range []*Features{L1NormalizeFeatures(f), L1NormalizeFeatures(&Features{N: 2, F: 3, Sparse: FromCOO(2, 3, []int{0, 0, 0, 1, 1, 1}, []int{0, 1, 2, 0, 1, 2}, f.Dense)})} {
+	f := &graphs.Features{N: 2, F: 3, Dense: []float64{1, -1, 5e-324, 1, 2, 1}}
+	for _, g := range []*graphs.Features{graphs.L1NormalizeFeatures(f), graphs.L1NormalizeFeatures(&graphs.Features{N: 2, F: 3, Sparse: graphs.FromCOO(2, 3, []int{0, 0, 0, 1, 1, 1}, []int{0, 1, 2, 0, 1, 2}, f.Dense)})} {
 		d := g.ToDense()
 		for i, v := range d {
 			if !(math.Abs(v) <= 1) {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package graphs
+package graphio
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // maxLineLen bounds the length of one line of a text dataset file, in
@@ -55,13 +57,13 @@ func scanText(r io.Reader, name string, buf []byte) (textStats, error) {
 			st.lines++
 			st.longest = max(st.longest, cur)
 			if cur > maxLineLen {
-				return st, fmt.Errorf("%s:%d: line of %s is longer than the %s a line may have", name, st.lines, FormatBytes(float64(cur)), FormatBytes(maxLineLen))
+				return st, fmt.Errorf("%s:%d: line of %s is longer than the %s a line may have", name, st.lines, graphs.FormatBytes(float64(cur)), graphs.FormatBytes(maxLineLen))
 			}
 			cur = 0
 			c = c[i+1:]
 		}
 		if cur > maxLineLen {
-			return st, fmt.Errorf("%s:%d: line is longer than the %s a line may have", name, st.lines+1, FormatBytes(maxLineLen))
+			return st, fmt.Errorf("%s:%d: line is longer than the %s a line may have", name, st.lines+1, graphs.FormatBytes(maxLineLen))
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -114,7 +116,7 @@ func (l *lineReader) next() ([]byte, bool) {
 func (l *lineReader) err() error {
 	if err := l.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s%s:%d: line is longer than the %s a line may have", l.prefix, l.name, l.line+1, FormatBytes(maxLineLen))
+			return fmt.Errorf("%s%s:%d: line is longer than the %s a line may have", l.prefix, l.name, l.line+1, graphs.FormatBytes(maxLineLen))
 		}
 		return fmt.Errorf("%s%s:%d: %w", l.prefix, l.name, l.line+1, err)
 	}

@@ -1,9 +1,11 @@
-package graphs
+package graphio
 
 import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // TestGoldenChainFile guards the npz writer/reader and the chain generator
@@ -14,7 +16,7 @@ func TestGoldenChainFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := Chain("s", 1)
+	want, err := graphs.Chain("s", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package graphs
+package graphio
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
@@ -33,7 +34,7 @@ type budgetCase struct {
 // writeGeomDir writes g as a geom-gcn directory (header lines, one row per
 // node in a shuffled order, every edge once) with the feature_amount
 // header when declare.
-func writeGeomDir(t *testing.T, g *Graph, declare bool) string {
+func writeGeomDir(t *testing.T, g *graphs.Graph, declare bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	var nb strings.Builder
@@ -107,15 +108,15 @@ func writeSignedDirRandom(t *testing.T, e int, span int64) string {
 // is allocated on the larger inputs, so a limit does not refuse loads that
 // would fit it several times over.
 func TestLoadAllocationsWithinBudget(t *testing.T) {
-	cfg := DefaultCSBM()
+	cfg := graphs.DefaultCSBM()
 	cfg.Nodes, cfg.Features, cfg.AvgDegree = 20000, 200, 6
-	big := CSBM(cfg, 1)
+	big := graphs.CSBM(cfg, 1)
 	sparse := *big
 	sparse.X = denseToSparseFeatures(big.X, 0.9) // a bag of words: ~10 % ones
 	dir := t.TempDir()
 	npzSparse := filepath.Join(dir, "sparse.npz")
 	npzDense := filepath.Join(dir, "dense.npz")
-	for p, g := range map[string]*Graph{npzSparse: &sparse, npzDense: big} {
+	for p, g := range map[string]*graphs.Graph{npzSparse: &sparse, npzDense: big} {
 		if err := SaveNPZ(p, g); err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +183,7 @@ func TestLoadAllocationsWithinBudget(t *testing.T) {
 			var b *loadBudget
 			var err error
 			alloc := allocated(func() {
-				b = newBudgetLimit(DefaultMemoryLimit)
+				b = newBudgetLimit(graphs.DefaultMemoryLimit)
 				if err = b.reserve(loadOverhead, "overhead"); err == nil {
 					err = c.load(b)
 				}
@@ -190,7 +191,7 @@ func TestLoadAllocationsWithinBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("reserved %s, allocated %s", FormatBytes(float64(b.reserved)), FormatBytes(float64(alloc)))
+			t.Logf("reserved %s, allocated %s", graphs.FormatBytes(float64(b.reserved)), graphs.FormatBytes(float64(alloc)))
 			if alloc > uint64(b.reserved) {
 				t.Errorf("allocated %d bytes, reserved %d", alloc, b.reserved)
 			}
@@ -203,7 +204,7 @@ func TestLoadAllocationsWithinBudget(t *testing.T) {
 
 // denseToSparseFeatures keeps the entries of x above its q-quantile as
 // ones, as a sparse bag of words.
-func denseToSparseFeatures(x *Features, q float64) *Features {
+func denseToSparseFeatures(x *graphs.Features, q float64) *graphs.Features {
 	var src, dst []int
 	cut := 1.2815515655446004 // the standard normal's 0.9 quantile
 	if q != 0.9 {
@@ -216,7 +217,7 @@ func denseToSparseFeatures(x *Features, q float64) *Features {
 			}
 		}
 	}
-	return &Features{N: x.N, F: x.F, Sparse: FromCOO(x.N, x.F, src, dst, nil)}
+	return &graphs.Features{N: x.N, F: x.F, Sparse: graphs.FromCOO(x.N, x.F, src, dst, nil)}
 }
 
 // TestLoadRefusedBeforeAllocating: an archive whose headers declare more
@@ -231,10 +232,10 @@ func TestLoadRefusedBeforeAllocating(t *testing.T) {
 	writeNPZ(t, bomb, toyEntries().
 		with("adj_indices", npyBytes("<i8", []int{3_000_000_000}, false, make([]byte, 64))).
 		with("adj_data", npyBytes("<f8", []int{3_000_000_000}, false, make([]byte, 64))))
-	geom := writeGeomDir(t, func() *Graph {
-		cfg := DefaultCSBM()
+	geom := writeGeomDir(t, func() *graphs.Graph {
+		cfg := graphs.DefaultCSBM()
 		cfg.Nodes, cfg.Features = 3000, 50
-		g := CSBM(cfg, 1)
+		g := graphs.CSBM(cfg, 1)
 		g.X = denseToSparseFeatures(g.X, 0.9)
 		return g
 	}(), true)
@@ -245,7 +246,7 @@ func TestLoadRefusedBeforeAllocating(t *testing.T) {
 		load  func(b *loadBudget) error
 		want  []string
 	}{
-		{"npz bomb", DefaultMemoryLimit, func(b *loadBudget) error {
+		{"npz bomb", graphs.DefaultMemoryLimit, func(b *loadBudget) error {
 			f, size, _ := openInput(bomb)
 			defer f.Close()
 			_, err := readSparseGraphNPZ(f, size, bomb, b)
@@ -266,7 +267,7 @@ func TestLoadRefusedBeforeAllocating(t *testing.T) {
 			})
 			wantErr(t, err, c.want...)
 			if alloc > 1<<20 {
-				t.Errorf("allocated %s before refusing", FormatBytes(float64(alloc)))
+				t.Errorf("allocated %s before refusing", graphs.FormatBytes(float64(alloc)))
 			}
 		})
 	}
