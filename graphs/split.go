@@ -590,3 +590,13 @@ func Folds(nodes []int, k int, seed uint64) [][]int {
 	}
 	return out
 }
+
+// streamSplit is the PCG stream that splits and held-out edges draw from
+// ("split").
+const streamSplit = 0x73706c6974
+
+// newSeededRand returns a deterministic PCG-backed generator for (seed,
+// stream).
+func newSeededRand(seed, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, stream))
+}

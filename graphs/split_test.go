@@ -92,7 +92,7 @@ func TestParseSplit(t *testing.T) {
 
 // tcSplitGraph is a CSBM graph with every 7th node unlabelled.
 func tcSplitGraph() *Graph {
-	g := CSBM(CSBMConfig{Nodes: 1000, Classes: 4, Features: 2, AvgDegree: 6, Homophily: 0.7, Signal: 1}, 2)
+	g := tcGraph(1000, 4, 6, 2)
 	labels := slices.Clone(g.Labels)
 	for i := 0; i < len(labels); i += 7 {
 		labels[i] = -1

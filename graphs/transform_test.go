@@ -117,7 +117,7 @@ func TestRemoveNodeAndEntry(t *testing.T) {
 }
 
 func TestHoldOutEdges(t *testing.T) {
-	g := CSBM(CSBMConfig{Nodes: 200, Classes: 2, Features: 4, AvgDegree: 6, Homophily: 0.8, Signal: 1}, 3)
+	g := tcGraph(200, 2, 6, 3)
 	h, err := HoldOutEdges(g, 0.2, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestInducedSubgraph(t *testing.T) {
 }
 
 func TestWithAdj(t *testing.T) {
-	g := CSBM(CSBMConfig{Nodes: 20, Classes: 2, Features: 2, AvgDegree: 2, Homophily: 0.5, Signal: 1}, 1)
+	g := tcGraph(20, 2, 2, 1)
 	old := g.Adj
 	h := g.WithAdj(RemoveSelfLoops(AddSelfLoops(g.Adj, 1)))
 	if g.Adj != old || h.Adj == old || h.X != g.X || h.N != g.N || !tcEqualCSR(h.Adj, old) {

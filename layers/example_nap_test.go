@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
@@ -17,7 +18,7 @@ import (
 // reads of the adjacency), and an MLP is trained on the features and the
 // cached hops — post-processing, free at edge level.
 func Example_napMLP() {
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 800, Classes: 3, Features: 8, AvgDegree: 12, Homophily: 0.9, Signal: 0.6}, 2)
+	g := gen.CSBM(gen.CSBMConfig{Nodes: 800, Classes: 3, Features: 8, AvgDegree: 12, Homophily: 0.9, Signal: 0.6}, 2)
 	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
 	g, _ = graphs.ApplySplit(g, spec, 1)
 	const hops = 2

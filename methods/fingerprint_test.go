@@ -27,7 +27,7 @@ func TestDatasetFingerprintStable(t *testing.T) {
 	}{
 		{"generated csbm", "csbm", false},
 		{"generated chain", "chain-s", false},
-		{"npz file", filepath.Join(root, "graphs", "testdata", "chain-s-seed1.npz"), false},
+		{"npz file", filepath.Join(root, "graphs", "io", "testdata", "chain-s-seed1.npz"), false},
 		{"cora npz", "cora", true},
 		{"actor geom-gcn", "actor", true},
 		{"signed bitcoin_alpha", "bitcoin_alpha", true},

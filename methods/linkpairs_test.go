@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 )
 
 // LinkPairs lists every training and held-out edge beside one random pair,
 // reproducibly; Hadamard rows and TestAUC read them in that order.
 func TestLinkPairs(t *testing.T) {
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 60, Classes: 2, Features: 3, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3)
+	g := gen.CSBM(gen.CSBMConfig{Nodes: 60, Classes: 2, Features: 3, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3)
 	g, err := graphs.HoldOutEdges(g, 0.2, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -21,7 +22,7 @@ import (
 // with BatchNorm, dropout and input dropout in full-batch training, and
 // with GroupNorm under DP-SGD.
 func TestWatchPathMatchesFullEvaluation(t *testing.T) {
-	g := graphstest.CSBM(t, graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 12, AvgDegree: 4, Homophily: 0.8, Signal: 0.6}, 3, "ratio:0.1:0.5", 2)
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 300, Classes: 3, Features: 12, AvgDegree: 4, Homophily: 0.8, Signal: 0.6}, 3, "ratio:0.1:0.5", 2)
 	for _, tc := range []struct {
 		name    string
 		norm    layers.NormKind

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
@@ -116,7 +117,7 @@ func TestSelectionAndDeltaRules(t *testing.T) {
 // returns its path.
 func signedDataset(t *testing.T) string {
 	t.Helper()
-	s := graphs.SignedSBM(graphs.SignedSBMConfig{Nodes: 80, Communities: 2, AvgDegree: 6, NegWithin: 0.05, PosAcross: 0.05}, 4)
+	s := gen.SignedSBM(gen.SignedSBMConfig{Nodes: 80, Communities: 2, AvgDegree: 6, NegWithin: 0.05, PosAcross: 0.05}, 4)
 	var b strings.Builder
 	for _, e := range []struct {
 		m    *graphs.CSR
@@ -356,7 +357,7 @@ func TestGCNHasNoPrivateLevel(t *testing.T) {
 // only, so for every edge e the training graph of G − e is that of G
 // without e (both entries of an undirected edge).
 func TestInductiveSplitKeepsEdgeNeighbours(t *testing.T) {
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 60, Classes: 3, Features: 4, AvgDegree: 5, Homophily: 0.7, Signal: 1}, 2)
+	g := gen.CSBM(gen.CSBMConfig{Nodes: 60, Classes: 3, Features: 4, AvgDegree: 5, Homophily: 0.7, Signal: 1}, 2)
 	spec, err := graphs.ParseSplit("inductive:0.6")
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 )
 
 // TestNodeClassificationCheck: the one dataset check every
@@ -14,7 +15,7 @@ import (
 // "a non-positive width"), and labels of one class are named as such
 // (they were reported as "no node labels").
 func TestNodeClassificationCheck(t *testing.T) {
-	g := graphs.Path(1)
+	g := gen.Path(1)
 	noFeat := *g
 	noFeat.X = &graphs.Features{N: g.N, F: 0, Dense: []float64{}}
 	nilFeat := *g

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 )
 
 // TestSignedLinkPrepare: a published split is kept and the training graph
@@ -45,7 +46,7 @@ func TestSignedLinkPrepare(t *testing.T) {
 		t.Errorf("training graph has %d positive and %d negative entries, want 4 and 4 (input untouched)", out.Adj.NNZ(), out.Neg.NNZ())
 	}
 	// No published split: hold out.
-	s := graphs.SignedSBM(graphs.SignedSBMConfig{Nodes: 60, Communities: 2, AvgDegree: 6, NegWithin: 0.1, PosAcross: 0.1}, 3)
+	s := gen.SignedSBM(gen.SignedSBMConfig{Nodes: 60, Communities: 2, AvgDegree: 6, NegWithin: 0.1, PosAcross: 0.1}, 3)
 	out, err = task.Prepare(s, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestSignMetrics(t *testing.T) {
 	}
 	// SSI: every node's embedding is ±e₁ by community, positive edges
 	// inside communities, negative across: s+ = 1, s− = −1 up to the jitter.
-	s := graphs.SignedSBM(graphs.SignedSBMConfig{Nodes: 200, Communities: 2, AvgDegree: 10}, 5)
+	s := gen.SignedSBM(gen.SignedSBMConfig{Nodes: 200, Communities: 2, AvgDegree: 10}, 5)
 	gs, err := SignedLink{TestFraction: 0.3}.Prepare(s, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/sbinet/npyio/npz"
@@ -125,7 +126,7 @@ func TestAuditReleasesWithinClaims(t *testing.T) {
 // bound (node 0 linked to 400 nodes that all link to the same 20).
 func TestAuditFailAbove(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "spread.npz")
-	if err := graphio.SaveNPZ(path, graphs.SpreadGraph(400, 20, 1)); err != nil {
+	if err := graphio.SaveNPZ(path, gen.SpreadGraph(400, 20, 1)); err != nil {
 		t.Fatal(err)
 	}
 	base := []string{"audit", "gap", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5", "--dataset", path, "--split", "ratio:0.5:0.25",

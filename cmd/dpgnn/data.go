@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 	info.Flags().Uint64Var(&seed, "seed", 1, "seed for generated datasets")
 	info.Flags().StringVar(&infoMaxMemory, "max-memory", "", maxMemoryHelp)
 
-	var cfg graphs.CSBMConfig = graphs.DefaultCSBM()
+	var cfg gen.CSBMConfig = gen.DefaultCSBM()
 	var kind, out, maxMem string
 	var gseed uint64
 	// csbmFlags set a csbm's configuration: a chain refuses them
@@ -105,7 +106,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 				if math.Round(float64(cfg.Nodes)*cfg.AvgDegree/2) < 1 {
 					return fmt.Errorf("csbm: %d nodes with average degree %v give no edges, and a graph without edges does not load; raise --avg-degree", cfg.Nodes, cfg.AvgDegree)
 				}
-				g = graphs.CSBM(cfg, gseed)
+				g = gen.CSBM(cfg, gseed)
 			} else if strings.HasPrefix(kind, "chain-") {
 				for _, name := range csbmFlags {
 					if cmd.Flags().Changed(name) {
@@ -113,7 +114,7 @@ func newDataCmd(stdout io.Writer) *cobra.Command {
 					}
 				}
 				var err error
-				if g, err = graphs.Chain(strings.TrimPrefix(kind, "chain-"), gseed); err != nil {
+				if g, err = gen.Chain(strings.TrimPrefix(kind, "chain-"), gseed); err != nil {
 					return err
 				}
 			} else {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
@@ -24,7 +25,7 @@ import (
 // names that resolve to nothing. Training on any of them takes
 // milliseconds.
 func cliFuzzDatasets(t testing.TB, dir string) (list []string, alias map[string]string) {
-	g := graphs.SmallStar(9, 1)
+	g := gen.SmallStar(9, 1)
 	good := filepath.Join(dir, "good.npz")
 	if err := graphio.SaveNPZ(good, g); err != nil {
 		t.Fatal(err)

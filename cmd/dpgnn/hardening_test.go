@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/trainers"
 )
@@ -49,9 +49,9 @@ func TestBadInputsFailInOneLine(t *testing.T) {
 	write(filepath.Join(signedAbsent, "toy.test"), "1 3 1\n")
 	// a cora-like npz whose node 3 has class id 1000000.
 	npzBadLabel := filepath.Join(dir, "badlabel.npz")
-	cfg := graphs.DefaultCSBM()
+	cfg := gen.DefaultCSBM()
 	cfg.Nodes, cfg.Features, cfg.AvgDegree = 40, 8, 3
-	g := graphs.CSBM(cfg, 1)
+	g := gen.CSBM(cfg, 1)
 	g.Labels[3] = 1_000_000
 	if err := graphio.SaveNPZ(npzBadLabel, g); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
@@ -190,7 +191,7 @@ type gradCheckOptions struct {
 // 0.5 in magnitude are zeroed so that the sparse copy is sparse, split
 // 50/25/25. With sparse set, the features are stored as CSR.
 func gradCheckGraph(seed uint64, sparse bool) (*graphs.Graph, error) {
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 40, Classes: 3, Features: 8, AvgDegree: 4, Homophily: 0.8, Signal: 1}, seed)
+	g := gen.CSBM(gen.CSBMConfig{Nodes: 40, Classes: 3, Features: 8, AvgDegree: 4, Homophily: 0.8, Signal: 1}, seed)
 	x := g.X.Dense
 	for i, v := range x {
 		if math.Abs(v) < 0.5 {

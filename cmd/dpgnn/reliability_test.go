@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 )
 
@@ -125,9 +126,9 @@ func relZipBomb(t *testing.T, src, dst, key, descr string, shape []int, zeros in
 // relSmallGraph is a 300-node csbm graph (what the reliability inputs are
 // built from).
 func relSmallGraph() *graphs.Graph {
-	cfg := graphs.DefaultCSBM()
+	cfg := gen.DefaultCSBM()
 	cfg.Nodes, cfg.Features, cfg.AvgDegree = 300, 8, 4
-	return graphs.CSBM(cfg, 1)
+	return gen.CSBM(cfg, 1)
 }
 
 // relWriteFiles writes files (relative name → content) under dir.
@@ -192,10 +193,10 @@ func TestReliabilityInputs(t *testing.T) {
 	relZipBomb(t, base, bomb2, "adj_indices", "<i8", []int{3_000_000_000}, 100<<20)
 	relRewriteNPZ(t, bomb2, bomb2, map[string][]byte{"adj_data": relNPY("<f8", []int{3_000_000_000}, nil)})
 	// a graph whose load needs about 48 MB (dense 20000×300 features).
-	cfg := graphs.DefaultCSBM()
+	cfg := gen.DefaultCSBM()
 	cfg.Nodes, cfg.Features = 20000, 300
 	mid := filepath.Join(dir, "mid.npz")
-	if err := graphio.SaveNPZ(mid, graphs.CSBM(cfg, 1)); err != nil {
+	if err := graphio.SaveNPZ(mid, gen.CSBM(cfg, 1)); err != nil {
 		t.Fatal(err)
 	}
 	// 12. messages: one class, labels of a refused dtype, overflowing ids,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
@@ -378,7 +379,7 @@ func TestTuneMLPPredictionsRowWise(t *testing.T) {
 // with that node (refusing G − v and not G would be a release); a split
 // whose specification has no validation part is refused at every level.
 func TestTuneEmptyValidationNotRefusedWhenPrivate(t *testing.T) {
-	g := graphs.SmallStar(9, 1)
+	g := gen.SmallStar(9, 1)
 	withVal := *g
 	withVal.Split = graphs.Split{Train: []int{0, 1, 2, 3}, Val: []int{5}, Test: []int{6, 7}}
 	noVal := withVal

@@ -6,7 +6,8 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/graphs"
+
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
@@ -18,7 +19,7 @@ import (
 // adds the clipping and noise nodes, and every Step draws a Poisson batch
 // and returns the privatised gradient for Adam.
 func Example_dpsgdMLP() {
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 600, Classes: 3, Features: 16, AvgDegree: 4, Homophily: 0.8, Signal: 3}, 1)
+	g := gen.CSBM(gen.CSBMConfig{Nodes: 600, Classes: 3, Features: 16, AvgDegree: 4, Homophily: 0.8, Signal: 3}, 1)
 	train := make([]int, 0, 400)
 	for i := 0; i < 400; i++ {
 		train = append(train, i)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
 )
 
@@ -22,7 +23,7 @@ func rangeOf(n int) []int {
 }
 
 func TestSampleOut(t *testing.T) {
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 400, Classes: 2, Features: 1, AvgDegree: 12, Homophily: 0.5, Signal: 0}, 3)
+	g := gen.CSBM(gen.CSBMConfig{Nodes: 400, Classes: 2, Features: 1, AvgDegree: 12, Homophily: 0.5, Signal: 0}, 3)
 	a := g.Adj
 	for _, d := range []int{-1, 0, 1, 5, 12, 1000} {
 		var b *graphs.CSR
@@ -97,7 +98,7 @@ func TestSampleOutNodeRemoval(t *testing.T) {
 		case 1:
 			a, kind = graphstest.RandomDirected(40, 0.15, s), "directed"
 		default:
-			a, kind = graphs.CSBM(graphs.CSBMConfig{Nodes: 50, Classes: 2, Features: 1, AvgDegree: 6, Homophily: 0.7, Signal: 0}, s).Adj, "csbm"
+			a, kind = gen.CSBM(gen.CSBMConfig{Nodes: 50, Classes: 2, Features: 1, AvgDegree: 6, Homophily: 0.7, Signal: 0}, s).Adj, "csbm"
 		}
 		d := []int{1, 2, 3, 5}[s%4]
 		key := graphstest.Key(1000 + s)
@@ -284,7 +285,7 @@ func TestGreedyProjectionCascades(t *testing.T) {
 // and does not mutate its input.
 func TestSampleSymmetric(t *testing.T) {
 	inputs := map[string]*graphs.CSR{
-		"csbm":       graphs.CSBM(graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 1, AvgDegree: 10, Homophily: 0.6, Signal: 0}, 1).Adj,
+		"csbm":       gen.CSBM(gen.CSBMConfig{Nodes: 300, Classes: 3, Features: 1, AvgDegree: 10, Homophily: 0.6, Signal: 0}, 1).Adj,
 		"power-law":  graphstest.PowerLaw(120, 2.2, 6, 3),
 		"signed":     signed(graphstest.PowerLaw(60, 2.2, 5, 4)),
 		"with loops": graphs.AddSelfLoops(graphstest.PowerLaw(50, 2.2, 4, 5), 1),

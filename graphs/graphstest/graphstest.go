@@ -14,17 +14,18 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 )
 
-// CSBM returns graphs.CSBM(cfg, seed) with the split spec applied (drawn
+// CSBM returns gen.CSBM(cfg, seed) with the split spec applied (drawn
 // with splitSeed); a bad spec fails t.
-func CSBM(t testing.TB, cfg graphs.CSBMConfig, seed uint64, spec string, splitSeed uint64) *graphs.Graph {
+func CSBM(t testing.TB, cfg gen.CSBMConfig, seed uint64, spec string, splitSeed uint64) *graphs.Graph {
 	t.Helper()
 	s, err := graphs.ParseSplit(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graphs.ApplySplit(graphs.CSBM(cfg, seed), s, splitSeed)
+	g, err := graphs.ApplySplit(gen.CSBM(cfg, seed), s, splitSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,4 +159,20 @@ func Disjoint(sets ...[]int) bool {
 		}
 	}
 	return true
+}
+
+// CheckSymmetricSimple fails t unless m is canonical, symmetric and free
+// of self-loops.
+func CheckSymmetricSimple(t testing.TB, what string, m *graphs.CSR) {
+	t.Helper()
+	CheckCanonical(t, what, m)
+	if !graphs.IsSymmetric(m) {
+		t.Fatalf("%s: not symmetric", what)
+	}
+	for i := 0; i < m.Rows; i++ {
+		c, _ := m.Row(i)
+		if _, ok := slices.BinarySearch(c, i); ok {
+			t.Fatalf("%s: self-loop at node %d", what, i)
+		}
+	}
 }

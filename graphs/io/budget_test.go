@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
@@ -108,9 +109,9 @@ func writeSignedDirRandom(t *testing.T, e int, span int64) string {
 // is allocated on the larger inputs, so a limit does not refuse loads that
 // would fit it several times over.
 func TestLoadAllocationsWithinBudget(t *testing.T) {
-	cfg := graphs.DefaultCSBM()
+	cfg := gen.DefaultCSBM()
 	cfg.Nodes, cfg.Features, cfg.AvgDegree = 20000, 200, 6
-	big := graphs.CSBM(cfg, 1)
+	big := gen.CSBM(cfg, 1)
 	sparse := *big
 	sparse.X = denseToSparseFeatures(big.X, 0.9) // a bag of words: ~10 % ones
 	dir := t.TempDir()
@@ -233,9 +234,9 @@ func TestLoadRefusedBeforeAllocating(t *testing.T) {
 		with("adj_indices", npyBytes("<i8", []int{3_000_000_000}, false, make([]byte, 64))).
 		with("adj_data", npyBytes("<f8", []int{3_000_000_000}, false, make([]byte, 64))))
 	geom := writeGeomDir(t, func() *graphs.Graph {
-		cfg := graphs.DefaultCSBM()
+		cfg := gen.DefaultCSBM()
 		cfg.Nodes, cfg.Features = 3000, 50
-		g := graphs.CSBM(cfg, 1)
+		g := gen.CSBM(cfg, 1)
 		g.X = denseToSparseFeatures(g.X, 0.9)
 		return g
 	}(), true)

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
@@ -38,7 +38,7 @@ func fetchFixture(t *testing.T) (manifest []RemoteDataset, srcDir string) {
 		return manifest, dir
 	}
 	srcDir = t.TempDir()
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 60, Classes: 3, Features: 8, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 7)
+	g := gen.CSBM(gen.CSBMConfig{Nodes: 60, Classes: 3, Features: 8, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 7)
 	if err := SaveNPZ(filepath.Join(srcDir, "cora.npz"), g); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 )
 
 // TestGoldenChainFile guards the npz writer/reader and the chain generator
@@ -16,7 +16,7 @@ func TestGoldenChainFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := graphs.Chain("s", 1)
+	want, err := gen.Chain("s", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 )
 
 // Tests for inputs a new user may get wrong: absurd sizes, implausible
@@ -91,22 +92,22 @@ func TestMemoryLimitEnv(t *testing.T) {
 // 1. generator sizes
 
 func TestCSBMCheckMemory(t *testing.T) {
-	def := graphs.DefaultCSBM()
-	with := func(f func(*graphs.CSBMConfig)) graphs.CSBMConfig { c := def; f(&c); return c }
+	def := gen.DefaultCSBM()
+	with := func(f func(*gen.CSBMConfig)) gen.CSBMConfig { c := def; f(&c); return c }
 	cases := []struct {
 		name  string
-		cfg   graphs.CSBMConfig
+		cfg   gen.CSBMConfig
 		limit string
 		want  []string // nil: accepted
 	}{
 		{"default", def, "", nil},
-		{"1e11 nodes", with(func(c *graphs.CSBMConfig) { c.Nodes = 1e11 }), "",
+		{"1e11 nodes", with(func(c *gen.CSBMConfig) { c.Nodes = 1e11 }), "",
 			[]string{"csbm: 100000000000 nodes × 32 features with average degree 8 would take 72 TB", "limit 16 GB", "$DPGNN_MAX_MEMORY"}},
-		{"many features", with(func(c *graphs.CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "",
+		{"many features", with(func(c *gen.CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "",
 			[]string{"1000000 nodes × 10000 features", "would take 80.5 GB"}},
-		{"dense degree", with(func(c *graphs.CSBMConfig) { c.Nodes = 1e6; c.AvgDegree = 1000 }), "",
+		{"dense degree", with(func(c *gen.CSBMConfig) { c.Nodes = 1e6; c.AvgDegree = 1000 }), "",
 			[]string{"average degree 1000", "would take 50.3 GB"}},
-		{"raised limit", with(func(c *graphs.CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "100GB", nil},
+		{"raised limit", with(func(c *gen.CSBMConfig) { c.Nodes = 1e6; c.Features = 1e4 }), "100GB", nil},
 		{"lowered limit", def, "1MB", []string{"2000 nodes × 32 features", "would take 1.4 MB (limit 1 MB"}},
 		{"bad limit", def, "much", []string{"$DPGNN_MAX_MEMORY", `"much"`}},
 	}
@@ -133,11 +134,11 @@ func TestCSBMCheckMemory(t *testing.T) {
 func TestCSBMValidateHugeConfigs(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  graphs.CSBMConfig
+		cfg  gen.CSBMConfig
 		want string
 	}{
-		{"1e12 classes", graphs.CSBMConfig{Nodes: 1e12, Classes: 1e12, Features: 1, AvgDegree: 8, Homophily: 0.8}, "intra-class pairs"},
-		{"overflowing edges", graphs.CSBMConfig{Nodes: 1e18, Classes: 2, Features: 1, AvgDegree: 8, Homophily: 0.5}, "edges, more than"},
+		{"1e12 classes", gen.CSBMConfig{Nodes: 1e12, Classes: 1e12, Features: 1, AvgDegree: 8, Homophily: 0.8}, "intra-class pairs"},
+		{"overflowing edges", gen.CSBMConfig{Nodes: 1e18, Classes: 2, Features: 1, AvgDegree: 8, Homophily: 0.5}, "edges, more than"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -148,12 +149,12 @@ func TestCSBMValidateHugeConfigs(t *testing.T) {
 			}
 		})
 	}
-	wantErr(t, graphs.SignedSBMConfig{Nodes: 1e18, Communities: 2, AvgDegree: 8}.Validate(), "edges, more than")
+	wantErr(t, gen.SignedSBMConfig{Nodes: 1e18, Communities: 2, AvgDegree: 8}.Validate(), "edges, more than")
 	// The estimate agrees with what CSBM allocates, within a factor 3.
-	cfg := graphs.CSBMConfig{Nodes: 20000, Classes: 4, Features: 16, AvgDegree: 10, Homophily: 0.8, Signal: 1}
+	cfg := gen.CSBMConfig{Nodes: 20000, Classes: 4, Features: 16, AvgDegree: 10, Homophily: 0.8, Signal: 1}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	g := graphs.CSBM(cfg, 1)
+	g := gen.CSBM(cfg, 1)
 	runtime.ReadMemStats(&after)
 	alloc := float64(after.TotalAlloc - before.TotalAlloc)
 	if est := cfg.EstimateBytes(); alloc > 3*est || est > 3*alloc {

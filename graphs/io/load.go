@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 )
 
 // datasetKind says how a named dataset is obtained.
@@ -214,23 +215,23 @@ func loadKnown(name string, kind datasetKind, dataDir string, seed uint64) (*gra
 	if kind == kindGenerated {
 		switch name {
 		case "csbm":
-			return graphs.CSBM(graphs.DefaultCSBM(), seed), nil
+			return gen.CSBM(gen.DefaultCSBM(), seed), nil
 		case "spread":
-			return graphs.Spread(seed), nil
+			return gen.Spread(seed), nil
 		case "spread-1000":
-			return graphs.SpreadGraph(1000, 100, seed), nil
+			return gen.SpreadGraph(1000, 100, seed), nil
 		case "star":
-			return graphs.Star(seed), nil
+			return gen.Star(seed), nil
 		case "star-9":
-			return graphs.SmallStar(9, seed), nil
+			return gen.SmallStar(9, seed), nil
 		case "double-star":
-			return graphs.DoubleStar(seed), nil
+			return gen.DoubleStar(seed), nil
 		case "path":
-			return graphs.Path(seed), nil
+			return gen.Path(seed), nil
 		case "powerlaw":
-			return graphs.PowerLaw(seed), nil
+			return gen.PowerLaw(seed), nil
 		}
-		return graphs.Chain(strings.TrimPrefix(name, "chain-"), seed)
+		return gen.Chain(strings.TrimPrefix(name, "chain-"), seed)
 	}
 	path, _ := DatasetPath(name, dataDir)
 	if _, err := os.Stat(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

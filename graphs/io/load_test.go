@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/sbinet/npyio/npz"
 )
@@ -1147,15 +1148,15 @@ func fileSafe(s string) string {
 // TestAdversarialGraphs: the audit graphs have the shape their docs state.
 func TestAdversarialGraphs(t *testing.T) {
 	deg := func(g *graphs.Graph, i int) int { return g.Adj.Indptr[i+1] - g.Adj.Indptr[i] }
-	s := graphs.SmallStar(9, 1)
+	s := gen.SmallStar(9, 1)
 	if s.N != 10 || deg(s, 0) != 9 || deg(s, 3) != 1 {
 		t.Errorf("star-9: N %d, hub degree %d, leaf degree %d", s.N, deg(s, 0), deg(s, 3))
 	}
-	d := graphs.DoubleStar(1)
+	d := gen.DoubleStar(1)
 	if d.N != 52 || deg(d, 0) != 51 || deg(d, 1) != 51 || deg(d, 2) != 2 {
 		t.Errorf("double-star: N %d, hub degrees %d %d, leaf degree %d", d.N, deg(d, 0), deg(d, 1), deg(d, 2))
 	}
-	p := graphs.Path(1)
+	p := gen.Path(1)
 	ends := 0
 	for i := range p.N {
 		if deg(p, i) == 1 {
@@ -1182,7 +1183,7 @@ func TestAdversarialGraphs(t *testing.T) {
 	if a, b := walk(1), walk(40); a != 20 || b != 20 {
 		t.Errorf("path without node 0: components of %d and %d nodes, want 20 and 20", a, b)
 	}
-	w := graphs.PowerLaw(1)
+	w := gen.PowerLaw(1)
 	if w.N != 300 || w.Adj.NNZ() != 2*(3+2*297) {
 		t.Errorf("powerlaw: N %d, %d entries", w.N, w.Adj.NNZ())
 	}
@@ -1207,7 +1208,7 @@ func TestFeatureRange(t *testing.T) {
 		v   float64
 		bad bool
 	}{{1e30, false}, {-1e30, false}, {1.0000001e30, true}, {-1.797e308, true}, {1e160, true}} {
-		g := graphs.SmallStar(9, 1)
+		g := gen.SmallStar(9, 1)
 		g.X.Dense[3*g.X.F+2] = tc.v
 		path := filepath.Join(dir, "g.npz")
 		if err := SaveNPZ(path, g); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/internal/testutil"
@@ -25,7 +26,7 @@ func tinySigned(t *testing.T, nodes int) (*graphs.Graph, int) { return sparseSig
 
 func sparseSigned(t *testing.T, nodes int, degree float64) (*graphs.Graph, int) {
 	t.Helper()
-	s := graphs.SignedSBM(graphs.SignedSBMConfig{Nodes: nodes, Communities: 2, AvgDegree: degree, NegWithin: 0.05, PosAcross: 0.05}, 4)
+	s := gen.SignedSBM(gen.SignedSBMConfig{Nodes: nodes, Communities: 2, AvgDegree: degree, NegWithin: 0.05, PosAcross: 0.05}, 4)
 	g, err := (&ASGL{}).Task().Prepare(s, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
@@ -626,7 +627,7 @@ func TestNodeAuditIsolatedIdWithinClaim(t *testing.T) {
 	star := edgeGraph(6, [][2]int{{0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}})
 	star.X = &graphs.Features{N: 6, F: 2, Dense: []float64{1, 0, 1, 1, 0, 1, 1, 2, 2, 1, 1, 1}}
 	star.Labels, star.NumClasses, star.Name = []int{0, 1, 0, 1, 0, 1}, 2, "star-5"
-	wheel := withSplit(graphs.Star(1))
+	wheel := withSplit(gen.Star(1))
 	for _, tc := range []struct {
 		name      string
 		g         *graphs.Graph

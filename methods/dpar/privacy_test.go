@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
@@ -23,11 +24,11 @@ func adversarial() []struct {
 		g      *graphs.Graph
 		remove []int
 	}{
-		{graphs.SmallStar(9, 1), []int{0, 3}},
-		{graphs.Star(1), []int{0, 1}},
-		{graphs.DoubleStar(1), []int{0, 1, 2}},
-		{graphs.Path(1), []int{0, 1, 20}},
-		{graphs.PowerLaw(1), []int{0, 1, 2, 150, 299}},
+		{gen.SmallStar(9, 1), []int{0, 3}},
+		{gen.Star(1), []int{0, 1}},
+		{gen.DoubleStar(1), []int{0, 1, 2}},
+		{gen.Path(1), []int{0, 1, 20}},
+		{gen.PowerLaw(1), []int{0, 1, 2, 150, 299}},
 	}
 }
 
@@ -101,7 +102,7 @@ func TestOccurrenceBound(t *testing.T) {
 	// The bound is attained: on the 100-leaf star with every leaf a source
 	// and K large, the hub's column is capped at max-refs other rows, all
 	// of them examples, so removing the hub changes exactly 1 + max-refs.
-	g := withTrainSplit(graphs.Star(1))
+	g := withTrainSplit(gen.Star(1))
 	m := newDPAR(t, "--topk", "4", "--max-refs", "2")
 	gs := splitGraphs(g, 1, nil)
 	rows, err := APPRMatrix(gs.trainAdj, gs.members, gs.n, allIDs(g.N)[1:g.N-2], graphs.DPARISTAParams(), APPRMechanism{Kind: APPRNone, K: 4}, nil)
@@ -245,7 +246,7 @@ func TestAPPRAuditSeesRemovedNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("audit: 2×2000 releases")
 	}
-	g := graphs.SmallStar(9, 1)
+	g := gen.SmallStar(9, 1)
 	spec, err := graphs.ParseSplit("ratio:0.9:0.05")
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +325,7 @@ func TestAPPRAuditSeesRemovedNode(t *testing.T) {
 // only training node is the removed one; ISTA that does not converge
 // (--ista-tol 0) for a present source. Each pair now runs on both sides.
 func TestNoRefusalOnPrivateData(t *testing.T) {
-	star := graphs.SmallStar(9, 1)
+	star := gen.SmallStar(9, 1)
 	run := func(g *graphs.Graph, seed uint64, args ...string) error {
 		m := newDPAR(t, args...)
 		ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 4, Delta: 1e-5, DeltaRule: methods.DeltaGiven, Seed: seed, Selection: trainers.SelectLast}

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/graphs"
+
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
@@ -24,7 +25,7 @@ func newGAP(t *testing.T, args ...string) *GAP {
 // is there, and the method learns something (well above the 1/3 chance of
 // three classes).
 func TestGAPRunsAtEveryLevelWithinBudget(t *testing.T) {
-	g := graphstest.CSBM(t, graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.9, Signal: 1.5}, 5, "ratio:0.5:0.25", 1)
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.9, Signal: 1.5}, 5, "ratio:0.5:0.25", 1)
 	for _, tc := range []struct {
 		level methods.Level
 		eps   float64
@@ -57,7 +58,7 @@ func TestGAPRunsAtEveryLevelWithinBudget(t *testing.T) {
 // fold f; a training node's row comes from the one model that never saw it,
 // every other row is the mean over the k models.
 func TestCrossFitRowsAreOutOfFold(t *testing.T) {
-	g := graphstest.CSBM(t, graphs.CSBMConfig{Nodes: 120, Classes: 4, Features: 4, AvgDegree: 4, Homophily: 0.9, Signal: 1}, 2, "ratio:0.5:0.25", 1)
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 4, Features: 4, AvgDegree: 4, Homophily: 0.9, Signal: 1}, 2, "ratio:0.5:0.25", 1)
 	const k = 4
 	seen := make([]map[int]bool, k)
 	// Model f puts all its mass on class f.
@@ -111,7 +112,7 @@ func TestCrossFitRowsAreOutOfFold(t *testing.T) {
 // TestGAPCrossFitEncoderRuns: the cross-fitted encoder gives probability
 // rows of width C and GAP trains on them.
 func TestGAPCrossFitEncoderRuns(t *testing.T) {
-	g := graphstest.CSBM(t, graphs.CSBMConfig{Nodes: 200, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.9, Signal: 2}, 5, "ratio:0.5:0.25", 1)
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 200, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.9, Signal: 2}, 5, "ratio:0.5:0.25", 1)
 	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 8, Seed: 4}
 	m := newGAP(t, "--encoder-folds", "3", "--encoder-epochs", "20", "--epochs", "20")
 	setup, err := m.cfg.SetupAP(ctx)
@@ -156,7 +157,7 @@ func TestGAPCrossFitEncoderRuns(t *testing.T) {
 // its own accounting, so node level refuses --encoder-folds; so do k = 1 and
 // a run without an encoder.
 func TestGAPCrossFitOnlyWithoutNodePrivacy(t *testing.T) {
-	g := graphstest.CSBM(t, graphs.CSBMConfig{Nodes: 100, Classes: 2, Features: 4, AvgDegree: 4, Homophily: 0.9, Signal: 1}, 1, "ratio:0.5:0.25", 1)
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 100, Classes: 2, Features: 4, AvgDegree: 4, Homophily: 0.9, Signal: 1}, 1, "ratio:0.5:0.25", 1)
 	m := newGAP(t, "--encoder-folds", "3", "--epochs", "2", "--encoder-epochs", "2")
 	if _, err := m.Run(&methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Seed: 1}); err == nil || !strings.Contains(err.Error(), "encoder-folds") {
 		t.Fatalf("node level with --encoder-folds: err = %v", err)

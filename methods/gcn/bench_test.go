@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
@@ -49,7 +50,7 @@ func BenchmarkGCNEpochCoraML(b *testing.B) {
 
 // BenchmarkGCNEpochCSBM is the same on the embedded default graph.
 func BenchmarkGCNEpochCSBM(b *testing.B) {
-	benchEpoch(b, graphs.CSBM(graphs.DefaultCSBM(), 1))
+	benchEpoch(b, gen.CSBM(gen.DefaultCSBM(), 1))
 }
 
 // BenchmarkGCNEpochFile is an epoch of `dpgnn train gcn` with its defaults

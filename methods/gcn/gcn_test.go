@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
@@ -14,7 +15,7 @@ import (
 
 func smallGraph(t *testing.T) *graphs.Graph {
 	t.Helper()
-	return graphstest.CSBM(t, graphs.CSBMConfig{Nodes: 40, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3, "ratio:0.5:0.25", 1)
+	return graphstest.CSBM(t, gen.CSBMConfig{Nodes: 40, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3, "ratio:0.5:0.25", 1)
 }
 
 func TestGCNGradCheck(t *testing.T) {
@@ -49,7 +50,7 @@ func TestGCNGradCheck(t *testing.T) {
 // training selects the same epoch and predicts the same. With features as
 // wide as the layer there is no fixed input.
 func TestFixedInputEvaluation(t *testing.T) {
-	g := graphstest.CSBM(t, graphs.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.3:0.3", 1)
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.3:0.3", 1)
 	m := New(Config{Hidden: 16, TrainEpochs: 25, LR: 0.05, Dropout: 0.5})
 	watch := methods.WatchRows(g.Split, g.N, false)
 	var tasks [2]*trainers.ModelTask
@@ -150,7 +151,7 @@ func hasFixedInput(n *net) bool {
 // model of the path over every node bit for bit, epoch after epoch, and
 // gives the same loss up to the order of its sum.
 func TestTrainingRowsPath(t *testing.T) {
-	g := graphstest.CSBM(t, graphs.CSBMConfig{Nodes: 150, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.2:0.3", 1)
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 150, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.2:0.3", 1)
 	m := New(Config{Hidden: 8, TrainEpochs: 1, LR: 0.05, WeightDecay: 5e-4, Dropout: 0.5})
 	var tasks [2]*trainers.ModelTask
 	var nets [2]*net

@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/graphs"
+
 	"github.com/dpgnn/dpgnn/graphs/degree"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
 )
 
@@ -32,7 +33,7 @@ func apWithUnit(t *testing.T, unit string) *Config {
 // report states the ε an undirected edge actually gets, which exceeds the
 // budget.
 func TestEdgeUnit(t *testing.T) {
-	g := graphs.CSBM(graphs.CSBMConfig{Nodes: 200, Classes: 2, Features: 4, AvgDegree: 6, Homophily: 0.8, Signal: 1}, 3)
+	g := gen.CSBM(gen.CSBMConfig{Nodes: 200, Classes: 2, Features: 4, AvgDegree: 6, Homophily: 0.8, Signal: 1}, 3)
 	ctx := &methods.Context{Graph: g, Level: methods.Edge, Epsilon: 1, Delta: 1e-5, Seed: 1}
 	events := func(k int) func(z float64) []dp.Event {
 		return func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: k}} }
@@ -144,7 +145,7 @@ func TestPublicBoundRefusal(t *testing.T) {
 	a := apFor(t, "--max-degree", "10")
 	var first string
 	for _, nu := range []int{30, 90} {
-		g := splitAll(t, graphs.SpreadGraph(nu, 12, 1))
+		g := splitAll(t, gen.SpreadGraph(nu, 12, 1))
 		g.Name = "spread"
 		cnt, mx := degree.Excess(g.Adj, 10)
 		if cnt == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
 )
 
@@ -112,8 +113,8 @@ func splitAll(t *testing.T, g *graphs.Graph) *graphs.Graph {
 // and neither does sampling on a graph already within its bound (the star).
 func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 	const z, width, trials, delta = 2.0, 1, 300, 1e-5
-	spread := splitAll(t, graphs.SpreadGraph(400, 20, 1))
-	star := splitAll(t, graphs.Star(1))
+	spread := splitAll(t, gen.SpreadGraph(400, 20, 1))
+	star := splitAll(t, gen.Star(1))
 	claim, err := methods.ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 // sampled graph comes from the mechanism source — with --secure-noise two
 // set-ups of the same seed differ, without it they repeat.
 func TestDegreeSamplingKeyedByMechanismSource(t *testing.T) {
-	g := splitAll(t, graphs.SpreadGraph(50, 10, 1))
+	g := splitAll(t, gen.SpreadGraph(50, 10, 1))
 	a := apFor(t, "--max-degree", "5", "--degree-bound", "sample")
 	setup := func(secure bool) *graphs.CSR {
 		s, err := a.SetupAP(&methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Delta: 1e-5, Seed: 9, SecureNoise: secure})
@@ -196,7 +197,7 @@ func TestDegreeSamplingKeyedByMechanismSource(t *testing.T) {
 // docs/privacy.md run it, it is slower.)
 func TestIssueCounterexampleAudit(t *testing.T) {
 	const z, width, trials, delta = 1.0424, 1, 2000, 1e-5
-	g := splitAll(t, graphs.Spread(1))
+	g := splitAll(t, gen.Spread(1))
 	claim, err := methods.ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
 )
@@ -29,7 +30,7 @@ func Configure(t testing.TB, m methods.Method, args ...string) {
 // (seed 5) with the given split (seed 1).
 func Graph(t testing.TB, split string) *graphs.Graph {
 	t.Helper()
-	return Split(t, graphs.CSBM(graphs.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.85, Signal: 1}, 5), split)
+	return Split(t, gen.CSBM(gen.CSBMConfig{Nodes: 300, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.85, Signal: 1}, 5), split)
 }
 
 // Split returns g under the split spec (seed 1), failing t on a bad spec.

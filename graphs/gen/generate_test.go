@@ -1,87 +1,15 @@
-package graphs
+package gen_test
 
 import (
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/graphs/gen"
+	"github.com/dpgnn/dpgnn/graphs/graphstest"
 )
-
-// ---- test helpers shared by the generator/transform/split/norm/stats tests
-
-// tcDense returns the dense row-major matrix of m (duplicates summed).
-func tcDense(m *CSR) []float64 {
-	d := make([]float64, m.Rows*m.Cols)
-	for i := 0; i < m.Rows; i++ {
-		for k := m.Indptr[i]; k < m.Indptr[i+1]; k++ {
-			d[i*m.Cols+m.Indices[k]] += m.Value(k)
-		}
-	}
-	return d
-}
-
-// tcCheckCanonical fails unless m validates and has strictly increasing
-// column ids in every row.
-func tcCheckCanonical(t *testing.T, what string, m *CSR) {
-	t.Helper()
-	if err := m.Validate(); err != nil {
-		t.Fatalf("%s: invalid CSR: %v", what, err)
-	}
-	for i := 0; i < m.Rows; i++ {
-		c, _ := m.Row(i)
-		for k := 1; k < len(c); k++ {
-			if c[k] <= c[k-1] {
-				t.Fatalf("%s: row %d not strictly sorted: %v", what, i, c)
-			}
-		}
-	}
-}
-
-// tcCheckSymmetricSimple fails unless m is canonical, symmetric and free
-// of self-loops.
-func tcCheckSymmetricSimple(t *testing.T, what string, m *CSR) {
-	t.Helper()
-	tcCheckCanonical(t, what, m)
-	if !IsSymmetric(m) {
-		t.Fatalf("%s: not symmetric", what)
-	}
-	for i := 0; i < m.Rows; i++ {
-		c, _ := m.Row(i)
-		if _, ok := slices.BinarySearch(c, i); ok {
-			t.Fatalf("%s: self-loop at node %d", what, i)
-		}
-	}
-}
-
-func tcEqualCSR(a, b *CSR) bool {
-	return a.Rows == b.Rows && a.Cols == b.Cols && slices.Equal(a.Indptr, b.Indptr) &&
-		slices.Equal(a.Indices, b.Indices) && slices.Equal(a.Data, b.Data) && (a.Data == nil) == (b.Data == nil)
-}
-
-func tcDisjoint(sets ...[]int) bool {
-	seen := map[int]bool{}
-	for _, s := range sets {
-		for _, i := range s {
-			if seen[i] {
-				return false
-			}
-			seen[i] = true
-		}
-	}
-	return true
-}
-
-func tcWantErr(t *testing.T, err error, substrs ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("expected an error containing %q, got nil", substrs)
-	}
-	for _, s := range substrs {
-		if !strings.Contains(err.Error(), s) {
-			t.Fatalf("error %q does not contain %q", err, s)
-		}
-	}
-}
 
 // tcNCMAccuracy is the accuracy on test of the nearest-class-mean
 // classifier whose means are estimated on train (x is row-major n×f).
@@ -120,42 +48,34 @@ func tcNCMAccuracy(x []float64, f int, labels []int, classes int, train, test []
 	return float64(ok) / float64(len(test))
 }
 
-func tcRange(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// ---- CSBM
+// ---- gen.CSBM
 
 func TestCSBMValidate(t *testing.T) {
-	if err := DefaultCSBM().Validate(); err != nil {
+	if err := gen.DefaultCSBM().Validate(); err != nil {
 		t.Fatalf("default config invalid: %v", err)
 	}
-	mod := func(f func(*CSBMConfig)) CSBMConfig { c := DefaultCSBM(); f(&c); return c }
+	mod := func(f func(*gen.CSBMConfig)) gen.CSBMConfig { c := gen.DefaultCSBM(); f(&c); return c }
 	bad := []struct {
 		name string
-		cfg  CSBMConfig
+		cfg  gen.CSBMConfig
 		want string
 	}{
-		{"one node", mod(func(c *CSBMConfig) { c.Nodes = 1 }), "nodes"},
-		{"no classes", mod(func(c *CSBMConfig) { c.Classes = 0 }), "classes"},
-		{"too many classes", mod(func(c *CSBMConfig) { c.Nodes = 10; c.Classes = 11 }), "classes"},
-		{"no features", mod(func(c *CSBMConfig) { c.Features = 0 }), "features"},
-		{"negative degree", mod(func(c *CSBMConfig) { c.AvgDegree = -1 }), "avg degree"},
-		{"nan degree", mod(func(c *CSBMConfig) { c.AvgDegree = math.NaN() }), "avg degree"},
-		{"homophily > 1", mod(func(c *CSBMConfig) { c.Homophily = 1.5 }), "homophily"},
-		{"nan homophily", mod(func(c *CSBMConfig) { c.Homophily = math.NaN() }), "homophily"},
-		{"negative signal", mod(func(c *CSBMConfig) { c.Signal = -1 }), "signal"},
-		{"inf signal", mod(func(c *CSBMConfig) { c.Signal = math.Inf(1) }), "signal"},
-		{"too dense", mod(func(c *CSBMConfig) { c.Nodes = 20; c.AvgDegree = 10 }), "intra-class"},
-		{"one class heterophilous", mod(func(c *CSBMConfig) { c.Classes = 1; c.Homophily = 0.5 }), "inter-class"},
+		{"one node", mod(func(c *gen.CSBMConfig) { c.Nodes = 1 }), "nodes"},
+		{"no classes", mod(func(c *gen.CSBMConfig) { c.Classes = 0 }), "classes"},
+		{"too many classes", mod(func(c *gen.CSBMConfig) { c.Nodes = 10; c.Classes = 11 }), "classes"},
+		{"no features", mod(func(c *gen.CSBMConfig) { c.Features = 0 }), "features"},
+		{"negative degree", mod(func(c *gen.CSBMConfig) { c.AvgDegree = -1 }), "avg degree"},
+		{"nan degree", mod(func(c *gen.CSBMConfig) { c.AvgDegree = math.NaN() }), "avg degree"},
+		{"homophily > 1", mod(func(c *gen.CSBMConfig) { c.Homophily = 1.5 }), "homophily"},
+		{"nan homophily", mod(func(c *gen.CSBMConfig) { c.Homophily = math.NaN() }), "homophily"},
+		{"negative signal", mod(func(c *gen.CSBMConfig) { c.Signal = -1 }), "signal"},
+		{"inf signal", mod(func(c *gen.CSBMConfig) { c.Signal = math.Inf(1) }), "signal"},
+		{"too dense", mod(func(c *gen.CSBMConfig) { c.Nodes = 20; c.AvgDegree = 10 }), "intra-class"},
+		{"one class heterophilous", mod(func(c *gen.CSBMConfig) { c.Classes = 1; c.Homophily = 0.5 }), "inter-class"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			tcWantErr(t, tc.cfg.Validate(), "csbm", tc.want)
+			graphstest.WantErr(t, tc.cfg.Validate(), "csbm", tc.want)
 		})
 	}
 }
@@ -163,35 +83,35 @@ func TestCSBMValidate(t *testing.T) {
 func TestCSBMPanicsOnInvalidConfig(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Fatal("CSBM with an invalid config did not panic")
+			t.Fatal("gen.CSBM with an invalid config did not panic")
 		}
 	}()
-	CSBM(CSBMConfig{Nodes: 1}, 1)
+	gen.CSBM(gen.CSBMConfig{Nodes: 1}, 1)
 }
 
 func TestCSBMStructure(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  CSBMConfig
+		cfg  gen.CSBMConfig
 	}{
-		{"default", DefaultCSBM()},
-		{"two classes", CSBMConfig{Nodes: 301, Classes: 2, Features: 3, AvgDegree: 6, Homophily: 0.9, Signal: 1}},
-		{"pure homophily", CSBMConfig{Nodes: 200, Classes: 4, Features: 2, AvgDegree: 5, Homophily: 1, Signal: 0}},
-		{"pure heterophily", CSBMConfig{Nodes: 200, Classes: 4, Features: 2, AvgDegree: 5, Homophily: 0, Signal: 2}},
-		{"single class", CSBMConfig{Nodes: 50, Classes: 1, Features: 1, AvgDegree: 3, Homophily: 1, Signal: 1}},
-		{"no edges", CSBMConfig{Nodes: 10, Classes: 2, Features: 4, AvgDegree: 0, Homophily: 0.5, Signal: 1}},
+		{"default", gen.DefaultCSBM()},
+		{"two classes", gen.CSBMConfig{Nodes: 301, Classes: 2, Features: 3, AvgDegree: 6, Homophily: 0.9, Signal: 1}},
+		{"pure homophily", gen.CSBMConfig{Nodes: 200, Classes: 4, Features: 2, AvgDegree: 5, Homophily: 1, Signal: 0}},
+		{"pure heterophily", gen.CSBMConfig{Nodes: 200, Classes: 4, Features: 2, AvgDegree: 5, Homophily: 0, Signal: 2}},
+		{"single class", gen.CSBMConfig{Nodes: 50, Classes: 1, Features: 1, AvgDegree: 3, Homophily: 1, Signal: 1}},
+		{"no edges", gen.CSBMConfig{Nodes: 10, Classes: 2, Features: 4, AvgDegree: 0, Homophily: 0.5, Signal: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			g := CSBM(cfg, 7)
+			g := gen.CSBM(cfg, 7)
 			if g.Name != "csbm" || g.N != cfg.Nodes || g.NumClasses != cfg.Classes || g.Directed || g.Neg != nil {
 				t.Fatalf("header: name %q N %d classes %d", g.Name, g.N, g.NumClasses)
 			}
 			if len(g.Split.Train)+len(g.Split.Val)+len(g.Split.Test) != 0 {
-				t.Fatal("CSBM must leave the split empty")
+				t.Fatal("gen.CSBM must leave the split empty")
 			}
-			tcCheckSymmetricSimple(t, "csbm adj", g.Adj)
+			graphstest.CheckSymmetricSimple(t, "csbm adj", g.Adj)
 			if g.Adj.Data != nil {
 				t.Fatal("adjacency should be unweighted")
 			}
@@ -200,7 +120,7 @@ func TestCSBMStructure(t *testing.T) {
 				t.Fatalf("stored entries = %d, want %d", got, 2*m)
 			}
 			intra := int(math.Round(cfg.Homophily * float64(m)))
-			st := ComputeStats(g)
+			st := graphs.ComputeStats(g)
 			if m > 0 && math.Abs(st.Homophily-float64(intra)/float64(m)) > 1e-12 {
 				t.Fatalf("homophily %v, want %d/%d", st.Homophily, intra, m)
 			}
@@ -209,7 +129,7 @@ func TestCSBMStructure(t *testing.T) {
 				counts[y]++
 			}
 			for c, n := range counts {
-				if n != balancedSize(cfg.Nodes, cfg.Classes, c) {
+				if n != cfg.Nodes/cfg.Classes+min(1, max(0, cfg.Nodes%cfg.Classes-c)) {
 					t.Fatalf("class %d has %d nodes, want balanced %v", c, n, counts)
 				}
 			}
@@ -217,7 +137,7 @@ func TestCSBMStructure(t *testing.T) {
 				t.Fatalf("features malformed: %+v", g.X)
 			}
 			for _, v := range g.X.Dense {
-				if !finite(v) {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
 					t.Fatal("non-finite feature")
 				}
 			}
@@ -226,19 +146,19 @@ func TestCSBMStructure(t *testing.T) {
 }
 
 func TestCSBMDeterminism(t *testing.T) {
-	cfg := CSBMConfig{Nodes: 500, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.7, Signal: 1}
-	a, b, c := CSBM(cfg, 42), CSBM(cfg, 42), CSBM(cfg, 43)
-	if !tcEqualCSR(a.Adj, b.Adj) || !slices.Equal(a.Labels, b.Labels) || !slices.Equal(a.X.Dense, b.X.Dense) {
+	cfg := gen.CSBMConfig{Nodes: 500, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.7, Signal: 1}
+	a, b, c := gen.CSBM(cfg, 42), gen.CSBM(cfg, 42), gen.CSBM(cfg, 43)
+	if !graphstest.Equal(a.Adj, b.Adj) || !slices.Equal(a.Labels, b.Labels) || !slices.Equal(a.X.Dense, b.X.Dense) {
 		t.Fatal("same seed gave different graphs")
 	}
-	if tcEqualCSR(a.Adj, c.Adj) || slices.Equal(a.Labels, c.Labels) || slices.Equal(a.X.Dense, c.X.Dense) {
+	if graphstest.Equal(a.Adj, c.Adj) || slices.Equal(a.Labels, c.Labels) || slices.Equal(a.X.Dense, c.X.Dense) {
 		t.Fatal("different seeds gave identical parts")
 	}
 	// Features are drawn from their own stream: changing only the edge
 	// count leaves labels and features unchanged.
 	cfg2 := cfg
 	cfg2.AvgDegree = 4
-	d := CSBM(cfg2, 42)
+	d := gen.CSBM(cfg2, 42)
 	if !slices.Equal(a.Labels, d.Labels) || !slices.Equal(a.X.Dense, d.X.Dense) {
 		t.Fatal("labels/features depend on the edge count")
 	}
@@ -247,11 +167,11 @@ func TestCSBMDeterminism(t *testing.T) {
 // TestCSBMFloat32: Float32 changes only the features, each to the nearest
 // float32 of the value drawn without it.
 func TestCSBMFloat32(t *testing.T) {
-	cfg := CSBMConfig{Nodes: 500, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.7, Signal: 1}
-	a := CSBM(cfg, 42)
+	cfg := gen.CSBMConfig{Nodes: 500, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.7, Signal: 1}
+	a := gen.CSBM(cfg, 42)
 	cfg.Float32 = true
-	b := CSBM(cfg, 42)
-	if !tcEqualCSR(a.Adj, b.Adj) || !slices.Equal(a.Labels, b.Labels) {
+	b := gen.CSBM(cfg, 42)
+	if !graphstest.Equal(a.Adj, b.Adj) || !slices.Equal(a.Labels, b.Labels) {
 		t.Fatal("Float32 changed the edges or the labels")
 	}
 	changed := 0
@@ -271,24 +191,24 @@ func TestCSBMFloat32(t *testing.T) {
 // TestCSBMSeparability checks the purpose of the default dataset: features
 // alone separate the classes moderately, one GCN aggregation much better.
 func TestCSBMSeparability(t *testing.T) {
-	spec, err := ParseSplit("per-class:20:500:1000")
+	spec, err := graphs.ParseSplit("per-class:20:500:1000")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultCSBM()
+	cfg := gen.DefaultCSBM()
 	for seed := uint64(1); seed <= 3; seed++ {
-		g := CSBM(cfg, seed)
-		gs, err := ApplySplit(g, spec, seed)
+		g := gen.CSBM(cfg, seed)
+		gs, err := graphs.ApplySplit(g, spec, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
 		f := g.X.F
 		ax := make([]float64, len(g.X.Dense))
-		GCNNorm(g.Adj).MulDense(g.X.Dense, f, ax)
+		graphs.GCNNorm(g.Adj).MulDense(g.X.Dense, f, ax)
 		tr, te := gs.Split.Train, gs.Split.Test
 		accX := tcNCMAccuracy(g.X.Dense, f, g.Labels, cfg.Classes, tr, te)
 		accAX := tcNCMAccuracy(ax, f, g.Labels, cfg.Classes, tr, te)
-		all := tcRange(g.N)
+		all := graphstest.Range(g.N)
 		oracleX := tcNCMAccuracy(g.X.Dense, f, g.Labels, cfg.Classes, all, all)
 		oracleAX := tcNCMAccuracy(ax, f, g.Labels, cfg.Classes, all, all)
 		t.Logf("seed %d: NCM accuracy X %.3f ÂX %.3f (means from 20/class); all-node means X %.3f ÂX %.3f",
@@ -317,14 +237,14 @@ func TestChain(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.size, func(t *testing.T) {
-			g, err := Chain(tc.size, 3)
+			g, err := gen.Chain(tc.size, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if g.Name != "chain-"+strings.ToLower(tc.size) || g.N != tc.nodes || g.NumClasses != 2 || g.X.F != 5 || g.X.IsSparse() {
 				t.Fatalf("header: %q N=%d C=%d F=%d", g.Name, g.N, g.NumClasses, g.X.F)
 			}
-			tcCheckSymmetricSimple(t, "chain adj", g.Adj)
+			graphstest.CheckSymmetricSimple(t, "chain adj", g.Adj)
 			if g.Adj.NNZ() != 2*tc.chains*(tc.length-1) {
 				t.Fatalf("entries %d, want %d", g.Adj.NNZ(), 2*tc.chains*(tc.length-1))
 			}
@@ -363,7 +283,7 @@ func TestChain(t *testing.T) {
 			if len(sp.Train) != tc.train || len(sp.Test) != tc.test || len(sp.Val) != tc.nodes-tc.train-tc.test {
 				t.Fatalf("split sizes %d/%d/%d", len(sp.Train), len(sp.Val), len(sp.Test))
 			}
-			if !tcDisjoint(sp.Train, sp.Val, sp.Test) {
+			if !graphstest.Disjoint(sp.Train, sp.Val, sp.Test) {
 				t.Fatal("split sets overlap")
 			}
 			// MLP-is-chance: the Bayes-optimal feature-only classifier is
@@ -392,21 +312,21 @@ func TestChain(t *testing.T) {
 }
 
 func TestChainSeeds(t *testing.T) {
-	a, _ := Chain("m", 1)
-	b, _ := Chain("m", 1)
-	c, _ := Chain("m", 2)
+	a, _ := gen.Chain("m", 1)
+	b, _ := gen.Chain("m", 1)
+	c, _ := gen.Chain("m", 2)
 	if !slices.Equal(a.Split.Train, b.Split.Train) || !slices.Equal(a.Split.Test, b.Split.Test) {
 		t.Fatal("same seed gave different splits")
 	}
 	if slices.Equal(a.Split.Train, c.Split.Train) && slices.Equal(a.Split.Test, c.Split.Test) {
 		t.Fatal("different seeds gave the same split")
 	}
-	if !tcEqualCSR(a.Adj, c.Adj) || !slices.Equal(a.X.Dense, c.X.Dense) {
+	if !graphstest.Equal(a.Adj, c.Adj) || !slices.Equal(a.X.Dense, c.X.Dense) {
 		t.Fatal("the chain structure must not depend on the seed")
 	}
 	for _, bad := range []string{"", "xl", "small", "s2"} {
-		_, err := Chain(bad, 1)
-		tcWantErr(t, err, "unknown size")
+		_, err := gen.Chain(bad, 1)
+		graphstest.WantErr(t, err, "unknown size")
 	}
 }
 
@@ -415,21 +335,21 @@ func TestChainSeeds(t *testing.T) {
 func TestSignedSBM(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  SignedSBMConfig
+		cfg  gen.SignedSBMConfig
 	}{
-		{"clean", SignedSBMConfig{Nodes: 300, Communities: 3, AvgDegree: 8, NegWithin: 0, PosAcross: 0}},
-		{"noisy", SignedSBMConfig{Nodes: 400, Communities: 2, AvgDegree: 10, NegWithin: 0.1, PosAcross: 0.2}},
-		{"all flipped", SignedSBMConfig{Nodes: 100, Communities: 4, AvgDegree: 4, NegWithin: 1, PosAcross: 1}},
+		{"clean", gen.SignedSBMConfig{Nodes: 300, Communities: 3, AvgDegree: 8, NegWithin: 0, PosAcross: 0}},
+		{"noisy", gen.SignedSBMConfig{Nodes: 400, Communities: 2, AvgDegree: 10, NegWithin: 0.1, PosAcross: 0.2}},
+		{"all flipped", gen.SignedSBMConfig{Nodes: 100, Communities: 4, AvgDegree: 4, NegWithin: 1, PosAcross: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			g := SignedSBM(cfg, 5)
+			g := gen.SignedSBM(cfg, 5)
 			if !g.Signed() || g.X != nil || g.NumClasses != cfg.Communities || g.N != cfg.Nodes {
 				t.Fatalf("header: signed=%v classes=%d", g.Signed(), g.NumClasses)
 			}
-			tcCheckSymmetricSimple(t, "positive", g.Adj)
-			tcCheckSymmetricSimple(t, "negative", g.Neg)
+			graphstest.CheckSymmetricSimple(t, "positive", g.Adj)
+			graphstest.CheckSymmetricSimple(t, "negative", g.Neg)
 			m := int(math.Round(float64(cfg.Nodes) * cfg.AvgDegree / 2))
 			if g.Adj.NNZ()+g.Neg.NNZ() != 2*m {
 				t.Fatalf("%d+%d entries, want %d", g.Adj.NNZ(), g.Neg.NNZ(), 2*m)
@@ -466,20 +386,20 @@ func TestSignedSBM(t *testing.T) {
 		})
 	}
 	cfg := cases[1].cfg
-	a, b, c := SignedSBM(cfg, 9), SignedSBM(cfg, 9), SignedSBM(cfg, 10)
-	if !tcEqualCSR(a.Adj, b.Adj) || !tcEqualCSR(a.Neg, b.Neg) || !slices.Equal(a.Labels, b.Labels) {
+	a, b, c := gen.SignedSBM(cfg, 9), gen.SignedSBM(cfg, 9), gen.SignedSBM(cfg, 10)
+	if !graphstest.Equal(a.Adj, b.Adj) || !graphstest.Equal(a.Neg, b.Neg) || !slices.Equal(a.Labels, b.Labels) {
 		t.Fatal("same seed, different graphs")
 	}
-	if tcEqualCSR(a.Adj, c.Adj) {
+	if graphstest.Equal(a.Adj, c.Adj) {
 		t.Fatal("different seeds, same graph")
 	}
-	for _, bad := range []SignedSBMConfig{
+	for _, bad := range []gen.SignedSBMConfig{
 		{Nodes: 1, Communities: 1},
 		{Nodes: 10, Communities: 0},
 		{Nodes: 10, Communities: 2, AvgDegree: 8},
 		{Nodes: 10, Communities: 2, AvgDegree: 1, NegWithin: -0.1},
 		{Nodes: 10, Communities: 2, AvgDegree: 1, PosAcross: math.NaN()},
 	} {
-		tcWantErr(t, bad.Validate(), "signed sbm")
+		graphstest.WantErr(t, bad.Validate(), "signed sbm")
 	}
 }

@@ -1,6 +1,7 @@
-package graphs
+package gen
 
 import "fmt"
+import "github.com/dpgnn/dpgnn/graphs"
 
 // Adversarial graphs for node-level audits (`dpgnn audit ... --dataset
 // NAME --remove-node 0`). Each has 8 random features and 2 balanced labels
@@ -17,11 +18,11 @@ import "fmt"
 // SpreadGraph(nu, nw, seed) has nu nodes u and nw nodes w (the dataset
 // spread-1000 has 1,000 u's and 100 w's: each w row then gains about 10
 // entries).
-func Spread(seed uint64) *Graph { return SpreadGraph(200, 100, seed) }
+func Spread(seed uint64) *graphs.Graph { return SpreadGraph(200, 100, seed) }
 
 // SpreadGraph is Spread with nu nodes u, each linked to node 0 and to the
 // same nw nodes w.
-func SpreadGraph(nu, nw int, seed uint64) *Graph {
+func SpreadGraph(nu, nw int, seed uint64) *graphs.Graph {
 	n := 1 + nu + nw
 	var src, dst []int
 	add := func(i, j int) { src, dst = append(src, i, j), append(dst, j, i) }
@@ -39,7 +40,7 @@ func SpreadGraph(nu, nw int, seed uint64) *Graph {
 // every embedding the same unit vector, removing node 0 changes exactly 100
 // aggregates by that vector: NAP's sensitivity √100 is attained, so an audit
 // should come close to the claimed ε without exceeding it.
-func Star(seed uint64) *Graph {
+func Star(seed uint64) *graphs.Graph {
 	const leaves = 100
 	n := 1 + leaves
 	var src, dst []int
@@ -54,7 +55,7 @@ func Star(seed uint64) *Graph {
 // SmallStar is a hub (node 0) with leaves 1…leaves and no other edge: the
 // smallest graph on which a removed leaf is named in the hub's DP-APPR row
 // (dataset star-9, 9 leaves; DPAR's audit removes a leaf there).
-func SmallStar(leaves int, seed uint64) *Graph {
+func SmallStar(leaves int, seed uint64) *graphs.Graph {
 	var src, dst []int
 	for l := 1; l <= leaves; l++ {
 		src, dst = append(src, 0, l), append(dst, l, 0)
@@ -65,7 +66,7 @@ func SmallStar(leaves int, seed uint64) *Graph {
 // DoubleStar is two hubs, nodes 0 and 1, linked to each other and to the
 // same 50 leaves: removing hub 0 changes every leaf's degree and every
 // path between the leaves through it (dataset double-star).
-func DoubleStar(seed uint64) *Graph {
+func DoubleStar(seed uint64) *graphs.Graph {
 	const leaves = 50
 	var src, dst []int
 	add := func(i, j int) { src, dst = append(src, i, j), append(dst, j, i) }
@@ -79,7 +80,7 @@ func DoubleStar(seed uint64) *Graph {
 
 // Path is a path of 41 nodes with node 0 in its middle: removing node 0
 // cuts it in two (dataset path).
-func Path(seed uint64) *Graph {
+func Path(seed uint64) *graphs.Graph {
 	const n = 41
 	order := make([]int, 0, n)
 	for i := 1; i <= n/2; i++ {
@@ -99,7 +100,7 @@ func Path(seed uint64) *Graph {
 // PowerLaw is a Barabási–Albert graph of 300 nodes, each new node linked to
 // 2 existing ones with probability proportional to their degree (seeded),
 // its ids arranged so that node 0 is the largest hub (dataset powerlaw).
-func PowerLaw(seed uint64) *Graph {
+func PowerLaw(seed uint64) *graphs.Graph {
 	const n, m = 300, 2
 	r := newSeededRand(seed, streamEdges)
 	var src, dst, ends []int
@@ -150,7 +151,7 @@ func PowerLaw(seed uint64) *Graph {
 	return adversarialGraph("powerlaw", n, src, dst, seed)
 }
 
-func adversarialGraph(name string, n int, src, dst []int, seed uint64) *Graph {
+func adversarialGraph(name string, n int, src, dst []int, seed uint64) *graphs.Graph {
 	r := newSeededRand(seed, streamFeatures)
 	const f = 8
 	x := make([]float64, n*f)
@@ -161,6 +162,6 @@ func adversarialGraph(name string, n int, src, dst []int, seed uint64) *Graph {
 	for i := range labels {
 		labels[i] = i % 2
 	}
-	return &Graph{Name: name, N: n, NumClasses: 2, Adj: FromCOO(n, n, src, dst, nil), Labels: labels,
-		X: &Features{N: n, F: f, Dense: x}}
+	return &graphs.Graph{Name: name, N: n, NumClasses: 2, Adj: graphs.FromCOO(n, n, src, dst, nil), Labels: labels,
+		X: &graphs.Features{N: n, F: f, Dense: x}}
 }

@@ -1,4 +1,4 @@
-package graphs
+package gen
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // Stream constants for the PCG generators. Each generator derives several
@@ -138,7 +140,7 @@ func (c CSBMConfig) EstimateBytes() float64 {
 // Callers holding user-supplied configs call it (after Validate) before
 // CSBM, which allocates without asking.
 func (c CSBMConfig) CheckMemory() error {
-	err := CheckMemory(fmt.Sprintf("%d nodes × %d features with average degree %v", c.Nodes, c.Features, c.AvgDegree), c.EstimateBytes())
+	err := graphs.CheckMemory(fmt.Sprintf("%d nodes × %d features with average degree %v", c.Nodes, c.Features, c.AvgDegree), c.EstimateBytes())
 	if err != nil {
 		return fmt.Errorf("csbm: %w", err)
 	}
@@ -197,8 +199,8 @@ func (p *pairSet) add(u, v int) bool {
 // symmetricPattern builds the unweighted symmetric N×N CSR of the distinct
 // undirected pairs {src[k], dst[k]} (both directions stored, rows sorted).
 // The pairs must be distinct and free of self-loops.
-func symmetricPattern(n int, src, dst []int) *CSR {
-	m := &CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 2*len(src))}
+func symmetricPattern(n int, src, dst []int) *graphs.CSR {
+	m := &graphs.CSR{Rows: n, Cols: n, Indptr: make([]int, n+1), Indices: make([]int, 2*len(src))}
 	for k := range src {
 		m.Indptr[src[k]+1]++
 		m.Indptr[dst[k]+1]++
@@ -235,7 +237,7 @@ func symmetricPattern(n int, src, dst []int) *CSR {
 //
 // CSBM panics if cfg.Validate fails: callers holding user-supplied configs
 // must validate them first.
-func CSBM(cfg CSBMConfig, seed uint64) *Graph {
+func CSBM(cfg CSBMConfig, seed uint64) *graphs.Graph {
 	if err := cfg.Validate(); err != nil {
 		panic("graphs: " + err.Error())
 	}
@@ -294,11 +296,11 @@ func CSBM(cfg CSBMConfig, seed uint64) *Graph {
 			x[i] = float64(float32(v))
 		}
 	}
-	return &Graph{
+	return &graphs.Graph{
 		Name:       "csbm",
 		N:          n,
 		Adj:        adj,
-		X:          &Features{N: n, F: f, Dense: x},
+		X:          &graphs.Features{N: n, F: f, Dense: x},
 		Labels:     labels,
 		NumClasses: c,
 	}
@@ -344,7 +346,7 @@ const (
 // on the others. The split (in Graph.Split, sorted) comes from a random
 // permutation of all nodes drawn with seed: the first #train nodes train,
 // the next #test test, the rest validation.
-func Chain(size string, seed uint64) (*Graph, error) {
+func Chain(size string, seed uint64) (*graphs.Graph, error) {
 	key := strings.ToLower(strings.TrimSpace(size))
 	cs, ok := chainSizes[key]
 	if !ok {
@@ -369,16 +371,16 @@ func Chain(size string, seed uint64) (*Graph, error) {
 		}
 	}
 	perm := newSeededRand(seed, streamSplit).Perm(n)
-	split := Split{
-		Train: sortedCopy(perm[:cs.train]),
-		Test:  sortedCopy(perm[cs.train : cs.train+cs.test]),
-		Val:   sortedCopy(perm[cs.train+cs.test:]),
+	split := graphs.Split{
+		Train: slices.Sorted(slices.Values(perm[:cs.train])),
+		Test:  slices.Sorted(slices.Values(perm[cs.train : cs.train+cs.test])),
+		Val:   slices.Sorted(slices.Values(perm[cs.train+cs.test:])),
 	}
-	return &Graph{
+	return &graphs.Graph{
 		Name:       "chain-" + key,
 		N:          n,
 		Adj:        symmetricPattern(n, src, dst),
-		X:          &Features{N: n, F: ChainFeatures, Dense: x},
+		X:          &graphs.Features{N: n, F: ChainFeatures, Dense: x},
 		Labels:     labels,
 		NumClasses: ChainClasses,
 		Split:      split,
@@ -445,7 +447,7 @@ func (c SignedSBMConfig) Validate() error {
 //
 // SignedSBM panics if cfg.Validate fails: callers holding user-supplied
 // configs must validate them first.
-func SignedSBM(cfg SignedSBMConfig, seed uint64) *Graph {
+func SignedSBM(cfg SignedSBMConfig, seed uint64) *graphs.Graph {
 	if err := cfg.Validate(); err != nil {
 		panic("graphs: " + err.Error())
 	}
@@ -476,7 +478,7 @@ func SignedSBM(cfg SignedSBMConfig, seed uint64) *Graph {
 			ns1, nd1 = append(ns1, u), append(nd1, v)
 		}
 	}
-	return &Graph{
+	return &graphs.Graph{
 		Name:       "signed-sbm",
 		N:          n,
 		Adj:        symmetricPattern(n, ps1, pd1),
