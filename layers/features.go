@@ -15,6 +15,12 @@ type Features struct {
 	N, F   int
 	Dense  *G.Node    // (N, F), or nil
 	Sparse *nn.Sparse // (N, F), or nil
+	// Const declares that the values never change after the graph is
+	// built (no SetValue, no Set): a layer may then precompute a product
+	// with them once (GCNConv.ForwardInput's Â·X on an evaluation path).
+	Const bool
+	// products are the fixed products Â·X of constant features, by matrix.
+	products map[*graphs.CSR]*G.Node
 }
 
 // NewFeatures wraps x for model m. Sparse features get their own copy of

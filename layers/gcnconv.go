@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -13,7 +14,9 @@ type GCNConv struct {
 	Adj *nn.Sparse
 }
 
-// NewGCNConv creates the layer's weight (Glorot) and bias on m; adj is Â.
+// NewGCNConv creates the layer's weight (Glorot) and bias on m; adj is Â
+// (nil for a layer applied only through a Reach, which gives each path
+// its own rows of Â).
 func NewGCNConv(m *nn.Model, name string, adj *nn.Sparse, in, out int) *GCNConv {
 	return &GCNConv{Linear: NewLinear(m, name, in, out, true, InitGlorot), Adj: adj}
 }
@@ -23,32 +26,44 @@ func (c *GCNConv) Forward(h *G.Node) *G.Node {
 	return c.AddBias(G.Must(nn.SpMM(c.Adj, nn.MatMul(h, c.W.Node))))
 }
 
+// InputFirst reports whether ForwardInput takes the features x as
+// (Â·X)·W: dense features narrower than the layer. The sparse product
+// then gathers rows of X instead of the wider rows of X·W, and the weight
+// gradient (Â·X)ᵀ·dY needs no sparse product at all (X is not trained), so
+// a step makes one narrow sparse product instead of two wide ones.
+func (c *GCNConv) InputFirst(x *Features) bool { return x.Dense != nil && x.F < c.Out }
+
 // ForwardInput returns Â·X·W + b for the model's feature input x (dense
-// or sparse), with input dropout p on the training path. Dense features
-// narrower than the layer are taken as (Â·X)·W: the sparse product gathers
-// rows of X instead of the wider rows of X·W, and the weight gradient
-// (Â·X)ᵀ·dY needs no sparse product at all (X is not trained), so a step
-// makes one narrow sparse product instead of two wide ones, the dropout
-// applied as the rows are gathered (nn.Model.DropoutSpMM). Otherwise,
-// and for sparse features, it is Â·(X·W) (Features.MatMul).
+// or sparse), with input dropout p on the training path. Where InputFirst
+// it is (Â·X)·W + b, the dropout applied as the rows of X are gathered
+// (nn.Model.DropoutSpMM); and for constant features (x.Const) without
+// dropout, an evaluation path's, Â·X is computed here once, with the same
+// kernel, into a constant input named after Â, so that every evaluation
+// gives the same bits without gathering rows of X. Otherwise, and for
+// sparse features, it is Â·(X·W) (Features.MatMul): that changes with W,
+// so there is nothing to keep.
 func (c *GCNConv) ForwardInput(m *nn.Model, x *Features, p float64) *G.Node {
-	if x.Dense != nil && x.F < c.Out {
+	switch {
+	case c.InputFirst(x) && p <= 0 && x.Const:
+		return c.Affine(x.product(m, c.Adj))
+	case c.InputFirst(x):
 		return c.Affine(m.DropoutSpMM(c.Adj, x.Dense, p))
 	}
 	return c.AddBias(G.Must(nn.SpMM(c.Adj, x.MatMul(m, c.W, p))))
 }
 
-// FixedInput is the part of ForwardInput's evaluation (no dropout) that
-// never changes, for features whose values do not change between runs:
-// where ForwardInput takes (Â·X)·W, Â·X is computed here once, with the
-// same kernel, into a constant input named name, so that Affine(ax)
-// (the layer over it, (Â·X)·W + b) gives the bits of ForwardInput's evaluation without gathering rows of X. ok
-// is false otherwise: Â·(X·W) changes with W, so there is nothing to keep.
-func (c *GCNConv) FixedInput(m *nn.Model, x *Features, name string) (ax *G.Node, ok bool) {
-	if x.Dense == nil || x.F >= c.Out {
-		return nil, false
+// product returns a·X for constant dense features as an input node,
+// computed once per matrix with SpMM's kernel.
+func (f *Features) product(m *nn.Model, a *nn.Sparse) *G.Node {
+	if y := f.products[a.A]; y != nil {
+		return y
 	}
-	v := make([]float64, c.Adj.A.Rows*x.F)
-	c.Adj.A.MulDense(nn.Values(x.Dense), x.F, v)
-	return m.Input(name, v, c.Adj.A.Rows, x.F), true
+	v := make([]float64, a.A.Rows*f.F)
+	a.A.MulDense(nn.Values(f.Dense), f.F, v)
+	y := m.Input(a.Name+"·X", v, a.A.Rows, f.F)
+	if f.products == nil {
+		f.products = map[*graphs.CSR]*G.Node{}
+	}
+	f.products[a.A] = y
+	return y
 }

@@ -19,11 +19,8 @@ func benchEpoch(b *testing.B, g *graphs.Graph) {
 func benchEpochWith(b *testing.B, g *graphs.Graph, split string, cfg Config) {
 	g = methodtest.Split(b, g, split)
 	m := New(cfg)
-	n, err := m.buildNet(g, 1, paths{fixed: true, watch: methods.WatchRows(g.Split, g.N, false)})
+	n, err := m.buildNet(g, 1, methods.WatchRows(g.Split, g.N, false))
 	if err != nil {
-		b.Fatal(err)
-	}
-	if err := n.setTrain(g); err != nil {
 		b.Fatal(err)
 	}
 	task := n.task(nn.NewAdam(0.01, 5e-4))

@@ -5,7 +5,6 @@ package gcn
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -56,237 +55,119 @@ func (m *GCN) Config() any                      { return &m.cfg }
 func (m *GCN) Validate() error                  { return m.cfg.Validate() }
 func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 
-// net is the GCN's model with its paths. logits is the training path's
-// output (with dropout) over the rows its loss reads: the training nodes
-// (train, sorted) when they are at most 90 % of the nodes, every node
-// otherwise (train nil). The second layer's sparse product, its gradient
-// and the loss then cover only those rows: at 10⁶ nodes the all-rows
-// product, its transpose and the log-softmax of 10⁶ rows were a fifth of
-// an epoch. The first layer in turn covers only the rows the second reads
-// (hidden, hiddenRows): a fifth to a quarter of an epoch at 10⁵ and 10⁶
-// nodes. The same holds for monitoring: watch predicts the validation
-// nodes (and the training nodes for a trace, methods.WatchRows) after
-// every epoch, and all every node for the final prediction, each on a
-// frozen copy of the model (nn.Frozen) without dropout, computed from a
-// fixed Â·X where the first layer allows it (GCNConv.FixedInput), so an
-// evaluation does not gather the rows of X. Each path's rows are those of
-// the all-nodes product bit for bit (graphs.CSR.SelectRows, and every
-// other op is row-wise), so training and selection are unchanged.
+// net is the model, two GCNConv layers, with its paths. Each path
+// computes only the rows it reads (layers.Reach), with the bits of the
+// path over every node: training the rows its loss over the training nodes
+// reaches through Â's two hops, monitoring those of the validation nodes
+// (and the training nodes for a trace, methods.WatchRows), the final
+// prediction every node. Monitoring and prediction run on frozen copies of
+// the model (nn.Frozen) without dropout, so that one epoch is monitored
+// while the next trains.
 type net struct {
 	model      *nn.Model
-	logits     *G.Node
-	watch, all *methods.Watch
-	// fixed is set when the evaluation starts from a fixed Â·X: it is then
-	// a small part of an epoch, and monitoring it in turn leaves both cores
-	// to the training step's parallel loops (overlapping it made a 10⁵-node
-	// epoch 10 % slower).
+	l1, l2     *layers.GCNConv
+	train      *layers.Reach    // the training path's rows
+	logits     *G.Node          // the training path's output, with dropout
+	ce         *nn.CrossEntropy // the loss over the training nodes
+	watch, all *methods.Watch   // the monitoring and all-nodes paths
+	// fixed is set when evaluation starts from a fixed Â·X: it is then a
+	// small part of an epoch, and monitoring it in turn leaves both cores
+	// to the training step (overlapping it made a 10⁵-node epoch 10 %
+	// slower).
 	fixed bool
-	ce    *nn.CrossEntropy
-	train []int
-	// hidden are the rows of the first layer the training path computes:
-	// those its second layer reads (hiddenRows); nil: every node.
-	hidden []int
-	l1, l2 *layers.GCNConv
 }
 
-// paths chooses a net's paths: Run's are the defaults (every field set
-// but lossAll); tests turn each off to compare.
-type paths struct {
-	fixed   bool  // evaluation may start from a fixed Â·X
-	watch   []int // the monitored rows (nil: every node)
-	lossAll bool  // the training path covers every node
+// forward is the model over the rows r plans, on the features x:
+// Â·ReLU(Â·X·W₁ + b₁)·W₂ + b₂ with dropout p on the input and the hidden
+// layer.
+func (n *net) forward(r *layers.Reach, x *layers.Features, p float64) *G.Node {
+	h := nn.ReLU(r.Conv(n.l1, 0).ForwardInput(n.model, x, p))
+	return r.Conv(n.l2, 1).Forward(r.Dropout(n.model, h, p, 0))
 }
 
-// buildNet builds the net on g with the paths o.
-func (m *GCN) buildNet(g *graphs.Graph, seed uint64, o paths) (*net, error) {
-	model := nn.NewModel(seed)
+// buildNet builds the net on g, its loss over g's training nodes and its
+// monitoring path over the nodes watch (nil: every node).
+func (m *GCN) buildNet(g *graphs.Graph, seed uint64, watch []int) (*net, error) {
 	adj := graphs.GCNNorm(g.Adj)
-	n := &net{model: model}
-	if !o.lossAll {
-		n.train = lossRows(g.Split.Train, g.N)
-	}
+	n := &net{model: nn.NewModel(seed)}
 	err := nn.Build(func() error {
-		feats := g.X
-		x, err := layers.NewFeatures(model, feats, "X")
+		x, err := layers.NewFeatures(n.model, g.X, "X")
 		if err != nil {
 			return err
 		}
-		a := nn.NewSparse("Â", adj).Fixed() // built here, never written
-		n.l1 = layers.NewGCNConv(model, "gcn.0", a, g.X.F, m.cfg.Hidden)
-		n.l2 = layers.NewGCNConv(model, "gcn.1", a, m.cfg.Hidden, g.NumClasses)
-		first, out := n.l1, n.l2
-		if n.train != nil {
-			at := adj.SelectRows(n.train)
-			if rows, read := hiddenRows(at); rows != nil {
-				n.hidden, at = rows, read
-				first = &layers.GCNConv{Linear: n.l1.Linear, Adj: nn.NewSparse("Â.hidden", adj.SelectRows(rows)).Fixed()}
-			}
-			out = &layers.GCNConv{Linear: n.l2.Linear, Adj: nn.NewSparse("Â.train", at).Fixed()}
+		n.l1 = layers.NewGCNConv(n.model, "gcn.0", nil, g.X.F, m.cfg.Hidden)
+		n.l2 = layers.NewGCNConv(n.model, "gcn.1", nil, m.cfg.Hidden, g.NumClasses)
+		n.train = layers.NewReach("Â", adj, 2, g.Split.Train)
+		n.logits = n.forward(n.train, x, m.cfg.Dropout)
+		if n.ce, err = nn.NewCrossEntropy(n.model, n.logits, "loss"); err != nil {
+			return err
 		}
-		n.logits = m.forwardRows(model, first, out, x, n.hidden, g.N)
-		// The frozen paths read the same matrices through wrappers of their
-		// own: nothing they touch is written while the next epoch trains.
-		// Both start from the same hidden layer (one fixed Â·X between them).
-		xe, err := layers.NewFeatures(model, feats, "X.eval")
+		// The frozen paths read features and adjacencies of their own:
+		// nothing they touch is written while the next epoch trains. The
+		// features are constant, so the first layer starts from a fixed
+		// Â·X where it takes (Â·X)·W.
+		xe, err := layers.NewFeatures(n.model, g.X, "X.eval")
 		if err != nil {
 			return err
 		}
-		ae := nn.NewSparse("Â.eval", adj)
-		c1 := &layers.GCNConv{Linear: n.l1.Linear, Adj: ae}
-		var ax *G.Node
-		if o.fixed {
-			ax, n.fixed = c1.FixedInput(model, xe, "ÂX")
-		}
-		hidden := func() *G.Node {
-			if n.fixed {
-				return nn.ReLU(c1.Affine(ax))
-			}
-			return nn.ReLU(c1.ForwardInput(model, xe, 0))
-		}
+		xe.Const, n.fixed = true, n.l1.InputFirst(xe)
 		path := func(rows []int, name string) (*methods.Watch, error) {
-			f, outs, err := model.NewFrozen(func() ([]*G.Node, error) {
-				h := hidden()
-				a := ae
-				if rows != nil {
-					a = nn.NewSparse(name, adj.SelectRows(rows))
-				}
-				return []*G.Node{(&layers.GCNConv{Linear: n.l2.Linear, Adj: a}).Forward(h)}, nil
-			})
+			r := layers.NewReach(name, adj, 2, rows)
+			f, outs, err := n.model.NewFrozen(func() ([]*G.Node, error) { return []*G.Node{n.forward(r, xe, 0)}, nil })
 			if err != nil {
 				return nil, err
 			}
-			return methods.NewWatch(f, outs[0], rows, g.N), nil
+			return methods.NewWatch(f, outs[0], r.Out(), g.N), nil
 		}
-		if n.all, err = path(nil, ""); err != nil {
+		if n.all, err = path(nil, "Â.eval"); err != nil {
 			return err
 		}
-		n.watch = n.all
-		if o.watch != nil {
-			if n.watch, err = path(o.watch, "Â.watch"); err != nil {
+		if n.watch = n.all; watch != nil {
+			if n.watch, err = path(watch, "Â.watch"); err != nil {
 				return err
 			}
 		}
-		if n.ce, err = nn.NewCrossEntropy(model, n.logits, "loss"); err != nil {
-			return err
-		}
-		return model.Compile(n.ce.Mean, nil)
+		return n.model.Compile(n.ce.Mean, nil)
 	})
-	return n, err
-}
-
-// predict evaluates the all-nodes path (the prediction once training
-// ends), after a monitoring path of its own has given its buffers (a
-// hidden layer of every node) back (Watch.Retire).
-func (n *net) predict() error {
-	if n.watch != n.all {
-		n.watch.Retire()
+	if err != nil {
+		return nil, err
 	}
-	return n.all.Evaluate()
-}
-
-// lossRows returns the rows of the training path's logits: the training
-// nodes, sorted, when they are distinct and at most 90 % of the n nodes;
-// nil (every node) otherwise.
-func lossRows(train []int, n int) []int {
-	rows := slices.Sorted(slices.Values(train))
-	if len(rows) == 0 || 10*len(rows) > 9*n || len(slices.Compact(slices.Clone(rows))) != len(rows) {
-		return nil
-	}
-	return rows
-}
-
-// setTrain makes the loss average over g's training nodes.
-func (n *net) setTrain(g *graphs.Graph) error {
-	if n.train == nil {
-		return n.ce.SetRows(g.Split.Train, g.Labels)
-	}
-	rows, labels := make([]int, len(n.train)), make([]int, len(n.train))
-	for k, r := range n.train {
-		rows[k], labels[k] = k, g.Labels[r]
-	}
-	return n.ce.SetRows(rows, labels)
+	return n, n.ce.SetRows(n.train.Loss(g.Labels))
 }
 
 // task is the net's training task: full-batch Adam, monitoring through the
-// watch path, while the next epoch trains unless the evaluation starts
-// from a fixed Â·X, and predicting through the all-nodes path.
+// watch path (while the next epoch trains unless evaluation starts from a
+// fixed Â·X) and predicting through the all-nodes path, once the
+// monitoring path has given its buffers back (Watch.Retire).
 func (n *net) task(opt nn.Optimizer) *trainers.ModelTask {
-	t := &trainers.ModelTask{Model: n.model, Logits: n.all.Logits(), Opt: opt, Watch: n.watch.Predict, Eval: n.predict}
+	t := &trainers.ModelTask{Model: n.model, Logits: n.all.Logits(), Opt: opt, Watch: n.watch.Predict}
+	t.Eval = func() error {
+		if n.watch != n.all {
+			n.watch.Retire()
+		}
+		return n.all.Evaluate()
+	}
 	if !n.fixed {
 		t.Pipe = n.watch
 	}
 	return t
 }
 
-// forward is the two layers over the features x: Â·ReLU(Â·X·W₁ + b₁)·W₂ + b₂
-// with dropout on the input and the hidden layer.
-func (m *GCN) forward(model *nn.Model, l1, l2 *layers.GCNConv, x *layers.Features) *G.Node {
-	return m.forwardRows(model, l1, l2, x, nil, 0)
-}
-
-// forwardRows is forward when l1's adjacency holds only the rows hidden
-// of the first layer (of n nodes) and l2's reads only those: the hidden
-// layer's dropout masks them as rows of the whole layer (nn.DropoutRows),
-// so every computed entry has forward's bits. hidden nil: every node.
-func (m *GCN) forwardRows(model *nn.Model, l1, l2 *layers.GCNConv, x *layers.Features, hidden []int, n int) *G.Node {
-	h := nn.ReLU(l1.ForwardInput(model, x, m.cfg.Dropout))
-	if hidden != nil {
-		h = model.DropoutRows(h, m.cfg.Dropout, hidden, n)
-	} else {
-		h = model.Dropout(h, m.cfg.Dropout)
-	}
-	return l2.Forward(h)
-}
-
-// hiddenRows returns the rows of the first layer that a second layer over
-// the adjacency rows at reads (the columns with an entry, in order) and
-// at with its columns renumbered to them, when they are at most 90 % of
-// the nodes (nil otherwise). With the training nodes' rows of Â (a tenth
-// of a graph of average degree 10) they are about 70 % of the nodes; on
-// cora about a quarter. The renumbering keeps each row's entries in
-// order, so every sum of the second layer adds the same terms in the same
-// order; the weight and bias gradients of the first layer then leave out
-// only rows whose gradient is zero.
-func hiddenRows(at *graphs.CSR) ([]int, *graphs.CSR) {
-	pos := make([]int, at.Cols)
-	for _, j := range at.Indices {
-		pos[j] = 1
-	}
-	var rows []int
-	for j, used := range pos {
-		if used != 0 {
-			pos[j] = len(rows)
-			rows = append(rows, j)
-		}
-	}
-	if len(rows) == 0 || 10*len(rows) > 9*at.Cols {
-		return nil, nil
-	}
-	idx := make([]int, len(at.Indices))
-	for e, j := range at.Indices {
-		idx[e] = pos[j]
-	}
-	return rows, &graphs.CSR{Rows: at.Rows, Cols: len(rows), Indptr: at.Indptr, Indices: idx, Data: at.Data}
-}
-
 // inference is the trained GCN's query over a graph h: the same layers
 // with h's normalised adjacency, on features of h's size (preprocessed as
 // the training features were). The GCN is not private: its queries have no
 // privacy cost to state.
-func (m *GCN) inference(n *net, like *graphs.Features) func(h *graphs.Graph) (*methods.Inference, error) {
+func (n *net) inference(like *graphs.Features) func(h *graphs.Graph) (*methods.Inference, error) {
 	return func(h *graphs.Graph) (*methods.Inference, error) {
 		q := methods.Lazy(func() (methods.QueryFunc, error) {
 			var x *layers.Features
 			var logits *G.Node
 			err := nn.Build(func() error {
-				adj := nn.NewSparse(fmt.Sprintf("Â.query%d", h.N), graphs.GCNNorm(h.Adj))
 				var err error
 				if x, err = methods.NewQueryInput(n.model, like, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
 					return err
 				}
-				c1 := &layers.GCNConv{Linear: n.l1.Linear, Adj: adj}
-				c2 := &layers.GCNConv{Linear: n.l2.Linear, Adj: adj}
-				logits = m.forward(n.model, c1, c2, x)
+				logits = n.forward(layers.NewReach(fmt.Sprintf("Â.query%d", h.N), graphs.GCNNorm(h.Adj), 2, nil), x, 0)
 				return nil
 			})
 			if err != nil {
@@ -297,9 +178,6 @@ func (m *GCN) inference(n *net, like *graphs.Features) func(h *graphs.Graph) (*m
 				return nil, err
 			}
 			return func(f *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(f, h.N, like.F); err != nil {
-					return nil, err
-				}
 				if err := methods.SetQueryInput(x, f); err != nil {
 					return nil, err
 				}
@@ -323,21 +201,13 @@ func (m *GCN) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return n.model, nil
 }
 
-// build is buildNet on the context's graph with the loss set to the
-// training nodes.
+// build is buildNet on the context's graph.
 func (m *GCN) build(ctx *methods.Context) (*net, error) {
 	if ctx.Level != methods.None {
 		return nil, fmt.Errorf("gcn is not private: it supports only --privacy none")
 	}
 	g := ctx.Graph
-	n, err := m.buildNet(g, ctx.Seed, paths{fixed: true, watch: methods.WatchRows(g.Split, g.N, trainers.KeepsStats(ctx.Recorder))})
-	if err != nil {
-		return nil, err
-	}
-	if err := n.setTrain(g); err != nil {
-		return nil, err
-	}
-	return n, nil
+	return m.buildNet(g, ctx.Seed, methods.WatchRows(g.Split, g.N, trainers.KeepsStats(ctx.Recorder)))
 }
 
 // Run trains once on the context's split.
@@ -356,7 +226,7 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: methods.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)}
-	return out, methods.SetInference(out, g, m.inference(n, g.X))
+	return out, methods.SetInference(out, g, n.inference(g.X))
 }
 
 var _ methods.Builder = (*GCN)(nil)

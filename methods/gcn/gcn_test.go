@@ -13,23 +13,17 @@ import (
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
-func smallGraph(t *testing.T) *graphs.Graph {
-	t.Helper()
-	return graphstest.CSBM(t, gen.CSBMConfig{Nodes: 40, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3, "ratio:0.5:0.25", 1)
-}
-
+// TestGCNGradCheck: the training path over the rows its loss reaches
+// (both layers restricted) has the gradients of finite differences.
 func TestGCNGradCheck(t *testing.T) {
-	g := smallGraph(t)
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 60, Classes: 3, Features: 6, AvgDegree: 3, Homophily: 0.8, Signal: 1}, 3, "ratio:0.15:0.25", 1)
 	m := New(Config{Hidden: 5, TrainEpochs: 1, LR: 0.01, Dropout: 0.5})
-	n, err := m.buildNet(g, 1, paths{fixed: true})
+	n, err := m.buildNet(g, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.train == nil {
-		t.Fatal("the loss reads every node: the gradient check should cover the training rows' path")
-	}
-	if err := n.setTrain(g); err != nil {
-		t.Fatal(err)
+	if n.train.Rows[0] == nil || n.train.Rows[1] == nil {
+		t.Fatalf("layer rows %d and %d of %d: the gradient check should cover the restricted path", len(n.train.Rows[0]), len(n.train.Rows[1]), g.N)
 	}
 	res, err := n.model.GradCheck(1e-4, 0)
 	if err != nil {
@@ -42,150 +36,123 @@ func TestGCNGradCheck(t *testing.T) {
 	}
 }
 
-// TestFixedInputEvaluation: with dense features narrower than the hidden
-// layer, evaluation from the fixed Â·X gives the logits of the evaluation
-// through the training path's layers (in evaluation mode: the training
-// nodes' rows) bit for bit after every epoch, and so does the frozen path
-// without it; the monitoring path's rows are the all-nodes path's; so
-// training selects the same epoch and predicts the same. With features as
-// wide as the layer there is no fixed input.
-func TestFixedInputEvaluation(t *testing.T) {
+// TestEvaluationPaths: after every epoch, the monitoring path's logits are
+// the all-nodes path's at the monitored nodes, and the training path's (in
+// evaluation mode) at the training nodes, bit for bit; evaluation starts
+// from a fixed Â·X exactly when the features are dense and narrower than
+// the hidden layer.
+func TestEvaluationPaths(t *testing.T) {
 	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.3:0.3", 1)
-	m := New(Config{Hidden: 16, TrainEpochs: 25, LR: 0.05, Dropout: 0.5})
-	watch := methods.WatchRows(g.Split, g.N, false)
-	var tasks [2]*trainers.ModelTask
-	var nets [2]*net
-	for k, fixed := range []bool{false, true} {
-		n, err := m.buildNet(g, 4, paths{fixed: fixed, watch: watch})
+	for _, hidden := range []int{16, 6} {
+		m := New(Config{Hidden: hidden, TrainEpochs: 25, LR: 0.05, Dropout: 0.5})
+		watch := methods.WatchRows(g.Split, g.N, true)
+		n, err := m.buildNet(g, 4, watch)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := n.setTrain(g); err != nil {
+		if n.fixed != (hidden > g.X.F) || n.fixed != hasFixedInput(n) {
+			t.Fatalf("hidden %d: fixed %v, fixed Â·X node %v", hidden, n.fixed, hasFixedInput(n))
+		}
+		if n.watch == n.all || n.train.Out() == nil {
+			t.Fatalf("hidden %d: the monitoring path is the all-nodes path, or the loss reads every node", hidden)
+		}
+		task := n.task(nn.NewAdam(0.05, 0))
+		train, err := n.model.NewRunner(n.logits) // the training path, in evaluation mode
+		if err != nil {
 			t.Fatal(err)
 		}
-		if fixed != hasFixedInput(n) {
-			t.Fatalf("fixed %v: evaluation from a fixed Â·X: %v", fixed, hasFixedInput(n))
+		c := g.NumClasses
+		check := func(what string, got []float64, rows []int, all []float64) {
+			t.Helper()
+			for r, i := range rows {
+				for j := range c {
+					if math.Float64bits(got[r*c+j]) != math.Float64bits(all[i*c+j]) {
+						t.Fatalf("hidden %d, node %d: %s logit %v, all-nodes path %v", hidden, i, what, got[r*c+j], all[i*c+j])
+					}
+				}
+			}
 		}
-		if !slices.Equal(n.train, slices.Sorted(slices.Values(g.Split.Train))) || n.watch == n.all {
-			t.Fatalf("the loss reads rows %v, the monitoring its own path %v", n.train, n.watch != n.all)
-		}
-		nets[k], tasks[k] = n, n.task(nn.NewAdam(0.05, 0))
-	}
-	train, err := nets[0].model.NewRunner(nets[0].logits) // the training path, in evaluation mode
-	if err != nil {
-		t.Fatal(err)
-	}
-	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
-	c := g.NumClasses
-	for ep := 0; ep < 3; ep++ {
-		var logits [2][]float64
-		for k, task := range tasks {
+		for range 3 {
 			if _, err := task.TrainEpoch(); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := task.MonitorPredict(); err != nil {
 				t.Fatal(err)
 			}
-			watched := slices.Clone(nn.Values(nets[k].watch.Logits()))
+			watched := slices.Clone(nn.Values(n.watch.Logits()))
 			if _, err := task.Predict(); err != nil {
 				t.Fatal(err)
 			}
-			logits[k] = nn.Values(nets[k].all.Logits())
-			for r, i := range watch {
-				for j := 0; j < c; j++ {
-					if !same(watched[r*c+j], logits[k][i*c+j]) {
-						t.Fatalf("epoch %d, node %d: monitored logit %v, all-nodes path %v", ep, i, watched[r*c+j], logits[k][i*c+j])
-					}
-				}
+			if err := train.Run(); err != nil {
+				t.Fatal(err)
 			}
+			all := nn.Values(n.all.Logits())
+			check("monitored", watched, watch, all)
+			check("training path", nn.Values(n.logits), n.train.Out(), all)
 		}
-		if err := train.Run(); err != nil {
-			t.Fatal(err)
-		}
-		for i := range logits[0] {
-			if !same(logits[0][i], logits[1][i]) {
-				t.Fatalf("epoch %d, logit %d: fixed Â·X %v, frozen path %v", ep, i, logits[1][i], logits[0][i])
-			}
-		}
-		for r, i := range nets[0].train {
-			for j := 0; j < c; j++ {
-				if v := nn.Values(nets[0].logits)[r*c+j]; !same(v, logits[0][i*c+j]) {
-					t.Fatalf("epoch %d, node %d: training path %v, frozen path %v", ep, i, v, logits[0][i*c+j])
-				}
-			}
-		}
-	}
-	var res [2]trainers.LoopResult
-	for k, task := range tasks {
-		var err error
-		if res[k], err = trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: 25}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if res[0].BestEpoch != res[1].BestEpoch || res[0].ValAcc != res[1].ValAcc || !slices.Equal(res[0].Pred, res[1].Pred) {
-		t.Fatalf("fixed Â·X: best epoch %d, val %v; training path: %d, %v", res[1].BestEpoch, res[1].ValAcc, res[0].BestEpoch, res[0].ValAcc)
-	}
-
-	wide := New(Config{Hidden: 6, TrainEpochs: 1, LR: 0.05})
-	n, err := wide.buildNet(g, 4, paths{fixed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hasFixedInput(n) {
-		t.Fatal("features as wide as the layer: evaluation from a fixed Â·X")
 	}
 }
 
 // hasFixedInput reports whether n's evaluation reads a fixed Â·X.
 func hasFixedInput(n *net) bool {
 	for _, x := range n.model.G.AllNodes() {
-		if x.Name() == "ÂX" {
+		if x.Name() == "Â.eval·X" {
 			return true
 		}
 	}
 	return false
 }
 
-// TestTrainingRowsPath: the training path over just the training nodes'
-// rows (the loss, its last sparse product and their gradients) trains the
-// model of the path over every node bit for bit, epoch after epoch, and
-// gives the same loss up to the order of its sum.
-func TestTrainingRowsPath(t *testing.T) {
-	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 150, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.2:0.3", 1)
-	m := New(Config{Hidden: 8, TrainEpochs: 1, LR: 0.05, WeightDecay: 5e-4, Dropout: 0.5})
-	var tasks [2]*trainers.ModelTask
-	var nets [2]*net
-	for k, all := range []bool{false, true} {
-		n, err := m.buildNet(g, 9, paths{fixed: true, lossAll: all})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (n.train == nil) != all || (n.hidden == nil) != all {
-			t.Fatalf("lossAll %v: training rows %v, hidden rows %v", all, n.train, n.hidden)
-		}
-		if err := n.setTrain(g); err != nil {
-			t.Fatal(err)
-		}
-		nets[k], tasks[k] = n, n.task(nn.NewAdam(0.05, 5e-4))
+// TestInference: the trained model's query over its own graph with its
+// own features gives the posteriors of the final prediction; over another
+// graph (a subgraph) it gives a distribution per node; features of the
+// wrong width are refused.
+func TestInference(t *testing.T) {
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 90, Classes: 3, Features: 5, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3, "ratio:0.3:0.3", 1)
+	m := New(Config{Hidden: 8, TrainEpochs: 10, LR: 0.05, Dropout: 0.5})
+	n, err := m.buildNet(g, 2, methods.WatchRows(g.Split, g.N, false))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for ep := 0; ep < 5; ep++ {
-		var loss [2]float64
-		for k, task := range tasks {
-			var err error
-			if loss[k], err = task.TrainEpoch(); err != nil {
-				t.Fatal(err)
-			}
+	if _, err := trainers.FullBatch(n.task(nn.NewAdam(0.05, 0)), g.Labels, g.Split, trainers.LoopConfig{Epochs: 10}); err != nil {
+		t.Fatal(err)
+	}
+	want := methods.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)
+	on := n.inference(g.X)
+	inf, err := on(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := inf.Query(g.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got, want, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) {
+		t.Fatal("the query over the training graph differs from the final prediction")
+	}
+	if _, err := inf.Query(&graphs.Features{N: g.N, F: g.X.F + 1, Dense: make([]float64, g.N*(g.X.F+1))}); err == nil {
+		t.Fatal("features of the wrong width accepted")
+	}
+	nodes := graphstest.Range(40)
+	sub, _ := graphs.InducedSubgraph(g, nodes)
+	inf, err = on(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := inf.Query(sub.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != sub.N*g.NumClasses {
+		t.Fatalf("%d posteriors for %d nodes", len(p), sub.N)
+	}
+	for i := range sub.N {
+		s := 0.0
+		for _, v := range p[i*g.NumClasses : (i+1)*g.NumClasses] {
+			s += v
 		}
-		if math.Abs(loss[0]-loss[1]) > 1e-12*math.Abs(loss[1]) {
-			t.Fatalf("epoch %d: loss %v over the training rows, %v over every node", ep, loss[0], loss[1])
-		}
-		for p, v := range nets[1].model.ParamValues() {
-			w := nets[0].model.ParamValues()[p]
-			for i := range v {
-				if !(math.Float64bits(v[i]) == math.Float64bits(w[i])) {
-					t.Fatalf("epoch %d, parameter %d[%d]: %v over the training rows, %v over every node", ep, p, i, w[i], v[i])
-				}
-			}
+		if math.Abs(s-1) > 1e-12 {
+			t.Fatalf("node %d: posteriors sum to %v", i, s)
 		}
 	}
 }
