@@ -15,8 +15,7 @@ type GCNConv struct {
 }
 
 // NewGCNConv creates the layer's weight (Glorot) and bias on m; adj is Â
-// (nil for a layer applied only through a Reach, which gives each path
-// its own rows of Â).
+// (Reach.Conv gives the layer each path's rows of it).
 func NewGCNConv(m *nn.Model, name string, adj *nn.Sparse, in, out int) *GCNConv {
 	return &GCNConv{Linear: NewLinear(m, name, in, out, true, InitGlorot), Adj: adj}
 }

@@ -36,21 +36,23 @@ type Reach struct {
 	// every node.
 	Rows [][]int
 	// Adj[k] is layer k's adjacency: the rows Rows[k] of Â, its columns
-	// renumbered to Rows[k−1] when layer k−1 computes only those (k > 0).
-	// Layers computing every row share one wrapper of Â.
+	// renumbered to Rows[k−1] when layer k−1 computes only those (k > 0);
+	// Â itself for a layer computing every row.
 	Adj []*nn.Sparse
 	// out are the output nodes the plan was made for, as given.
 	out []int
 }
 
 // NewReach plans a stack of layers propagations over the n×n adjacency
-// adj whose output is read at the nodes out (nil: every node). Layer k's
-// restricted adjacency is named name[k], the whole one name. out must be
-// nodes of adj (a programming error otherwise, recovered by nn.Build).
-func NewReach(name string, adj *graphs.CSR, layers int, out []int) *Reach {
-	n := adj.Rows
-	if adj.Cols != n || layers < 1 {
-		panic(fmt.Sprintf("layers: Reach of %d layers over a %d×%d adjacency", layers, adj.Rows, adj.Cols)) // programming error
+// adj whose output is read at the nodes out (nil: every node). Layers that
+// compute every row use adj itself (so paths over the same matrix share
+// their nodes); a restricted layer k gets a matrix of its own named
+// adj.Name[k], built here and never written (nn.Sparse.Fixed). out must
+// be nodes of adj (a programming error otherwise, recovered by nn.Build).
+func NewReach(adj *nn.Sparse, layers int, out []int) *Reach {
+	a, n := adj.A, adj.A.Rows
+	if a.Cols != n || layers < 1 {
+		panic(fmt.Sprintf("layers: Reach of %d layers over a %d×%d adjacency", layers, a.Rows, a.Cols)) // programming error
 	}
 	for _, i := range out {
 		if i < 0 || i >= n {
@@ -58,28 +60,21 @@ func NewReach(name string, adj *graphs.CSR, layers int, out []int) *Reach {
 		}
 	}
 	r := &Reach{N: n, Rows: make([][]int, layers), Adj: make([]*nn.Sparse, layers), out: out}
-	mats := make([]*graphs.CSR, layers)
 	rows := outRows(out, n)
-	for k := layers - 1; k >= 0 && rows != nil; k-- {
-		r.Rows[k], mats[k] = rows, adj.SelectRows(rows)
-		if k == 0 {
-			break
-		}
-		var read *graphs.CSR
-		if rows, read = readRows(mats[k]); rows != nil {
-			mats[k] = read
-		}
-	}
-	var whole *nn.Sparse
-	for k, a := range mats {
-		if a == nil {
-			if whole == nil {
-				whole = nn.NewSparse(name, adj).Fixed()
-			}
-			r.Adj[k] = whole
+	for k := layers - 1; k >= 0; k-- {
+		if rows == nil {
+			r.Adj[k] = adj
 			continue
 		}
-		r.Adj[k] = nn.NewSparse(fmt.Sprintf("%s[%d]", name, k), a).Fixed()
+		m := a.SelectRows(rows)
+		r.Rows[k] = rows
+		if k > 0 {
+			var read *graphs.CSR
+			if rows, read = readRows(m); rows != nil {
+				m = read
+			}
+		}
+		r.Adj[k] = nn.NewSparse(fmt.Sprintf("%s[%d]", adj.Name, k), m).Fixed()
 	}
 	return r
 }
@@ -103,19 +98,22 @@ func outRows(out []int, n int) []int {
 // With the training nodes' rows of Â (a tenth of a graph of average degree
 // 10) they are about 70 % of the nodes; on cora about a quarter.
 func readRows(at *graphs.CSR) ([]int, *graphs.CSR) {
-	pos := make([]int, at.Cols)
+	used, count := make([]bool, at.Cols), 0
 	for _, j := range at.Indices {
-		pos[j] = 1
+		if !used[j] {
+			used[j] = true
+			count++
+		}
 	}
-	var rows []int
-	for j, used := range pos {
-		if used != 0 {
+	if count == 0 || 10*count > 9*at.Cols {
+		return nil, nil // before allocating anything of the nodes' size
+	}
+	pos, rows := make([]int, at.Cols), make([]int, 0, count)
+	for j, u := range used {
+		if u {
 			pos[j] = len(rows)
 			rows = append(rows, j)
 		}
-	}
-	if len(rows) == 0 || 10*len(rows) > 9*at.Cols {
-		return nil, nil
 	}
 	idx := make([]int, len(at.Indices))
 	for e, j := range at.Indices {

@@ -100,13 +100,11 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, watch []int) (*net, error) 
 		if err != nil {
 			return err
 		}
-		n.l1 = layers.NewGCNConv(n.model, "gcn.0", nil, g.X.F, m.cfg.Hidden)
-		n.l2 = layers.NewGCNConv(n.model, "gcn.1", nil, m.cfg.Hidden, g.NumClasses)
-		n.train = layers.NewReach("Â", adj, 2, g.Split.Train)
+		a := nn.NewSparse("Â", adj).Fixed() // built here, never written
+		n.l1 = layers.NewGCNConv(n.model, "gcn.0", a, g.X.F, m.cfg.Hidden)
+		n.l2 = layers.NewGCNConv(n.model, "gcn.1", a, m.cfg.Hidden, g.NumClasses)
+		n.train = layers.NewReach(a, 2, g.Split.Train)
 		n.logits = n.forward(n.train, x, m.cfg.Dropout)
-		if n.ce, err = nn.NewCrossEntropy(n.model, n.logits, "loss"); err != nil {
-			return err
-		}
 		// The frozen paths read features and adjacencies of their own:
 		// nothing they touch is written while the next epoch trains. The
 		// features are constant, so the first layer starts from a fixed
@@ -116,21 +114,25 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, watch []int) (*net, error) 
 			return err
 		}
 		xe.Const, n.fixed = true, n.l1.InputFirst(xe)
-		path := func(rows []int, name string) (*methods.Watch, error) {
-			r := layers.NewReach(name, adj, 2, rows)
+		ae := nn.NewSparse("Â.eval", adj)
+		path := func(rows []int) (*methods.Watch, error) {
+			r := layers.NewReach(ae, 2, rows)
 			f, outs, err := n.model.NewFrozen(func() ([]*G.Node, error) { return []*G.Node{n.forward(r, xe, 0)}, nil })
 			if err != nil {
 				return nil, err
 			}
 			return methods.NewWatch(f, outs[0], r.Out(), g.N), nil
 		}
-		if n.all, err = path(nil, "Â.eval"); err != nil {
+		if n.all, err = path(nil); err != nil {
 			return err
 		}
 		if n.watch = n.all; watch != nil {
-			if n.watch, err = path(watch, "Â.watch"); err != nil {
+			if n.watch, err = path(watch); err != nil {
 				return err
 			}
+		}
+		if n.ce, err = nn.NewCrossEntropy(n.model, n.logits, "loss"); err != nil {
+			return err
 		}
 		return n.model.Compile(n.ce.Mean, nil)
 	})
@@ -172,7 +174,8 @@ func (n *net) inference(like *graphs.Features) func(h *graphs.Graph) (*methods.I
 				if x, err = methods.NewQueryInput(n.model, like, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
 					return err
 				}
-				logits = n.forward(layers.NewReach(fmt.Sprintf("Â.query%d", h.N), graphs.GCNNorm(h.Adj), 2, nil), x, 0)
+				a := nn.NewSparse(fmt.Sprintf("Â.query%d", h.N), graphs.GCNNorm(h.Adj))
+				logits = n.forward(layers.NewReach(a, 2, nil), x, 0)
 				return nil
 			})
 			if err != nil {
