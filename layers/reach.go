@@ -25,10 +25,17 @@ import (
 // Reach.Dropout) is row-wise. Its gradient with respect to the weights
 // equals the full path's for a loss that reads only the output rows: the
 // rows it leaves out have a zero gradient, and the terms it leaves out of
-// each sum are those zeros. At 10⁶ nodes with a tenth of them training,
-// the second layer's all-rows product, its transpose and the log-softmax
-// of every row were a fifth of an epoch, and the first layer's rows the
-// second does not read a fifth to a quarter.
+// each sum are those zeros (the kernels add a sum's terms in row order,
+// so the remaining terms keep their order). At 10⁶ nodes with a tenth of
+// them training, the second layer's all-rows product, its transpose and
+// the log-softmax of every row were a fifth of an epoch, and the first
+// layer's rows the second does not read a fifth to a quarter.
+//
+// Privacy: a plan changes no value a path computes at the rows it reads,
+// so a mechanism built on a restricted path releases what it would on the
+// full one and its guarantee is unchanged. The plan reads the adjacency
+// (which rows to compute), so only the running time and memory depend on
+// it beyond the released values — as they do for the full path.
 type Reach struct {
 	// N is the number of nodes (Â's rows and columns).
 	N int
