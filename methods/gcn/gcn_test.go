@@ -38,36 +38,51 @@ func TestGCNGradCheck(t *testing.T) {
 
 // TestEvaluationPaths: after every epoch, the monitoring path's logits are
 // the all-nodes path's at the monitored nodes, and the training path's (in
-// evaluation mode) at the training nodes, bit for bit; evaluation starts
-// from a fixed Â·X exactly when the features are dense and narrower than
-// the hidden layer.
+// evaluation mode) at the training nodes, bit for bit — with the
+// monitoring path's first layer over every node and over the rows its
+// nodes reach; evaluation starts from a fixed Â·X exactly when the
+// features are dense and narrower than the hidden layer.
 func TestEvaluationPaths(t *testing.T) {
-	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.3:0.3", 1)
-	for _, hidden := range []int{16, 6} {
-		m := New(Config{Hidden: hidden, TrainEpochs: 25, LR: 0.05, Dropout: 0.5})
-		watch := methods.WatchRows(g.Split, g.N, true)
+	dense := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.3:0.3", 1)
+	sparseVal := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 400, Classes: 3, Features: 6, AvgDegree: 3, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.1:0.8", 1)
+	for _, c := range []struct {
+		name            string
+		g               *graphs.Graph
+		hidden          int
+		withTrain       bool
+		restrictedWatch bool // the monitoring path's first layer computes some rows only
+	}{
+		{"fixed Â·X", dense, 16, true, false},
+		{"wide features", dense, 6, true, false},
+		{"few monitored nodes, fixed Â·X", sparseVal, 16, false, true},
+		{"few monitored nodes, wide features", sparseVal, 4, false, true},
+	} {
+		g := c.g
+		m := New(Config{Hidden: c.hidden, TrainEpochs: 25, LR: 0.05, Dropout: 0.5})
+		watch := methods.WatchRows(g.Split, g.N, c.withTrain)
 		n, err := m.buildNet(g, 4, watch)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.fixed != (hidden > g.X.F) || n.fixed != hasFixedInput(n) {
-			t.Fatalf("hidden %d: fixed %v, fixed Â·X node %v", hidden, n.fixed, hasFixedInput(n))
+		if n.fixed != (c.hidden > g.X.F) || n.fixed != hasNode(n, "Â.eval·X") {
+			t.Fatalf("%s: fixed %v, fixed Â·X node %v", c.name, n.fixed, hasNode(n, "Â.eval·X"))
 		}
-		if n.watch == n.all || n.train.Out() == nil {
-			t.Fatalf("hidden %d: the monitoring path is the all-nodes path, or the loss reads every node", hidden)
+		if n.watch == n.all || n.train.Out() == nil || hasNode(n, "SpMM(Â.eval[0])") != (c.restrictedWatch && !n.fixed) ||
+			hasNode(n, "Â.eval[0]·X") != (c.restrictedWatch && n.fixed) {
+			t.Fatalf("%s: the monitoring path is the all-nodes path, the loss reads every node, or the monitoring path's first layer is not as planned", c.name)
 		}
 		task := n.task(nn.NewAdam(0.05, 0))
 		train, err := n.model.NewRunner(n.logits) // the training path, in evaluation mode
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := g.NumClasses
+		k := g.NumClasses
 		check := func(what string, got []float64, rows []int, all []float64) {
 			t.Helper()
 			for r, i := range rows {
-				for j := range c {
-					if math.Float64bits(got[r*c+j]) != math.Float64bits(all[i*c+j]) {
-						t.Fatalf("hidden %d, node %d: %s logit %v, all-nodes path %v", hidden, i, what, got[r*c+j], all[i*c+j])
+				for j := range k {
+					if math.Float64bits(got[r*k+j]) != math.Float64bits(all[i*k+j]) {
+						t.Fatalf("%s, node %d: %s logit %v, all-nodes path %v", c.name, i, what, got[r*k+j], all[i*k+j])
 					}
 				}
 			}
@@ -93,10 +108,11 @@ func TestEvaluationPaths(t *testing.T) {
 	}
 }
 
-// hasFixedInput reports whether n's evaluation reads a fixed Â·X.
-func hasFixedInput(n *net) bool {
+// hasNode reports whether n's model has a node named name (an input) or
+// whose op is name.
+func hasNode(n *net, name string) bool {
 	for _, x := range n.model.G.AllNodes() {
-		if x.Name() == "Â.eval·X" {
+		if x.Name() == name || x.Op() != nil && x.Op().String() == name {
 			return true
 		}
 	}
