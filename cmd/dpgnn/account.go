@@ -314,7 +314,9 @@ achieved_epsilon (solving for sigma), mu (gdp), order (rdp).`,
 				return writeAccount(stdout, c.json, r, fmt.Sprintf("ε = %s at δ = %s (%s; %s with noise multiplier %s)",
 					fmtUp(eps), fmtIn(c.delta), gaussianAccountantText(r), releases, fmtIn(sigma)))
 			}
-			z, err := dp.CalibrateGaussian(c.epsilon, c.delta, count, accountant)
+			z, err := dp.CalibrateNoise(c.epsilon, c.delta, accountant, func(z float64) []dp.Event {
+				return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: count}}
+			})
 			if err != nil {
 				return fmt.Errorf("calibrate the noise for --epsilon %s: %w", fmtIn(c.epsilon), err)
 			}
@@ -445,7 +447,9 @@ achieved_epsilon (solving for noise), order.`,
 				return writeAccount(stdout, c.json, r, fmt.Sprintf("ε = %s at δ = %s (%s accountant, %s conversion, order α = %.4g; %s and noise multiplier %s)",
 					fmtUp(eps), fmtIn(c.delta), name, r.Conversion, order, what, fmtIn(noise)))
 			}
-			z, err := dp.CalibratePoissonGaussian(rate, c.epsilon, c.delta, steps, conv)
+			z, err := dp.CalibrateNoise(c.epsilon, c.delta, conv.Accountant(), func(z float64) []dp.Event {
+				return []dp.Event{dp.PoissonGaussianEvent{Rate: rate, Multiplier: z, Steps: steps}}
+			})
 			if err != nil {
 				return fmt.Errorf("calibrate the noise for --epsilon %s: %w", fmtIn(c.epsilon), err)
 			}

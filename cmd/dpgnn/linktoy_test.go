@@ -52,7 +52,10 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	pairs := methods.NewLinkPairs(g, ctx.Seed)
 	tr := m.train(m.GroupEpochs)
 	q := methods.NodeRate(64, pairs.Train)
-	cal, err := methods.CalibrateSGDUnits(ctx, methods.EdgeUnits(g.N, true, nil), q, dpnn.Steps(tr.Epochs, q), 1, dp.ConversionImproved)
+	steps := dpnn.Steps(tr.Epochs, q)
+	cal, err := methods.Calibrate(ctx, methods.EdgeUnits(g.N, true, nil), "rdp",
+		func(z float64) []dp.Planned { return []dp.Planned{methods.SGDRelease(q, steps, 1, z)} },
+		func(z float64) map[string]float64 { return methods.SGDNoise(q, steps, 1, z) })
 	if err != nil {
 		return nil, err
 	}

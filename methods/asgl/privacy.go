@@ -188,9 +188,9 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 			if err != nil {
 				return nil, err
 			}
-			paper := hg(0, c.DiscBatch, tD, 1)
+			paper := hg(1, c.DiscBatch, tD, 1)
 			paper.Occurrences = p.paperR
-			if sigma, err = dp.CalibrateHypergeomGaussian(ctx.Epsilon, delta, paper, dp.ConversionStandard); err != nil {
+			if sigma, err = calibratePaper(ctx.Epsilon, delta, paper); err != nil {
 				return nil, fmt.Errorf("calibrating σ by Theorem 2 (paper accounting): %w", err)
 			}
 		}
@@ -232,6 +232,32 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		dp.Use{Kind: "selection", What: "the last epoch is kept; no label or edge is read to choose it", Covered: "no private data read"})
 	plan.Notes = append(plan.Notes, m.notes(p, n)...)
 	return p, nil
+}
+
+// calibratePaper is σ by Theorem 2 as printed (--accounting paper): the
+// smallest multiplier for which h (its Multiplier ignored) is (eps,
+// delta)-DP under RDP with the standard conversion (TF-Privacy's, as the
+// authors' code), by dp.CalibrateNoise. h is validated first; a curve that
+// fails at some σ fails the calibration.
+func calibratePaper(eps, delta float64, h dp.HypergeomGaussian) (float64, error) {
+	h.Multiplier = 1
+	if err := h.Validate(); err != nil {
+		return 0, err
+	}
+	var curveErr error
+	z, err := dp.CalibrateNoise(eps, delta, dp.ConversionStandard.Accountant(), func(z float64) []dp.Event {
+		h.Multiplier = z
+		e, err := h.Event()
+		if err != nil {
+			curveErr = err
+			return []dp.Event{dp.RDPEvent{Name: "invalid", Curve: func(float64) float64 { return math.Inf(1) }}}
+		}
+		return []dp.Event{e}
+	})
+	if curveErr != nil {
+		return 0, curveErr
+	}
+	return z, err
 }
 
 // notes are the plan's notes on the accounting and its assumptions.

@@ -269,7 +269,9 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	budget := APPRBudget{Rows: m.cfg.Rows, Epsilon: m.cfg.Ratio * epsIn, Delta: m.cfg.Ratio * deltaIn, Accounting: m.accounting()}
 	if m.kind() == APPRGM && !m.paper() {
 		// The joint plan composes in RDP: calibrate the GM rows there too.
-		zg, err := dp.CalibrateGaussian(budget.Epsilon, budget.Delta, m.cfg.Rows, "rdp")
+		zg, err := dp.CalibrateNoise(budget.Epsilon, budget.Delta, "rdp", func(z float64) []dp.Event {
+			return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: m.cfg.Rows}}
+		})
 		if err != nil {
 			return nil, fmt.Errorf("calibrating DP-APPR (gm): %w", err)
 		}
@@ -310,9 +312,9 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 			return nil, err
 		}
 		epsSGD, deltaSGD := (1-m.cfg.Ratio)*epsIn, (1-m.cfg.Ratio)*deltaIn
-		z, err := dp.CalibrateNoise(epsSGD, deltaSGD, func(z float64) []dp.Event {
+		z, err := dp.CalibrateNoise(epsSGD, deltaSGD, "rdp-standard", func(z float64) []dp.Event {
 			return []dp.Event{dp.PoissonGaussianEvent{Rate: p.rate, Multiplier: z, Steps: p.steps}}
-		}, func() (dp.Accountant, error) { return dp.NewAccountant("rdp-standard") })
+		})
 		if err != nil {
 			return nil, fmt.Errorf("calibrating DP-SGD (paper): %w", err)
 		}

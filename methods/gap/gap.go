@@ -90,7 +90,7 @@ func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calib
 		modules += max(1, m.cfg.EncoderFolds)
 	}
 	tEnc, tCls := m.cfg.ModuleSteps(ctx, setup.Rate, m.cfg.EncoderLayers > 0, m.cfg.EncoderEpochs)
-	return m.cfg.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
+	return m.cfg.Plan(ctx, setup, func(z float64) []dp.Planned {
 		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
 			m.cfg.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: dp.GaussianEvent{Multiplier: z, Count: m.cfg.Hops}}}
 		rel = append(rel, m.cfg.ModuleReleases(ctx, setup.Rate, z, tEnc, tCls)...)

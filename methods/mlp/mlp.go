@@ -161,7 +161,7 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 	}
 	q := methods.NodeRate(m.cfg.BatchSize, len(train))
 	tr = methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: true, Clip: m.cfg.Clip, Rate: q, Ledger: "dpsgd"}
-	priv, err := methods.CalibrateSGD(ctx, len(train), q, tr.SGDSteps(), m.cfg.Clip, conv)
+	priv, err := calibrate(ctx, len(train), q, tr.SGDSteps(), m.cfg.Clip, conv)
 	if err != nil {
 		return nil, tr, nil, err
 	}
@@ -272,7 +272,27 @@ func (m *MLP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Cali
 		return nil, err
 	}
 	q := methods.NodeRate(m.cfg.BatchSize, c.TrainNodes)
-	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dpnn.Steps(m.cfg.TrainEpochs, q), m.cfg.Clip, conv)
+	return calibrate(ctx, c.TrainNodes, q, dpnn.Steps(m.cfg.TrainEpochs, q), m.cfg.Clip, conv)
+}
+
+// calibrate is DP-MLP's privacy plan: one Poisson-subsampled Gaussian
+// DP-SGD run of `steps` steps at rate q over n training nodes (node units;
+// RDP accountant with the conversion conv), plus the run's private model
+// selection. A private plan lists n as treated as public
+// (methods.TrainCountUse): the rate, the steps and the noise follow it.
+func calibrate(ctx *methods.Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*methods.Calibrated, error) {
+	c, err := methods.Calibrate(ctx, methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(n, "training nodes")}, conv.Accountant(),
+		func(z float64) []dp.Planned {
+			return append([]dp.Planned{methods.SGDRelease(q, steps, clip, z)}, ctx.SelectionReleases(1)...)
+		},
+		func(z float64) map[string]float64 { return methods.SGDNoise(q, steps, clip, z) })
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Private() {
+		c.Plan.Uses = append(c.Plan.Uses, methods.TrainCountUse(n, q))
+	}
+	return c, nil
 }
 
 var _ methods.Accountable = (*MLP)(nil)

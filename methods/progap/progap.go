@@ -71,7 +71,7 @@ func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Ca
 	if ctx.Level == methods.Node {
 		t = m.training(ctx, setup, 0, 0).SGDSteps()
 	}
-	return m.cfg.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
+	return m.cfg.Plan(ctx, setup, func(z float64) []dp.Planned {
 		ev := Events(ctx.Level, m.cfg.Hops, z, setup.Rate, t)
 		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, one per stage 1..%d: Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
 			m.cfg.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}

@@ -2,7 +2,7 @@
 // hyperparameters (Config, with the module hyperparameters CARIBOU shares
 // too, Modules), its privacy set-up (which adjacency NAP reads,
 // the degree bound at node level, the sensitivity, δ's units, the DP-SGD
-// rate), its calibration, the ledger hook of its NAP layers, its audit target
+// rate), its privacy plan, the ledger hook of its NAP layers, its audit target
 // (one NAP release) and its plan from counts for `dpgnn account`.
 package ap
 
@@ -79,10 +79,12 @@ func (a *Config) boundAdj(adj *graphs.CSR, src func() (*dp.Source, error)) (*gra
 	return adj, b, err
 }
 
-// CalibrateAP finds the one noise multiplier z of an aggregation-perturbation
-// run whose releases are releases(z) (Gaussian events in multiples of the
-// sensitivity): at edge level (and without privacy) with --accountant, at
-// node level with RDP. The noise record holds the NAP std z·sensitivity and
+// Plan is the privacy plan of an aggregation-perturbation run whose
+// releases are releases(z) (Gaussian events in multiples of the
+// sensitivity): one methods.Calibrate of the one noise multiplier z, at
+// edge level (and without privacy) with --accountant, at node level with
+// RDP, plus the report lines every aggregation-perturbation plan adds. It
+// searches nothing itself. The noise record holds the NAP std z·sensitivity and
 // K; at node level nodeNoise adds the DP-SGD entries. The report lists the
 // degree bound, the model selection of the `modules` trained modules and,
 // at node level, the training-node count the DP-SGD rate is read from
@@ -91,8 +93,8 @@ func (a *Config) boundAdj(adj *graphs.CSR, src func() (*dp.Source, error)) (*gra
 // also states the ε of an undirected edge (two directed entries,
 // sensitivity √2, so the same events at multiplier z/√2) — what a reader of
 // an undirected graph would otherwise under-estimate.
-func (a *Config) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64), modules int) (*methods.Calibrated, error) {
-	c, err := a.calibrateAP(ctx, setup, releases, nodeNoise)
+func (a *Config) Plan(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64), modules int) (*methods.Calibrated, error) {
+	c, err := a.calibrate(ctx, setup, releases, nodeNoise)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +112,7 @@ func (a *Config) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func
 	return c, nil
 }
 
-func (a *Config) calibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64)) (*methods.Calibrated, error) {
+func (a *Config) calibrate(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64)) (*methods.Calibrated, error) {
 	acct := NodeAccountant(a.Accountant)
 	if ctx.Level != methods.Node {
 		var err error

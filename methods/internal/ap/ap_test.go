@@ -47,7 +47,7 @@ func TestEdgeUnit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := a.CalibrateAP(ctx, s, releases(a.Hops), nil, 1)
+		c, err := a.Plan(ctx, s, releases(a.Hops), nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

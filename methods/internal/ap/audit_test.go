@@ -61,7 +61,7 @@ func apFor(t *testing.T, args ...string) *Config {
 // report; the multiplier is fixed by AuditOptions).
 func napOnlyCalibration(a *Config) func(*methods.Context, *APSetup) (*methods.Calibrated, error) {
 	return func(ctx *methods.Context, s *APSetup) (*methods.Calibrated, error) {
-		return a.CalibrateAP(ctx, s, func(z float64) []dp.Planned {
+		return a.Plan(ctx, s, func(z float64) []dp.Planned {
 			return []dp.Planned{{What: "NAP", Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}
 		}, nil, 0)
 	}
