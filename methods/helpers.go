@@ -139,6 +139,15 @@ func OneOf(p *string, choices ...string) FieldCheck {
 	return Require(p, slices.Contains(choices, *p), "must be %s, got %q", want, *p)
 }
 
+// Begin is the prologue of a method's run: it creates the run's ledger
+// (so that every copy of ctx made later shares it) and refuses a model of
+// `layers` hidden layers of width `hidden` above the memory limit
+// (CheckModelMemory), before anything is allocated or released.
+func Begin(ctx *Context, method string, hidden, layers int) error {
+	ctx.Ledger()
+	return CheckModelMemory(ctx, method, hidden, layers)
+}
+
 // CheckMemory refuses a run whose memory estimate (bytes, for what)
 // exceeds ctx.MaxMemory (graphs.MemoryLimit when 0), before it allocates.
 func CheckMemory(ctx *Context, what string, bytes float64) error {

@@ -171,23 +171,33 @@ func SetInference(out *Outcome, g *graphs.Graph, on func(g *graphs.Graph) (*Infe
 	return nil
 }
 
-// Finish completes the outcome of a model whose private releases all took
-// place: the privacy report of plan, the scores (the softmax of the final
-// logits over every node) and the inference that infer builds, whose query
-// noise comes from the source labelled "METHOD.queries".
-func Finish(ctx *Context, out *Outcome, method string, plan *dp.Plan, logits *G.Node, infer func(qsrc *dp.Source) func(*graphs.Graph) (*Inference, error)) error {
-	rep, err := ctx.Report(plan)
-	if err != nil {
-		return err
+// Finish completes the outcome of a run whose private releases all took
+// place, the epilogue every method shares: out.Privacy is plan's report
+// (Context.Report: the ledger checked against the plan; nil plan: no
+// privacy claim, no report) and its queries are those on builds
+// (SetInference).
+func Finish(ctx *Context, out *Outcome, plan *dp.Plan, on func(*graphs.Graph) (*Inference, error)) error {
+	if plan != nil {
+		rep, err := ctx.Report(plan)
+		if err != nil {
+			return err
+		}
+		out.Privacy = rep
 	}
+	return SetInference(out, ctx.Graph, on)
+}
+
+// FinishModel is Finish for a model with final logits over every node: the
+// scores are their softmax, and infer builds the inference with its query
+// noise from the source labelled "METHOD.queries".
+func FinishModel(ctx *Context, out *Outcome, method string, plan *dp.Plan, logits *G.Node, infer func(qsrc *dp.Source) func(*graphs.Graph) (*Inference, error)) error {
 	g := ctx.Graph
-	out.Privacy = rep
 	out.Scores = Softmax(nn.Values(logits), g.N, g.NumClasses)
 	qsrc, err := ctx.NoiseSource(method + ".queries")
 	if err != nil {
 		return err
 	}
-	return SetInference(out, g, infer(qsrc))
+	return Finish(ctx, out, plan, infer(qsrc))
 }
 
 // Lazy returns a QueryFunc that builds the real one with build on its first
@@ -203,6 +213,28 @@ func Lazy(build func() (QueryFunc, error)) QueryFunc {
 		}
 		return q(x)
 	}
+}
+
+// NewQuery is the query function of a trained model over an n-node graph
+// whose features are f wide, written once for every method: the inference
+// is built by build on the first call (a failed build is retried on the
+// next); then every call checks the query features (CheckQuery), counts one
+// query against cost (Charge, before the inference records any release;
+// nil cost: none stated) and runs the inference.
+func NewQuery(n, f int, cost *QueryCost, build func() (QueryFunc, error)) QueryFunc {
+	return Lazy(func() (QueryFunc, error) {
+		q, err := build()
+		if err != nil {
+			return nil, err
+		}
+		return func(x *graphs.Features) ([]float64, error) {
+			if err := CheckQuery(x, n, f); err != nil {
+				return nil, err
+			}
+			cost.Charge()
+			return q(x)
+		}, nil
+	})
 }
 
 // CheckQuery checks that query features x fit n rows of width f and lie
@@ -397,13 +429,12 @@ func denseToCSR(x []float64, n, f int) *graphs.CSR {
 func FeatureInference(mod *Module, classes int, cost func(h *graphs.Graph) *QueryCost) func(h *graphs.Graph) (*Inference, error) {
 	return func(h *graphs.Graph) (*Inference, error) {
 		c := cost(h)
-		q := Lazy(func() (QueryFunc, error) {
+		q := NewQuery(h.N, mod.features[0].F, c, func() (QueryFunc, error) {
 			ev, err := mod.NewEvaluator(h.N)
 			if err != nil {
 				return nil, err
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				c.Charge()
 				logits, err := ev.Logits(x)
 				if err != nil {
 					return nil, err

@@ -351,23 +351,13 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 // prepare sets up, calibrates and picks the norm layer (BatchNorm at edge
 // level and without privacy, none at node level, unless --norm says).
 func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *methods.Calibrated, layers.NormKind, error) {
-	s, err := m.setupGraph(ctx)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	c, err := m.calibrate(ctx, s)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	norm, err := m.cfg.NormFor(ctx.Level, layers.NormNone)
-	return s, c, norm, err
+	return ap.Prepare(ctx, &m.cfg.Modules, m.setupGraph, m.calibrate)
 }
 
 // Run trains CARIBOU once.
 func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "caribou", m.cfg.Hidden, 2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers+2); err != nil {
+	if err := methods.Begin(ctx, "caribou", m.cfg.Hidden, 2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers+2); err != nil {
 		return nil, err
 	}
 	s, cal, norm, err := m.prepare(ctx)
@@ -403,7 +393,7 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
-	return out, methods.Finish(ctx, out, "caribou", cal.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+	return out, methods.FinishModel(ctx, out, "caribou", cal.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
 		return m.inference(ctx, s, cal, enc, mod, qsrc)
 	})
 }
@@ -426,7 +416,7 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 				m.cfg.Hops, z*s.noiseScale, s.sensitivity), pcmpEvent(s.accounted(z), gf))
 		}
 		src := qsrc.Split("graph")
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := methods.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			layer, err := m.layerOver(ctx.Level, h.Adj, "the query graph")
 			if err != nil {
 				return nil, fmt.Errorf("query graph: %w", err)
@@ -441,10 +431,6 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 				return nil, err
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				var x0 []float64
 				width := m.cfg.Hidden
 				if encEval != nil {

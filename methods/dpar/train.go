@@ -365,9 +365,8 @@ func maxRow(pi *graphs.CSR) int {
 
 // Run trains and evaluates DPAR once.
 func (m *DPAR) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "dpar", m.cfg.Hidden, 2); err != nil {
+	if err := methods.Begin(ctx, "dpar", m.cfg.Hidden, 2); err != nil {
 		return nil, err
 	}
 	p, err := m.calibrate(ctx, len(g.Split.Train))
@@ -378,15 +377,11 @@ func (m *DPAR) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := ctx.Report(p.Plan)
-	if err != nil {
-		return nil, err
-	}
-	out := &methods.Outcome{Pred: res.pred, ValAcc: res.valAcc, Privacy: rep}
+	out := &methods.Outcome{Pred: res.pred, ValAcc: res.valAcc}
 	if out.Scores, err = m.scores(g, res.gs, nn.Values(res.net.h)); err != nil {
 		return nil, err
 	}
-	return out, methods.SetInference(out, g, m.inference(ctx, p, res))
+	return out, methods.Finish(ctx, out, p.Plan, m.inference(ctx, p, res))
 }
 
 type result struct {
@@ -423,7 +418,7 @@ func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *
 				cost = methods.UncoveredQueries(ctx, p.Plan, what, "the query propagates over all of the query graph's edges without noise, the protected nodes' included")
 			}
 		}
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := methods.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			var x *layers.Features
 			var out *G.Node
 			err := nn.Build(func() error {
@@ -442,10 +437,6 @@ func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *
 				return nil, err
 			}
 			return func(f *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(f, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				if err := methods.SetQueryInput(x, f); err != nil {
 					return nil, err
 				}

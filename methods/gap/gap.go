@@ -45,25 +45,27 @@ func (c *Config) Validate() error {
 }
 
 // GAP is the method with its configuration.
-type GAP struct{ cfg Config }
+type GAP struct {
+	cfg Config
+	// Base gives its levels, default split, audit target and plan from
+	// counts.
+	ap.Base
+}
 
 // New returns GAP with the configuration cfg.
-func New(cfg Config) *GAP { return &GAP{cfg: cfg} }
+func New(cfg Config) *GAP {
+	m := &GAP{cfg: cfg}
+	m.Base = ap.Base{Cfg: &m.cfg.Config, Calibrate: m.calibrate}
+	return m
+}
 
 func (*GAP) Name() string { return "gap" }
 func (*GAP) Short() string {
 	return "GAP: encoder, K hops of perturbed aggregation (cached), classifier over all hops (edge or node DP)"
 }
 
-// Levels: GAP runs without privacy, at edge level and at node level.
-func (*GAP) Levels() []methods.Level {
-	return []methods.Level{methods.None, methods.Edge, methods.Node}
-}
-
-// DefaultSplit is the default protocol for a dataset.
-func (*GAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *GAP) Config() any                      { return &m.cfg }
-func (m *GAP) Validate() error                  { return m.cfg.Validate() }
+func (m *GAP) Config() any     { return &m.cfg }
+func (m *GAP) Validate() error { return m.cfg.Validate() }
 
 // Epochs is the number of training epochs a run reports (the progress bar's
 // total): every encoder's (k of them when cross-fitting), then the
@@ -112,23 +114,13 @@ func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *methods.Calibrated, l
 			return nil, nil, 0, fmt.Errorf("--encoder-folds %d: only %d training nodes", m.cfg.EncoderFolds, len(ctx.Graph.Split.Train))
 		}
 	}
-	setup, err := m.cfg.SetupAP(ctx)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	priv, err := m.calibrate(ctx, setup)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	norm, err := m.cfg.NormFor(ctx.Level, layers.NormNone)
-	return setup, priv, norm, err
+	return ap.Prepare(ctx, &m.cfg.Modules, m.cfg.SetupAP, m.calibrate)
 }
 
 // Run trains GAP once.
 func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "gap", m.cfg.Hidden, m.cfg.Hops+2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers); err != nil {
+	if err := methods.Begin(ctx, "gap", m.cfg.Hidden, m.cfg.Hops+2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers); err != nil {
 		return nil, err
 	}
 	setup, priv, norm, err := m.prepare(ctx)
@@ -167,7 +159,7 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
-	return out, methods.Finish(ctx, out, "gap", priv.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+	return out, methods.FinishModel(ctx, out, "gap", priv.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
 		return m.inference(ctx, setup, priv, enc, mod, qsrc)
 	})
 }
@@ -180,7 +172,7 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.C
 	return func(h *graphs.Graph) (*methods.Inference, error) {
 		cost := m.cfg.NAPQueryCost(ctx, priv, setup.Sensitivity)
 		src := qsrc.Split("graph")
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := methods.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			if m.cfg.EncoderFolds >= 2 {
 				return nil, fmt.Errorf("gap --encoder-folds %d: queries are not supported (X0 comes from %d cross-fitted encoders)", m.cfg.EncoderFolds, m.cfg.EncoderFolds)
 			}
@@ -197,10 +189,6 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.C
 				return nil, err
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				x0, width := x, x.F
 				if encEval != nil {
 					outs, err := encEval.Outputs(x)
@@ -425,27 +413,8 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return mod.Model, nil
 }
 
-var _ methods.Builder = (*GAP)(nil)
-
-// AuditTarget is one of GAP's NAP releases, for `dpgnn audit`.
-func (m *GAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
-	return m.cfg.NAPAudit(ctx, opts, m.calibrate)
-}
-
-var _ methods.Auditor = (*GAP)(nil)
-
-// AccountPlan is the privacy plan of a GAP run with these counts (`dpgnn
-// account gap`).
-func (m *GAP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
-	setup, err := m.cfg.SetupCounts(ctx.Level, c)
-	if err != nil {
-		return nil, err
-	}
-	return m.calibrate(ctx, setup)
-}
-
-// AccountCounts: GAP needs the training-node count at node level (the
-// DP-SGD rate), nothing at edge level.
-func (m *GAP) AccountCounts(level methods.Level) []string { return m.cfg.AccountCounts(level) }
-
-var _ methods.Accountable = (*GAP)(nil)
+var (
+	_ methods.Builder     = (*GAP)(nil)
+	_ methods.Auditor     = (*GAP)(nil)
+	_ methods.Accountable = (*GAP)(nil)
+)

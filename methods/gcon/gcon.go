@@ -579,10 +579,10 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Node {
 		return nil, fmt.Errorf("gcon protects edges only (--privacy edge or none)")
 	}
-	if err := methods.CheckModelMemory(ctx, "gcon", m.cfg.EncoderHidden, 2+2*len(m.cfg.StepsSpec)); err != nil {
+	// The ledger is shared with the training context below.
+	if err := methods.Begin(ctx, "gcon", m.cfg.EncoderHidden, 2+2*len(m.cfg.StepsSpec)); err != nil {
 		return nil, err
 	}
-	ctx.Ledger() // shared with the training context below
 	g := ctx.Graph
 	enc, rows, labels, err := m.encodeRows(ctx)
 	if err != nil {
@@ -603,14 +603,16 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := ctx.Report(m.plan(ctx, fit))
-	if err != nil {
-		return nil, err
-	}
 	out := &methods.Outcome{Pred: pred, ValAcc: trainers.Accuracy(pred, g.Labels, g.Split.Val),
-		Privacy: rep,
 		Extra: map[string]float64{"encoder_test_acc": trainers.Accuracy(enc.Pred, g.Labels, g.Split.Test),
 			"lambda_used": fit.Cal.Lambda, "solver_grad_norm": fit.Solve.MaxGradNorm()}}
+	if out.Scores, err = m.Scores(fit, inferAt, enc.X, m.cfg.EncoderHidden, g.NumClasses); err != nil {
+		return nil, err
+	}
+	plan := m.plan(ctx, fit)
+	if err := methods.Finish(ctx, out, plan, m.inference(ctx, plan, fit, enc.Mod, inferAt)); err != nil {
+		return nil, err
+	}
 	if m.cfg.Solver == "adam" {
 		note := fmt.Sprintf("solver adam (%d steps, lr %g, weight decay %g): the guarantee is for the exact minimiser; Adam stopped at ‖∇‖ = %.3g", m.cfg.AdamEpochs, m.cfg.AdamLR, m.cfg.AdamWeightDecay, fit.Solve.MaxGradNorm())
 		if out.Privacy.Notes != "" {
@@ -618,10 +620,7 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		}
 		out.Privacy.Notes = note
 	}
-	if out.Scores, err = m.Scores(fit, inferAt, enc.X, m.cfg.EncoderHidden, g.NumClasses); err != nil {
-		return nil, err
-	}
-	return out, methods.SetInference(out, g, m.inference(ctx, m.plan(ctx, fit), fit, enc.Mod, inferAt))
+	return out, nil
 }
 
 // plan is a run's privacy plan (Plan) with the uses that depend on the
@@ -666,16 +665,12 @@ func (m *GCON) inference(ctx *methods.Context, plan *dp.Plan, fit *Fit, enc *met
 				cost = methods.NewQueryCost(ctx, plan, what+" (the run's public test graph)", nil)
 			}
 		}
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := methods.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			ev, err := enc.NewEvaluator(h.N)
 			if err != nil {
 				return nil, err
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				outs, err := ev.Outputs(x)
 				if err != nil {
 					return nil, err

@@ -184,11 +184,10 @@ func (m *MLP) dpTask(ctx *methods.Context) (*methods.Module, methods.ModuleTrain
 // Run trains the MLP once. Edge-level privacy is free: the model never
 // reads edges, so its ε is 0 for any edge-level budget.
 func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	if err := methods.CheckModelMemory(ctx, "mlp", m.cfg.Hidden, m.cfg.Layers); err != nil {
+	if err := methods.Begin(ctx, "mlp", m.cfg.Hidden, m.cfg.Layers); err != nil {
 		return nil, err
 	}
 	if ctx.Level == methods.Node {
-		ctx.Ledger()
 		mod, tr, priv, src, err := m.dpTask(ctx)
 		if err != nil {
 			return nil, err
@@ -197,12 +196,8 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		rep, err := ctx.Report(priv.Plan)
-		if err != nil {
-			return nil, err
-		}
-		out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}
-		return out, m.setInference(ctx, out, mod, priv.Plan)
+		out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
+		return out, m.finish(ctx, out, mod, priv.Plan)
 	}
 	mod, tr, err := m.module(ctx)
 	if err != nil {
@@ -217,23 +212,19 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Edge {
 		plan = &dp.Plan{Level: "edge", Accountant: "none", Epsilon: ctx.Epsilon,
 			Notes: []string{"the MLP never reads edges: ε = 0 at edge level"}}
-		rep, err := ctx.Report(plan)
-		if err != nil {
-			return nil, err
-		}
-		out.Privacy = rep
 	}
-	return out, m.setInference(ctx, out, mod, plan)
+	return out, m.finish(ctx, out, mod, plan)
 }
 
-// setInference sets the outcome's scores (the trained MLP's posteriors)
-// and queries: the MLP over the query features. A query reads no edge and
-// applies the released model to the querier's features, so it costs
-// nothing beyond the run (nil plan: no privacy claim).
-func (m *MLP) setInference(ctx *methods.Context, out *methods.Outcome, mod *methods.Module, plan *dp.Plan) error {
+// finish completes the outcome: the privacy report of plan (nil: no
+// privacy claim), the scores (the trained MLP's posteriors) and queries:
+// the MLP over the query features. A query reads no edge and applies the
+// released model to the querier's features, so it costs nothing beyond
+// the run.
+func (m *MLP) finish(ctx *methods.Context, out *methods.Outcome, mod *methods.Module, plan *dp.Plan) error {
 	g := ctx.Graph
 	out.Scores = methods.Softmax(nn.Values(mod.Logits), g.N, g.NumClasses)
-	return methods.SetInference(out, g, methods.FeatureInference(mod, g.NumClasses, func(*graphs.Graph) *methods.QueryCost {
+	return methods.Finish(ctx, out, plan, methods.FeatureInference(mod, g.NumClasses, func(*graphs.Graph) *methods.QueryCost {
 		if plan == nil || !ctx.Private() {
 			return nil
 		}

@@ -30,26 +30,28 @@ type Config struct {
 func DefaultConfig() Config { return Config{ap.DefaultConfig()} }
 
 // ProGAP is the method with its configuration.
-type ProGAP struct{ cfg Config }
+type ProGAP struct {
+	cfg Config
+	// Base gives its levels, default split, audit target and plan from
+	// counts.
+	ap.Base
+}
 
 // New returns ProGAP with the configuration cfg.
-func New(cfg Config) *ProGAP { return &ProGAP{cfg: cfg} }
+func New(cfg Config) *ProGAP {
+	m := &ProGAP{cfg: cfg}
+	m.Base = ap.Base{Cfg: &m.cfg.Config, Calibrate: m.calibrate}
+	return m
+}
 
 func (*ProGAP) Name() string { return "progap" }
 func (*ProGAP) Short() string {
 	return "ProGAP: progressive stages of cached aggregation perturbation with jumping knowledge (edge or node DP)"
 }
 
-// Levels: ProGAP runs without privacy, at edge level and at node level.
-func (*ProGAP) Levels() []methods.Level {
-	return []methods.Level{methods.None, methods.Edge, methods.Node}
-}
-
-// DefaultSplit is the default protocol for a dataset.
-func (*ProGAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *ProGAP) Config() any                      { return &m.cfg }
-func (m *ProGAP) Validate() error                  { return m.cfg.Validate() }
-func (m *ProGAP) Epochs() int                      { return (m.cfg.Hops + 1) * m.cfg.TrainEpochs }
+func (m *ProGAP) Config() any     { return &m.cfg }
+func (m *ProGAP) Validate() error { return m.cfg.Validate() }
+func (m *ProGAP) Epochs() int     { return (m.cfg.Hops + 1) * m.cfg.TrainEpochs }
 
 func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) methods.ModuleTraining {
 	return methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: ctx.Level == methods.Node,
@@ -181,9 +183,8 @@ func (m *ProGAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // run also returns the NAP layer (tests count its adjacency products) and
 // the final stage (tests predict again after changing the graph).
 func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stage, error) {
-	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "progap", m.cfg.Hidden, (m.cfg.Hops+1)*(m.cfg.BaseLayers+m.cfg.HeadLayers)); err != nil {
+	if err := methods.Begin(ctx, "progap", m.cfg.Hidden, (m.cfg.Hops+1)*(m.cfg.BaseLayers+m.cfg.HeadLayers)); err != nil {
 		return nil, nil, nil, err
 	}
 	setup, err := m.cfg.SetupAP(ctx)
@@ -229,7 +230,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 	if nap.Adj.Calls != m.cfg.Hops {
 		return nil, nil, nil, fmt.Errorf("progap: the adjacency was multiplied %d times for K=%d (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
 	}
-	if err := methods.Finish(ctx, res, "progap", priv.Plan, prev.mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+	if err := methods.FinishModel(ctx, res, "progap", priv.Plan, prev.mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
 		return m.inference(ctx, setup, priv, stages, qsrc)
 	}); err != nil {
 		return nil, nil, nil, err
@@ -246,7 +247,7 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *method
 	return func(h *graphs.Graph) (*methods.Inference, error) {
 		cost := m.cfg.NAPQueryCost(ctx, priv, setup.Sensitivity)
 		src := qsrc.Split("graph")
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := methods.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			adj, err := m.cfg.QueryAdj(ctx.Level, h, src.Split("degree-bound"))
 			if err != nil {
 				return nil, err
@@ -262,10 +263,6 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *method
 				}
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				inputs := []*graphs.Features{x}
 				for s, ev := range evals {
 					if s == len(evals)-1 {
@@ -346,27 +343,8 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return st.mod.Model, nil
 }
 
-var _ methods.Builder = (*ProGAP)(nil)
-
-// AuditTarget is one of ProGAP's NAP releases, for `dpgnn audit`.
-func (m *ProGAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
-	return m.cfg.NAPAudit(ctx, opts, m.calibrate)
-}
-
-var _ methods.Auditor = (*ProGAP)(nil)
-
-// AccountPlan is the privacy plan of a ProGAP run with these counts (`dpgnn
-// account progap`).
-func (m *ProGAP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
-	setup, err := m.cfg.SetupCounts(ctx.Level, c)
-	if err != nil {
-		return nil, err
-	}
-	return m.calibrate(ctx, setup)
-}
-
-// AccountCounts: ProGAP needs the training-node count at node level (the
-// DP-SGD rate), nothing at edge level.
-func (m *ProGAP) AccountCounts(level methods.Level) []string { return m.cfg.AccountCounts(level) }
-
-var _ methods.Accountable = (*ProGAP)(nil)
+var (
+	_ methods.Builder     = (*ProGAP)(nil)
+	_ methods.Auditor     = (*ProGAP)(nil)
+	_ methods.Accountable = (*ProGAP)(nil)
+)

@@ -102,6 +102,25 @@ func (a *Modules) NormFor(level methods.Level, nodeAuto layers.NormKind) (layers
 	return k, nil
 }
 
+// Prepare is the set-up every method built from these modules shares
+// (GAP, CARIBOU), written once: the method's privacy set-up on ctx's graph
+// (which adjacency its aggregation reads, the degree bound, the
+// sensitivity), its calibration on that set-up, and the norm layer for the
+// level (NormFor, none at node level unless --norm says).
+func Prepare[S any](ctx *methods.Context, a *Modules, setup func(*methods.Context) (S, error), calibrate func(*methods.Context, S) (*methods.Calibrated, error)) (S, *methods.Calibrated, layers.NormKind, error) {
+	var none S
+	s, err := setup(ctx)
+	if err != nil {
+		return none, nil, 0, err
+	}
+	c, err := calibrate(ctx, s)
+	if err != nil {
+		return none, nil, 0, err
+	}
+	norm, err := a.NormFor(ctx.Level, layers.NormNone)
+	return s, c, norm, err
+}
+
 // Ledger names of the encoder's and the classifier's DP-SGD releases.
 const (
 	LedgerEncoder    = "dpsgd.encoder"
