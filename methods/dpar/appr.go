@@ -687,7 +687,7 @@ type APPRBudget struct {
 // it by ValueShare) whose Events the RDP accountant puts within the budget,
 // by dp.CalibrateNoise too.
 //
-// It stays a calibrator of its own, beside methods.Calibrate, because it
+// It stays a calibrator of its own, beside run.Calibrate, because it
 // computes something else: not one multiplier for a plan, but the
 // parameters of one of three mechanisms (a Gaussian std, or a Gumbel top-K
 // scale with its Laplace scale tied by ValueShare), under the paper's

@@ -10,6 +10,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 	G "gorgonia.org/gorgonia"
@@ -65,7 +66,7 @@ func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 // an epoch. The first layer in turn covers only the rows the second reads
 // (hidden, hiddenRows): a fifth to a quarter of an epoch at 10⁵ and 10⁶
 // nodes. The same holds for monitoring: watch predicts the validation
-// nodes (and the training nodes for a trace, methods.WatchRows) after
+// nodes (and the training nodes for a trace, run.WatchRows) after
 // every epoch, and all every node for the final prediction, each on a
 // frozen copy of the model (nn.Frozen) without dropout, computed from a
 // fixed Â·X where the first layer allows it (GCNConv.FixedInput), so an
@@ -75,7 +76,7 @@ func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 type net struct {
 	model      *nn.Model
 	logits     *G.Node
-	watch, all *methods.Watch
+	watch, all *run.Watch
 	// fixed is set when the evaluation starts from a fixed Â·X: it is then
 	// a small part of an epoch, and monitoring it in turn leaves both cores
 	// to the training step's parallel loops (overlapping it made a 10⁵-node
@@ -143,7 +144,7 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, o paths) (*net, error) {
 			}
 			return nn.ReLU(c1.ForwardInput(model, xe, 0))
 		}
-		path := func(rows []int, name string) (*methods.Watch, error) {
+		path := func(rows []int, name string) (*run.Watch, error) {
 			f, outs, err := model.NewFrozen(func() ([]*G.Node, error) {
 				h := hidden()
 				a := ae
@@ -155,7 +156,7 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, o paths) (*net, error) {
 			if err != nil {
 				return nil, err
 			}
-			return methods.NewWatch(f, outs[0], rows, g.N), nil
+			return run.NewWatch(f, outs[0], rows, g.N), nil
 		}
 		if n.all, err = path(nil, ""); err != nil {
 			return err
@@ -273,15 +274,15 @@ func hiddenRows(at *graphs.CSR) ([]int, *graphs.CSR) {
 // with h's normalised adjacency, on features of h's size (preprocessed as
 // the training features were). The GCN is not private: its queries have no
 // privacy cost to state.
-func (m *GCN) inference(n *net, like *graphs.Features) func(h *graphs.Graph) (*methods.Inference, error) {
-	return func(h *graphs.Graph) (*methods.Inference, error) {
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+func (m *GCN) inference(n *net, like *graphs.Features) func(h *graphs.Graph) (*run.Inference, error) {
+	return func(h *graphs.Graph) (*run.Inference, error) {
+		q := run.Lazy(func() (methods.QueryFunc, error) {
 			var x *layers.Features
 			var logits *G.Node
 			err := nn.Build(func() error {
 				adj := nn.NewSparse(fmt.Sprintf("Â.query%d", h.N), graphs.GCNNorm(h.Adj))
 				var err error
-				if x, err = methods.NewQueryInput(n.model, like, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
+				if x, err = run.NewQueryInput(n.model, like, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
 					return err
 				}
 				c1 := &layers.GCNConv{Linear: n.l1.Linear, Adj: adj}
@@ -292,24 +293,24 @@ func (m *GCN) inference(n *net, like *graphs.Features) func(h *graphs.Graph) (*m
 			if err != nil {
 				return nil, err
 			}
-			run, err := n.model.NewRunner(logits)
+			runner, err := n.model.NewRunner(logits)
 			if err != nil {
 				return nil, err
 			}
 			return func(f *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(f, h.N, like.F); err != nil {
+				if err := run.CheckQuery(f, h.N, like.F); err != nil {
 					return nil, err
 				}
-				if err := methods.SetQueryInput(x, f); err != nil {
+				if err := run.SetQueryInput(x, f); err != nil {
 					return nil, err
 				}
-				if err := run.Run(); err != nil {
+				if err := runner.Run(); err != nil {
 					return nil, err
 				}
-				return methods.Softmax(nn.Values(logits), h.N, h.NumClasses), nil
+				return run.Softmax(nn.Values(logits), h.N, h.NumClasses), nil
 			}, nil
 		})
-		return &methods.Inference{Query: q}, nil
+		return &run.Inference{Query: q}, nil
 	}
 }
 
@@ -330,7 +331,7 @@ func (m *GCN) build(ctx *methods.Context) (*net, error) {
 		return nil, fmt.Errorf("gcn is not private: it supports only --privacy none")
 	}
 	g := ctx.Graph
-	n, err := m.buildNet(g, ctx.Seed, paths{fixed: true, watch: methods.WatchRows(g.Split, g.N, trainers.KeepsStats(ctx.Recorder))})
+	n, err := m.buildNet(g, ctx.Seed, paths{fixed: true, watch: run.WatchRows(g.Split, g.N, trainers.KeepsStats(ctx.Recorder))})
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +344,7 @@ func (m *GCN) build(ctx *methods.Context) (*net, error) {
 // Run trains once on the context's split.
 func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "gcn", m.cfg.Hidden, 2); err != nil {
+	if err := run.CheckModelMemory(ctx, "gcn", m.cfg.Hidden, 2); err != nil {
 		return nil, err
 	}
 	n, err := m.build(ctx)
@@ -355,8 +356,8 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: methods.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)}
-	return out, methods.SetInference(out, g, m.inference(n, g.X))
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: run.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)}
+	return out, run.SetInference(out, g, m.inference(n, g.X))
 }
 
-var _ methods.Builder = (*GCN)(nil)
+var _ run.Builder = (*GCN)(nil)

@@ -8,7 +8,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
-	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 )
@@ -52,7 +52,7 @@ func TestGCNGradCheck(t *testing.T) {
 func TestFixedInputEvaluation(t *testing.T) {
 	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.5}, 3, "ratio:0.3:0.3", 1)
 	m := New(Config{Hidden: 16, TrainEpochs: 25, LR: 0.05, Dropout: 0.5})
-	watch := methods.WatchRows(g.Split, g.N, false)
+	watch := run.WatchRows(g.Split, g.N, false)
 	var tasks [2]*trainers.ModelTask
 	var nets [2]*net
 	for k, fixed := range []bool{false, true} {

@@ -142,7 +142,7 @@ func (in CalibrationInput) validate() error {
 // it. Degenerate cases: Ψ = 0 (all m_i = 0, or α = 1: edges unused) or
 // ε = ∞ give β = +Inf (B = 0), Λ' = 0 and Λ unchanged.
 //
-// It is a calibrator of its own, not a call of methods.Calibrate or
+// It is a calibrator of its own, not a call of run.Calibrate or
 // dp.CalibrateNoise, because objective perturbation is another kind of
 // mechanism: its noise is the perturbation term B of the loss (a Gamma-norm
 // vector of scale 1/β) and the added regulariser Λ', not a Gaussian

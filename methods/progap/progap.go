@@ -14,6 +14,7 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -53,8 +54,8 @@ func (m *ProGAP) Config() any     { return &m.cfg }
 func (m *ProGAP) Validate() error { return m.cfg.Validate() }
 func (m *ProGAP) Epochs() int     { return (m.cfg.Hops + 1) * m.cfg.TrainEpochs }
 
-func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) methods.ModuleTraining {
-	return methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: ctx.Level == methods.Node,
+func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) run.ModuleTraining {
+	return run.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: ctx.Level == methods.Node,
 		Multiplier: z, Clip: m.cfg.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD}
 }
 
@@ -68,7 +69,7 @@ const (
 // composition by default); node level, one multiplier z for K NAP calls
 // (std z·√D), K+1 DP-SGD runs of T steps each and the private model
 // selections, composed in RDP (Theorem 4.2 with its typos fixed).
-func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calibrated, error) {
+func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*run.Calibrated, error) {
 	t := 0
 	if ctx.Level == methods.Node {
 		t = m.training(ctx, setup, 0, 0).SGDSteps()
@@ -80,7 +81,7 @@ func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Ca
 		if ctx.Level == methods.Node {
 			rel = append(rel, dp.Planned{Name: ledgerSGD, What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.cfg.Hops+1, t, setup.Rate, m.cfg.Clip), Event: ev[1]})
 		}
-		return append(rel, ctx.SelectionReleases(m.cfg.Hops+1)...)
+		return append(rel, run.SelectionReleases(ctx, m.cfg.Hops+1)...)
 	}, func(z float64, rec map[string]float64) {
 		rec["sgd_std"], rec["rate"], rec["steps_per_stage"] = z*m.cfg.Clip, setup.Rate, float64(t)
 	}, m.cfg.Hops+1)
@@ -100,7 +101,7 @@ func Events(level methods.Level, hops int, z, q float64, stepsPerStage int) []dp
 
 // stage is one stage's model with the base MLPs it trains.
 type stage struct {
-	mod   *methods.Module
+	mod   *run.Module
 	bases []*layers.MLP
 	// hLast is the evaluation-path output of the newest base MLP (the NAP
 	// input of the next stage).
@@ -110,7 +111,7 @@ type stage struct {
 // buildStage builds stage s over inputs [X, X̃1, …, X̃s], copying the base
 // MLPs of the previous stage (earlier bases keep training: they are not
 // frozen), with a fresh base s and a fresh head.
-func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Features, prev *stage, tr methods.ModuleTraining) (*stage, error) {
+func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Features, prev *stage, tr run.ModuleTraining) (*stage, error) {
 	g := ctx.Graph
 	norm, err := m.cfg.NormFor(ctx.Level, layers.NormGroup)
 	if err != nil {
@@ -123,7 +124,7 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 	for i := range names {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
-	mod, err := methods.BuildModule(ctx.Seed+uint64(s)*7919, inputs, names, tr, len(g.Split.Train),
+	mod, err := run.BuildModule(ctx.Seed+uint64(s)*7919, inputs, names, tr, len(g.Split.Train),
 		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
 			if st.bases == nil {
 				for k, x := range in {
@@ -184,7 +185,7 @@ func (m *ProGAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // the final stage (tests predict again after changing the graph).
 func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stage, error) {
 	g := ctx.Graph
-	if err := methods.Begin(ctx, "progap", m.cfg.Hidden, (m.cfg.Hops+1)*(m.cfg.BaseLayers+m.cfg.HeadLayers)); err != nil {
+	if err := run.Begin(ctx, "progap", m.cfg.Hidden, (m.cfg.Hops+1)*(m.cfg.BaseLayers+m.cfg.HeadLayers)); err != nil {
 		return nil, nil, nil, err
 	}
 	setup, err := m.cfg.SetupAP(ctx)
@@ -230,7 +231,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 	if nap.Adj.Calls != m.cfg.Hops {
 		return nil, nil, nil, fmt.Errorf("progap: the adjacency was multiplied %d times for K=%d (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
 	}
-	if err := methods.FinishModel(ctx, res, "progap", priv.Plan, prev.mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+	if err := run.FinishModel(ctx, res, "progap", priv.Plan, prev.mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*run.Inference, error) {
 		return m.inference(ctx, setup, priv, stages, qsrc)
 	}); err != nil {
 		return nil, nil, nil, err
@@ -243,11 +244,11 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 // the next NAP call, run over h with fresh noise from the mechanism source
 // (each query K new Gaussian releases, recorded under
 // methods.LedgerQueries); the last stage gives the posteriors.
-func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.Calibrated, stages []*stage, qsrc *dp.Source) func(h *graphs.Graph) (*methods.Inference, error) {
-	return func(h *graphs.Graph) (*methods.Inference, error) {
+func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *run.Calibrated, stages []*stage, qsrc *dp.Source) func(h *graphs.Graph) (*run.Inference, error) {
+	return func(h *graphs.Graph) (*run.Inference, error) {
 		cost := m.cfg.NAPQueryCost(ctx, priv, setup.Sensitivity)
 		src := qsrc.Split("graph")
-		q := methods.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
+		q := run.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			adj, err := m.cfg.QueryAdj(ctx.Level, h, src.Split("degree-bound"))
 			if err != nil {
 				return nil, err
@@ -256,7 +257,7 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *method
 			if ctx.Private() {
 				ap.RecordNAP(nap, ctx.Ledger(), methods.LedgerQueries, priv.Multiplier, setup.Sensitivity)
 			}
-			evals := make([]*methods.Evaluator, len(stages))
+			evals := make([]*run.Evaluator, len(stages))
 			for s, st := range stages {
 				if evals[s], err = st.mod.NewEvaluator(h.N); err != nil {
 					return nil, err
@@ -270,7 +271,7 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *method
 						if err != nil {
 							return nil, err
 						}
-						return methods.Softmax(logits, h.N, h.NumClasses), nil
+						return run.Softmax(logits, h.N, h.NumClasses), nil
 					}
 					outs, err := ev.Outputs(inputs...)
 					if err != nil {
@@ -285,7 +286,7 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *method
 				return nil, fmt.Errorf("progap: no stage to query")
 			}, nil
 		})
-		return &methods.Inference{Query: q, Cost: cost}, nil
+		return &run.Inference{Query: q, Cost: cost}, nil
 	}
 }
 
@@ -319,7 +320,7 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	}
 	inputs := []*graphs.Features{g.X}
 	for k := 0; k < m.cfg.Hops; k++ {
-		inputs = append(inputs, methods.Placeholder(g.N, m.cfg.Hidden, ctx.Seed+uint64(k)))
+		inputs = append(inputs, run.Placeholder(g.N, m.cfg.Hidden, ctx.Seed+uint64(k)))
 	}
 	tr := m.training(ctx, setup, priv.Multiplier, m.cfg.Hops)
 	st, err := m.buildStage(ctx, m.cfg.Hops, inputs, nil, tr)
@@ -344,7 +345,7 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 }
 
 var (
-	_ methods.Builder     = (*ProGAP)(nil)
-	_ methods.Auditor     = (*ProGAP)(nil)
-	_ methods.Accountable = (*ProGAP)(nil)
+	_ run.Builder     = (*ProGAP)(nil)
+	_ run.Auditor     = (*ProGAP)(nil)
+	_ run.Accountable = (*ProGAP)(nil)
 )

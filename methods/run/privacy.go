@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"fmt"
@@ -6,24 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dpgnn/dpgnn/dp"
-)
-
-// DeltaRule says where a run's δ comes from.
-type DeltaRule string
-
-const (
-	// DeltaGiven is --delta D.
-	DeltaGiven DeltaRule = "given"
-	// DeltaAuto derives δ from public quantities only: at edge level the
-	// node count N is public, and δ = 10^−d with d the number of digits of
-	// the number of possible units (N(N−1) directed entries or N(N−1)/2
-	// undirected pairs), a public bound on the private edge count. At node
-	// level nothing countable is public, and auto is refused.
-	DeltaAuto DeltaRule = "auto"
-	// DeltaPaper is the method's paper convention, computed from the
-	// private unit count (GAP/ProGAP: 10^−digits of the directed edges or
-	// training nodes; GCON: 1/|E|). The report says it reads private data.
-	DeltaPaper DeltaRule = "paper"
+	"github.com/dpgnn/dpgnn/methods"
 )
 
 // The budget rules every command applies (train, sweep, tune, inspect,
@@ -121,16 +104,16 @@ func PaperDigits(count int, what string) func() (float64, string, error) {
 
 // ResolveDelta returns the run's δ and a sentence saying where it came from
 // (see DeltaRule).
-func (c *Context) ResolveDelta(u DeltaUnits) (float64, string, error) {
+func ResolveDelta(c *methods.Context, u DeltaUnits) (float64, string, error) {
 	switch c.DeltaRule {
-	case DeltaGiven, "":
+	case methods.DeltaGiven, "":
 		if c.Delta > 0 {
 			return c.Delta, "given (--delta)", nil
 		}
-		if c.DeltaRule == DeltaGiven {
+		if c.DeltaRule == methods.DeltaGiven {
 			return 0, "", fmt.Errorf("--delta must be in (0, 1), got %g", c.Delta)
 		}
-	case DeltaPaper:
+	case methods.DeltaPaper:
 		if u.Paper == nil {
 			return 0, "", fmt.Errorf("--delta paper: this method's paper has no δ convention; pass --delta")
 		}
@@ -177,8 +160,8 @@ type Calibrated struct {
 // (method-specific noise levels, stds). With a fixed ctx.Multiplier it
 // searches nothing and the plan states the ε that multiplier gives.
 // Without privacy (ε = ∞ or level none) z is 0 and nothing is released.
-func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(z float64) []dp.Planned, noise func(z float64) map[string]float64) (*Calibrated, error) {
-	delta, source, err := ctx.ResolveDelta(units)
+func Calibrate(ctx *methods.Context, units DeltaUnits, accountant string, releases func(z float64) []dp.Planned, noise func(z float64) map[string]float64) (*Calibrated, error) {
+	delta, source, err := ResolveDelta(ctx, units)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +171,7 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 		plan.Notes = []string{"ε = ∞: the same pipeline without noise"}
 		return &Calibrated{Plan: plan}, nil
 	}
-	if u := ctx.DeltaUse(units, delta, source); u != nil {
+	if u := DeltaUse(ctx, units, delta, source); u != nil {
 		plan.Uses = append(plan.Uses, *u)
 	}
 	events := func(z float64) []dp.Event { return Events(releases(z)) }
@@ -281,22 +264,22 @@ func TrainCountUse(nTrain int, rate float64) dp.Use {
 //
 // Methods that resolve δ themselves (not through Calibrate) append it to
 // their plans.
-func (c *Context) DeltaUse(u DeltaUnits, delta float64, source string) *dp.Use {
+func DeltaUse(c *methods.Context, u DeltaUnits, delta float64, source string) *dp.Use {
 	rule := c.DeltaRule
 	if rule == "" { // ResolveDelta's reading of an unset rule
-		rule = DeltaAuto
+		rule = methods.DeltaAuto
 		if c.Delta > 0 {
-			rule = DeltaGiven
+			rule = methods.DeltaGiven
 		}
 	}
 	switch {
-	case rule == DeltaPaper && u.PaperPublic:
+	case rule == methods.DeltaPaper && u.PaperPublic:
 		return nil
-	case rule == DeltaPaper:
+	case rule == methods.DeltaPaper:
 		return &dp.Use{Kind: UseDelta, What: fmt.Sprintf("δ = %.3g by --delta paper: %s", delta, source),
 			Covered: dp.TreatedAsPublic("--delta paper: the paper's convention reads a private count of units; " +
 				"a neighbour's count can give another δ, and the noise is calibrated at this one")}
-	case rule == DeltaAuto:
+	case rule == methods.DeltaAuto:
 		return &dp.Use{Kind: UseDelta, What: fmt.Sprintf("δ = %.3g by --delta auto: %s", delta, source),
 			Covered: "public data (the node count: G and G minus one edge have the same nodes)"}
 	}
@@ -304,7 +287,7 @@ func (c *Context) DeltaUse(u DeltaUnits, delta float64, source string) *dp.Use {
 }
 
 // NoiseUse is the report's statement on the run's mechanism randomness,
-// for every private run (Context.Report adds it): without --secure-noise
+// for every private run (Report adds it): without --secure-noise
 // every draw — noise, Poisson and batch sampling, degree-bound and walk
 // keys, the dropout masks of a DP-SGD training path, all from NoiseSource —
 // follows from the seed the record states, so
@@ -314,7 +297,7 @@ func (c *Context) DeltaUse(u DeltaUnits, delta float64, source string) *dp.Use {
 // seed drives only the split, initialisation and the dropout of
 // non-private training. A plan without
 // releases draws no noise and says so.
-func (c *Context) NoiseUse(plan *dp.Plan) dp.Use {
+func NoiseUse(c *methods.Context, plan *dp.Plan) dp.Use {
 	const what = "the mechanisms' randomness (noise draws, Poisson and batch sampling, degree-bound and walk keys, DP-SGD's dropout masks)"
 	switch {
 	case plan == nil || len(plan.Releases) == 0:
