@@ -213,6 +213,10 @@ func capColumns(pi *graphs.CSR, maxRefs int) *graphs.CSR {
 // net is DPAR's model: a bias-free 2-layer MLP f_θ, a training path over
 // capRows (example, Π-neighbour) rows aggregated into capEx example logits
 // z_v = Σ_u Π[v,u]·f_θ(x_u), and an evaluation path f_θ(X) over all nodes.
+// It is not a run.Module: a Module trains on node rows, one sample per
+// row, and DPAR's sample is an example — a row of Π aggregated over the
+// rows of its Π-neighbours, with an occurrence bound R — so its training
+// path (the Π aggregation, the example groups DP-SGD clips) is its own.
 type net struct {
 	m      *nn.Model
 	batch  *layers.FeatureBatch

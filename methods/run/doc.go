@@ -16,4 +16,22 @@
 //
 // It imports methods (the Method interface, Context and Outcome a run
 // passes and receives); methods never imports it.
+//
+// # Model wrappers
+//
+// A method's model sits in up to three wrappers; none can stand in for
+// another, so each stays. nn.Model is the engine's: the parameters, the
+// expression graph and the machines that run it — every model is one, and
+// nothing above it may reach into gorgonia. Module (here) is the
+// framework's node classifier over one or more row inputs, built from a
+// body function: its DP-SGD or full-batch training path over a batch of
+// rows, its evaluation path over every node, its training loop with model
+// selection and monitoring, its query Evaluator. GAP, ProGAP, CARIBOU,
+// MLP and GCON's encoder are a Module and write only their bodies; a
+// method whose training samples are not node rows keeps its own struct
+// around an nn.Model instead — DPAR's net (an example is a row of Π
+// aggregated over its neighbours' rows), ASGL's GAN players (pairs of
+// walk nodes), gcn's row-selection paths — because folding those into
+// Module would make it carry every method's sample shape, and a Module
+// with a shape switch would be three types in one.
 package run
