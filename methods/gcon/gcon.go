@@ -369,7 +369,7 @@ func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows,
 	if err != nil {
 		return nil, err
 	}
-	if pp.b, err = dp.SampleObjectiveNoise(pp.d, ctx.Graph.NumClasses, pp.cal.Beta, src); err != nil {
+	if pp.b, err = SampleObjectiveNoise(pp.d, ctx.Graph.NumClasses, pp.cal.Beta, src); err != nil {
 		return nil, err
 	}
 	if releases(ctx, pp.cal) {
@@ -722,7 +722,7 @@ func (m *GCON) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.Au
 			return nil, err
 		}
 		return func(src *dp.Source) ([]float64, error) {
-			b, err := dp.SampleObjectiveNoise(q.d, gr.NumClasses, q.cal.Beta, src)
+			b, err := SampleObjectiveNoise(q.d, gr.NumClasses, q.cal.Beta, src)
 			if err != nil {
 				return nil, err
 			}
