@@ -665,8 +665,8 @@ func cpTable(n int, level float64) func(int) float64 {
 // AuditGaussian audits a bare Gaussian mechanism calibrated to (eps, delta):
 // a query of L2 sensitivity 1 released with N(0, σ²) noise, where σ is the
 // smallest noise std for which the exact (analytic, Balle & Wang 2018)
-// Gaussian characterisation gives (eps, delta)-DP — CalibrateGaussian with
-// the "gdp" accountant, whose bisection returns the conservative end (σ
+// Gaussian characterisation gives (eps, delta)-DP — CalibrateNoise of one
+// GaussianEvent with the "gdp" accountant, whose bisection returns the conservative end (σ
 // rounded up by at most a relative 1e-9), so the mechanism's true ε at
 // delta is at most eps and tight to that precision. It draws trials runs on
 // G (output 1 + noise) and trials on G′ (output 0 + noise), all from
@@ -692,7 +692,7 @@ func AuditGaussian(eps, delta float64, trials int, seed uint64, cfg AuditConfig)
 		return AuditResult{}, 0, fmt.Errorf("dp: audit trials %d: a Gaussian audit holds every run in memory (16 bytes per trial, %.3g GB here); at most %d",
 			trials, 16*float64(trials)/1e9, MaxAuditGaussianTrials)
 	}
-	sigma, err := CalibrateGaussian(eps, delta, 1, "gdp")
+	sigma, err := CalibrateNoise(eps, delta, "gdp", func(z float64) []Event { return []Event{GaussianEvent{Multiplier: z, Count: 1}} })
 	if err != nil {
 		return AuditResult{}, 0, err
 	}

@@ -384,7 +384,7 @@ func auditStatsGaussianRuns(dim, trials int, shift, sigma float64, seed uint64) 
 func TestAuditStatsHighDimensional(t *testing.T) {
 	const dim, trials, delta = 256, 2000, 1e-5
 	for _, eps := range []float64{1, 4} {
-		sigma, err := CalibrateGaussian(eps, delta, 1, "gdp")
+		sigma, err := calibrateGaussian(eps, delta, 1, "gdp")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -411,7 +411,7 @@ func TestAuditStatsHighDimensional(t *testing.T) {
 // ε = 1 but adds a quarter of the noise it should must be caught.
 func TestAuditStatsCatchesUnderNoising(t *testing.T) {
 	const claimed, delta = 1.0, 1e-5
-	sigma, err := CalibrateGaussian(claimed, delta, 1, "gdp")
+	sigma, err := calibrateGaussian(claimed, delta, 1, "gdp")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -550,7 +550,7 @@ func TestAuditCalibrationAdversarial(t *testing.T) {
 			func() (Accountant, error) { return NewGDP(), nil },
 			func() (Accountant, error) { return NewRDP() },
 		} {
-			n, err := CalibrateNoise(target, 1e-5, events, newAcct)
+			n, err := calibrateWith(target, 1e-5, events, newAcct)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -569,14 +569,14 @@ func TestAuditCalibrationAdversarial(t *testing.T) {
 		"+Inf":  func() (float64, error) { return math.Inf(1), nil },
 		"error": func() (float64, error) { return 0.1, boom },
 	} {
-		z, err := CalibrateNoise(1, 1e-5, gauss, func() (Accountant, error) { return &auditFakeAccountant{eps: eps}, nil })
+		z, err := calibrateWith(1, 1e-5, gauss, func() (Accountant, error) { return &auditFakeAccountant{eps: eps}, nil })
 		if err == nil {
 			t.Errorf("accountant returning %s: calibration returned z=%g without an error", name, z)
 		}
 	}
 	// Events that become invalid at some noise probed by the search (here
 	// z ≥ 3, reached while widening the bracket): the error surfaces.
-	_, err := CalibrateNoise(1, 1e-5, func(z float64) []Event {
+	_, err := calibrateWith(1, 1e-5, func(z float64) []Event {
 		if z >= 3 {
 			return []Event{GaussianEvent{Multiplier: -z, Count: 1}}
 		}
@@ -586,29 +586,29 @@ func TestAuditCalibrationAdversarial(t *testing.T) {
 		t.Error("a Compose error during the search must be returned")
 	}
 	// Constructor failure.
-	if _, err := CalibrateNoise(1, 1e-5, gauss, func() (Accountant, error) { return nil, boom }); err == nil {
+	if _, err := calibrateWith(1, 1e-5, gauss, func() (Accountant, error) { return nil, boom }); err == nil {
 		t.Error("constructor error must be returned")
 	}
 	// Unreachable targets: error, not MaxNoise. (The standard conversion
 	// has ε ≥ ln(1/δ)/(α_max − 1) at any noise, and the accountant searches
 	// orders up to 2^20, so ε = 1e-6 at δ = 1e-5 is out of reach; the
 	// improved conversion and the exact GDP route can reach any ε > 0.)
-	if z, err := CalibrateGaussian(1e-6, 1e-5, 1, "rdp-standard"); err == nil {
+	if z, err := calibrateGaussian(1e-6, 1e-5, 1, "rdp-standard"); err == nil {
 		t.Errorf("rdp-standard: ε=1e-6 is out of reach of orders ≤ 2^20: got z=%g without an error", z)
 	}
-	if z, err := CalibrateGaussian(1e-14, 1e-5, 1, "gdp"); err != nil {
+	if z, err := calibrateGaussian(1e-14, 1e-5, 1, "gdp"); err != nil {
 		t.Error(err)
 	} else if g := NewGDP(); g.Compose(GaussianEvent{Multiplier: z, Count: 1}) == nil {
 		if e, _ := g.Epsilon(1e-5); e > 1e-14 {
 			t.Errorf("gdp: z=%g gives ε=%g above 1e-14", z, e)
 		}
 	}
-	if z, err := (Calibration{MaxNoise: 10}).Noise(0.1, 1e-5, gauss, func() (Accountant, error) { return NewGDP(), nil }); err == nil {
+	if z, err := (calibration{MaxNoise: 10}).noise(0.1, 1e-5, gauss, func() (Accountant, error) { return NewGDP(), nil }); err == nil {
 		t.Errorf("MaxNoise=10 cannot reach ε=0.1: got z=%g", z)
 	}
 	// Invalid settings and inputs.
-	for _, c := range []Calibration{{Lo: -1}, {Hi: math.NaN()}, {RelTol: -1}, {MaxNoise: math.Inf(1)}, {MinNoise: 2}} {
-		if _, err := c.Noise(1, 1e-5, gauss, func() (Accountant, error) { return NewGDP(), nil }); err == nil {
+	for _, c := range []calibration{{Lo: -1}, {Hi: math.NaN()}, {RelTol: -1}, {MaxNoise: math.Inf(1)}, {MinNoise: 2}} {
+		if _, err := c.noise(1, 1e-5, gauss, func() (Accountant, error) { return NewGDP(), nil }); err == nil {
 			t.Errorf("settings %+v: want an error", c)
 		}
 	}
@@ -635,7 +635,7 @@ func TestAuditCalibratePoissonGaussianConservative(t *testing.T) {
 			convs = convs[:1] // slow: orders near 1, many series terms
 		}
 		for _, conv := range convs {
-			z, err := CalibratePoissonGaussian(tc.q, tc.eps, tc.delta, tc.steps, conv)
+			z, err := calibratePoissonGaussian(tc.q, tc.eps, tc.delta, tc.steps, conv)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,17 +6,18 @@ import (
 	"math"
 )
 
-// Calibration configures CalibrateNoise's bisection; the zero value uses the
-// defaults. Noise is whatever the events function takes: usually a noise
-// multiplier z, but anything the ε is decreasing in works.
-type Calibration struct {
+// calibration configures CalibrateNoise's bisection; the zero value uses
+// the defaults (dp's tests set other brackets and accountants through it).
+// Noise is whatever the events function takes: usually a noise multiplier
+// z, but anything the ε is decreasing in works.
+type calibration struct {
 	Lo, Hi   float64 // initial bracket (default 1e-3 and 1), widened as needed
 	RelTol   float64 // stop when hi/lo − 1 ≤ RelTol (default 1e-9)
 	MaxNoise float64 // unreachable above this (default 1e12)
 	MinNoise float64 // stop shrinking the bracket below this (default 1e-12)
 }
 
-func (c Calibration) withDefaults() (Calibration, error) {
+func (c calibration) withDefaults() (calibration, error) {
 	if c.Lo == 0 {
 		c.Lo = 1e-3
 	}
@@ -62,11 +63,37 @@ func EpsilonOf(accountant string, events []Event, delta float64) (float64, error
 	return acct.Epsilon(delta)
 }
 
-// CalibrateNoise returns the noise level whose ε at delta is at most
-// targetEps, found by bisection (Calibration's defaults). See
-// Calibration.Noise.
-func CalibrateNoise(targetEps, delta float64, events func(noise float64) []Event, newAccountant func() (Accountant, error)) (float64, error) {
-	return Calibration{}.Noise(targetEps, delta, events, newAccountant)
+// CalibrateNoise is dp's one noise calibration, the search behind every
+// calibrated mechanism (a plan's multiplier in methods/run, DP-APPR's
+// strict scales, ASGL's paper σ, `dpgnn account`): the smallest noise level
+// z, to a relative 1e-9 and never below it, whose events(z) composed by a
+// fresh accountant of the given name (NewAccountant: gdp, rdp,
+// rdp-standard) give ε ≤ targetEps·(1 − CalibrationMargin) at delta. The
+// events are what the mechanism releases at noise z, each in multiples of
+// its own sensitivity (a GaussianEvent for K releases of the Gaussian
+// mechanism, a PoissonGaussianEvent for T DP-SGD steps at rate q, a
+// HypergeomGaussian's event, any composition of them), so z is a noise
+// multiplier — std over sensitivity — unless the events read it otherwise
+// (DP-APPR's EM scale β). See calibration.noise for the search. An unknown
+// accountant is refused before anything else.
+func CalibrateNoise(targetEps, delta float64, accountant string, events func(z float64) []Event) (float64, error) {
+	if _, err := NewAccountant(accountant); err != nil {
+		return 0, err
+	}
+	return calibration{}.noise(targetEps, delta, events, func() (Accountant, error) { return NewAccountant(accountant) })
+}
+
+// Accountant is the name of the RDP accountant (NewAccountant) that
+// converts with c: "rdp" (improved) or "rdp-standard"; "" (which
+// NewAccountant refuses) for an unknown conversion.
+func (c Conversion) Accountant() string {
+	switch c {
+	case ConversionImproved:
+		return "rdp"
+	case ConversionStandard:
+		return "rdp-standard"
+	}
+	return ""
 }
 
 // CalibrationMargin is the relative safety margin of calibration: the
@@ -78,7 +105,7 @@ func CalibrateNoise(targetEps, delta float64, events func(noise float64) []Event
 // digits. It costs a relative ~1e-9 of ε, far below any budget's precision.
 const CalibrationMargin = 1e-9
 
-// Noise returns a noise level n with ε(n) ≤ targetEps·(1 − CalibrationMargin)
+// noise returns a noise level n with ε(n) ≤ targetEps·(1 − CalibrationMargin)
 // at delta, where ε(n) is the ε a fresh accountant from newAccountant
 // reports after composing events(n). ε must be decreasing in the noise. The
 // search is a conservative bisection (ProGAP's code instead minimises
@@ -96,7 +123,7 @@ const CalibrationMargin = 1e-9
 // returns no events (e.g. edge-level ProGAP with K = 0). It fails for targetEps ≤ 0 or NaN,
 // delta ∉ (0, 1), a target not reachable with noise ≤ MaxNoise, and any
 // error from newAccountant or Compose.
-func (c Calibration) Noise(targetEps, delta float64, events func(noise float64) []Event, newAccountant func() (Accountant, error)) (float64, error) {
+func (c calibration) noise(targetEps, delta float64, events func(noise float64) []Event, newAccountant func() (Accountant, error)) (float64, error) {
 	if err := CheckEpsilon(targetEps); err != nil {
 		return 0, err
 	}
@@ -141,41 +168,4 @@ func (c Calibration) Noise(targetEps, delta float64, events func(noise float64) 
 		return 0, fmt.Errorf("dp: target epsilon %g at delta %g is not reachable with noise up to %g", targetEps, delta, c.MaxNoise)
 	}
 	return n, err
-}
-
-// CalibrateGaussian returns the noise multiplier z (std / L2 sensitivity)
-// for count compositions of the Gaussian mechanism to be (eps, delta)-DP
-// under the named accountant ("gdp" exact, "rdp" or "rdp-standard"; see
-// NewAccountant). eps = +Inf returns 0.
-func CalibrateGaussian(eps, delta float64, count int, accountant string) (float64, error) {
-	if err := CheckCount("Gaussian composition count", count); err != nil {
-		return 0, err
-	}
-	if _, err := NewAccountant(accountant); err != nil {
-		return 0, err
-	}
-	return CalibrateNoise(eps, delta,
-		func(z float64) []Event { return []Event{GaussianEvent{Multiplier: z, Count: count}} },
-		func() (Accountant, error) { return NewAccountant(accountant) })
-}
-
-// CalibratePoissonGaussian returns the noise multiplier z for steps steps of
-// the Poisson-subsampled Gaussian mechanism with sampling rate rate (DP-SGD)
-// to be (eps, delta)-DP under the RDP accountant (default orders, with
-// refinement) and conversion conv. eps = +Inf returns 0.
-func CalibratePoissonGaussian(rate, eps, delta float64, steps int, conv Conversion) (float64, error) {
-	if err := CheckRate(rate); err != nil {
-		return 0, err
-	}
-	if err := CheckCount("DP-SGD steps", steps); err != nil {
-		return 0, err
-	}
-	if !conv.valid() {
-		return 0, fmt.Errorf("dp: unknown RDP conversion %d", int(conv))
-	}
-	return CalibrateNoise(eps, delta,
-		func(z float64) []Event {
-			return []Event{PoissonGaussianEvent{Rate: rate, Multiplier: z, Steps: steps}}
-		},
-		func() (Accountant, error) { return NewRDP(WithConversion(conv)) })
 }

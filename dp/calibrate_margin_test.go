@@ -38,7 +38,7 @@ func TestCalibrationMarginRecompute(t *testing.T) {
 	for _, acct := range AccountantNames() {
 		for _, target := range []float64{0.1, 1, 8} {
 			for _, count := range []int{1, 7, 50} {
-				z, err := CalibrateGaussian(target, 1e-5, count, acct)
+				z, err := calibrateGaussian(target, 1e-5, count, acct)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -61,7 +61,7 @@ func TestCalibrationMarginRecompute(t *testing.T) {
 		}
 		for _, target := range []float64{0.05, 1} {
 			const q, steps = 0.004, 3000
-			z, err := CalibratePoissonGaussian(q, target, 1e-5, steps, conv)
+			z, err := calibratePoissonGaussian(q, target, 1e-5, steps, conv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestCalibrationMarginRecompute(t *testing.T) {
 	// bracket) and for a target reached only at the bracket's low end.
 	gauss := func(z float64) []Event { return []Event{GaussianEvent{Multiplier: z, Count: 3}} }
 	gdp := func() (Accountant, error) { return NewGDP(), nil }
-	z, err := Calibration{Lo: 1, Hi: 2, RelTol: 1e-13}.Noise(2, 1e-6, gauss, gdp)
+	z, err := calibration{Lo: 1, Hi: 2, RelTol: 1e-13}.noise(2, 1e-6, gauss, gdp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ func TestCalibrateRoundTrip(t *testing.T) {
 		for _, eps := range []float64{0.1, 1, 4, 32} {
 			for _, count := range []int{1, 3, 50} {
 				for _, delta := range []float64{1e-5, 1e-9} {
-					z, err := CalibrateGaussian(eps, delta, count, acct)
+					z, err := calibrateGaussian(eps, delta, count, acct)
 					if err != nil {
 						t.Fatalf("%s ε=%g count=%d: %v", acct, eps, count, err)
 					}
@@ -30,7 +30,7 @@ func TestCalibrateRoundTrip(t *testing.T) {
 	}
 	for _, conv := range []Conversion{ConversionImproved, ConversionStandard} {
 		for _, eps := range []float64{0.5, 3} {
-			z, err := CalibratePoissonGaussian(0.01, eps, 1e-5, 2000, conv)
+			z, err := calibratePoissonGaussian(0.01, eps, 1e-5, 2000, conv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,16 +43,16 @@ func TestCalibrateRoundTrip(t *testing.T) {
 		}
 	}
 	// Larger noise is never worse: the GDP calibration is below the RDP one.
-	zg, _ := CalibrateGaussian(1, 1e-5, 4, "gdp")
-	zr, _ := CalibrateGaussian(1, 1e-5, 4, "rdp")
-	zs, _ := CalibrateGaussian(1, 1e-5, 4, "rdp-standard")
+	zg, _ := calibrateGaussian(1, 1e-5, 4, "gdp")
+	zr, _ := calibrateGaussian(1, 1e-5, 4, "rdp")
+	zs, _ := calibrateGaussian(1, 1e-5, 4, "rdp-standard")
 	if !(zg < zr && zr < zs) {
 		t.Errorf("want z_gdp < z_rdp(improved) < z_rdp(standard), got %g, %g, %g", zg, zr, zs)
 	}
 }
 
 func TestCalibrateEdgeCases(t *testing.T) {
-	if z, err := CalibrateGaussian(math.Inf(1), 1e-5, 2, "gdp"); err != nil || z != 0 {
+	if z, err := calibrateGaussian(math.Inf(1), 1e-5, 2, "gdp"); err != nil || z != 0 {
 		t.Errorf("ε=∞: z=%v, err=%v; want 0", z, err)
 	}
 	gauss := func(z float64) []Event { return []Event{GaussianEvent{Multiplier: z, Count: 1}} }
@@ -62,31 +62,31 @@ func TestCalibrateEdgeCases(t *testing.T) {
 		run  func() (float64, error)
 		msg  string
 	}{
-		{"eps 0", func() (float64, error) { return CalibrateGaussian(0, 1e-5, 1, "gdp") }, "epsilon"},
-		{"eps <0", func() (float64, error) { return CalibrateGaussian(-1, 1e-5, 1, "gdp") }, "epsilon"},
-		{"eps NaN", func() (float64, error) { return CalibrateGaussian(math.NaN(), 1e-5, 1, "gdp") }, "epsilon"},
-		{"delta 0", func() (float64, error) { return CalibrateGaussian(1, 0, 1, "gdp") }, "delta"},
-		{"delta 1", func() (float64, error) { return CalibrateGaussian(1, 1, 1, "gdp") }, "delta"},
-		{"count 0", func() (float64, error) { return CalibrateGaussian(1, 1e-5, 0, "gdp") }, "count"},
-		{"accountant", func() (float64, error) { return CalibrateGaussian(1, 1e-5, 1, "pld") }, "accountant"},
-		{"rate 0", func() (float64, error) { return CalibratePoissonGaussian(0, 1, 1e-5, 10, ConversionImproved) }, "rate"},
-		{"steps 0", func() (float64, error) { return CalibratePoissonGaussian(0.1, 1, 1e-5, 0, ConversionImproved) }, "steps"},
-		{"conversion", func() (float64, error) { return CalibratePoissonGaussian(0.1, 1, 1e-5, 10, Conversion(9)) }, "conversion"},
-		{"nil events", func() (float64, error) { return CalibrateNoise(1, 1e-5, nil, gdp) }, "events"},
-		{"nil accountant", func() (float64, error) { return CalibrateNoise(1, 1e-5, gauss, nil) }, "accountant"},
+		{"eps 0", func() (float64, error) { return calibrateGaussian(0, 1e-5, 1, "gdp") }, "epsilon"},
+		{"eps <0", func() (float64, error) { return calibrateGaussian(-1, 1e-5, 1, "gdp") }, "epsilon"},
+		{"eps NaN", func() (float64, error) { return calibrateGaussian(math.NaN(), 1e-5, 1, "gdp") }, "epsilon"},
+		{"delta 0", func() (float64, error) { return calibrateGaussian(1, 0, 1, "gdp") }, "delta"},
+		{"delta 1", func() (float64, error) { return calibrateGaussian(1, 1, 1, "gdp") }, "delta"},
+		{"count 0", func() (float64, error) { return calibrateGaussian(1, 1e-5, 0, "gdp") }, "count"},
+		{"accountant", func() (float64, error) { return calibrateGaussian(1, 1e-5, 1, "pld") }, "accountant"},
+		{"rate 0", func() (float64, error) { return calibratePoissonGaussian(0, 1, 1e-5, 10, ConversionImproved) }, "rate"},
+		{"steps 0", func() (float64, error) { return calibratePoissonGaussian(0.1, 1, 1e-5, 0, ConversionImproved) }, "steps"},
+		{"conversion", func() (float64, error) { return calibratePoissonGaussian(0.1, 1, 1e-5, 10, Conversion(9)) }, "accountant"},
+		{"nil events", func() (float64, error) { return calibrateWith(1, 1e-5, nil, gdp) }, "events"},
+		{"nil accountant", func() (float64, error) { return calibrateWith(1, 1e-5, gauss, nil) }, "accountant"},
 		{"unreachable", func() (float64, error) {
 			// A fixed μ = 2 release on top: ε never drops below its own.
-			return CalibrateNoise(0.5, 1e-5, func(z float64) []Event {
+			return calibrateWith(0.5, 1e-5, func(z float64) []Event {
 				return []Event{GDPEvent{Mu: 2}, GaussianEvent{Multiplier: z, Count: 1}}
 			}, gdp)
 		}, "not reachable"},
 		{"unsupported", func() (float64, error) {
-			return CalibrateNoise(1, 1e-5, func(z float64) []Event {
+			return calibrateWith(1, 1e-5, func(z float64) []Event {
 				return []Event{PoissonGaussianEvent{Rate: 0.1, Multiplier: z, Steps: 1}}
 			}, gdp)
 		}, "does not support"},
 		{"bad settings", func() (float64, error) {
-			return Calibration{Lo: 2, Hi: 1}.Noise(1, 1e-5, gauss, gdp)
+			return calibration{Lo: 2, Hi: 1}.noise(1, 1e-5, gauss, gdp)
 		}, "calibration settings"},
 	} {
 		_, err := tc.run()
@@ -99,11 +99,11 @@ func TestCalibrateEdgeCases(t *testing.T) {
 		}
 	}
 	// No events: nothing to protect, no noise.
-	if z, err := CalibrateNoise(1, 1e-5, func(float64) []Event { return nil }, gdp); err != nil || z != 0 {
+	if z, err := calibrateWith(1, 1e-5, func(float64) []Event { return nil }, gdp); err != nil || z != 0 {
 		t.Errorf("no events: z=%v, err=%v; want 0", z, err)
 	}
 	// A target met by any noise returns a valid (tiny) noise.
-	z, err := CalibrateNoise(1e6, 1e-5, gauss, gdp)
+	z, err := calibrateWith(1e6, 1e-5, gauss, gdp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +113,10 @@ func TestCalibrateEdgeCases(t *testing.T) {
 		t.Errorf("z=%g gives ε=%g above the target", z, e)
 	}
 	// A custom bracket and tolerance.
-	z1, err := Calibration{Lo: 0.5, Hi: 0.6, RelTol: 1e-12}.Noise(1, 1e-5, gauss, gdp)
+	z1, err := calibration{Lo: 0.5, Hi: 0.6, RelTol: 1e-12}.noise(1, 1e-5, gauss, gdp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	z2, _ := CalibrateNoise(1, 1e-5, gauss, gdp)
+	z2, _ := calibrateWith(1, 1e-5, gauss, gdp)
 	assertRel(t, "custom bracket", z1, z2, 2e-9)
 }

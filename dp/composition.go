@@ -18,6 +18,13 @@ import (
 // ε; DPAR applies it far outside that range (total ε of 5–44 before
 // amplification). It is here to reproduce DPAR; prefer an RDP or GDP
 // accountant for a guarantee you rely on.
+//
+// It and its inverse KairouzTotalEpsilon serve only DPAR's paper
+// accounting (methods/dpar), and stay in dp all the same: the inverse is
+// one of dp's conservative bisections (bisect, rounding to the safe side),
+// which is dp's own and not exported — moving the pair under the method
+// would mean a second bisection outside dp or a new exported search. They
+// are a general composition rule (Kairouz, Oh & Viswanath), not DPAR's.
 func KairouzStepBudget(totalEps, totalDelta float64, k int) (stepEps, stepDelta float64, err error) {
 	if err := CheckPositiveFinite("total epsilon", totalEps); err != nil {
 		return 0, 0, err

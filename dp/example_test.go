@@ -11,7 +11,7 @@ import (
 func Example() {
 	// Noise multiplier for two Gaussian aggregations (edge-level ProGAP,
 	// K = 2) at (ε, δ) = (1, 1e-8), with the exact Gaussian accountant.
-	z, err := dp.CalibrateGaussian(1, 1e-8, 2, "gdp")
+	z, err := dp.CalibrateNoise(1, 1e-8, "gdp", func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: 2}} })
 	if err != nil {
 		fmt.Println(err)
 		return

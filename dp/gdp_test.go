@@ -73,7 +73,7 @@ func TestGDPEpsilonSpecVectors(t *testing.T) {
 	for _, tc := range []struct{ eps, mu float64 }{
 		{1, 0.268051}, {2, 0.501552}, {4, 0.924931}, {8, 1.666031}, {16, 2.905478},
 	} {
-		got, err := CalibrateNoise(tc.eps, 1e-5,
+		got, err := calibrateWith(tc.eps, 1e-5,
 			func(s float64) []Event { return []Event{GDPEvent{Mu: 1 / s}} },
 			func() (Accountant, error) { return NewGDP(), nil })
 		if err != nil {

@@ -259,38 +259,6 @@ func (h HypergeomGaussian) Step() (RDPEvent, error) {
 	return e, err
 }
 
-// CalibrateHypergeomGaussian returns the smallest multiplier σ (to
-// CalibrateNoise's tolerance, never below it) for which h with that
-// multiplier is (targetEps, delta)-DP under the RDP accountant (default
-// orders, with refinement) and conversion conv; h.Multiplier is ignored.
-// targetEps = +Inf returns 0. It fails on invalid parameters and
-// unreachable targets.
-func CalibrateHypergeomGaussian(targetEps, delta float64, h HypergeomGaussian, conv Conversion) (float64, error) {
-	h.Multiplier = 1
-	if err := h.Validate(); err != nil {
-		return 0, err
-	}
-	if !conv.valid() {
-		return 0, fmt.Errorf("dp: unknown RDP conversion %d", int(conv))
-	}
-	var curveErr error
-	z, err := CalibrateNoise(targetEps, delta,
-		func(z float64) []Event {
-			h.Multiplier = z
-			e, err := h.Event()
-			if err != nil {
-				curveErr = err
-				return []Event{RDPEvent{Name: "invalid", Curve: func(float64) float64 { return math.Inf(1) }}}
-			}
-			return []Event{e}
-		},
-		func() (Accountant, error) { return NewRDP(WithConversion(conv)) })
-	if curveErr != nil {
-		return 0, curveErr
-	}
-	return z, err
-}
-
 // FixedSample returns a uniformly random subset of exactly size indices of
 // [0, n), sorted, drawn from the noise source (Floyd's algorithm; O(size)
 // draws): the fixed-size sampling without replacement that

@@ -268,7 +268,7 @@ func TestCalibrateHypergeomGaussian(t *testing.T) {
 	h := thm2(10000, 256, 121, 0, 2000)
 	for _, conv := range []Conversion{ConversionStandard, ConversionImproved} {
 		for _, target := range []float64{1, 1.62953523, 4} {
-			z, err := CalibrateHypergeomGaussian(target, 1e-5, h, conv)
+			z, err := calibrateHypergeomGaussian(target, 1e-5, h, conv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,12 +295,12 @@ func TestCalibrateHypergeomGaussian(t *testing.T) {
 			}
 		}
 	}
-	if z, err := CalibrateHypergeomGaussian(math.Inf(1), 1e-5, h, ConversionStandard); err != nil || z != 0 {
+	if z, err := calibrateHypergeomGaussian(math.Inf(1), 1e-5, h, ConversionStandard); err != nil || z != 0 {
 		t.Errorf("ε = ∞: σ = %v, %v; want 0", z, err)
 	}
 	bad := h
 	bad.Batch = 0
-	if _, err := CalibrateHypergeomGaussian(1, 1e-5, bad, ConversionStandard); err == nil {
+	if _, err := calibrateHypergeomGaussian(1, 1e-5, bad, ConversionStandard); err == nil {
 		t.Error("calibration accepted B_d = 0")
 	}
 }

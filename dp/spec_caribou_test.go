@@ -41,11 +41,11 @@ func TestCARIBOUCalibrationVectors(t *testing.T) {
 		}
 		assertAbs(t, "g", g, tc.g, 5.1e-7)
 		// μ* by calibrating a unit-sensitivity GDP release: noise s ↦ μ = 1/s.
-		sGDP, err := CalibrateNoise(tc.eps, tc.delta, unitMu, gdp)
+		sGDP, err := calibrateWith(tc.eps, tc.delta, unitMu, gdp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sRDP, err := CalibrateNoise(tc.eps, tc.delta, unitMu, rdpStd)
+		sRDP, err := calibrateWith(tc.eps, tc.delta, unitMu, rdpStd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,15 +57,15 @@ func TestCARIBOUCalibrationVectors(t *testing.T) {
 		assertRel(t, "μ_RDP closed form", muRDP, math.Sqrt(2*l+2*tc.eps)-math.Sqrt(2*l), 1e-8)
 		// σ_mult directly from the PCMP event.
 		pcmp := func(sigma float64) []Event { return []Event{GDPEvent{Mu: math.Sqrt(g) / sigma}} }
-		sigGDP, err := CalibrateNoise(tc.eps, tc.delta, pcmp, gdp)
+		sigGDP, err := calibrateWith(tc.eps, tc.delta, pcmp, gdp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sigRDP, err := CalibrateNoise(tc.eps, tc.delta, pcmp, rdpStd)
+		sigRDP, err := calibrateWith(tc.eps, tc.delta, pcmp, rdpStd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sigLin, err := CalibrateGaussian(tc.eps, tc.delta, tc.k, "gdp")
+		sigLin, err := calibrateGaussian(tc.eps, tc.delta, tc.k, "gdp")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestCARIBOUCalibrationVectors(t *testing.T) {
 	}
 	// More vectors: μ_RDP(ε, δ = 1e-5) for ε = 2, 4, 8, 16.
 	for _, tc := range []struct{ eps, mu float64 }{{2, 0.400113}, {4, 0.771559}, {8, 1.448541}, {16, 2.619415}} {
-		s, err := CalibrateNoise(tc.eps, 1e-5, unitMu, rdpStd)
+		s, err := calibrateWith(tc.eps, 1e-5, unitMu, rdpStd)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -188,7 +188,7 @@ func TestDPARCalibrationChain(t *testing.T) {
 		assertRel(t, "EM-I β", scale, tc.gumbelB, 2e-7)
 		// DP-SGD: TF-Privacy accountant, q = B/N_train, T = 800, inner
 		// δ_sgd = δ_total/2/q'.
-		z, err := CalibrateNoise(epsPr, deltaPr, func(z float64) []Event {
+		z, err := calibrateWith(epsPr, deltaPr, func(z float64) []Event {
 			return []Event{PoissonGaussianEvent{Rate: 60.0 / 216, Multiplier: z, Steps: 800}}
 		}, newTFPrivacyRDP)
 		if err != nil {

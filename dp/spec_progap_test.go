@@ -35,11 +35,11 @@ func TestProGAPEdgeLevelSigmaTable(t *testing.T) {
 		for j, eps := range epsilons {
 			l := math.Log(1 / row.delta)
 			closed := math.Sqrt(float64(row.k)) / (math.Sqrt(2*(l+eps)) - math.Sqrt(2*l))
-			rdp, err := CalibrateGaussian(eps, row.delta, row.k, "rdp-standard")
+			rdp, err := calibrateGaussian(eps, row.delta, row.k, "rdp-standard")
 			if err != nil {
 				t.Fatal(err)
 			}
-			exact, err := CalibrateGaussian(eps, row.delta, row.k, "gdp")
+			exact, err := calibrateGaussian(eps, row.delta, row.k, "gdp")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestProGAPEdgeLevelSigmaTable(t *testing.T) {
 			// The accountant reproduces the closed form, from the safe side.
 			assertRel(t, "RDP calibration vs closed form", rdp, closed, 1e-8)
 			// Scaling: σ(K)/σ(1) = √K (exact: σ_eff = σ/√K).
-			exact1, _ := CalibrateGaussian(eps, row.delta, 1, "gdp")
+			exact1, _ := calibrateGaussian(eps, row.delta, 1, "gdp")
 			assertRel(t, "σ(K)/σ(1)", exact/exact1, math.Sqrt(float64(row.k)), 1e-8)
 			// Closed-form round trip ε(σ(ε)) = ε.
 			k := float64(row.k)
@@ -164,7 +164,7 @@ func TestProGAPNodeLevelCalibration(t *testing.T) {
 		events := func(z float64) []Event { return progapNodeEvents(z, row.k, steps, q) }
 		for j, eps := range []float64{2, 8, 32} {
 			for c, conv := range []Conversion{ConversionStandard, ConversionImproved} {
-				z, err := CalibrateNoise(eps, delta, events, func() (Accountant, error) {
+				z, err := calibrateWith(eps, delta, events, func() (Accountant, error) {
 					return NewRDP(WithOrders(ints...), WithConversion(conv), WithoutRefinement())
 				})
 				if err != nil {
@@ -184,7 +184,7 @@ func TestProGAPNodeLevelCalibration(t *testing.T) {
 		row := table[i]
 		steps := row.epochs * nTrain / batch
 		for j, eps := range []float64{2, 8, 32} {
-			z, err := CalibrateNoise(eps, delta, func(z float64) []Event { return progapNodeEvents(z, row.k, steps, q) },
+			z, err := calibrateWith(eps, delta, func(z float64) []Event { return progapNodeEvents(z, row.k, steps, q) },
 				func() (Accountant, error) { return NewRDP() })
 			if err != nil {
 				t.Fatal(err)

@@ -22,7 +22,8 @@ func Example_napMLP() {
 	spec, _ := graphs.ParseSplit("ratio:0.5:0.25")
 	g, _ = graphs.ApplySplit(g, spec, 1)
 	const hops = 2
-	sigma, err := dp.CalibrateGaussian(4, 1e-4, hops, "gdp") // sensitivity 1 per edge
+	// sensitivity 1 per edge
+	sigma, err := dp.CalibrateNoise(4, 1e-4, "gdp", func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: hops}} })
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,9 +1,21 @@
-// Package methods is the registry of dpgnn's training methods and the
-// driver that runs one: it loads a dataset, applies the split, runs the
-// method for several seeds and summarises the results into the JSON record.
+// Package methods is the contract between dpgnn and its training methods:
+// the Method interface and the registry (Register, New, Names), what a
+// method receives for one run (Context: the split graph, the privacy
+// level, ε, the δ rule, the selection mode, the seed and the run's ledger
+// and noise source) and what it returns (Outcome, with the query cost
+// type QueryCost its queries are charged to), and the configuration
+// machinery with its field checks. It computes nothing about a run:
+// running one — the driver, splits, tasks, calibration and privacy plans,
+// reports, the Module every multi-module method trains, queries, audit
+// and attack targets, plans from counts — is methods/run, which imports
+// this package; this package imports neither run nor any method. Context,
+// Outcome and QueryCost live here and not in run because Method.Run takes
+// and returns them: run needs Method, so Method's signature cannot name a
+// type of run.
+//
 // Each method lives in its own sub-package (mlp, gcn, gap, progap, gcon,
-// ...), wires layers, dp and trainers together and registers itself by name
-// in an init function; import methods/all to register every one.
+// ...), wires layers, dp and methods/run together and registers itself by
+// name in an init function; import methods/all to register every one.
 //
 // # Configuration
 //

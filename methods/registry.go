@@ -73,21 +73,6 @@ func (c *Context) Ledger() *dp.Ledger {
 	return c.ledger
 }
 
-// Report checks the run's ledger against its plan and returns the privacy
-// report: a run that released more, or otherwise, than it planned fails.
-// A private run's report also states where the mechanisms' randomness came
-// from (NoiseUse).
-func (c *Context) Report(plan *dp.Plan) (*dp.Report, error) {
-	rep, err := plan.Report(c.Ledger())
-	if err != nil {
-		return nil, fmt.Errorf("privacy: %w", err)
-	}
-	if c.Private() {
-		rep.Uses = append(rep.Uses, c.NoiseUse(plan))
-	}
-	return rep, nil
-}
-
 // NoiseSource returns the randomness for the privacy mechanisms named by
 // label: a dp.Source derived from the run's seed (reproducible), or with
 // SecureNoise one keyed from crypto/rand.

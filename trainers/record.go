@@ -45,7 +45,7 @@ type Record struct {
 	// Command is the command line that produced the record.
 	Command string `json:"command"`
 	// DatasetFingerprint is the SHA-256 (hex) of the dataset's arrays as
-	// loaded (methods.DatasetFingerprint).
+	// loaded (run.DatasetFingerprint).
 	DatasetFingerprint string `json:"dataset_fingerprint"`
 }
 

@@ -10,12 +10,13 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
 // accountSubcommands are the mechanism calculators under `dpgnn account`;
-// every registered method that can plan from counts (methods.Accountable)
+// every registered method that can plan from counts (run.Accountable)
 // adds `account METHOD`. accountFlags, accountMode and writeAccount give them
 // the shared --epsilon, --delta and --json handling.
 var accountSubcommands = []func(stdout io.Writer) *cobra.Command{
@@ -80,7 +81,7 @@ Examples:
 	subs := append([]func(io.Writer) *cobra.Command(nil), accountSubcommands...)
 	for _, name := range methods.Names() {
 		if m, _ := methods.New(name); m != nil {
-			if _, ok := m.(methods.Accountable); ok {
+			if _, ok := m.(mrun.Accountable); ok {
 				subs = append(subs, newAccountMethodCmd(name))
 			}
 		}
@@ -101,8 +102,8 @@ type accountFlags struct {
 
 func (a *accountFlags) bind(cmd *cobra.Command, noiseFlag string) {
 	f := cmd.Flags()
-	f.Float64Var(&a.epsilon, "epsilon", 0, fmt.Sprintf("target ε (finite, at least %g): report the noise that meets it (instead of --%s)", methods.MinEpsilon, noiseFlag))
-	f.Float64Var(&a.delta, "delta", 0, fmt.Sprintf("δ in (0, %g], e.g. 1e-5 (required)", methods.MaxDelta))
+	f.Float64Var(&a.epsilon, "epsilon", 0, fmt.Sprintf("target ε (finite, at least %g): report the noise that meets it (instead of --%s)", mrun.MinEpsilon, noiseFlag))
+	f.Float64Var(&a.delta, "delta", 0, fmt.Sprintf("δ in (0, %g], e.g. 1e-5 (required)", mrun.MaxDelta))
 	f.BoolVar(&a.json, "json", false, "print one JSON object on stdout and nothing else")
 }
 
@@ -113,9 +114,9 @@ func (a *accountFlags) bind(cmd *cobra.Command, noiseFlag string) {
 func (a *accountFlags) accountMode(cmd *cobra.Command, noiseFlag string, noise float64) (calibrate bool, err error) {
 	f := cmd.Flags()
 	if !f.Changed("delta") {
-		return false, fmt.Errorf("--delta is required (a probability in (0, %g], e.g. 1e-5)", methods.MaxDelta)
+		return false, fmt.Errorf("--delta is required (a probability in (0, %g], e.g. 1e-5)", mrun.MaxDelta)
 	}
-	if err := methods.CheckDelta("--delta", a.delta, ""); err != nil {
+	if err := mrun.CheckDelta("--delta", a.delta, ""); err != nil {
 		return false, err
 	}
 	haveNoise, haveEps := f.Changed(noiseFlag), f.Changed("epsilon")
@@ -131,7 +132,7 @@ func (a *accountFlags) accountMode(cmd *cobra.Command, noiseFlag string, noise f
 		if math.IsInf(a.epsilon, 1) {
 			return false, fmt.Errorf("--epsilon must be finite (ε = inf needs no noise)")
 		}
-		if err := methods.CheckEpsilon("--epsilon", a.epsilon, ""); err != nil {
+		if err := mrun.CheckEpsilon("--epsilon", a.epsilon, ""); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -314,7 +315,9 @@ achieved_epsilon (solving for sigma), mu (gdp), order (rdp).`,
 				return writeAccount(stdout, c.json, r, fmt.Sprintf("ε = %s at δ = %s (%s; %s with noise multiplier %s)",
 					fmtUp(eps), fmtIn(c.delta), gaussianAccountantText(r), releases, fmtIn(sigma)))
 			}
-			z, err := dp.CalibrateGaussian(c.epsilon, c.delta, count, accountant)
+			z, err := dp.CalibrateNoise(c.epsilon, c.delta, accountant, func(z float64) []dp.Event {
+				return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: count}}
+			})
 			if err != nil {
 				return fmt.Errorf("calibrate the noise for --epsilon %s: %w", fmtIn(c.epsilon), err)
 			}
@@ -445,7 +448,9 @@ achieved_epsilon (solving for noise), order.`,
 				return writeAccount(stdout, c.json, r, fmt.Sprintf("ε = %s at δ = %s (%s accountant, %s conversion, order α = %.4g; %s and noise multiplier %s)",
 					fmtUp(eps), fmtIn(c.delta), name, r.Conversion, order, what, fmtIn(noise)))
 			}
-			z, err := dp.CalibratePoissonGaussian(rate, c.epsilon, c.delta, steps, conv)
+			z, err := dp.CalibrateNoise(c.epsilon, c.delta, conv.Accountant(), func(z float64) []dp.Event {
+				return []dp.Event{dp.PoissonGaussianEvent{Rate: rate, Multiplier: z, Steps: steps}}
+			})
 			if err != nil {
 				return fmt.Errorf("calibrate the noise for --epsilon %s: %w", fmtIn(c.epsilon), err)
 			}

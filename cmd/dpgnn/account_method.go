@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/spf13/cobra"
 )
 
@@ -19,12 +20,12 @@ import (
 func newAccountMethodCmd(name string) func(io.Writer) *cobra.Command {
 	return func(stdout io.Writer) *cobra.Command {
 		m, _ := methods.New(name)
-		am := m.(methods.Accountable)
+		am := m.(mrun.Accountable)
 		used := accountCounts(am)
 		var c accountFlags
 		var noise float64
 		var level string
-		var counts methods.Counts
+		var counts mrun.Counts
 		cmd := &cobra.Command{
 			Use:   name + " (--noise Z | --epsilon E) --delta D [--level LEVEL] [counts] [method flags]",
 			Short: fmt.Sprintf("%s: ε of a run from its noise multiplier, or the multiplier for a target ε", name),
@@ -153,10 +154,10 @@ target_epsilon the target, target_met whether it holds).`, name, name, countList
 			v    *int
 			help string
 		}{
-			{methods.CountTrainNodes, &counts.TrainNodes, "N_train, the Poisson-sampled training nodes (DP-SGD, node level)"},
-			{methods.CountClasses, &counts.Classes, "number of classes c"},
-			{methods.CountN1, &counts.N1, "training rows n1 of the objective"},
-			{methods.CountDim, &counts.Dim, "dimension d of the propagated encoding"},
+			{mrun.CountTrainNodes, &counts.TrainNodes, "N_train, the Poisson-sampled training nodes (DP-SGD, node level)"},
+			{mrun.CountClasses, &counts.Classes, "number of classes c"},
+			{mrun.CountN1, &counts.N1, "training rows n1 of the objective"},
+			{mrun.CountDim, &counts.Dim, "dimension d of the propagated encoding"},
 		} {
 			if !slices.Contains(used, c.name) {
 				continue // not a flag of this method
@@ -174,9 +175,9 @@ target_epsilon the target, target_met whether it holds).`, name, name, countList
 
 // accountCounts is the counts m's plans need at any of its levels, in the
 // order of the count flags.
-func accountCounts(m methods.Accountable) []string {
+func accountCounts(m mrun.Accountable) []string {
 	var out []string
-	for _, c := range []string{methods.CountTrainNodes, methods.CountClasses, methods.CountN1, methods.CountDim} {
+	for _, c := range []string{mrun.CountTrainNodes, mrun.CountClasses, mrun.CountN1, mrun.CountDim} {
 		for _, lv := range m.Levels() {
 			if lv != methods.None && slices.Contains(m.AccountCounts(lv), c) {
 				out = append(out, c)

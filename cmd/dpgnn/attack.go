@@ -13,6 +13,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
 )
@@ -123,7 +124,7 @@ func runAttack(cmd *cobra.Command, stdout, stderr io.Writer, m methods.Method, c
 		return err
 	}
 	opts.Runs = atk.Runs // checked against the split as train's (masks: one per run)
-	runs, err := methods.PrepareAttack(m, opts)
+	runs, err := mrun.PrepareAttack(m, opts)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func runAttack(cmd *cobra.Command, stdout, stderr io.Writer, m methods.Method, c
 		aucs = append(aucs, run.AUC)
 	}
 	rec.AUC = trainers.Summarize(aucs, opts.Seed)
-	rec.Hyperparameters = methods.Hyperparameters(m, c.features)
+	rec.Hyperparameters = mrun.Hyperparameters(m, c.features)
 	maps.Copy(rec.Hyperparameters, methods.ConfigValues(atk))
 	rec.Hyperparameters["confidence"] = a.stats.Confidence
 	rec.Seconds = time.Since(start).Seconds()

@@ -15,8 +15,9 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/sbinet/npyio/npy"
 	"github.com/spf13/cobra"
@@ -220,7 +221,7 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 	var c dataFlags
 	var a auditFlags
 	var atk attackFlags
-	auditor, isAuditor := m.(methods.Auditor)
+	auditor, isAuditor := m.(mrun.Auditor)
 	short := "Audit one private release of " + name + ", or attack the trained model (--attack)"
 	if !isAuditor {
 		short = "Attack the trained " + name + " (--attack linkteller|mia)"
@@ -269,11 +270,11 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			if err := checkSamplesPath(a.samples); err != nil {
 				return err
 			}
-			ctx, err := methods.NewContext(m, opts)
+			ctx, err := mrun.NewContext(m, opts)
 			if err != nil {
 				return err
 			}
-			target, err := auditor.AuditTarget(ctx, methods.AuditOptions{Embedding: a.target.Embedding, Width: a.target.Width, Multiplier: a.target.Multiplier, Release: a.target.Release})
+			target, err := auditor.AuditTarget(ctx, mrun.AuditOptions{Embedding: a.target.Embedding, Width: a.target.Width, Multiplier: a.target.Multiplier, Release: a.target.Release})
 			if err != nil {
 				return err
 			}
@@ -302,9 +303,9 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 }
 
 // hyperparameters are what a method audit's record states: the method's
-// (methods.Hyperparameters) and the audit's own options.
+// (run.Hyperparameters) and the audit's own options.
 func (a *auditFlags) hyperparameters(m methods.Method, features string) map[string]any {
-	hp := methods.Hyperparameters(m, features)
+	hp := mrun.Hyperparameters(m, features)
 	maps.Copy(hp, methods.ConfigValues(&a.stats))
 	maps.Copy(hp, methods.ConfigValues(&a.target))
 	return hp
@@ -319,7 +320,7 @@ const maxAuditWork = 5e10
 // the removed node's own ones when the target states why (OwnRow), and
 // with --samples every raw release written. The record's method,
 // hyperparameters and time are the caller's.
-func (a *auditFlags) auditRelease(ctx *methods.Context, opts methods.TrainOptions, target *methods.AuditTarget, seed uint64, bar trainers.Recorder) (auditRecord, error) {
+func (a *auditFlags) auditRelease(ctx *methods.Context, opts mrun.TrainOptions, target *mrun.AuditTarget, seed uint64, bar trainers.Recorder) (auditRecord, error) {
 	g := ctx.Graph
 	trials := a.stats.Trials
 	gp, removed, what, err := a.neighbour(g, opts, target)
@@ -372,7 +373,7 @@ func (a *auditFlags) auditRelease(ctx *methods.Context, opts methods.TrainOption
 		return auditRecord{}, fmt.Errorf("release on G′: %w", err)
 	}
 	bar.Plan(trials * 2)
-	sampler := func(rel methods.Release1, side int) dp.AuditSampler {
+	sampler := func(rel mrun.Release1, side int) dp.AuditSampler {
 		name := [2]string{"G", "G′"}[side]
 		var buf []float64
 		return func(i int, first bool) ([]float64, error) {
@@ -486,10 +487,10 @@ func (a *auditFlags) checkNeighbourLevel(level methods.Level, removeNode bool) e
 // neighbour builds G′ from the flags and returns it, the removed node (−1
 // for an edge-level neighbour) and a description. The flags' level was
 // checked by checkNeighbourLevel.
-func (a *auditFlags) neighbour(g *graphs.Graph, opts methods.TrainOptions, t *methods.AuditTarget) (*graphs.Graph, int, string, error) {
+func (a *auditFlags) neighbour(g *graphs.Graph, opts mrun.TrainOptions, t *mrun.AuditTarget) (*graphs.Graph, int, string, error) {
 	unit := t.EdgeUnit
 	if unit == "" {
-		unit = methods.EdgeDirected
+		unit = mrun.EdgeDirected
 	}
 	switch {
 	case a.target.RemoveEdge != "":
@@ -505,7 +506,7 @@ func (a *auditFlags) neighbour(g *graphs.Graph, opts methods.TrainOptions, t *me
 		if !g.Adj.HasEntry(u, v) {
 			return nil, 0, "", fmt.Errorf("--remove-edge %d,%d: %s has no edge %d→%d", u, v, g.Name, u, v)
 		}
-		both := unit == methods.EdgeUndirected
+		both := unit == mrun.EdgeUndirected
 		gp := g.WithAdj(graphs.RemoveEntry(g.Adj, u, v, both && g.Adj.HasEntry(v, u)))
 		what := fmt.Sprintf("remove the directed edge %d→%d", u, v)
 		if both {
@@ -647,7 +648,7 @@ func oneEdgeUnitApart(g, h *graphs.Graph, unit string) (string, error) {
 		return "", fmt.Errorf("removes an edge of G (%d→%d) and adds another (%d→%d): a neighbour differs in one edge-level unit", onlyG[0][0], onlyG[0][1], onlyH[0][0], onlyH[0][1])
 	}
 	u, v := diff[0][0], diff[0][1]
-	if unit != methods.EdgeUndirected {
+	if unit != mrun.EdgeUndirected {
 		if len(diff) != 1 {
 			return "", fmt.Errorf("differs from G in more than one adjacency entry: the claim's unit is one directed entry j→i (one --remove-edge U,V)")
 		}

@@ -17,8 +17,9 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/sbinet/npyio/npz"
 	"gonum.org/v1/gonum/mat"
 )
@@ -206,7 +207,7 @@ func TestRemoveNodeFromEveryEdgeSet(t *testing.T) {
 	g := &graphs.Graph{Name: "t", N: 3, Adj: full(), Neg: full(), EdgeTrain: full(), EdgeTest: full()}
 	a := &auditFlags{}
 	a.target.RemoveNode = 1
-	gp, drop, _, err := a.neighbour(g, methods.TrainOptions{}, &methods.AuditTarget{})
+	gp, drop, _, err := a.neighbour(g, mrun.TrainOptions{}, &mrun.AuditTarget{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestRemoveNodeFromEveryEdgeSet(t *testing.T) {
 }
 
 // auditToy is the mlp method under another name with a toy release to
-// audit (methods.Auditor), whose Prepare calls are counted: "named" (the
+// audit (run.Auditor), whose Prepare calls are counted: "named" (the
 // default) releases, for every node i, 5·[i has an edge] + N(0, 1) — a
 // release that names the nodes present, so removing a node changes its
 // own value and nothing else when its neighbours keep other edges;
@@ -236,9 +237,9 @@ var auditToyPrepared atomic.Int64
 
 func (auditToy) Name() string { return "audittoy" }
 
-func (auditToy) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
-	t := &methods.AuditTarget{What: "toy: 5 + N(0,1) for every node with an edge, N(0,1) for the others", Claimed: 1, Delta: 1e-5,
-		Gaussian: true, EdgeUnit: methods.EdgeUndirected, Width: 1}
+func (auditToy) AuditTarget(ctx *methods.Context, opts mrun.AuditOptions) (*mrun.AuditTarget, error) {
+	t := &mrun.AuditTarget{What: "toy: 5 + N(0,1) for every node with an edge, N(0,1) for the others", Claimed: 1, Delta: 1e-5,
+		Gaussian: true, EdgeUnit: mrun.EdgeUndirected, Width: 1}
 	switch opts.Release {
 	case "", "named":
 	case "ownrow":
@@ -246,7 +247,7 @@ func (auditToy) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*m
 	default:
 		return nil, fmt.Errorf("--release %q: want named or ownrow", opts.Release)
 	}
-	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+	t.Prepare = func(g *graphs.Graph) (mrun.Release1, error) {
 		auditToyPrepared.Add(1)
 		return func(src *dp.Source) ([]float64, error) {
 			out := make([]float64, g.N)
@@ -532,16 +533,16 @@ func TestOneEdgeUnitApart(t *testing.T) {
 		unit string
 		want string // the description, or the error's text
 	}{
-		{"one entry, directed unit", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}), methods.EdgeDirected, "G without the directed edge 2→3"},
-		{"one added entry", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}, [2]int{3, 0}), methods.EdgeDirected, "G with the directed edge 3→0"},
-		{"both entries, directed unit", graph(4, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}), methods.EdgeDirected, "more than one adjacency entry"},
-		{"both entries, undirected unit", graph(4, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}), methods.EdgeUndirected, "G without the undirected edge {0,1}"},
-		{"the one stored entry of a pair", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}), methods.EdgeUndirected, "G without the undirected edge {2,3}"},
-		{"half an undirected edge", graph(4, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}), methods.EdgeUndirected, "but not in 1→0"},
-		{"two undirected edges", graph(4, [2]int{2, 3}), methods.EdgeUndirected, "more than one edge"},
-		{"one removed, one added", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{3, 2}), methods.EdgeDirected, "adds another"},
-		{"identical", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}), methods.EdgeDirected, "same edges"},
-		{"another node count", graph(5, [2]int{0, 1}), methods.EdgeDirected, "has 5 nodes"},
+		{"one entry, directed unit", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}), mrun.EdgeDirected, "G without the directed edge 2→3"},
+		{"one added entry", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}, [2]int{3, 0}), mrun.EdgeDirected, "G with the directed edge 3→0"},
+		{"both entries, directed unit", graph(4, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}), mrun.EdgeDirected, "more than one adjacency entry"},
+		{"both entries, undirected unit", graph(4, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}), mrun.EdgeUndirected, "G without the undirected edge {0,1}"},
+		{"the one stored entry of a pair", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}), mrun.EdgeUndirected, "G without the undirected edge {2,3}"},
+		{"half an undirected edge", graph(4, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}), mrun.EdgeUndirected, "but not in 1→0"},
+		{"two undirected edges", graph(4, [2]int{2, 3}), mrun.EdgeUndirected, "more than one edge"},
+		{"one removed, one added", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{3, 2}), mrun.EdgeDirected, "adds another"},
+		{"identical", graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3}), mrun.EdgeDirected, "same edges"},
+		{"another node count", graph(5, [2]int{0, 1}), mrun.EdgeDirected, "has 5 nodes"},
 	} {
 		got, err := oneEdgeUnitApart(g, tc.h, tc.unit)
 		if err != nil {
@@ -553,7 +554,7 @@ func TestOneEdgeUnitApart(t *testing.T) {
 	}
 	w := graph(4, [2]int{0, 1}, [2]int{1, 0}, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 3})
 	w.Adj.Data = []float64{1, 1, 1, 1, 2}
-	if _, err := oneEdgeUnitApart(g, w, methods.EdgeDirected); err == nil || !strings.Contains(err.Error(), "another weight") {
+	if _, err := oneEdgeUnitApart(g, w, mrun.EdgeDirected); err == nil || !strings.Contains(err.Error(), "another weight") {
 		t.Errorf("a reweighted edge: %v", err)
 	}
 }

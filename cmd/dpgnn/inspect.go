@@ -13,8 +13,9 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
@@ -95,11 +96,11 @@ entries were confirmed after a move.`,
 			if err != nil {
 				return err
 			}
-			ctx, err := methods.NewContext(m, opts)
+			ctx, err := mrun.NewContext(m, opts)
 			if err != nil {
 				return err
 			}
-			model, err := methods.BuildModel(m, ctx)
+			model, err := mrun.BuildModel(m, ctx)
 			if err != nil {
 				return err
 			}
@@ -253,12 +254,12 @@ func runGradCheck(w io.Writer, m methods.Method, seed uint64, o gradCheckOptions
 		if err != nil {
 			return err
 		}
-		if _, ok := methods.TaskOf(m).(methods.SignedLink); ok {
+		if _, ok := mrun.TaskOf(m).(mrun.SignedLink); ok {
 			signGradCheckGraph(g)
 		}
 		ctx := &methods.Context{Graph: g, Dataset: "csbm-40", Level: methods.None, Epsilon: math.Inf(1),
 			Seed: seed, Recorder: trainers.Nop{}}
-		model, err := methods.BuildModel(m, ctx)
+		model, err := mrun.BuildModel(m, ctx)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -157,7 +158,7 @@ func TestGradCheckCommandFailsOnBrokenGradient(t *testing.T) {
 
 func TestMethodWithoutBuilder(t *testing.T) {
 	type plain struct{ methods.Method } // hides BuildModel
-	_, err := methods.BuildModel(plain{brokenMethod{}}, &methods.Context{})
+	_, err := mrun.BuildModel(plain{brokenMethod{}}, &methods.Context{})
 	if err == nil || !strings.Contains(err.Error(), "does not implement methods.Builder") {
 		t.Fatalf("got %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -22,12 +23,12 @@ import (
 func TestInspectEveryMethod(t *testing.T) {
 	for _, name := range methods.Names() {
 		m, _ := methods.New(name)
-		if _, ok := m.(methods.Builder); !ok {
+		if _, ok := m.(mrun.Builder); !ok {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
 			var data []string
-			if _, ok := methods.TaskOf(m).(methods.SignedLink); ok {
+			if _, ok := mrun.TaskOf(m).(mrun.SignedLink); ok {
 				data = []string{"--dataset", "bitcoin_alpha", "--data-dir", testutil.DataDir(t)}
 			}
 			for _, format := range []string{"text", "dot"} {

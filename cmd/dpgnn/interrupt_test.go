@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 )
 
 // stopMLP is the mlp method under another name that acts on the calls of
@@ -167,7 +168,7 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{nil, 0},
 		{errors.New("bad flag"), 1},
-		{&methods.InterruptedError{Finished: 1, Runs: 3, Err: context.Canceled}, 130},
+		{&mrun.InterruptedError{Finished: 1, Runs: 3, Err: context.Canceled}, 130},
 		{&interruptedError{msg: "x", cause: context.Canceled}, 130},
 		{fmt.Errorf("wrapped: %w", context.Canceled), 130},
 	} {

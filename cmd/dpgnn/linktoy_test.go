@@ -10,6 +10,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -30,18 +31,18 @@ func (*linkToy) DefaultSplit(string) string { return "ratio:0.5:0.2" }
 func (m *linkToy) Config() any              { return m }
 func (m *linkToy) Validate() error          { return methods.CheckFields(m, methods.Epochs(&m.GroupEpochs)) }
 func (m *linkToy) Epochs() int              { return 2 * m.GroupEpochs }
-func (*linkToy) Task() methods.Task         { return methods.LinkPrediction{TestFraction: 0.1} }
+func (*linkToy) Task() mrun.Task            { return mrun.LinkPrediction{TestFraction: 0.1} }
 func body(in, out int) layers.MLPConfig {
 	return layers.MLPConfig{Dims: []int{in, 32, out}, Activation: layers.ReLU, PlainLast: true}
 }
-func (m *linkToy) train(e int) methods.ModuleTraining {
-	return methods.ModuleTraining{Epochs: e, LR: 0.01}
+func (m *linkToy) train(e int) mrun.ModuleTraining {
+	return mrun.ModuleTraining{Epochs: e, LR: 0.01}
 }
 
 func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
 	// Group 1, no noise: node embeddings from features and labels only.
-	enc, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, m.train(m.GroupEpochs), len(g.Split.Train), methods.MLPBody("enc", body(g.X.F, g.NumClasses)))
+	enc, err := mrun.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, m.train(m.GroupEpochs), len(g.Split.Train), mrun.MLPBody("enc", body(g.X.F, g.NumClasses)))
 	if err != nil {
 		return nil, err
 	}
@@ -49,17 +50,20 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	// Group 2, DP-SGD: one row h_u ⊙ h_v per pair, each training edge a sample.
-	pairs := methods.NewLinkPairs(g, ctx.Seed)
+	pairs := mrun.NewLinkPairs(g, ctx.Seed)
 	tr := m.train(m.GroupEpochs)
-	q := methods.NodeRate(64, pairs.Train)
-	cal, err := methods.CalibrateSGDUnits(ctx, methods.EdgeUnits(g.N, true, nil), q, dpnn.Steps(tr.Epochs, q), 1, dp.ConversionImproved)
+	q := mrun.NodeRate(64, pairs.Train)
+	steps := dpnn.Steps(tr.Epochs, q)
+	cal, err := mrun.Calibrate(ctx, mrun.EdgeUnits(g.N, true, nil), "rdp",
+		func(z float64) []dp.Planned { return []dp.Planned{mrun.SGDRelease(q, steps, 1, z)} },
+		func(z float64) map[string]float64 { return mrun.SGDNoise(q, steps, 1, z) })
 	if err != nil {
 		return nil, err
 	}
 	tr.Private, tr.Multiplier, tr.Clip, tr.Rate, tr.Ledger = ctx.Private(), cal.Multiplier, 1, q, "dpsgd"
 	tr.Samples, tr.Targets = pairs.Samples()
 	x := pairs.Hadamard(nn.Values(enc.Outputs[0]), g.NumClasses)
-	scorer, err := methods.BuildModule(ctx.Seed+1, []*graphs.Features{x}, []string{"pair"}, tr, pairs.Train, methods.MLPBody("score", body(x.F, 2)))
+	scorer, err := mrun.BuildModule(ctx.Seed+1, []*graphs.Features{x}, []string{"pair"}, tr, pairs.Train, mrun.MLPBody("score", body(x.F, 2)))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +78,7 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	for k := range score {
 		score[k] = logits[2*k+1] - logits[2*k]
 	}
-	rep, err := ctx.Report(cal.Plan)
+	rep, err := mrun.Report(ctx, cal.Plan)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
 )
@@ -409,7 +410,7 @@ func writeSweepOutputs(out *sweepOut, plotFile, title string, t *sweepTable) err
 
 // sweepPlan is a sweep's grid, checked before anything trains.
 type sweepPlan struct {
-	opts  methods.TrainOptions
+	opts  mrun.TrainOptions
 	names []string
 	eps   []float64           // ascending, +Inf last
 	sets  map[string][]string // --set settings by method, in order
@@ -427,7 +428,7 @@ type sweepPlan struct {
 // levels, the dataset (loaded once), and the split of every (method, ε)
 // cell, which must be the same for all (one table, one split). Errors are
 // one line.
-func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []string) (*sweepPlan, error) {
+func planSweep(opts mrun.TrainOptions, methodList, epsList string, sets []string) (*sweepPlan, error) {
 	if opts.Runs <= 0 {
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
 	}
@@ -487,11 +488,11 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 			}
 		}
 	}
-	g, err := methods.LoadDataset(opts)
+	g, err := mrun.LoadDataset(opts)
 	if err != nil {
 		return nil, err
 	}
-	p.dataset, p.fingerprint = g.Name, methods.DatasetFingerprint(g)
+	p.dataset, p.fingerprint = g.Name, mrun.DatasetFingerprint(g)
 	for _, name := range p.names {
 		for _, e := range p.eps {
 			level, ok := p.level(name, e)
@@ -501,7 +502,7 @@ func planSweep(opts methods.TrainOptions, methodList, epsList string, sets []str
 			m, _ := p.method(name)
 			o := opts
 			o.Epsilon, o.Level = e, level
-			split, err := methods.Check(m, o, g)
+			split, err := mrun.Check(m, o, g)
 			if err != nil {
 				return nil, fmt.Errorf("%s at ε=%s: %s", name, epsLabel(e), oneLine(err))
 			}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -238,7 +239,7 @@ func TestSweepTornLastLine(t *testing.T) {
 // the unsharded sweep, the table written once the grid is complete; a
 // rerun without --shard then trains nothing.
 func TestSweepShards(t *testing.T) {
-	opts := methods.TrainOptions{Level: methods.Edge, Runs: 3, Seed: 5}
+	opts := mrun.TrainOptions{Level: methods.Edge, Runs: 3, Seed: 5}
 	plan, err := planSweep(opts, "sweepmlp,sweepgap,gcn", "1,8,inf", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -93,7 +94,7 @@ func (s sweepShard) whole() bool { return s.n == 1 }
 
 func (s sweepShard) String() string { return fmt.Sprintf("%d/%d", s.i, s.n) }
 
-// oneRun is a method trained as one run of a sweep: methods.TrainContext
+// oneRun is a method trained as one run of a sweep: run.TrainContext
 // with Runs 1 and the sweep's seed S trains it once as run r of a
 // TrainContext of several runs does: on the dataset loaded with seed S
 // (a generated graph depends on it), with run r's split (mask r of a
@@ -102,14 +103,14 @@ func (s sweepShard) String() string { return fmt.Sprintf("%d/%d", s.i, s.n) }
 // run r's graph from it, and the task's metrics are taken on that graph.
 type oneRun struct {
 	methods.Method
-	task  methods.Task // the method's own
-	split string       // --split ("" : the method's default for the dataset)
+	task  mrun.Task // the method's own
+	split string    // --split ("" : the method's default for the dataset)
 	run   int
 	seed  uint64
 	graph *graphs.Graph // run r's graph, set by Run
 }
 
-func (o *oneRun) Task() methods.Task { return oneRunTask{o} }
+func (o *oneRun) Task() mrun.Task { return oneRunTask{o} }
 
 func (o *oneRun) Run(c *methods.Context) (*methods.Outcome, error) {
 	g := c.Graph
@@ -146,9 +147,9 @@ func (t oneRunTask) Prepare(g *graphs.Graph, _ uint64) (*graphs.Graph, error) { 
 func (t oneRunTask) Evaluation() string                                       { return t.o.task.Evaluation() }
 
 // SplitRecord is the method's own task's, so a run's record names the
-// split methods.Check named for the sweep.
+// split run.Check named for the sweep.
 func (t oneRunTask) SplitRecord(g *graphs.Graph, given string, spec graphs.SplitSpec) (string, error) {
-	return methods.SplitRecord(t.o.task, g, given, spec)
+	return mrun.SplitRecord(t.o.task, g, given, spec)
 }
 func (t oneRunTask) Metrics(_ *graphs.Graph, out *methods.Outcome) (map[string]float64, error) {
 	return t.o.task.Metrics(t.o.graph, out)
@@ -162,8 +163,8 @@ func (p *sweepPlan) trainRun(ctx context.Context, run sweepRun, rec trainers.Rec
 	}
 	o := p.opts
 	o.Epsilon, o.Level, o.Recorder, o.Runs = run.eps, run.level, rec, 1
-	one := &oneRun{Method: m, task: methods.TaskOf(m), split: o.Split, run: run.r, seed: run.seed}
-	r, err := methods.TrainContext(ctx, one, o)
+	one := &oneRun{Method: m, task: mrun.TaskOf(m), split: o.Split, run: run.r, seed: run.seed}
+	r, err := mrun.TrainContext(ctx, one, o)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func (p *sweepPlan) config() runFields {
 }
 
 // deltaSetting is --delta as given: auto, paper or the number.
-func deltaSetting(o methods.TrainOptions) string {
+func deltaSetting(o mrun.TrainOptions) string {
 	switch {
 	case o.DeltaRule == methods.DeltaGiven || o.DeltaRule == "" && o.Delta > 0:
 		return strconv.FormatFloat(o.Delta, 'g', -1, 64)
@@ -210,7 +211,7 @@ func (p *sweepPlan) expected(name string, col int) (*sweepRecord, error) {
 	}
 	r := &trainers.Record{Method: name, Dataset: p.dataset, Split: p.split, Privacy: string(level),
 		Runs: 1, Seed: p.opts.Seed, DatasetFingerprint: p.fingerprint, SecureNoise: p.opts.SecureNoise,
-		Hyperparameters: jsonValues(methods.Hyperparameters(m, p.opts.Features))}
+		Hyperparameters: jsonValues(mrun.Hyperparameters(m, p.opts.Features))}
 	if !math.IsInf(e, 1) {
 		r.Epsilon = &e
 	}
@@ -465,7 +466,7 @@ func (x *sweepExec) train(ctx context.Context, run sweepRun, claim *runClaim) {
 	defer x.mu.Unlock()
 	defer x.cond.Broadcast()
 	delete(x.inFlight, run.k)
-	var stopped *methods.InterruptedError
+	var stopped *mrun.InterruptedError
 	switch {
 	case errors.As(err, &stopped):
 		x.stopped = append(x.stopped, run)

@@ -13,8 +13,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -44,35 +45,35 @@ func (c *dataFlags) bind(f *pflag.FlagSet) {
 	f.Uint64Var(&c.seed, "seed", 1, "random seed")
 }
 
-// options parses the flags into the options methods.Train and
-// methods.NewContext take.
-func (c *dataFlags) options() (methods.TrainOptions, error) {
+// options parses the flags into the options run.Train and
+// run.NewContext take.
+func (c *dataFlags) options() (mrun.TrainOptions, error) {
 	level, err := methods.ParseLevel(c.privacy)
 	if err != nil {
-		return methods.TrainOptions{}, err
+		return mrun.TrainOptions{}, err
 	}
 	eps, err := parseEpsilon(c.epsilon)
 	if err != nil {
-		return methods.TrainOptions{}, err
+		return mrun.TrainOptions{}, err
 	}
 	if level == methods.None && !math.IsInf(eps, 1) {
-		return methods.TrainOptions{}, fmt.Errorf("--epsilon %s with --privacy none: a budget needs --privacy edge or node", c.epsilon)
+		return mrun.TrainOptions{}, fmt.Errorf("--epsilon %s with --privacy none: a budget needs --privacy edge or node", c.epsilon)
 	}
 	delta, rule, err := parseDelta(c.delta)
 	if err != nil {
-		return methods.TrainOptions{}, err
+		return mrun.TrainOptions{}, err
 	}
 	// One rule for the whole budget: without privacy no δ is spent, so a
 	// given one is refused like a finite ε (auto, the default, resolves to
 	// nothing there).
 	if level == methods.None && rule != methods.DeltaAuto {
-		return methods.TrainOptions{}, fmt.Errorf("--delta %s with --privacy none: δ is part of a budget, which needs --privacy edge or node", c.delta)
+		return mrun.TrainOptions{}, fmt.Errorf("--delta %s with --privacy none: δ is part of a budget, which needs --privacy edge or node", c.delta)
 	}
 	maxMem, err := setMaxMemory(c.maxMemory)
 	if err != nil {
-		return methods.TrainOptions{}, err
+		return mrun.TrainOptions{}, err
 	}
-	return methods.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Features: c.features, Level: level,
+	return mrun.TrainOptions{Dataset: c.dataset, DataDir: c.dataDir, Split: c.split, Features: c.features, Level: level,
 		Epsilon: eps, Delta: delta, DeltaRule: rule, Selection: c.selection, SelectionEpsilon: c.selectionEpsilon, Seed: c.seed,
 		MaxMemory: maxMem}, nil
 }
@@ -131,20 +132,20 @@ func methodArg(verb string) cobra.PositionalArgs {
 }
 
 // parseEpsilon parses --epsilon (or one of sweep's --epsilons): a budget
-// methods.CheckEpsilon accepts (at least methods.MinEpsilon), or inf.
+// run.CheckEpsilon accepts (at least run.MinEpsilon), or inf.
 func parseEpsilon(s string) (float64, error) {
 	e, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
 		return 0, fmt.Errorf("--epsilon %q is not a number (use e.g. 1, 8 or inf)", s)
 	}
-	if err := methods.CheckEpsilon("--epsilon", e, s); err != nil {
+	if err := mrun.CheckEpsilon("--epsilon", e, s); err != nil {
 		return 0, err
 	}
 	return e, nil
 }
 
-// parseDelta parses --delta: auto, paper, or a number methods.CheckDelta
-// accepts (in (0, methods.MaxDelta]).
+// parseDelta parses --delta: auto, paper, or a number run.CheckDelta
+// accepts (in (0, run.MaxDelta]).
 func parseDelta(s string) (float64, methods.DeltaRule, error) {
 	switch s {
 	case "auto":
@@ -154,9 +155,9 @@ func parseDelta(s string) (float64, methods.DeltaRule, error) {
 	}
 	d, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
-		return 0, "", fmt.Errorf("--delta must be a number in (0, %g], auto or paper, got %q", methods.MaxDelta, s)
+		return 0, "", fmt.Errorf("--delta must be a number in (0, %g], auto or paper, got %q", mrun.MaxDelta, s)
 	}
-	if err := methods.CheckDelta("--delta", d, s); err != nil {
+	if err := mrun.CheckDelta("--delta", d, s); err != nil {
 		return 0, "", err
 	}
 	return d, methods.DeltaGiven, nil
@@ -218,8 +219,8 @@ func newMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			opts.Runs, opts.Recorder, opts.SecureNoise = c.runs, rec, c.secureNoise
 			opts.Command = commandLine(cmd, args)
 			interruptible.Store(true)
-			r, err := methods.TrainContext(cmd.Context(), m, opts)
-			var stopped *methods.InterruptedError
+			r, err := mrun.TrainContext(cmd.Context(), m, opts)
+			var stopped *mrun.InterruptedError
 			if err != nil && !errors.As(err, &stopped) {
 				return err
 			}

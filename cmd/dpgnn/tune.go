@@ -16,6 +16,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -466,8 +467,8 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags, progress io.Wri
 			return nil, err
 		}
 	}
-	if _, ok := methods.TaskOf(m).(methods.NodeClassification); !ok {
-		return nil, fmt.Errorf("tune selects on validation accuracy: %s's task (%s) has none", m.Name(), methods.TaskOf(m).Name())
+	if _, ok := mrun.TaskOf(m).(mrun.NodeClassification); !ok {
+		return nil, fmt.Errorf("tune selects on validation accuracy: %s's task (%s) has none", m.Name(), mrun.TaskOf(m).Name())
 	}
 	// The shared run flags tune does not carry into its candidates' runs
 	// are refused, not ignored.
@@ -549,12 +550,12 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags, progress io.Wri
 	opts.Command = commandLine(cmd, nil)
 	// Every check a run makes before it trains, for every grid point,
 	// before anything is trained.
-	g0, err := methods.LoadDataset(opts)
+	g0, err := mrun.LoadDataset(opts)
 	if err != nil {
 		return nil, err
 	}
 	for i, c := range cands {
-		split, err := methods.Check(c, opts, g0)
+		split, err := mrun.Check(c, opts, g0)
 		if err != nil {
 			return nil, fmt.Errorf("candidate %s: %w", strings.Join(gridPoint(keys, i), ","), err)
 		}
@@ -600,14 +601,14 @@ func runTune(cmd *cobra.Command, m methods.Method, f *tuneFlags, progress io.Wri
 	var recDelta float64
 	var candEps []float64
 	var notes, bestNotes []string
-	prepared := make([]*methods.AttackRuns, n)
+	prepared := make([]*mrun.AttackRuns, n)
 	var bestScore float64
 	for i, d := range draws {
 		setting := strings.Join(gridPoint(keys, d.point), ",")
 		if prepared[d.point] == nil {
 			// The dataset is loaded with --seed for every candidate (a
 			// generated graph is the same data for all of them).
-			if prepared[d.point], err = methods.PrepareAttack(cands[d.point], opts); err != nil {
+			if prepared[d.point], err = mrun.PrepareAttack(cands[d.point], opts); err != nil {
 				return nil, fmt.Errorf("candidate %s: %w", setting, err)
 			}
 		}
@@ -760,7 +761,7 @@ type trialResult struct {
 // seed + r, its split drawn as train's run r draws it from that seed) and
 // counts each run's correct validation predictions from its predictions.
 // rec gives run r's progress recorder (nil: none).
-func trainTrial(ctx context.Context, a *methods.AttackRuns, seed uint64, runs int, rec func(r int) trainers.Recorder) (trialResult, error) {
+func trainTrial(ctx context.Context, a *mrun.AttackRuns, seed uint64, runs int, rec func(r int) trainers.Recorder) (trialResult, error) {
 	var res trialResult
 	eps := 0.0
 	for r := range runs {
@@ -783,7 +784,7 @@ func trainTrial(ctx context.Context, a *methods.AttackRuns, seed uint64, runs in
 		if err != nil {
 			return res, fmt.Errorf("run %d: %w", r+1, err)
 		}
-		mt, err := methods.NodeClassification{}.Metrics(gs, out)
+		mt, err := mrun.NodeClassification{}.Metrics(gs, out)
 		if err != nil {
 			return res, fmt.Errorf("run %d: %w", r+1, err)
 		}
@@ -840,7 +841,7 @@ func maxEps(es []float64, target float64) *float64 {
 // curve of Papernot & Steinke's bound is the largest candidate curve over
 // the grid (the base algorithm draws its grid point uniformly: a mixture,
 // whose Rényi divergence is at most the largest of its components').
-func tuneAccount(opts methods.TrainOptions, g *graphs.Graph, cands []methods.Method, keys []gridKey, dist dp.Candidates, score dp.TuningScore, rule scoreRule, runs int, delta float64, trained []float64, p *tunePrivacy) error {
+func tuneAccount(opts mrun.TrainOptions, g *graphs.Graph, cands []methods.Method, keys []gridKey, dist dp.Candidates, score dp.TuningScore, rule scoreRule, runs int, delta float64, trained []float64, p *tunePrivacy) error {
 	if delta <= 0 {
 		delta = opts.Delta
 	}
@@ -950,12 +951,12 @@ func tuneAccount(opts methods.TrainOptions, g *graphs.Graph, cands []methods.Met
 // from the split (training nodes, classes). tune checks it before anything
 // is trained.
 func planCounts(c methods.Method, level methods.Level) error {
-	am, ok := c.(methods.Accountable)
+	am, ok := c.(mrun.Accountable)
 	if !ok {
 		return fmt.Errorf("%s has no privacy plan from counts", c.Name())
 	}
 	for _, n := range am.AccountCounts(level) {
-		if n != methods.CountTrainNodes && n != methods.CountClasses {
+		if n != mrun.CountTrainNodes && n != mrun.CountClasses {
 			return fmt.Errorf("its plan needs --%s, which tune does not derive", n)
 		}
 	}
@@ -965,11 +966,11 @@ func planCounts(c methods.Method, level methods.Level) error {
 // candidateCurve is the RDP curve of run r of candidate c at the run's δ:
 // its plan from run r's split counts (zero when the method reads nothing
 // private at the level), with its conversion.
-func candidateCurve(opts methods.TrainOptions, c methods.Method, g *graphs.Graph, delta float64, r int) (func(float64) float64, dp.Conversion, *dp.Plan, error) {
+func candidateCurve(opts mrun.TrainOptions, c methods.Method, g *graphs.Graph, delta float64, r int) (func(float64) float64, dp.Conversion, *dp.Plan, error) {
 	if err := planCounts(c, opts.Level); err != nil {
 		return nil, 0, nil, err
 	}
-	am := c.(methods.Accountable)
+	am := c.(mrun.Accountable)
 	need := am.AccountCounts(opts.Level)
 	split := opts.Split
 	if split == "" {
@@ -984,7 +985,7 @@ func candidateCurve(opts methods.TrainOptions, c methods.Method, g *graphs.Graph
 		return nil, 0, nil, err
 	}
 	ctx := &methods.Context{Level: opts.Level, Epsilon: opts.Epsilon, Delta: delta, DeltaRule: methods.DeltaGiven, Selection: opts.Selection, Seed: opts.Seed}
-	cal, err := am.AccountPlan(ctx, methods.Counts{TrainNodes: len(gs.Split.Train), Classes: g.NumClasses})
+	cal, err := am.AccountPlan(ctx, mrun.Counts{TrainNodes: len(gs.Split.Train), Classes: g.NumClasses})
 	if err != nil {
 		if len(need) == 0 {
 			// Nothing private is read at this level.

@@ -12,6 +12,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -320,8 +321,8 @@ func TestTuneMLPPredictionsRowWise(t *testing.T) {
 	if err := methods.SetConfig(m.Config(), "epochs=3"); err != nil {
 		t.Fatal(err)
 	}
-	opts := methods.TrainOptions{Level: methods.Node, Epsilon: 4, Delta: 1e-5, Runs: 1, Seed: 3}
-	a, err := methods.PrepareAttack(m, opts)
+	opts := mrun.TrainOptions{Level: methods.Node, Epsilon: 4, Delta: 1e-5, Runs: 1, Seed: 3}
+	a, err := mrun.PrepareAttack(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

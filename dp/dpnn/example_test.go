@@ -28,7 +28,9 @@ func Example_dpsgdMLP() {
 	q := float64(batch) / float64(len(train))
 	steps := dpnn.Steps(epochs, q)
 	// Noise for (ε, δ) = (4, 1e-3) over exactly the steps we run.
-	z, err := dp.CalibratePoissonGaussian(q, 4, 1e-3, steps, dp.ConversionImproved)
+	z, err := dp.CalibrateNoise(4, 1e-3, "rdp", func(z float64) []dp.Event {
+		return []dp.Event{dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,6 +7,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -104,7 +105,7 @@ func (*ASGL) DefaultSplit(string) string { return "fixed" }
 
 // Task is edge-sign prediction (the datasets' published 80/20 edge split;
 // 20 % of the edges held out on a signed graph without one).
-func (*ASGL) Task() methods.Task { return methods.SignedLink{TestFraction: 0.2} }
+func (*ASGL) Task() run.Task { return run.SignedLink{TestFraction: 0.2} }
 
 func (m *ASGL) Config() any     { return &m.cfg }
 func (m *ASGL) Validate() error { return m.cfg.Validate() }
@@ -129,17 +130,17 @@ func (m *ASGL) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err := r.train(); err != nil {
 		return nil, err
 	}
-	rep, err := ctx.Report(p.Plan)
+	rep, err := run.Report(ctx, p.Plan)
 	if err != nil {
 		return nil, err
 	}
 	p.annotate(rep)
 	k := m.cfg.Dim
-	extra, err := methods.SignMetrics(g, r.disc.p.Emb.Value(), k)
+	extra, err := run.SignMetrics(g, r.disc.p.Emb.Value(), k)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating the discriminator's embedding: %w", err)
 	}
-	gen, err := methods.SignMetrics(g, r.gen.p.Emb.Value(), k)
+	gen, err := run.SignMetrics(g, r.gen.p.Emb.Value(), k)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating the generator's embedding: %w", err)
 	}
@@ -189,7 +190,7 @@ func (m *ASGL) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return r.disc.m, nil
 }
 
-var _ methods.Builder = (*ASGL)(nil)
+var _ run.Builder = (*ASGL)(nil)
 
 // checkMemory refuses a run whose players would not fit: per player the
 // embedding, its gradient, noise, clipped sum and optimiser state (about
@@ -198,6 +199,6 @@ func (m *ASGL) checkMemory(ctx *methods.Context) error {
 	c := m.cfg
 	n := ctx.Graph.N
 	pairs := c.DiscBatch*2*c.Paths + min(c.GenBatch, genChunk)*c.Paths*walkPairs(c.MaxLen, c.Window)
-	b := methods.DenseBytes(n, c.Dim+1, 16) + methods.DenseBytes(2*pairs, c.Dim, 12)
-	return methods.CheckMemory(ctx, fmt.Sprintf("asgl on %d nodes (dimension %d)", n, c.Dim), b)
+	b := run.DenseBytes(n, c.Dim+1, 16) + run.DenseBytes(2*pairs, c.Dim, 12)
+	return run.CheckMemory(ctx, fmt.Sprintf("asgl on %d nodes (dimension %d)", n, c.Dim), b)
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/gen"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -119,14 +120,14 @@ func TestExtraReleaseFailsThePlan(t *testing.T) {
 	if err := r.train(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ctx.Report(p.Plan); err != nil {
+	if _, err := run.Report(ctx, p.Plan); err != nil {
 		t.Fatalf("a run that kept to its plan: %v", err)
 	}
 	// One more discriminator step through the same machinery.
 	if _, err := r.disc.step(func(roots []int) ([]layers.GANPair, error) { return r.discPairs(r.phases[0], roots) }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ctx.Report(p.Plan); err == nil || !strings.Contains(err.Error(), ledgerDisc) {
+	if _, err := run.Report(ctx, p.Plan); err == nil || !strings.Contains(err.Error(), ledgerDisc) {
 		t.Fatalf("one step more than planned: %v, want a plan-check error naming %s", err, ledgerDisc)
 	}
 }
@@ -232,7 +233,7 @@ func mustCalibrate(t *testing.T, m *ASGL, ctx *methods.Context, n int) *privacy 
 // subgraphs samples every root's training subgraph the way a run does
 // (its discriminator pairs and its generator pairs, from fixed keys and the
 // generator's initial scores) and returns each root's node set.
-func subgraphs(t *testing.T, r *run, ph *phase) [][]int {
+func subgraphs(t *testing.T, r *trainRun, ph *phase) [][]int {
 	t.Helper()
 	n := ph.adj.Rows
 	ph.key = walk.NewKey(dp.NewSource(5))
@@ -347,7 +348,7 @@ func TestOccurrenceBound(t *testing.T) {
 }
 
 // runFor builds a private run's walkers and players on g (no training).
-func runFor(t *testing.T, cfg Config, g *graphs.Graph) *run {
+func runFor(t *testing.T, cfg Config, g *graphs.Graph) *trainRun {
 	t.Helper()
 	m := New(cfg)
 	ctx := context(g, 4)
@@ -397,7 +398,7 @@ func TestAuditStep(t *testing.T) {
 	cfg := tinyConfig(d)
 	cfg.Dim, cfg.DiscBatch = 2, 10
 	m := New(cfg)
-	target, err := m.AuditTarget(context(g, 8), methods.AuditOptions{Multiplier: 0.5})
+	target, err := m.AuditTarget(context(g, 8), run.AuditOptions{Multiplier: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ func TestDiscNoiseAtAccountedScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	std := p.noiseMultiplier() * cfg.Clip
-	target, err := m.AuditTarget(ctx, methods.AuditOptions{Multiplier: 0.5})
+	target, err := m.AuditTarget(ctx, run.AuditOptions{Multiplier: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs/walk"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 )
 
 // AuditTarget is one private step of ASGL for `dpgnn audit`: a step of the
@@ -30,7 +31,7 @@ import (
 // step's claim is for the whole gradient (the removed node's embedding row
 // is a parameter every release exposes, and on G′ its gradient is what a
 // node in no subgraph gets, 0 plus noise).
-func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+func (m *ASGL) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.AuditTarget, error) {
 	if !ctx.Private() || ctx.Level != methods.Node {
 		return nil, fmt.Errorf("asgl is audited at node level with a finite --epsilon")
 	}
@@ -50,17 +51,17 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := methods.ClaimedEpsilon(step, p.Plan.Delta)
+	claimed, err := run.ClaimedEpsilon(step, p.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
 	cfg := m.cfg
-	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Nodes: auditNodes(g.N, cfg.Dim),
+	t := &run.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Nodes: auditNodes(g.N, cfg.Dim),
 		What: fmt.Sprintf("one D+ step from the initial parameters: %d of %d roots without replacement, each root's gradient clipped to %g, noise std %.4g (R = %d, %s degree bound D=%d); released: the privatised gradient of the embedding and the bias",
 			cfg.DiscBatch, g.N, cfg.Clip, p.noiseMultiplier()*cfg.Clip, p.occ, p.walk.Mode, cfg.MaxDegree)}
-	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+	t.Prepare = func(g *graphs.Graph) (run.Release1, error) {
 		n := g.N
-		r := &run{cfg: cfg}
+		r := &trainRun{cfg: cfg}
 		disc, err := m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, p.noiseMultiplier(), nil, nil, dp.NewSource(0))
 		if err != nil {
 			return nil, err
@@ -102,7 +103,7 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 	return t, nil
 }
 
-var _ methods.Auditor = (*ASGL)(nil)
+var _ run.Auditor = (*ASGL)(nil)
 
 // auditNodes is the node of every value of a player's released gradient
 // over n nodes, in the player's parameter order (layers.NewGANPlayer): the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/layers"
-	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 )
 
 // TestAuditNodesMatchParameters: the audit target's node map follows the
@@ -32,7 +32,7 @@ func TestAuditNodesMatchParameters(t *testing.T) {
 	if len(names) != 2 || !strings.HasSuffix(names[0], ".E") || !strings.HasSuffix(names[1], ".b") || sizes[0] != g.N*cfg.Dim || sizes[1] != g.N {
 		t.Fatalf("parameters %v of sizes %v, want E (%d) then b (%d)", names, sizes, g.N*cfg.Dim, g.N)
 	}
-	target, err := m.AuditTarget(context(g, 8), methods.AuditOptions{Multiplier: 0.5})
+	target, err := m.AuditTarget(context(g, 8), run.AuditOptions{Multiplier: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@
 //     (eq. 2, per-pair policy-gradient surrogate).
 //
 // The released model is the discriminator's embedding matrix; the run's
-// metrics (methods.SignedLink) are measured on it, and the generator's
+// metrics (run.SignedLink) are measured on it, and the generator's
 // embedding is measured too (gen_* metrics, diagnostics).
 //
 // # Privacy: what is proven (--accounting strict, the default)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/methods/run"
 
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/walk"
@@ -24,7 +25,7 @@ const paperDelta = 1e-5
 // privacy is a run's calibrated privacy: the plan, the walk configuration
 // and the per-step mechanisms of the two players.
 type privacy struct {
-	*methods.Calibrated
+	*run.Calibrated
 	private bool
 	paper   bool
 	walk    walk.Config
@@ -133,7 +134,7 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		return nil, fmt.Errorf("DegreeBound (--degree-bound) none bounds no degree, so nothing bounds the training subgraphs a node changes: use it without privacy or with --accounting paper (whose report states ε = ∞), or use public or sample")
 	}
 	tD, tG := m.steps()
-	units := methods.DeltaUnits{Unit: "node", PaperPublic: true, Paper: func() (float64, string, error) {
+	units := run.DeltaUnits{Unit: "node", PaperPublic: true, Paper: func() (float64, string, error) {
 		return paperDelta, "paper convention: δ = 1e-5 (the authors' code; reads no data)", nil
 	}}
 	noise := func(z float64) map[string]float64 {
@@ -142,7 +143,7 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 			"node_ids": float64(n)}
 	}
 	if !p.private {
-		cal, err := methods.Calibrate(ctx, units, "rdp", nil, noise)
+		cal, err := run.Calibrate(ctx, units, "rdp", nil, noise)
 		if err != nil {
 			return nil, err
 		}
@@ -184,13 +185,13 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		p.paperR = min(rp, n)
 		sigma := ctx.Multiplier
 		if sigma <= 0 {
-			delta, _, err := ctx.ResolveDelta(units)
+			delta, _, err := run.ResolveDelta(ctx, units)
 			if err != nil {
 				return nil, err
 			}
-			paper := hg(0, c.DiscBatch, tD, 1)
+			paper := hg(1, c.DiscBatch, tD, 1)
 			paper.Occurrences = p.paperR
-			if sigma, err = dp.CalibrateHypergeomGaussian(ctx.Epsilon, delta, paper, dp.ConversionStandard); err != nil {
+			if sigma, err = calibratePaper(ctx.Epsilon, delta, paper); err != nil {
 				return nil, fmt.Errorf("calibrating σ by Theorem 2 (paper accounting): %w", err)
 			}
 		}
@@ -214,7 +215,7 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 			return out
 		}
 	}
-	cal, err := methods.Calibrate(&inner, units, "rdp", releases, noise)
+	cal, err := run.Calibrate(&inner, units, "rdp", releases, noise)
 	if err != nil {
 		return nil, err
 	}
@@ -232,6 +233,32 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		dp.Use{Kind: "selection", What: "the last epoch is kept; no label or edge is read to choose it", Covered: "no private data read"})
 	plan.Notes = append(plan.Notes, m.notes(p, n)...)
 	return p, nil
+}
+
+// calibratePaper is σ by Theorem 2 as printed (--accounting paper): the
+// smallest multiplier for which h (its Multiplier ignored) is (eps,
+// delta)-DP under RDP with the standard conversion (TF-Privacy's, as the
+// authors' code), by dp.CalibrateNoise. h is validated first; a curve that
+// fails at some σ fails the calibration.
+func calibratePaper(eps, delta float64, h dp.HypergeomGaussian) (float64, error) {
+	h.Multiplier = 1
+	if err := h.Validate(); err != nil {
+		return 0, err
+	}
+	var curveErr error
+	z, err := dp.CalibrateNoise(eps, delta, dp.ConversionStandard.Accountant(), func(z float64) []dp.Event {
+		h.Multiplier = z
+		e, err := h.Event()
+		if err != nil {
+			curveErr = err
+			return []dp.Event{dp.RDPEvent{Name: "invalid", Curve: func(float64) float64 { return math.Inf(1) }}}
+		}
+		return []dp.Event{e}
+	})
+	if curveErr != nil {
+		return 0, curveErr
+	}
+	return z, err
 }
 
 // notes are the plan's notes on the accounting and its assumptions.
@@ -300,8 +327,8 @@ func (p *privacy) annotate(rep *dp.Report) {
 
 // accountPlan: ASGL's plan (`dpgnn account asgl`) needs the number of node ids (one training subgraph each), given as
 // --train-nodes.
-func (m *ASGL) accountPlan() methods.NodeCountPlan {
-	return methods.NodeCountPlan{Method: "asgl", Calibrate: func(ctx *methods.Context, n int) (*methods.Calibrated, error) {
+func (m *ASGL) accountPlan() run.NodeCountPlan {
+	return run.NodeCountPlan{Method: "asgl", Calibrate: func(ctx *methods.Context, n int) (*run.Calibrated, error) {
 		p, err := m.calibrate(ctx, n)
 		if err != nil {
 			return nil, err
@@ -312,7 +339,7 @@ func (m *ASGL) accountPlan() methods.NodeCountPlan {
 
 // AccountCountHelp describes --train-nodes for `dpgnn account asgl`.
 func (m *ASGL) AccountCountHelp(count string) string {
-	if count == methods.CountTrainNodes {
+	if count == run.CountTrainNodes {
 		return "N: the node ids, one training subgraph each, from which every batch draws its roots without replacement (--disc-batch, --gen-batch)"
 	}
 	return ""
@@ -322,8 +349,8 @@ func (m *ASGL) AccountCountHelp(count string) string {
 func (m *ASGL) AccountCounts(level methods.Level) []string { return m.accountPlan().Counts(level) }
 
 // AccountPlan is the plan of a run with these counts.
-func (m *ASGL) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+func (m *ASGL) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
 	return m.accountPlan().Plan(ctx, c)
 }
 
-var _ methods.Accountable = (*ASGL)(nil)
+var _ run.Accountable = (*ASGL)(nil)

@@ -70,8 +70,8 @@ type player struct {
 	record func()
 }
 
-// run is one training run.
-type run struct {
+// trainRun is one training run.
+type trainRun struct {
 	cfg       Config
 	ctx       *methods.Context
 	p         *privacy
@@ -202,7 +202,7 @@ func (pl *player) step(pairsOf func(roots []int) ([]layers.GANPair, error)) (tra
 
 // newRun sets up a run: the walk graphs (degree-bounded as planned), the
 // two players and the mechanism sources.
-func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*run, error) {
+func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*trainRun, error) {
 	c := m.cfg
 	g := ctx.Graph
 	n := g.N
@@ -210,7 +210,7 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: c, ctx: ctx, p: p, keys: src.Split("asgl.walks")}
+	r := &trainRun{cfg: c, ctx: ctx, p: p, keys: src.Split("asgl.walks")}
 	wc := p.walk
 	if wc.Mode == degree.Sample {
 		wc.SampleKey = degree.NewKey(src.Split("asgl.cap"))
@@ -263,7 +263,7 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*run, error) {
 // them: all when there are at most N, else N drawn by a stream keyed by
 // the round's key and the root (a function of T_r and the key, as the
 // privacy argument needs).
-func (r *run) realNeighbours(ph *phase, root int) []int {
+func (r *trainRun) realNeighbours(ph *phase, root int) []int {
 	cols, _ := ph.adj.Row(root)
 	if len(cols) <= r.cfg.Paths {
 		return cols
@@ -287,7 +287,7 @@ func (r *run) realNeighbours(ph *phase, root int) []int {
 // of its N walks (label 0), each kind weighted to average 1; nothing for
 // a root whose walk met a dead end (GraphGAN's rule) or that has no
 // neighbour.
-func (r *run) discPairs(ph *phase, roots []int) ([]layers.GANPair, error) {
+func (r *trainRun) discPairs(ph *phase, roots []int) ([]layers.GANPair, error) {
 	var out []layers.GANPair
 	for k, root := range roots {
 		ds, err := ph.disc.Disc(root)
@@ -313,7 +313,7 @@ func (r *run) discPairs(ph *phase, roots []int) ([]layers.GANPair, error) {
 // the negative phase only those balance theory signs negative), repeated
 // pairs merged, weights averaging 1, rewards from the current
 // discriminator.
-func (r *run) genPairs(ph *phase, s *walk.Sampler, roots []int) ([]layers.GANPair, error) {
+func (r *trainRun) genPairs(ph *phase, s *walk.Sampler, roots []int) ([]layers.GANPair, error) {
 	var out []layers.GANPair
 	type key struct{ u, v int }
 	for k, root := range roots {
@@ -347,7 +347,7 @@ func (r *run) genPairs(ph *phase, s *walk.Sampler, roots []int) ([]layers.GANPai
 
 // beginDisc starts phase ph's discriminator round: a fresh walk key; the
 // generator's scores stay fixed until its own steps.
-func (r *run) beginDisc(ph *phase) error {
+func (r *trainRun) beginDisc(ph *phase) error {
 	ph.key = walk.NewKey(r.keys)
 	var err error
 	ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores())
@@ -355,7 +355,7 @@ func (r *run) beginDisc(ph *phase) error {
 }
 
 // loop is the run's alternating loop.
-func (r *run) loop() *trainers.Adversarial {
+func (r *trainRun) loop() *trainers.Adversarial {
 	var phases []trainers.Phase
 	for _, ph := range r.phases {
 		phases = append(phases, trainers.Phase{
@@ -378,7 +378,7 @@ func (r *run) loop() *trainers.Adversarial {
 }
 
 // train runs the loop.
-func (r *run) train() error {
+func (r *trainRun) train() error {
 	_, err := r.loop().Train()
 	return err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -173,7 +174,7 @@ type setup struct {
 	// paper (paperTheorem then names it).
 	sensitivity, noiseScale float64
 	paperTheorem            string
-	units                   methods.DeltaUnits
+	units                   run.DeltaUnits
 	rate                    float64
 	uses                    []dp.Use
 }
@@ -191,18 +192,18 @@ func (s *setup) accounted(z float64) float64 {
 
 // setupCounts is what needs no graph: the sensitivity from the public
 // degree bounds and the DP-SGD rate.
-func (m *CARIBOU) setupCounts(level methods.Level, c methods.Counts) (*setup, error) {
+func (m *CARIBOU) setupCounts(level methods.Level, c run.Counts) (*setup, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	s := &setup{units: methods.DeltaUnits{Unit: "undirected edge"}}
+	s := &setup{units: run.DeltaUnits{Unit: "undirected edge"}}
 	floor := "the CGL normalises with the raw degrees, d + 1 (--min-degree 0: no floor); no input is refused for a low degree"
 	if m.cfg.MinDegree > 0 {
 		floor = fmt.Sprintf("the CGL normalises with every degree floored at the public D_min=%d, max(d, D_min) + 1 (layers.NewCGLFloored); no input is refused for a low degree", m.cfg.MinDegree)
 	}
 	switch level {
 	case methods.Node:
-		if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
+		if err := run.CheckCounts(c, []string{run.CountTrainNodes}); err != nil {
 			return nil, err
 		}
 		bound, err := m.cfg.Bound()
@@ -210,7 +211,7 @@ func (m *CARIBOU) setupCounts(level methods.Level, c methods.Counts) (*setup, er
 			return nil, err
 		}
 		s.units.Unit = "node"
-		s.rate = methods.NodeRate(m.cfg.BatchSize, c.TrainNodes)
+		s.rate = run.NodeRate(m.cfg.BatchSize, c.TrainNodes)
 		s.sensitivity = layers.NodeSensitivity(m.cfg.Lipschitz, m.cfg.Alpha1, m.cfg.Beta, m.cfg.MinDegree, m.cfg.MaxDegree)
 		s.noiseScale = s.sensitivity
 		if m.cfg.Sensitivity == "paper" {
@@ -246,7 +247,7 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 	if ctx.Level == methods.Node && len(g.Split.Train) == 0 {
 		return nil, fmt.Errorf("the split has no training nodes")
 	}
-	s, err := m.setupCounts(ctx.Level, methods.Counts{TrainNodes: len(g.Split.Train)})
+	s, err := m.setupCounts(ctx.Level, run.Counts{TrainNodes: len(g.Split.Train)})
 	if err != nil {
 		return nil, err
 	}
@@ -254,10 +255,10 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 		return nil, err
 	}
 	if ctx.Level == methods.Node {
-		s.units.Paper = methods.PaperDigits(len(g.Split.Train), "training nodes")
+		s.units.Paper = run.PaperDigits(len(g.Split.Train), "training nodes")
 		return s, nil
 	}
-	s.units = methods.EdgeUnits(g.N, true, methods.PaperDigits(g.Adj.NNZ(), "directed edges"))
+	s.units = run.EdgeUnits(g.N, true, run.PaperDigits(g.Adj.NNZ(), "directed edges"))
 	return s, nil
 }
 
@@ -265,9 +266,9 @@ func (m *CARIBOU) setupGraph(ctx *methods.Context) (*setup, error) {
 // (μ = √g/z, g = min{K, g(C_L, K)}); at node level one z shared by the
 // encoder's DP-SGD, PCMP (noise std z·Δ_n) and the classifier's DP-SGD,
 // composed in RDP (CARIBOU Thm 11).
-func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated, error) {
+func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*run.Calibrated, error) {
 	// The refusal a run makes before its data is loaded
-	// (methods.LevelValidator), for `account caribou` too.
+	// (run.LevelValidator), for `account caribou` too.
 	if err := m.ValidateLevel(ctx.Level, ctx.Private()); err != nil {
 		return nil, err
 	}
@@ -296,7 +297,7 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 			rel := []dp.Planned{{Name: ledgerPCMP, What: fmt.Sprintf("PCMP, %d contractive hops (C_L=%g, effective releases g=%.4g), only hop K released: "+
 				"Gaussian noise std %.4g per layer (sensitivity %.4g)", m.cfg.Hops, m.cfg.Lipschitz, g, z*s.noiseScale, s.sensitivity), Event: pcmpEvent(account(z), g)}}
 			rel = append(rel, m.cfg.ModuleReleases(ctx, s.rate, z, tEnc, tCls)...)
-			return append(rel, ctx.SelectionReleases(modules)...)
+			return append(rel, run.SelectionReleases(ctx, modules)...)
 		}
 	}
 	noise := func(z float64) map[string]float64 {
@@ -314,7 +315,7 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 		// The paper's calibration: z for the target ε with Theorem 8/9's
 		// value taken as PCMP's sensitivity. The plan then holds the noise
 		// fixed at that z and states the ε the proven Δ gives for it.
-		pc, err := methods.Calibrate(ctx, s.units, acct, releases(func(z float64) float64 { return z }), noise)
+		pc, err := run.Calibrate(ctx, s.units, acct, releases(func(z float64) float64 { return z }), noise)
 		if err != nil {
 			return nil, fmt.Errorf("--sensitivity paper: %w", err)
 		}
@@ -322,7 +323,7 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 		fixed.Multiplier, paperTarget = pc.Multiplier, ctx.Epsilon
 		cctx = &fixed
 	}
-	c, err := methods.Calibrate(cctx, s.units, acct, releases(s.accounted), noise)
+	c, err := run.Calibrate(cctx, s.units, acct, releases(s.accounted), noise)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +342,7 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 		}
 		c.Plan.Notes = append(c.Plan.Notes, note)
 	}
-	ctx.NoteSelection(c.Plan, modules)
+	run.NoteSelection(ctx, c.Plan, modules)
 	if ctx.Private() {
 		c.Plan.Uses = append(c.Plan.Uses, s.uses...)
 	}
@@ -350,24 +351,14 @@ func (m *CARIBOU) calibrate(ctx *methods.Context, s *setup) (*methods.Calibrated
 
 // prepare sets up, calibrates and picks the norm layer (BatchNorm at edge
 // level and without privacy, none at node level, unless --norm says).
-func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *methods.Calibrated, layers.NormKind, error) {
-	s, err := m.setupGraph(ctx)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	c, err := m.calibrate(ctx, s)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	norm, err := m.cfg.NormFor(ctx.Level, layers.NormNone)
-	return s, c, norm, err
+func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *run.Calibrated, layers.NormKind, error) {
+	return ap.Prepare(ctx, &m.cfg.Modules, m.setupGraph, m.calibrate)
 }
 
 // Run trains CARIBOU once.
 func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "caribou", m.cfg.Hidden, 2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers+2); err != nil {
+	if err := run.Begin(ctx, "caribou", m.cfg.Hidden, 2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers+2); err != nil {
 		return nil, err
 	}
 	s, cal, norm, err := m.prepare(ctx)
@@ -394,7 +385,7 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	// 3. Classifier on [X⁽⁰⁾, X⁽ᴷ⁾] (post-processing at edge level).
 	tr := m.cfg.Training(ctx, s.rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
 	in := []*graphs.Features{layers.DenseFeatures(x0, g.N, width), layers.DenseFeatures(xk, g.N, width)}
-	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	mod, err := run.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +394,7 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
-	return out, methods.Finish(ctx, out, "caribou", cal.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+	return out, run.FinishModel(ctx, out, "caribou", cal.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*run.Inference, error) {
 		return m.inference(ctx, s, cal, enc, mod, qsrc)
 	})
 }
@@ -413,8 +404,8 @@ func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // source (each query one new PCMP release, recorded under
 // methods.LedgerQueries; degrees floored at D_min, and at node level h
 // must be within D_max), the classifier over [X⁽⁰⁾, X⁽ᴷ⁾].
-func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibrated, enc, cls *methods.Module, qsrc *dp.Source) func(h *graphs.Graph) (*methods.Inference, error) {
-	return func(h *graphs.Graph) (*methods.Inference, error) {
+func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *run.Calibrated, enc, cls *run.Module, qsrc *dp.Source) func(h *graphs.Graph) (*run.Inference, error) {
+	return func(h *graphs.Graph) (*run.Inference, error) {
 		gf, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
 		if err != nil {
 			return nil, err
@@ -426,7 +417,7 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 				m.cfg.Hops, z*s.noiseScale, s.sensitivity), pcmpEvent(s.accounted(z), gf))
 		}
 		src := qsrc.Split("graph")
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := run.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			layer, err := m.layerOver(ctx.Level, h.Adj, "the query graph")
 			if err != nil {
 				return nil, fmt.Errorf("query graph: %w", err)
@@ -441,10 +432,6 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 				return nil, err
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				var x0 []float64
 				width := m.cfg.Hidden
 				if encEval != nil {
@@ -465,10 +452,10 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *methods.Calibra
 				if err != nil {
 					return nil, err
 				}
-				return methods.Softmax(logits, h.N, h.NumClasses), nil
+				return run.Softmax(logits, h.N, h.NumClasses), nil
 			}, nil
 		})
-		return &methods.Inference{Query: q, Cost: cost}, nil
+		return &run.Inference{Query: q, Cost: cost}, nil
 	}
 }
 
@@ -500,7 +487,7 @@ func (m *CARIBOU) layerOver(level methods.Level, a *graphs.CSR, dataset string) 
 // encode returns X⁽⁰⁾ (N×width, rows of norm 1) and the encoder (nil
 // without one): the encoder's row-normalised embedding, or without encoder
 // the row-normalised raw features.
-func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.NormKind, src *dp.Source) ([]float64, int, *methods.Module, error) {
+func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.NormKind, src *dp.Source) ([]float64, int, *run.Module, error) {
 	g := ctx.Graph
 	if m.cfg.EncoderLayers == 0 {
 		x := g.X.ToDense()
@@ -603,7 +590,7 @@ func (m *CARIBOU) newPCMP(s *setup, std float64, src *dp.Source) *layers.PCMP {
 // included (OwnRow empty): the strict node-level Δ_n bounds that row's
 // change too, on the isolated id G′ keeps (term A of
 // layers.NodeSensitivity).
-func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.AuditTarget, error) {
 	if !ctx.Private() {
 		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
 	}
@@ -624,7 +611,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := methods.ClaimedEpsilon(ev, cal.Plan.Delta)
+	claimed, err := run.ClaimedEpsilon(ev, cal.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -635,10 +622,10 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 	if opts.Embedding == "features" {
 		width = ctx.Graph.X.F
 	}
-	t := &methods.AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: methods.EdgeUndirected, Gaussian: true,
+	t := &run.AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: run.EdgeUndirected, Gaussian: true,
 		What: fmt.Sprintf("one PCMP release (%s level, %s embedding of width %d, K=%d, C_L=%g): noise std %.4g per layer, sensitivity %.4g; released: X^(K)",
 			ctx.Level, opts.Embedding, width, m.cfg.Hops, m.cfg.Lipschitz, cal.Multiplier*s.noiseScale, s.sensitivity)}
-	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+	t.Prepare = func(g *graphs.Graph) (run.Release1, error) {
 		gc := *ctx
 		gc.Graph = g
 		sg, err := m.setupGraph(&gc)
@@ -663,20 +650,20 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (
 	return t, nil
 }
 
-var _ methods.Auditor = (*CARIBOU)(nil)
+var _ run.Auditor = (*CARIBOU)(nil)
 
 // AccountCounts: CARIBOU needs the training-node count at node level (the
 // DP-SGD rate), nothing at edge level.
 func (m *CARIBOU) AccountCounts(level methods.Level) []string {
 	if level == methods.Node {
-		return []string{methods.CountTrainNodes}
+		return []string{run.CountTrainNodes}
 	}
 	return nil
 }
 
 // AccountPlan is the privacy plan of a CARIBOU run with these counts
 // (`dpgnn account caribou`).
-func (m *CARIBOU) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+func (m *CARIBOU) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
 	s, err := m.setupCounts(ctx.Level, c)
 	if err != nil {
 		return nil, err
@@ -685,8 +672,8 @@ func (m *CARIBOU) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.
 }
 
 var (
-	_ methods.Accountable    = (*CARIBOU)(nil)
-	_ methods.LevelValidator = (*CARIBOU)(nil)
+	_ run.Accountable    = (*CARIBOU)(nil)
+	_ run.LevelValidator = (*CARIBOU)(nil)
 )
 
 // BuildModel builds the classifier a run trains, for `dpgnn inspect`: the
@@ -703,9 +690,9 @@ func (m *CARIBOU) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	if m.cfg.EncoderLayers == 0 {
 		width = g.X.F
 	}
-	in := []*graphs.Features{methods.Placeholder(g.N, width, ctx.Seed), methods.Placeholder(g.N, width, ctx.Seed+1)}
+	in := []*graphs.Features{run.Placeholder(g.N, width, ctx.Seed), run.Placeholder(g.N, width, ctx.Seed+1)}
 	tr := m.cfg.Training(ctx, s.rate, cal.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	mod, err := run.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -719,4 +706,4 @@ func (m *CARIBOU) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return mod.Model, nil
 }
 
-var _ methods.Builder = (*CARIBOU)(nil)
+var _ run.Builder = (*CARIBOU)(nil)

@@ -16,6 +16,7 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
+	"github.com/dpgnn/dpgnn/methods/run"
 )
 
 func newCARIBOU(t *testing.T, args ...string) *CARIBOU {
@@ -48,7 +49,7 @@ func TestCalibrationMatchesCNIVectors(t *testing.T) {
 	} {
 		m := newCARIBOU(t, tc.args...)
 		ctx := &methods.Context{Level: methods.Edge, Epsilon: tc.eps, Delta: tc.delta}
-		c, err := m.AccountPlan(ctx, methods.Counts{})
+		c, err := m.AccountPlan(ctx, run.Counts{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +89,7 @@ func TestRunsWithinPlan(t *testing.T) {
 		if _, err := m.pcmp(ctx, s, cal.Multiplier, make([]float64, ctx.Graph.N), 1, dp.NewSource(1)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ctx.Report(cal.Plan); err == nil || !strings.Contains(err.Error(), `"pcmp"`) {
+		if _, err := run.Report(ctx, cal.Plan); err == nil || !strings.Contains(err.Error(), `"pcmp"`) {
 			t.Errorf("%s: one PCMP release more than planned: err = %v", level, err)
 		}
 	}
@@ -121,7 +122,7 @@ func TestPublicDegreeBounds(t *testing.T) {
 		}
 	}
 	m = newCARIBOU(t, "--max-degree", "3", "--rows", "normalize")
-	if _, err := m.AccountPlan(&methods.Context{Level: methods.Edge, Epsilon: 1, Delta: 1e-5}, methods.Counts{}); err == nil {
+	if _, err := m.AccountPlan(&methods.Context{Level: methods.Edge, Epsilon: 1, Delta: 1e-5}, run.Counts{}); err == nil {
 		t.Fatal("--rows normalize with privacy: no error")
 	}
 }
@@ -418,7 +419,7 @@ func TestNeighboursAcceptedAndCovered(t *testing.T) {
 func TestNodeSensitivityUsesPublicBounds(t *testing.T) {
 	ctx := &methods.Context{Level: methods.Node, Epsilon: 8, Delta: 1e-5}
 	m := newCARIBOU(t, "--max-degree", "168", "--min-degree", "2", "--lipschitz", "0.9", "--alpha1", "0.9", "--beta", "2")
-	c, err := m.AccountPlan(ctx, methods.Counts{TrainNodes: 1895})
+	c, err := m.AccountPlan(ctx, run.Counts{TrainNodes: 1895})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +440,7 @@ func TestNodeSensitivityUsesPublicBounds(t *testing.T) {
 		t.Errorf("uses %+v: want the training count and the node ids treated as public (%v %v %v), D_max covering G − v (%v), the floor accounted (%v)",
 			c.Plan.Uses, public, rate, ids, dmax, floor)
 	}
-	c, err = newCARIBOU(t, "--min-degree", "3").AccountPlan(&methods.Context{Level: methods.Edge, Epsilon: 1, Delta: 1e-5}, methods.Counts{})
+	c, err = newCARIBOU(t, "--min-degree", "3").AccountPlan(&methods.Context{Level: methods.Edge, Epsilon: 1, Delta: 1e-5}, run.Counts{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +458,7 @@ func TestNodeSensitivityUsesPublicBounds(t *testing.T) {
 func TestPaperSensitivityReportsProvenEpsilon(t *testing.T) {
 	ctx := &methods.Context{Level: methods.Node, Epsilon: 8, Delta: 1e-5}
 	m := newCARIBOU(t, "--max-degree", "168", "--lipschitz", "0.9", "--alpha1", "0.9", "--beta", "2", "--sensitivity", "paper")
-	c, err := m.AccountPlan(ctx, methods.Counts{TrainNodes: 1895})
+	c, err := m.AccountPlan(ctx, run.Counts{TrainNodes: 1895})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,16 +501,16 @@ func TestPaperSensitivityReportsProvenEpsilon(t *testing.T) {
 	// A whole run: the ledger matches the proven plan, and the JSON report's
 	// epsilon is the proven value for that run's counts.
 	m = newCARIBOU(t, "--hops", "4", "--epochs", "3", "--encoder-epochs", "3", "--batch-size", "32", "--max-degree", "40", "--sensitivity", "paper")
-	run := &methods.Context{Graph: testGraph(t), Level: methods.Node, Epsilon: 4, Delta: 1e-5, Seed: 1}
-	out, err := m.Run(run)
+	rc := &methods.Context{Graph: testGraph(t), Level: methods.Node, Epsilon: 4, Delta: 1e-5, Seed: 1}
+	out, err := m.Run(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := m.setupGraph(run)
+	s, err := m.setupGraph(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal, err := m.calibrate(run, s)
+	cal, err := m.calibrate(rc, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +533,7 @@ func TestPaperSensitivityReportsProvenEpsilon(t *testing.T) {
 	// Edge level: Theorem 8 is the proven value; the two modes coincide.
 	var eps [2]float64
 	for i, mode := range []string{"strict", "paper"} {
-		c, err := newCARIBOU(t, "--sensitivity", mode, "--min-degree", "2").AccountPlan(&methods.Context{Level: methods.Edge, Epsilon: 1, Delta: 1e-5}, methods.Counts{})
+		c, err := newCARIBOU(t, "--sensitivity", mode, "--min-degree", "2").AccountPlan(&methods.Context{Level: methods.Edge, Epsilon: 1, Delta: 1e-5}, run.Counts{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -585,9 +586,9 @@ func TestPCMPInputZeroesFeaturelessRows(t *testing.T) {
 
 // auditNode audits releases on g and on gp (every value compared, the
 // removed node's included) with trials runs per side.
-func auditNode(t *testing.T, rg, rgp methods.Release1, trials int, delta float64) dp.AuditResult {
+func auditNode(t *testing.T, rg, rgp run.Release1, trials int, delta float64) dp.AuditResult {
 	t.Helper()
-	sampler := func(rel methods.Release1, side string) dp.AuditSampler {
+	sampler := func(rel run.Release1, side string) dp.AuditSampler {
 		return func(i int, _ bool) ([]float64, error) {
 			return rel(dp.NewSource(11).Split(fmt.Sprintf("%s %d", side, i)))
 		}
@@ -642,7 +643,7 @@ func TestNodeAuditIsolatedIdWithinClaim(t *testing.T) {
 	} {
 		m := newCARIBOU(t, tc.args...)
 		ctx := &methods.Context{Graph: tc.g, Dataset: tc.g.Name, Level: methods.Node, Epsilon: 8, Delta: delta, Seed: 1}
-		target, err := m.AuditTarget(ctx, methods.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z})
+		target, err := m.AuditTarget(ctx, run.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z})
 		if err != nil {
 			t.Fatal(err)
 		}

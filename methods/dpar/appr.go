@@ -682,9 +682,18 @@ type APPRBudget struct {
 // β = GumbelTopKScale(ε_v, δ_v, K, C2); EM1 the same from (1−s)·ε_v, and
 // b = K·C2/(s·ε_v).
 //
-// APPRStrict: GM σ = z·√2·C1 with z from CalibrateGaussian on the exact GDP
-// accountant; EM0/EM1 the smallest β (b tied to it by ValueShare) whose
-// Events the RDP accountant puts within the budget.
+// APPRStrict: GM σ = z·√2·C1 with z from dp.CalibrateNoise of M Gaussian
+// releases on the exact GDP accountant; EM0/EM1 the smallest β (b tied to
+// it by ValueShare) whose Events the RDP accountant puts within the budget,
+// by dp.CalibrateNoise too.
+//
+// It stays a calibrator of its own, beside run.Calibrate, because it
+// computes something else: not one multiplier for a plan, but the
+// parameters of one of three mechanisms (a Gaussian std, or a Gumbel top-K
+// scale with its Laplace scale tied by ValueShare), under the paper's
+// closed forms (Kairouz's per-row budget, the classical Gaussian, the
+// Gumbel top-K bound) or the strict search, for DP-APPR's share of a
+// budget that DPAR then splits with DP-SGD.
 func CalibrateAPPR(kind APPRKind, k int, clip float64, b APPRBudget) (APPRMechanism, error) {
 	m := APPRMechanism{Kind: kind, K: k, Clip: clip}
 	if kind == APPRNone {
@@ -748,7 +757,9 @@ func (m *APPRMechanism) calibratePaper(b APPRBudget, s float64) error {
 
 func (m *APPRMechanism) calibrateStrict(b APPRBudget, s float64) error {
 	if m.Kind == APPRGM {
-		z, err := dp.CalibrateGaussian(b.Epsilon, b.Delta, b.Rows, "gdp")
+		z, err := dp.CalibrateNoise(b.Epsilon, b.Delta, "gdp", func(z float64) []dp.Event {
+			return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: b.Rows}}
+		})
 		m.GaussianStd = z * math.Sqrt2 * m.Clip
 		return err
 	}
@@ -757,9 +768,8 @@ func (m *APPRMechanism) calibrateStrict(b APPRBudget, s float64) error {
 	if m.Kind == APPREM1 {
 		ratio = (1 - s) / (2 * s)
 	}
-	beta, err := dp.CalibrateNoise(b.Epsilon, b.Delta,
-		func(beta float64) []dp.Event { return emEvents(m.Clip, beta, ratio*beta, m.K, b.Rows) },
-		func() (dp.Accountant, error) { return dp.NewRDP() })
+	beta, err := dp.CalibrateNoise(b.Epsilon, b.Delta, "rdp",
+		func(beta float64) []dp.Event { return emEvents(m.Clip, beta, ratio*beta, m.K, b.Rows) })
 	m.GumbelScale, m.LaplaceScale = beta, ratio*beta
 	return err
 }

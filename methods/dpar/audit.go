@@ -8,6 +8,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -29,7 +30,7 @@ import (
 //     nodes only, and the samples are the N ids at the run's rate, as in a
 //     run. Released: the privatised gradient. Claimed: one step of the
 //     PoissonGroupGaussian.
-func (m *DPAR) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+func (m *DPAR) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.AuditTarget, error) {
 	if !ctx.Private() || ctx.Level != methods.Node {
 		return nil, fmt.Errorf("dpar is audited at node level with a finite --epsilon")
 	}
@@ -64,12 +65,12 @@ func hubSource(g *graphs.Graph) (int, error) {
 	return best, nil
 }
 
-func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget, error) {
+func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*run.AuditTarget, error) {
 	events, err := p.appr.Events(1)
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := methods.ClaimedEpsilon(dp.ComposedEvent{Events: events}, p.Plan.Delta)
+	claimed, err := run.ClaimedEpsilon(dp.ComposedEvent{Events: events}, p.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +81,11 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget
 	if p.appr.K > ctx.Graph.N {
 		return nil, fmt.Errorf("--topk %d exceeds the %d node ids", p.appr.K, ctx.Graph.N)
 	}
-	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Width: 1, Gaussian: p.appr.Kind == APPRGM,
+	t := &run.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta, Width: 1, Gaussian: p.appr.Kind == APPRGM,
 		What: fmt.Sprintf("one DP-APPR row (%s) for source node %d on the training side's graph; released: the row's kept values as a dense vector over all %d node ids (every id a candidate, an absent node's value 0 plus noise)",
 			m.apprWhat(p.appr), s, ctx.Graph.N)}
 	params := m.istaParams()
-	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+	t.Prepare = func(g *graphs.Graph) (run.Release1, error) {
 		// The APPR vector is data-dependent but noise-free: computed once
 		// per graph; each release adds noise and selects (Release).
 		gs := splitGraphs(g, 1, nil)
@@ -115,19 +116,19 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget
 	return t, nil
 }
 
-func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*methods.AuditTarget, error) {
+func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*run.AuditTarget, error) {
 	step, err := p.sgd.Step()
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := methods.ClaimedEpsilon(step, p.Plan.Delta)
+	claimed, err := run.ClaimedEpsilon(step, p.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
-	t := &methods.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta,
+	t := &run.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta,
 		What: fmt.Sprintf("one DP-SGD step with Π fixed: Poisson rate %.4g over the node ids, clip %g, noise std %.4g (R=%d); released: the privatised gradient", p.rate, m.cfg.Clip, p.sgdStd, p.sgd.Occurrences)}
 	var pi *graphs.CSR // Π over the universe, built on the first graph
-	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+	t.Prepare = func(g *graphs.Graph) (run.Release1, error) {
 		gs := splitGraphs(g, 1, nil)
 		if pi == nil {
 			var err error
@@ -183,4 +184,4 @@ func largestDegree(gs *graphsOf, m int) []int {
 	return out
 }
 
-var _ methods.Auditor = (*DPAR)(nil)
+var _ run.Auditor = (*DPAR)(nil)

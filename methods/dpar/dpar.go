@@ -37,6 +37,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -159,7 +160,7 @@ func (m *DPAR) clipBound() float64 {
 // events, the DP-SGD noise and its event, and the plan (with the node
 // subsampling rate q′, so its report amplifies).
 type privacy struct {
-	*methods.Calibrated
+	*run.Calibrated
 	private    bool
 	appr       APPRMechanism
 	apprEvents []dp.Event
@@ -242,9 +243,9 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	expected := p.nodeRate * float64(nTrain) // the expected size of G, from the split's size
 	p.rate = math.Min(1, float64(m.cfg.BatchSize)/math.Max(1, expected))
 	p.steps = dpnn.Steps(m.cfg.TrainEpochs, p.rate)
-	units := methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(nTrain, "training nodes")}
+	units := run.DeltaUnits{Unit: "node", Paper: run.PaperDigits(nTrain, "training nodes")}
 	if !p.private {
-		c, err := methods.Calibrate(ctx, units, "rdp", nil, func(float64) map[string]float64 {
+		c, err := run.Calibrate(ctx, units, "rdp", nil, func(float64) map[string]float64 {
 			return map[string]float64{"clip": m.cfg.Clip, "rate": p.rate, "steps": float64(p.steps)}
 		})
 		if err != nil {
@@ -256,7 +257,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	if ctx.Multiplier > 0 {
 		return nil, fmt.Errorf("dpar calibrates two mechanisms (DP-APPR and DP-SGD) from a budget split; a fixed noise multiplier is not supported, give --epsilon")
 	}
-	delta, source, err := ctx.ResolveDelta(units)
+	delta, source, err := run.ResolveDelta(ctx, units)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,9 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	budget := APPRBudget{Rows: m.cfg.Rows, Epsilon: m.cfg.Ratio * epsIn, Delta: m.cfg.Ratio * deltaIn, Accounting: m.accounting()}
 	if m.kind() == APPRGM && !m.paper() {
 		// The joint plan composes in RDP: calibrate the GM rows there too.
-		zg, err := dp.CalibrateGaussian(budget.Epsilon, budget.Delta, m.cfg.Rows, "rdp")
+		zg, err := dp.CalibrateNoise(budget.Epsilon, budget.Delta, "rdp", func(z float64) []dp.Event {
+			return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: m.cfg.Rows}}
+		})
 		if err != nil {
 			return nil, fmt.Errorf("calibrating DP-APPR (gm): %w", err)
 		}
@@ -310,9 +313,9 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 			return nil, err
 		}
 		epsSGD, deltaSGD := (1-m.cfg.Ratio)*epsIn, (1-m.cfg.Ratio)*deltaIn
-		z, err := dp.CalibrateNoise(epsSGD, deltaSGD, func(z float64) []dp.Event {
+		z, err := dp.CalibrateNoise(epsSGD, deltaSGD, "rdp-standard", func(z float64) []dp.Event {
 			return []dp.Event{dp.PoissonGaussianEvent{Rate: p.rate, Multiplier: z, Steps: p.steps}}
-		}, func() (dp.Accountant, error) { return dp.NewAccountant("rdp-standard") })
+		})
 		if err != nil {
 			return nil, fmt.Errorf("calibrating DP-SGD (paper): %w", err)
 		}
@@ -343,7 +346,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		// unproven claim: the report states the proven ε, the notes this).
 		p.paperEps = ctx.Epsilon
 	}
-	c, err := methods.Calibrate(&inner, units, "rdp", releases, noise)
+	c, err := run.Calibrate(&inner, units, "rdp", releases, noise)
 	if err != nil {
 		return nil, fmt.Errorf("calibrating DP-SGD after DP-APPR (ratio %g): %w", m.cfg.Ratio, err)
 	}
@@ -362,11 +365,11 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	c.Plan.Notes = append(c.Plan.Notes, m.notes(p, epsIn, deltaIn)...)
 	c.Plan.Uses = append(c.Plan.Uses,
 		dp.Use{Kind: "selection", What: "model selection: the last epoch; no label is read during training", Covered: "no private data read"},
-		dp.Use{Kind: methods.UseCount, What: fmt.Sprintf("the split's training-node count N_train = %d sets the DP-SGD rate q = min(1, B/(q'·N_train)) = %.4g and the number of steps ⌈epochs/q⌉", nTrain, p.rate),
+		dp.Use{Kind: run.UseCount, What: fmt.Sprintf("the split's training-node count N_train = %d sets the DP-SGD rate q = min(1, B/(q'·N_train)) = %.4g and the number of steps ⌈epochs/q⌉", nTrain, p.rate),
 			Covered: dp.TreatedAsPublic("the DP-SGD convention; the samples are the N node ids and the noisy sum is divided by q·N, so the node subsample's size is not read")},
 		dp.Use{Kind: "evaluation", What: "inference by PPR propagation over the graph of the non-training nodes (Eq. 4)",
 			Covered: "not released with a guarantee: the test nodes' features and edges are inference inputs (DPAR §4), the training nodes enter only through θ (post-processing)"})
-	if u := ctx.DeltaUse(units, delta, source); u != nil {
+	if u := run.DeltaUse(ctx, units, delta, source); u != nil {
 		c.Plan.Uses = append(c.Plan.Uses, *u)
 	}
 	return p, nil
@@ -389,7 +392,7 @@ func (m *DPAR) notes(p *privacy, epsIn, deltaIn float64) []string {
 		fmt.Sprintf("DP-APPR %s, accounting %s, budget ratio %g; %d sources drawn uniformly from all node ids (a source outside G: a row of pure noise), each row released over every node id; Π from the released rows alone: identity rows for the other ids, columns %s to ℓ1 ≤ τ=%g",
 			m.cfg.Variant, m.cfg.Accounting, m.cfg.Ratio, m.cfg.Rows, m.cfg.Columns, m.cfg.Tau),
 	}
-	if inner, err := dp.EpsilonOf(p.Plan.Accountant, methods.Events(p.Plan.Releases), deltaIn); err == nil && p.nodeRate < 1 {
+	if inner, err := dp.EpsilonOf(p.Plan.Accountant, run.Events(p.Plan.Releases), deltaIn); err == nil && p.nodeRate < 1 {
 		exact, _ := dp.AmplifiedEpsilon(inner, p.nodeRate)
 		out = append(out, fmt.Sprintf("the releases give ε = %.6g at δ = %.4g on G; amplified by q'=%g: exact ln(1+q'(e^ε−1)) = %.6g (the guarantee), linear q'·ε = %.6g (DPAR Thm 2's figure, an understatement)",
 			inner, deltaIn, p.nodeRate, exact, p.nodeRate*inner))

@@ -10,10 +10,11 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 	G "gorgonia.org/gorgonia"
 )
@@ -72,7 +73,7 @@ func TestRunsWithinPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx.Ledger().Record(ledgerAPPR, p.apprEvents[0])
-		if _, err := ctx.Report(p.Plan); err == nil || !strings.Contains(err.Error(), ledgerAPPR) {
+		if _, err := run.Report(ctx, p.Plan); err == nil || !strings.Contains(err.Error(), ledgerAPPR) {
 			t.Errorf("%v: one DP-APPR release more than planned: err = %v", args, err)
 		}
 	}
@@ -86,7 +87,7 @@ func TestRunsWithinPlan(t *testing.T) {
 func TestAccountPlanAmplifies(t *testing.T) {
 	for _, amp := range []string{"exact", "linear"} {
 		m := newDPAR(t, "--amplification", amp)
-		c, err := m.AccountPlan(&methods.Context{Level: methods.Node, Epsilon: 1, Delta: 2e-3, DeltaRule: methods.DeltaGiven}, methods.Counts{TrainNodes: 2396})
+		c, err := m.AccountPlan(&methods.Context{Level: methods.Node, Epsilon: 1, Delta: 2e-3, DeltaRule: methods.DeltaGiven}, run.Counts{TrainNodes: 2396})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,7 +421,7 @@ func TestSGDNoiseAtAccountedScale(t *testing.T) {
 	if p.rate != 1 {
 		t.Fatalf("test set-up: rate %v, want 1", p.rate)
 	}
-	target, err := m.AuditTarget(ctx, methods.AuditOptions{Release: "sgd"})
+	target, err := m.AuditTarget(ctx, run.AuditOptions{Release: "sgd"})
 	if err != nil {
 		t.Fatal(err)
 	}

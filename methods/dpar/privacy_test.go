@@ -10,6 +10,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -270,8 +271,8 @@ func TestAPPRAuditSeesRemovedNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		audit := func(relG, relGp methods.Release1) dp.AuditResult {
-			sampler := func(rel methods.Release1, side string) dp.AuditSampler {
+		audit := func(relG, relGp run.Release1) dp.AuditResult {
+			sampler := func(rel run.Release1, side string) dp.AuditSampler {
 				return func(i int, _ bool) ([]float64, error) {
 					return rel(dp.NewSource(1).Split(fmt.Sprintf("audit %s %d", side, i)))
 				}
@@ -296,7 +297,7 @@ func TestAPPRAuditSeesRemovedNode(t *testing.T) {
 			t.Errorf("%s: ε_lb %.4g (GDP %.4g) above the claimed %.4g", variant, res.EpsilonLB, res.EpsilonLBGDP, target.Claimed)
 		}
 		// The old construction: the row's candidates are G's nodes only.
-		old := func(h *graphs.Graph) methods.Release1 {
+		old := func(h *graphs.Graph) run.Release1 {
 			gs := splitGraphs(h, 1, nil)
 			return func(src *dp.Source) ([]float64, error) {
 				local, _ := slices.BinarySearch(gs.members, 0)

@@ -12,6 +12,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 	G "gorgonia.org/gorgonia"
@@ -212,6 +213,10 @@ func capColumns(pi *graphs.CSR, maxRefs int) *graphs.CSR {
 // net is DPAR's model: a bias-free 2-layer MLP f_θ, a training path over
 // capRows (example, Π-neighbour) rows aggregated into capEx example logits
 // z_v = Σ_u Π[v,u]·f_θ(x_u), and an evaluation path f_θ(X) over all nodes.
+// It is not a run.Module: a Module trains on node rows, one sample per
+// row, and DPAR's sample is an example — a row of Π aggregated over the
+// rows of its Π-neighbours, with an occurrence bound R — so its training
+// path (the Π aggregation, the example groups DP-SGD clips) is its own.
 type net struct {
 	m      *nn.Model
 	batch  *layers.FeatureBatch
@@ -365,9 +370,8 @@ func maxRow(pi *graphs.CSR) int {
 
 // Run trains and evaluates DPAR once.
 func (m *DPAR) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "dpar", m.cfg.Hidden, 2); err != nil {
+	if err := run.Begin(ctx, "dpar", m.cfg.Hidden, 2); err != nil {
 		return nil, err
 	}
 	p, err := m.calibrate(ctx, len(g.Split.Train))
@@ -378,15 +382,11 @@ func (m *DPAR) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := ctx.Report(p.Plan)
-	if err != nil {
-		return nil, err
-	}
-	out := &methods.Outcome{Pred: res.pred, ValAcc: res.valAcc, Privacy: rep}
+	out := &methods.Outcome{Pred: res.pred, ValAcc: res.valAcc}
 	if out.Scores, err = m.scores(g, res.gs, nn.Values(res.net.h)); err != nil {
 		return nil, err
 	}
-	return out, methods.SetInference(out, g, m.inference(ctx, p, res))
+	return out, run.Finish(ctx, out, p.Plan, m.inference(ctx, p, res))
 }
 
 type result struct {
@@ -404,8 +404,8 @@ type result struct {
 // its guarantee does not cover (§4): it costs nothing beyond the run. On
 // another graph it reads the edges of every node without noise, the
 // training nodes' included: no ε covers that.
-func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *graphs.Graph) (*methods.Inference, error) {
-	return func(h *graphs.Graph) (*methods.Inference, error) {
+func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *graphs.Graph) (*run.Inference, error) {
+	return func(h *graphs.Graph) (*run.Inference, error) {
 		gs := res.gs
 		if h != ctx.Graph {
 			all := make([]int, h.N)
@@ -423,12 +423,12 @@ func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *
 				cost = methods.UncoveredQueries(ctx, p.Plan, what, "the query propagates over all of the query graph's edges without noise, the protected nodes' included")
 			}
 		}
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := run.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			var x *layers.Features
 			var out *G.Node
 			err := nn.Build(func() error {
 				var err error
-				if x, err = methods.NewQueryInput(res.net.m, ctx.Graph.X, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
+				if x, err = run.NewQueryInput(res.net.m, ctx.Graph.X, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
 					return err
 				}
 				out = res.net.forward(x)
@@ -437,25 +437,21 @@ func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *
 			if err != nil {
 				return nil, err
 			}
-			run, err := res.net.m.NewRunner(out)
+			runner, err := res.net.m.NewRunner(out)
 			if err != nil {
 				return nil, err
 			}
 			return func(f *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(f, h.N, ctx.Graph.X.F); err != nil {
+				if err := run.SetQueryInput(x, f); err != nil {
 					return nil, err
 				}
-				cost.Charge()
-				if err := methods.SetQueryInput(x, f); err != nil {
-					return nil, err
-				}
-				if err := run.Run(); err != nil {
+				if err := runner.Run(); err != nil {
 					return nil, err
 				}
 				return m.scores(h, gs, nn.Values(out))
 			}, nil
 		})
-		return &methods.Inference{Query: q, Cost: cost}, nil
+		return &run.Inference{Query: q, Cost: cost}, nil
 	}
 }
 
@@ -477,7 +473,7 @@ func (m *DPAR) scores(g *graphs.Graph, gs *graphsOf, h []float64) ([]float64, er
 			copy(logits[i*c:(i+1)*c], q[k*c:(k+1)*c])
 		}
 	}
-	return methods.Softmax(logits, g.N, c), nil
+	return run.Softmax(logits, g.N, c), nil
 }
 
 // train runs the pipeline: G, the sources, the DP-APPR rows, Π, the
@@ -606,8 +602,8 @@ func (m *DPAR) infer(g *graphs.Graph, gs *graphsOf, h []float64) ([]int, error) 
 
 // accountPlan: DPAR's plan (`dpgnn account dpar`) needs the split's training-node count (the expected size q′·N_train of G sets
 // the DP-SGD rate).
-func (m *DPAR) accountPlan() methods.NodeCountPlan {
-	return methods.NodeCountPlan{Method: "dpar", Calibrate: func(ctx *methods.Context, n int) (*methods.Calibrated, error) {
+func (m *DPAR) accountPlan() run.NodeCountPlan {
+	return run.NodeCountPlan{Method: "dpar", Calibrate: func(ctx *methods.Context, n int) (*run.Calibrated, error) {
 		p, err := m.calibrate(ctx, n)
 		if err != nil {
 			return nil, err
@@ -620,11 +616,11 @@ func (m *DPAR) accountPlan() methods.NodeCountPlan {
 func (m *DPAR) AccountCounts(level methods.Level) []string { return m.accountPlan().Counts(level) }
 
 // AccountPlan is the plan of a run with these counts.
-func (m *DPAR) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+func (m *DPAR) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
 	return m.accountPlan().Plan(ctx, c)
 }
 
-var _ methods.Accountable = (*DPAR)(nil)
+var _ run.Accountable = (*DPAR)(nil)
 
 // BuildModel builds the graph a run trains, for `dpgnn inspect`: the
 // bias-free MLP on Π-aggregated training examples of the whole training
@@ -675,4 +671,4 @@ func (m *DPAR) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return n.m, n.filler(ex, labels, nil, nil)(allIDs(nG))
 }
 
-var _ methods.Builder = (*DPAR)(nil)
+var _ run.Builder = (*DPAR)(nil)

@@ -15,6 +15,7 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -45,25 +46,27 @@ func (c *Config) Validate() error {
 }
 
 // GAP is the method with its configuration.
-type GAP struct{ cfg Config }
+type GAP struct {
+	cfg Config
+	// Base gives its levels, default split, audit target and plan from
+	// counts.
+	ap.Base
+}
 
 // New returns GAP with the configuration cfg.
-func New(cfg Config) *GAP { return &GAP{cfg: cfg} }
+func New(cfg Config) *GAP {
+	m := &GAP{cfg: cfg}
+	m.Base = ap.Base{Cfg: &m.cfg.Config, Calibrate: m.calibrate}
+	return m
+}
 
 func (*GAP) Name() string { return "gap" }
 func (*GAP) Short() string {
 	return "GAP: encoder, K hops of perturbed aggregation (cached), classifier over all hops (edge or node DP)"
 }
 
-// Levels: GAP runs without privacy, at edge level and at node level.
-func (*GAP) Levels() []methods.Level {
-	return []methods.Level{methods.None, methods.Edge, methods.Node}
-}
-
-// DefaultSplit is the default protocol for a dataset.
-func (*GAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *GAP) Config() any                      { return &m.cfg }
-func (m *GAP) Validate() error                  { return m.cfg.Validate() }
+func (m *GAP) Config() any     { return &m.cfg }
+func (m *GAP) Validate() error { return m.cfg.Validate() }
 
 // Epochs is the number of training epochs a run reports (the progress bar's
 // total): every encoder's (k of them when cross-fitting), then the
@@ -84,17 +87,17 @@ const (
 // sensitivity 1; at node level one z shared by the encoder's DP-SGD, the K
 // NAP calls (std z·√D) and the classifier's DP-SGD (and private model
 // selections), composed in RDP.
-func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calibrated, error) {
+func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*run.Calibrated, error) {
 	modules := 1 // the classifier, plus each encoder
 	if m.cfg.EncoderLayers > 0 {
 		modules += max(1, m.cfg.EncoderFolds)
 	}
 	tEnc, tCls := m.cfg.ModuleSteps(ctx, setup.Rate, m.cfg.EncoderLayers > 0, m.cfg.EncoderEpochs)
-	return m.cfg.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
+	return m.cfg.Plan(ctx, setup, func(z float64) []dp.Planned {
 		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, %d hop(s): Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
 			m.cfg.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: dp.GaussianEvent{Multiplier: z, Count: m.cfg.Hops}}}
 		rel = append(rel, m.cfg.ModuleReleases(ctx, setup.Rate, z, tEnc, tCls)...)
-		return append(rel, ctx.SelectionReleases(modules)...)
+		return append(rel, run.SelectionReleases(ctx, modules)...)
 	}, func(z float64, rec map[string]float64) {
 		m.cfg.ModuleNoise(rec, setup.Rate, z, tEnc, tCls)
 	}, modules)
@@ -103,7 +106,7 @@ func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calib
 // prepare bounds degrees (node level), calibrates the noise and picks the
 // norm layer: BatchNorm at edge level and without privacy, none at node
 // level (GAP's node level runs without BatchNorm), unless --norm says.
-func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *methods.Calibrated, layers.NormKind, error) {
+func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *run.Calibrated, layers.NormKind, error) {
 	if m.cfg.EncoderFolds >= 2 {
 		if ctx.Level == methods.Node {
 			return nil, nil, 0, fmt.Errorf("--encoder-folds is for edge level and non-private runs: at node level each fold's DP-SGD run would need its own accounting")
@@ -112,23 +115,13 @@ func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *methods.Calibrated, l
 			return nil, nil, 0, fmt.Errorf("--encoder-folds %d: only %d training nodes", m.cfg.EncoderFolds, len(ctx.Graph.Split.Train))
 		}
 	}
-	setup, err := m.cfg.SetupAP(ctx)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	priv, err := m.calibrate(ctx, setup)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	norm, err := m.cfg.NormFor(ctx.Level, layers.NormNone)
-	return setup, priv, norm, err
+	return ap.Prepare(ctx, &m.cfg.Modules, m.cfg.SetupAP, m.calibrate)
 }
 
 // Run trains GAP once.
 func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "gap", m.cfg.Hidden, m.cfg.Hops+2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers); err != nil {
+	if err := run.Begin(ctx, "gap", m.cfg.Hidden, m.cfg.Hops+2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers); err != nil {
 		return nil, err
 	}
 	setup, priv, norm, err := m.prepare(ctx)
@@ -158,7 +151,7 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
 	tr := m.cfg.Training(ctx, setup.Rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.cfg.Classifier(ctx.Level, "gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	mod, err := run.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.cfg.Classifier(ctx.Level, "gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +160,7 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
-	return out, methods.Finish(ctx, out, "gap", priv.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+	return out, run.FinishModel(ctx, out, "gap", priv.Plan, mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*run.Inference, error) {
 		return m.inference(ctx, setup, priv, enc, mod, qsrc)
 	})
 }
@@ -176,11 +169,11 @@ func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // the query features, K NAP hops over h with fresh noise from the
 // mechanism source (each query K new Gaussian releases, recorded under
 // methods.LedgerQueries), the classifier over the hops.
-func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.Calibrated, enc, cls *methods.Module, qsrc *dp.Source) func(h *graphs.Graph) (*methods.Inference, error) {
-	return func(h *graphs.Graph) (*methods.Inference, error) {
+func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *run.Calibrated, enc, cls *run.Module, qsrc *dp.Source) func(h *graphs.Graph) (*run.Inference, error) {
+	return func(h *graphs.Graph) (*run.Inference, error) {
 		cost := m.cfg.NAPQueryCost(ctx, priv, setup.Sensitivity)
 		src := qsrc.Split("graph")
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := run.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			if m.cfg.EncoderFolds >= 2 {
 				return nil, fmt.Errorf("gap --encoder-folds %d: queries are not supported (X0 comes from %d cross-fitted encoders)", m.cfg.EncoderFolds, m.cfg.EncoderFolds)
 			}
@@ -197,10 +190,6 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.C
 				return nil, err
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				x0, width := x, x.F
 				if encEval != nil {
 					outs, err := encEval.Outputs(x)
@@ -217,10 +206,10 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.C
 				if err != nil {
 					return nil, err
 				}
-				return methods.Softmax(logits, h.N, h.NumClasses), nil
+				return run.Softmax(logits, h.N, h.NumClasses), nil
 			}, nil
 		})
-		return &methods.Inference{Query: q, Cost: cost}, nil
+		return &run.Inference{Query: q, Cost: cost}, nil
 	}
 }
 
@@ -228,7 +217,7 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.C
 // width and the encoder (nil without one, or cross-fitted): GAP's
 // row-normalised encoder embedding for all nodes or, with EncoderFolds ≥ 2,
 // cross-fitted class probabilities (encodeCrossFit).
-func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, *methods.Module, error) {
+func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, *run.Module, error) {
 	g := ctx.Graph
 	if m.cfg.EncoderLayers == 0 {
 		return g.X, g.X.F, nil, nil
@@ -396,11 +385,11 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		width = g.NumClasses
 	}
 	for k := 0; k <= m.cfg.Hops; k++ {
-		hops = append(hops, methods.Placeholder(g.N, width, ctx.Seed+uint64(k)))
+		hops = append(hops, run.Placeholder(g.N, width, ctx.Seed+uint64(k)))
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
 	tr := m.cfg.Training(ctx, setup.Rate, priv.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
-	mod, err := methods.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
+	mod, err := run.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
 	}
@@ -425,27 +414,8 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return mod.Model, nil
 }
 
-var _ methods.Builder = (*GAP)(nil)
-
-// AuditTarget is one of GAP's NAP releases, for `dpgnn audit`.
-func (m *GAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
-	return m.cfg.NAPAudit(ctx, opts, m.calibrate)
-}
-
-var _ methods.Auditor = (*GAP)(nil)
-
-// AccountPlan is the privacy plan of a GAP run with these counts (`dpgnn
-// account gap`).
-func (m *GAP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
-	setup, err := m.cfg.SetupCounts(ctx.Level, c)
-	if err != nil {
-		return nil, err
-	}
-	return m.calibrate(ctx, setup)
-}
-
-// AccountCounts: GAP needs the training-node count at node level (the
-// DP-SGD rate), nothing at edge level.
-func (m *GAP) AccountCounts(level methods.Level) []string { return m.cfg.AccountCounts(level) }
-
-var _ methods.Accountable = (*GAP)(nil)
+var (
+	_ run.Builder     = (*GAP)(nil)
+	_ run.Auditor     = (*GAP)(nil)
+	_ run.Accountable = (*GAP)(nil)
+)

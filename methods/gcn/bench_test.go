@@ -5,10 +5,10 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
-	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -19,7 +19,7 @@ func benchEpoch(b *testing.B, g *graphs.Graph) {
 func benchEpochWith(b *testing.B, g *graphs.Graph, split string, cfg Config) {
 	g = methodtest.Split(b, g, split)
 	m := New(cfg)
-	n, err := m.buildNet(g, 1, methods.WatchRows(g.Split, g.N, false))
+	n, err := m.buildNet(g, 1, run.WatchRows(g.Split, g.N, false))
 	if err != nil {
 		b.Fatal(err)
 	}

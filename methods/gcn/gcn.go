@@ -16,6 +16,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 	G "gorgonia.org/gorgonia"
@@ -64,7 +65,7 @@ func (m *GCN) Epochs() int                      { return m.cfg.TrainEpochs }
 // computes only the rows it reads (layers.Reach), with the bits of the
 // path over every node: training the rows its loss over the training nodes
 // reaches through Â's two hops, monitoring those of the validation nodes
-// (and the training nodes for a trace, methods.WatchRows), the final
+// (and the training nodes for a trace, run.WatchRows), the final
 // prediction every node. Monitoring and prediction run on frozen copies of
 // the model (nn.Frozen) without dropout, so that one epoch is monitored
 // while the next trains.
@@ -74,7 +75,7 @@ type net struct {
 	train      *layers.Reach    // the training path's rows
 	logits     *G.Node          // the training path's output, with dropout
 	ce         *nn.CrossEntropy // the loss over the training nodes
-	watch, all *methods.Watch   // the monitoring and all-nodes paths
+	watch, all *run.Watch       // the monitoring and all-nodes paths
 	// fixed is set when evaluation starts from a fixed Â·X: it is then a
 	// small part of an epoch, and monitoring it in turn leaves both cores
 	// to the training step (overlapping it made a 10⁵-node epoch 10 %
@@ -115,13 +116,13 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, watch []int) (*net, error) 
 		}
 		xe.Const, n.fixed = true, n.l1.InputFirst(xe)
 		ae := nn.NewSparse("Â.eval", adj)
-		path := func(rows []int) (*methods.Watch, error) {
+		path := func(rows []int) (*run.Watch, error) {
 			r := layers.NewReach(ae, 2, rows)
 			f, outs, err := n.model.NewFrozen(func() ([]*G.Node, error) { return []*G.Node{n.forward(r, xe, 0)}, nil })
 			if err != nil {
 				return nil, err
 			}
-			return methods.NewWatch(f, outs[0], r.Out(), g.N), nil
+			return run.NewWatch(f, outs[0], r.Out(), g.N), nil
 		}
 		if n.all, err = path(nil); err != nil {
 			return err
@@ -164,14 +165,14 @@ func (n *net) task(opt nn.Optimizer) *trainers.ModelTask {
 // with h's normalised adjacency, on features of h's size (preprocessed as
 // the training features were). The GCN is not private: its queries have no
 // privacy cost to state.
-func (n *net) inference(like *graphs.Features) func(h *graphs.Graph) (*methods.Inference, error) {
-	return func(h *graphs.Graph) (*methods.Inference, error) {
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+func (n *net) inference(like *graphs.Features) func(h *graphs.Graph) (*run.Inference, error) {
+	return func(h *graphs.Graph) (*run.Inference, error) {
+		q := run.NewQuery(h.N, like.F, nil, func() (methods.QueryFunc, error) {
 			var x *layers.Features
 			var logits *G.Node
 			err := nn.Build(func() error {
 				var err error
-				if x, err = methods.NewQueryInput(n.model, like, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
+				if x, err = run.NewQueryInput(n.model, like, h.N, fmt.Sprintf("X.query%d", h.N)); err != nil {
 					return err
 				}
 				a := nn.NewSparse(fmt.Sprintf("Â.query%d", h.N), graphs.GCNNorm(h.Adj))
@@ -181,21 +182,21 @@ func (n *net) inference(like *graphs.Features) func(h *graphs.Graph) (*methods.I
 			if err != nil {
 				return nil, err
 			}
-			run, err := n.model.NewRunner(logits)
+			runner, err := n.model.NewRunner(logits)
 			if err != nil {
 				return nil, err
 			}
 			return func(f *graphs.Features) ([]float64, error) {
-				if err := methods.SetQueryInput(x, f); err != nil {
+				if err := run.SetQueryInput(x, f); err != nil {
 					return nil, err
 				}
-				if err := run.Run(); err != nil {
+				if err := runner.Run(); err != nil {
 					return nil, err
 				}
-				return methods.Softmax(nn.Values(logits), h.N, h.NumClasses), nil
+				return run.Softmax(nn.Values(logits), h.N, h.NumClasses), nil
 			}, nil
 		})
-		return &methods.Inference{Query: q}, nil
+		return &run.Inference{Query: q}, nil
 	}
 }
 
@@ -215,13 +216,13 @@ func (m *GCN) build(ctx *methods.Context) (*net, error) {
 		return nil, fmt.Errorf("gcn is not private: it supports only --privacy none")
 	}
 	g := ctx.Graph
-	return m.buildNet(g, ctx.Seed, methods.WatchRows(g.Split, g.N, trainers.KeepsStats(ctx.Recorder)))
+	return m.buildNet(g, ctx.Seed, run.WatchRows(g.Split, g.N, trainers.KeepsStats(ctx.Recorder)))
 }
 
 // Run trains once on the context's split.
 func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "gcn", m.cfg.Hidden, 2); err != nil {
+	if err := run.CheckModelMemory(ctx, "gcn", m.cfg.Hidden, 2); err != nil {
 		return nil, err
 	}
 	n, err := m.build(ctx)
@@ -233,8 +234,8 @@ func (m *GCN) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: methods.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)}
-	return out, methods.SetInference(out, g, n.inference(g.X))
+	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Scores: run.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)}
+	return out, run.SetInference(out, g, n.inference(g.X))
 }
 
-var _ methods.Builder = (*GCN)(nil)
+var _ run.Builder = (*GCN)(nil)

@@ -8,7 +8,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
-	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 )
@@ -59,7 +59,7 @@ func TestEvaluationPaths(t *testing.T) {
 	} {
 		g := c.g
 		m := New(Config{Hidden: c.hidden, TrainEpochs: 25, LR: 0.05, Dropout: 0.5})
-		watch := methods.WatchRows(g.Split, g.N, c.withTrain)
+		watch := run.WatchRows(g.Split, g.N, c.withTrain)
 		n, err := m.buildNet(g, 4, watch)
 		if err != nil {
 			t.Fatal(err)
@@ -126,14 +126,14 @@ func hasNode(n *net, name string) bool {
 func TestInference(t *testing.T) {
 	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 90, Classes: 3, Features: 5, AvgDegree: 4, Homophily: 0.8, Signal: 1}, 3, "ratio:0.3:0.3", 1)
 	m := New(Config{Hidden: 8, TrainEpochs: 10, LR: 0.05, Dropout: 0.5})
-	n, err := m.buildNet(g, 2, methods.WatchRows(g.Split, g.N, false))
+	n, err := m.buildNet(g, 2, run.WatchRows(g.Split, g.N, false))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := trainers.FullBatch(n.task(nn.NewAdam(0.05, 0)), g.Labels, g.Split, trainers.LoopConfig{Epochs: 10}); err != nil {
 		t.Fatal(err)
 	}
-	want := methods.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)
+	want := run.Softmax(nn.Values(n.all.Logits()), g.N, g.NumClasses)
 	on := n.inference(g.X)
 	inf, err := on(g)
 	if err != nil {

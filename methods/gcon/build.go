@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -79,4 +80,4 @@ func (m *GCON) objectiveModel(seed uint64, zt, y, z []float64, n, n1, d, c int, 
 	return model, theta, nil
 }
 
-var _ methods.Builder = (*GCON)(nil)
+var _ run.Builder = (*GCON)(nil)

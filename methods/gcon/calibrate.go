@@ -141,6 +141,14 @@ func (in CalibrationInput) validate() error {
 // order that makes Λ well defined: it is overwritten by Eq. 22 before c_θ, ε_Λ, Λ' and β use
 // it. Degenerate cases: Ψ = 0 (all m_i = 0, or α = 1: edges unused) or
 // ε = ∞ give β = +Inf (B = 0), Λ' = 0 and Λ unchanged.
+//
+// It is a calibrator of its own, not a call of run.Calibrate or
+// dp.CalibrateNoise, because objective perturbation is another kind of
+// mechanism: its noise is the perturbation term B of the loss (a Gamma-norm
+// vector of scale 1/β) and the added regulariser Λ', not a Gaussian
+// multiplier composed by an accountant, and Theorem 1 gives them in closed
+// form for the target ε, with δ spent on the tail radius c_sf. There is
+// nothing to bisect.
 func Calibrate(in CalibrationInput) (Calibration, error) {
 	if err := in.validate(); err != nil {
 		return Calibration{}, err

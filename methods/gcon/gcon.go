@@ -18,6 +18,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 	G "gorgonia.org/gorgonia"
@@ -162,7 +163,7 @@ type encoded struct {
 	ValAcc float64
 	// Mod is the trained encoder (its Outputs[0] is the encoding before
 	// centring and normalisation).
-	Mod *methods.Module
+	Mod *run.Module
 }
 
 // encode trains the 2-layer MLP encoder on the labelled training nodes
@@ -172,8 +173,8 @@ type encoded struct {
 func (m *GCON) encode(ctx *methods.Context) (*encoded, error) {
 	g := ctx.Graph
 	var l1, l2 *layers.Linear
-	tr := methods.ModuleTraining{Epochs: m.cfg.EncoderEpochs, LR: m.cfg.EncoderLR, WeightDecay: m.cfg.EncoderWeightDecay}
-	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
+	tr := run.ModuleTraining{Epochs: m.cfg.EncoderEpochs, LR: m.cfg.EncoderLR, WeightDecay: m.cfg.EncoderWeightDecay}
+	mod, err := run.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
 		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
 			if l1 == nil {
 				l1 = layers.NewLinear(mm, "gcon.encoder.0", g.X.F, m.cfg.EncoderHidden, true, layers.InitPyG)
@@ -253,7 +254,7 @@ func (m *GCON) trainingRows(g *graphs.Graph, pred []int) ([]int, []int) {
 // directed adjacency entries of the simple symmetric graph (GCON §VI-A),
 // which reads the private edge count.
 func Delta(ctx *methods.Context) (float64, string, error) {
-	return ctx.ResolveDelta(methods.EdgeUnits(ctx.Graph.N, true, func() (float64, string, error) {
+	return run.ResolveDelta(ctx, run.EdgeUnits(ctx.Graph.N, true, func() (float64, string, error) {
 		e := Hygiene(ctx.Graph.Adj).NNZ()
 		if e < 2 {
 			return 0, "", fmt.Errorf("gcon: δ = 1/|E| needs edges; pass --delta")
@@ -288,7 +289,7 @@ const ledgerObjective = "objective"
 // Plan is the privacy plan of a calibration: one release, the perturbed
 // minimiser, accounted by GCON's theorem (not by a composition accountant),
 // or none when the run is not private or never reads an edge (Ψ = 0). A
-// release lists δ's rule when it reads a count (methods.DeltaUse: auto
+// release lists δ's rule when it reads a count (run.DeltaUse: auto
 // reads the public node count, paper the private |E|). The training rows
 // n1, the classes and d are public at edge level (labels and features
 // are).
@@ -308,7 +309,7 @@ func Plan(ctx *methods.Context, cal Calibration, delta float64, deltaSource stri
 		}
 		return p
 	}
-	if u := ctx.DeltaUse(methods.DeltaUnits{Unit: "undirected edge"}, delta, deltaSource); u != nil {
+	if u := run.DeltaUse(ctx, run.DeltaUnits{Unit: "undirected edge"}, delta, deltaSource); u != nil {
 		p.Uses = append(p.Uses, *u)
 	}
 	noise["beta"] = cal.Beta
@@ -368,7 +369,7 @@ func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows,
 	if err != nil {
 		return nil, err
 	}
-	if pp.b, err = dp.SampleObjectiveNoise(pp.d, ctx.Graph.NumClasses, pp.cal.Beta, src); err != nil {
+	if pp.b, err = SampleObjectiveNoise(pp.d, ctx.Graph.NumClasses, pp.cal.Beta, src); err != nil {
 		return nil, err
 	}
 	if releases(ctx, pp.cal) {
@@ -503,7 +504,7 @@ func (m *GCON) Scores(fit *Fit, at *graphs.CSR, x []float64, d1, c int) ([]float
 			s[i*c+j] = v
 		}
 	}
-	return methods.Softmax(s, n, c), nil
+	return run.Softmax(s, n, c), nil
 }
 
 // Predict returns argmax_j (Z_inf Θ)_vj for every node v: with private
@@ -579,10 +580,10 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Node {
 		return nil, fmt.Errorf("gcon protects edges only (--privacy edge or none)")
 	}
-	if err := methods.CheckModelMemory(ctx, "gcon", m.cfg.EncoderHidden, 2+2*len(m.cfg.StepsSpec)); err != nil {
+	// The ledger is shared with the training context below.
+	if err := run.Begin(ctx, "gcon", m.cfg.EncoderHidden, 2+2*len(m.cfg.StepsSpec)); err != nil {
 		return nil, err
 	}
-	ctx.Ledger() // shared with the training context below
 	g := ctx.Graph
 	enc, rows, labels, err := m.encodeRows(ctx)
 	if err != nil {
@@ -603,14 +604,16 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := ctx.Report(m.plan(ctx, fit))
-	if err != nil {
-		return nil, err
-	}
 	out := &methods.Outcome{Pred: pred, ValAcc: trainers.Accuracy(pred, g.Labels, g.Split.Val),
-		Privacy: rep,
 		Extra: map[string]float64{"encoder_test_acc": trainers.Accuracy(enc.Pred, g.Labels, g.Split.Test),
 			"lambda_used": fit.Cal.Lambda, "solver_grad_norm": fit.Solve.MaxGradNorm()}}
+	if out.Scores, err = m.Scores(fit, inferAt, enc.X, m.cfg.EncoderHidden, g.NumClasses); err != nil {
+		return nil, err
+	}
+	plan := m.plan(ctx, fit)
+	if err := run.Finish(ctx, out, plan, m.inference(ctx, plan, fit, enc.Mod, inferAt)); err != nil {
+		return nil, err
+	}
 	if m.cfg.Solver == "adam" {
 		note := fmt.Sprintf("solver adam (%d steps, lr %g, weight decay %g): the guarantee is for the exact minimiser; Adam stopped at ‖∇‖ = %.3g", m.cfg.AdamEpochs, m.cfg.AdamLR, m.cfg.AdamWeightDecay, fit.Solve.MaxGradNorm())
 		if out.Privacy.Notes != "" {
@@ -618,10 +621,7 @@ func (m *GCON) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		}
 		out.Privacy.Notes = note
 	}
-	if out.Scores, err = m.Scores(fit, inferAt, enc.X, m.cfg.EncoderHidden, g.NumClasses); err != nil {
-		return nil, err
-	}
-	return out, methods.SetInference(out, g, m.inference(ctx, m.plan(ctx, fit), fit, enc.Mod, inferAt))
+	return out, nil
 }
 
 // plan is a run's privacy plan (Plan) with the uses that depend on the
@@ -647,8 +647,8 @@ func (m *GCON) plan(ctx *methods.Context, fit *Fit) *dp.Plan {
 // node's, so no ε covers the queries. With public inference the run's
 // graph is queried over its public test graph only, at no cost; another
 // graph is propagated over in full, which nothing covers.
-func (m *GCON) inference(ctx *methods.Context, plan *dp.Plan, fit *Fit, enc *methods.Module, runAt *graphs.CSR) func(h *graphs.Graph) (*methods.Inference, error) {
-	return func(h *graphs.Graph) (*methods.Inference, error) {
+func (m *GCON) inference(ctx *methods.Context, plan *dp.Plan, fit *Fit, enc *run.Module, runAt *graphs.CSR) func(h *graphs.Graph) (*run.Inference, error) {
+	return func(h *graphs.Graph) (*run.Inference, error) {
 		at := runAt
 		if h != ctx.Graph {
 			at = Transition(h.Adj)
@@ -666,16 +666,12 @@ func (m *GCON) inference(ctx *methods.Context, plan *dp.Plan, fit *Fit, enc *met
 				cost = methods.NewQueryCost(ctx, plan, what+" (the run's public test graph)", nil)
 			}
 		}
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := run.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			ev, err := enc.NewEvaluator(h.N)
 			if err != nil {
 				return nil, err
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				outs, err := ev.Outputs(x)
 				if err != nil {
 					return nil, err
@@ -685,7 +681,7 @@ func (m *GCON) inference(ctx *methods.Context, plan *dp.Plan, fit *Fit, enc *met
 				return m.Scores(fit, at, e, m.cfg.EncoderHidden, h.NumClasses)
 			}, nil
 		})
-		return &methods.Inference{Query: q, Cost: cost}, nil
+		return &run.Inference{Query: q, Cost: cost}, nil
 	}
 }
 
@@ -693,7 +689,7 @@ func (m *GCON) inference(ctx *methods.Context, plan *dp.Plan, fit *Fit, enc *met
 // audit` (edge level, exact solver). The encoder reads no edge and is
 // trained once; on each graph the propagation over its edges and the
 // calibration are redone, and every release draws a fresh B and solves.
-func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
+func (m *GCON) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.AuditTarget, error) {
 	if opts.Multiplier > 0 {
 		return nil, fmt.Errorf("--multiplier is for aggregation releases (gap, progap): GCON's noise follows from its calibration")
 	}
@@ -716,9 +712,9 @@ func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 	if err != nil {
 		return nil, err
 	}
-	t := &methods.AuditTarget{Claimed: pp.cal.Epsilon, Delta: pp.delta, EdgeUnit: methods.EdgeUndirected,
+	t := &run.AuditTarget{Claimed: pp.cal.Epsilon, Delta: pp.delta, EdgeUnit: run.EdgeUndirected,
 		What: fmt.Sprintf("the perturbed minimiser Θ (%d×%d), β=%.4g, Λ=%.4g (one release: GCON's whole ε)", pp.d, g.NumClasses, pp.cal.Beta, pp.cal.Lambda)}
-	t.Prepare = func(gr *graphs.Graph) (methods.Release1, error) {
+	t.Prepare = func(gr *graphs.Graph) (run.Release1, error) {
 		gc := *ctx
 		gc.Graph = gr
 		q, err := m.problem(&gc, enc.X, m.cfg.EncoderHidden, rows, labels)
@@ -726,7 +722,7 @@ func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 			return nil, err
 		}
 		return func(src *dp.Source) ([]float64, error) {
-			b, err := dp.SampleObjectiveNoise(q.d, gr.NumClasses, q.cal.Beta, src)
+			b, err := SampleObjectiveNoise(q.d, gr.NumClasses, q.cal.Beta, src)
 			if err != nil {
 				return nil, err
 			}
@@ -741,25 +737,25 @@ func (m *GCON) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*me
 	return t, nil
 }
 
-var _ methods.Auditor = (*GCON)(nil)
+var _ run.Auditor = (*GCON)(nil)
 
 // AccountCounts: GCON's calibration needs the classes, the training rows n1
 // and the encoding dimension d.
 func (m *GCON) AccountCounts(methods.Level) []string {
-	return []string{methods.CountClasses, methods.CountN1, methods.CountDim}
+	return []string{run.CountClasses, run.CountN1, run.CountDim}
 }
 
 // AccountPlan is GCON's privacy plan for these counts (`dpgnn account
 // gcon`): the calibration of its objective perturbation (Alg. 1's
 // CALIBRATE) for the method's α, steps, Λ and loss.
-func (m *GCON) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+func (m *GCON) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
 	if ctx.Level != methods.Edge {
 		return nil, fmt.Errorf("gcon protects edges only (--level edge)")
 	}
 	if ctx.Multiplier > 0 {
 		return nil, fmt.Errorf("gcon's noise follows from its calibration: give --epsilon, not --noise")
 	}
-	if err := methods.CheckAll(m.Validate(), methods.CheckCounts(c, m.AccountCounts(ctx.Level))); err != nil {
+	if err := methods.CheckAll(m.Validate(), run.CheckCounts(c, m.AccountCounts(ctx.Level))); err != nil {
 		return nil, err
 	}
 	l, err := m.lossFor(c.Classes)
@@ -767,7 +763,7 @@ func (m *GCON) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Cal
 		return nil, err
 	}
 	c1, c2, c3 := l.Constants()
-	delta, source, err := ctx.ResolveDelta(methods.DeltaUnits{Unit: "undirected edge"}) // no graph: δ must be given
+	delta, source, err := run.ResolveDelta(ctx, run.DeltaUnits{Unit: "undirected edge"}) // no graph: δ must be given
 	if err != nil {
 		return nil, err
 	}
@@ -778,7 +774,7 @@ func (m *GCON) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Cal
 	}
 	p := Plan(ctx, cal, delta, source, c.N1, c.Dim)
 	p.Noise["lambda_min"], p.Noise["xi"] = cal.LambdaMin, cal.Xi
-	return &methods.Calibrated{Plan: p}, nil
+	return &run.Calibrated{Plan: p}, nil
 }
 
-var _ methods.Accountable = (*GCON)(nil)
+var _ run.Accountable = (*GCON)(nil)

@@ -19,7 +19,7 @@ func randomProblem(r *rand.Rand, l Loss, n1, d int, beta, mu float64) *Problem {
 	for i := 0; i < n1; i++ {
 		y[i*c+r.IntN(c)] = 1
 	}
-	b, err := dp.SampleObjectiveNoise(d, c, beta, dp.NewSource(r.Uint64()))
+	b, err := SampleObjectiveNoise(d, c, beta, dp.NewSource(r.Uint64()))
 	if err != nil {
 		panic(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -122,16 +123,16 @@ func (m *MLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return mod.Model, nil
 }
 
-// module builds the non-private MLP as a methods.Module: full-batch
+// module builds the non-private MLP as a run.Module: full-batch
 // training on the training rows, evaluation on every node.
-func (m *MLP) module(ctx *methods.Context) (*methods.Module, methods.ModuleTraining, error) {
+func (m *MLP) module(ctx *methods.Context) (*run.Module, run.ModuleTraining, error) {
 	g := ctx.Graph
-	tr := methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay}
+	tr := run.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay}
 	cfg, err := m.config(g.X.F, g.NumClasses, false)
 	if err != nil {
 		return nil, tr, err
 	}
-	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train), methods.MLPBody("mlp", cfg))
+	mod, err := run.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train), run.MLPBody("mlp", cfg))
 	return mod, tr, err
 }
 
@@ -139,12 +140,12 @@ func (m *MLP) module(ctx *methods.Context) (*methods.Module, methods.ModuleTrain
 // are the private unit. The MLP never reads edges, so each node is one
 // DP-SGD sample; the noise multiplier is calibrated for RDP of the
 // Poisson-subsampled Gaussian over exactly the steps run (ε = ∞: clipping
-// and no noise). It is a methods.Module: a batch path over Poisson-sampled
+// and no noise). It is a run.Module: a batch path over Poisson-sampled
 // training rows and an evaluation path over all nodes.
-func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTraining, *methods.Calibrated, error) {
+func (m *MLP) dpModule(ctx *methods.Context) (*run.Module, run.ModuleTraining, *run.Calibrated, error) {
 	g := ctx.Graph
 	train := g.Split.Train
-	var tr methods.ModuleTraining
+	var tr run.ModuleTraining
 	if len(train) == 0 {
 		return nil, tr, nil, fmt.Errorf("the split has no training nodes")
 	}
@@ -159,20 +160,20 @@ func (m *MLP) dpModule(ctx *methods.Context) (*methods.Module, methods.ModuleTra
 	if err != nil {
 		return nil, tr, nil, err
 	}
-	q := methods.NodeRate(m.cfg.BatchSize, len(train))
-	tr = methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: true, Clip: m.cfg.Clip, Rate: q, Ledger: "dpsgd"}
-	priv, err := methods.CalibrateSGD(ctx, len(train), q, tr.SGDSteps(), m.cfg.Clip, conv)
+	q := run.NodeRate(m.cfg.BatchSize, len(train))
+	tr = run.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: true, Clip: m.cfg.Clip, Rate: q, Ledger: "dpsgd"}
+	priv, err := calibrate(ctx, len(train), q, tr.SGDSteps(), m.cfg.Clip, conv)
 	if err != nil {
 		return nil, tr, nil, err
 	}
 	tr.Multiplier = priv.Multiplier
-	ctx.NoteSelection(priv.Plan, 1)
-	mod, err := methods.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train), methods.MLPBody("mlp", cfg))
+	run.NoteSelection(ctx, priv.Plan, 1)
+	mod, err := run.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train), run.MLPBody("mlp", cfg))
 	return mod, tr, priv, err
 }
 
 // dpTask is dpModule plus the DP-SGD noise source.
-func (m *MLP) dpTask(ctx *methods.Context) (*methods.Module, methods.ModuleTraining, *methods.Calibrated, *dp.Source, error) {
+func (m *MLP) dpTask(ctx *methods.Context) (*run.Module, run.ModuleTraining, *run.Calibrated, *dp.Source, error) {
 	mod, tr, priv, err := m.dpModule(ctx)
 	if err != nil {
 		return nil, tr, nil, nil, err
@@ -184,11 +185,10 @@ func (m *MLP) dpTask(ctx *methods.Context) (*methods.Module, methods.ModuleTrain
 // Run trains the MLP once. Edge-level privacy is free: the model never
 // reads edges, so its ε is 0 for any edge-level budget.
 func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	if err := methods.CheckModelMemory(ctx, "mlp", m.cfg.Hidden, m.cfg.Layers); err != nil {
+	if err := run.Begin(ctx, "mlp", m.cfg.Hidden, m.cfg.Layers); err != nil {
 		return nil, err
 	}
 	if ctx.Level == methods.Node {
-		ctx.Ledger()
 		mod, tr, priv, src, err := m.dpTask(ctx)
 		if err != nil {
 			return nil, err
@@ -197,12 +197,8 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		rep, err := ctx.Report(priv.Plan)
-		if err != nil {
-			return nil, err
-		}
-		out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: rep}
-		return out, m.setInference(ctx, out, mod, priv.Plan)
+		out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
+		return out, m.finish(ctx, out, mod, priv.Plan)
 	}
 	mod, tr, err := m.module(ctx)
 	if err != nil {
@@ -217,23 +213,19 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if ctx.Level == methods.Edge {
 		plan = &dp.Plan{Level: "edge", Accountant: "none", Epsilon: ctx.Epsilon,
 			Notes: []string{"the MLP never reads edges: ε = 0 at edge level"}}
-		rep, err := ctx.Report(plan)
-		if err != nil {
-			return nil, err
-		}
-		out.Privacy = rep
 	}
-	return out, m.setInference(ctx, out, mod, plan)
+	return out, m.finish(ctx, out, mod, plan)
 }
 
-// setInference sets the outcome's scores (the trained MLP's posteriors)
-// and queries: the MLP over the query features. A query reads no edge and
-// applies the released model to the querier's features, so it costs
-// nothing beyond the run (nil plan: no privacy claim).
-func (m *MLP) setInference(ctx *methods.Context, out *methods.Outcome, mod *methods.Module, plan *dp.Plan) error {
+// finish completes the outcome: the privacy report of plan (nil: no
+// privacy claim), the scores (the trained MLP's posteriors) and queries:
+// the MLP over the query features. A query reads no edge and applies the
+// released model to the querier's features, so it costs nothing beyond
+// the run.
+func (m *MLP) finish(ctx *methods.Context, out *methods.Outcome, mod *run.Module, plan *dp.Plan) error {
 	g := ctx.Graph
-	out.Scores = methods.Softmax(nn.Values(mod.Logits), g.N, g.NumClasses)
-	return methods.SetInference(out, g, methods.FeatureInference(mod, g.NumClasses, func(*graphs.Graph) *methods.QueryCost {
+	out.Scores = run.Softmax(nn.Values(mod.Logits), g.N, g.NumClasses)
+	return run.Finish(ctx, out, plan, run.FeatureInference(mod, g.NumClasses, func(*graphs.Graph) *methods.QueryCost {
 		if plan == nil || !ctx.Private() {
 			return nil
 		}
@@ -241,38 +233,58 @@ func (m *MLP) setInference(ctx *methods.Context, out *methods.Outcome, mod *meth
 	}))
 }
 
-var _ methods.Builder = (*MLP)(nil)
+var _ run.Builder = (*MLP)(nil)
 
 // AuditTarget is one DP-SGD step of DP-MLP, for `dpgnn audit`.
-func (m *MLP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
-	return methods.SGDAudit(ctx, opts, m.dpModule)
+func (m *MLP) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.AuditTarget, error) {
+	return run.SGDAudit(ctx, opts, m.dpModule)
 }
 
-var _ methods.Auditor = (*MLP)(nil)
+var _ run.Auditor = (*MLP)(nil)
 
 // AccountCounts: DP-MLP's plan needs the training-node count (node level).
 func (m *MLP) AccountCounts(level methods.Level) []string {
 	if level == methods.Node {
-		return []string{methods.CountTrainNodes}
+		return []string{run.CountTrainNodes}
 	}
 	return nil
 }
 
 // AccountPlan is DP-MLP's privacy plan for these counts (`dpgnn account
 // mlp`): one DP-SGD run and its private selection, if any.
-func (m *MLP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
+func (m *MLP) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
 	if ctx.Level != methods.Node {
 		return nil, fmt.Errorf("mlp releases nothing private at %s level (it never reads edges)", ctx.Level)
 	}
-	if err := methods.CheckAll(m.Validate(), methods.CheckCounts(c, []string{methods.CountTrainNodes})); err != nil {
+	if err := methods.CheckAll(m.Validate(), run.CheckCounts(c, []string{run.CountTrainNodes})); err != nil {
 		return nil, err
 	}
 	conv, err := dp.ParseConversion(m.cfg.Accountant)
 	if err != nil {
 		return nil, err
 	}
-	q := methods.NodeRate(m.cfg.BatchSize, c.TrainNodes)
-	return methods.CalibrateSGD(ctx, c.TrainNodes, q, dpnn.Steps(m.cfg.TrainEpochs, q), m.cfg.Clip, conv)
+	q := run.NodeRate(m.cfg.BatchSize, c.TrainNodes)
+	return calibrate(ctx, c.TrainNodes, q, dpnn.Steps(m.cfg.TrainEpochs, q), m.cfg.Clip, conv)
 }
 
-var _ methods.Accountable = (*MLP)(nil)
+// calibrate is DP-MLP's privacy plan: one Poisson-subsampled Gaussian
+// DP-SGD run of `steps` steps at rate q over n training nodes (node units;
+// RDP accountant with the conversion conv), plus the run's private model
+// selection. A private plan lists n as treated as public
+// (run.TrainCountUse): the rate, the steps and the noise follow it.
+func calibrate(ctx *methods.Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*run.Calibrated, error) {
+	c, err := run.Calibrate(ctx, run.DeltaUnits{Unit: "node", Paper: run.PaperDigits(n, "training nodes")}, conv.Accountant(),
+		func(z float64) []dp.Planned {
+			return append([]dp.Planned{run.SGDRelease(q, steps, clip, z)}, run.SelectionReleases(ctx, 1)...)
+		},
+		func(z float64) map[string]float64 { return run.SGDNoise(q, steps, clip, z) })
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Private() {
+		c.Plan.Uses = append(c.Plan.Uses, run.TrainCountUse(n, q))
+	}
+	return c, nil
+}
+
+var _ run.Accountable = (*MLP)(nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -30,29 +31,31 @@ type Config struct {
 func DefaultConfig() Config { return Config{ap.DefaultConfig()} }
 
 // ProGAP is the method with its configuration.
-type ProGAP struct{ cfg Config }
+type ProGAP struct {
+	cfg Config
+	// Base gives its levels, default split, audit target and plan from
+	// counts.
+	ap.Base
+}
 
 // New returns ProGAP with the configuration cfg.
-func New(cfg Config) *ProGAP { return &ProGAP{cfg: cfg} }
+func New(cfg Config) *ProGAP {
+	m := &ProGAP{cfg: cfg}
+	m.Base = ap.Base{Cfg: &m.cfg.Config, Calibrate: m.calibrate}
+	return m
+}
 
 func (*ProGAP) Name() string { return "progap" }
 func (*ProGAP) Short() string {
 	return "ProGAP: progressive stages of cached aggregation perturbation with jumping knowledge (edge or node DP)"
 }
 
-// Levels: ProGAP runs without privacy, at edge level and at node level.
-func (*ProGAP) Levels() []methods.Level {
-	return []methods.Level{methods.None, methods.Edge, methods.Node}
-}
+func (m *ProGAP) Config() any     { return &m.cfg }
+func (m *ProGAP) Validate() error { return m.cfg.Validate() }
+func (m *ProGAP) Epochs() int     { return (m.cfg.Hops + 1) * m.cfg.TrainEpochs }
 
-// DefaultSplit is the default protocol for a dataset.
-func (*ProGAP) DefaultSplit(dataset string) string { return methods.DefaultSplitFor(dataset) }
-func (m *ProGAP) Config() any                      { return &m.cfg }
-func (m *ProGAP) Validate() error                  { return m.cfg.Validate() }
-func (m *ProGAP) Epochs() int                      { return (m.cfg.Hops + 1) * m.cfg.TrainEpochs }
-
-func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) methods.ModuleTraining {
-	return methods.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: ctx.Level == methods.Node,
+func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) run.ModuleTraining {
+	return run.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: ctx.Level == methods.Node,
 		Multiplier: z, Clip: m.cfg.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD}
 }
 
@@ -66,19 +69,19 @@ const (
 // composition by default); node level, one multiplier z for K NAP calls
 // (std z·√D), K+1 DP-SGD runs of T steps each and the private model
 // selections, composed in RDP (Theorem 4.2 with its typos fixed).
-func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*methods.Calibrated, error) {
+func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*run.Calibrated, error) {
 	t := 0
 	if ctx.Level == methods.Node {
 		t = m.training(ctx, setup, 0, 0).SGDSteps()
 	}
-	return m.cfg.CalibrateAP(ctx, setup, func(z float64) []dp.Planned {
+	return m.cfg.Plan(ctx, setup, func(z float64) []dp.Planned {
 		ev := Events(ctx.Level, m.cfg.Hops, z, setup.Rate, t)
 		rel := []dp.Planned{{Name: ledgerNAP, What: fmt.Sprintf("NAP aggregation, one per stage 1..%d: Gaussian noise std %.4g on sums of row-normalised embeddings (sensitivity %.4g)",
 			m.cfg.Hops, z*setup.Sensitivity, setup.Sensitivity), Event: ev[0]}}
 		if ctx.Level == methods.Node {
 			rel = append(rel, dp.Planned{Name: ledgerSGD, What: fmt.Sprintf("DP-SGD of the %d stages: %d Poisson steps each at rate %.4g, clip %g", m.cfg.Hops+1, t, setup.Rate, m.cfg.Clip), Event: ev[1]})
 		}
-		return append(rel, ctx.SelectionReleases(m.cfg.Hops+1)...)
+		return append(rel, run.SelectionReleases(ctx, m.cfg.Hops+1)...)
 	}, func(z float64, rec map[string]float64) {
 		rec["sgd_std"], rec["rate"], rec["steps_per_stage"] = z*m.cfg.Clip, setup.Rate, float64(t)
 	}, m.cfg.Hops+1)
@@ -98,7 +101,7 @@ func Events(level methods.Level, hops int, z, q float64, stepsPerStage int) []dp
 
 // stage is one stage's model with the base MLPs it trains.
 type stage struct {
-	mod   *methods.Module
+	mod   *run.Module
 	bases []*layers.MLP
 	// hLast is the evaluation-path output of the newest base MLP (the NAP
 	// input of the next stage).
@@ -108,7 +111,7 @@ type stage struct {
 // buildStage builds stage s over inputs [X, X̃1, …, X̃s], copying the base
 // MLPs of the previous stage (earlier bases keep training: they are not
 // frozen), with a fresh base s and a fresh head.
-func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Features, prev *stage, tr methods.ModuleTraining) (*stage, error) {
+func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Features, prev *stage, tr run.ModuleTraining) (*stage, error) {
 	g := ctx.Graph
 	norm, err := m.cfg.NormFor(ctx.Level, layers.NormGroup)
 	if err != nil {
@@ -121,7 +124,7 @@ func (m *ProGAP) buildStage(ctx *methods.Context, s int, inputs []*graphs.Featur
 	for i := range names {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
-	mod, err := methods.BuildModule(ctx.Seed+uint64(s)*7919, inputs, names, tr, len(g.Split.Train),
+	mod, err := run.BuildModule(ctx.Seed+uint64(s)*7919, inputs, names, tr, len(g.Split.Train),
 		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
 			if st.bases == nil {
 				for k, x := range in {
@@ -181,9 +184,8 @@ func (m *ProGAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 // run also returns the NAP layer (tests count its adjacency products) and
 // the final stage (tests predict again after changing the graph).
 func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stage, error) {
-	ctx.Ledger()
 	g := ctx.Graph
-	if err := methods.CheckModelMemory(ctx, "progap", m.cfg.Hidden, (m.cfg.Hops+1)*(m.cfg.BaseLayers+m.cfg.HeadLayers)); err != nil {
+	if err := run.Begin(ctx, "progap", m.cfg.Hidden, (m.cfg.Hops+1)*(m.cfg.BaseLayers+m.cfg.HeadLayers)); err != nil {
 		return nil, nil, nil, err
 	}
 	setup, err := m.cfg.SetupAP(ctx)
@@ -229,7 +231,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 	if nap.Adj.Calls != m.cfg.Hops {
 		return nil, nil, nil, fmt.Errorf("progap: the adjacency was multiplied %d times for K=%d (accounting would be wrong)", nap.Adj.Calls, m.cfg.Hops)
 	}
-	if err := methods.Finish(ctx, res, "progap", priv.Plan, prev.mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*methods.Inference, error) {
+	if err := run.FinishModel(ctx, res, "progap", priv.Plan, prev.mod.Logits, func(qsrc *dp.Source) func(*graphs.Graph) (*run.Inference, error) {
 		return m.inference(ctx, setup, priv, stages, qsrc)
 	}); err != nil {
 		return nil, nil, nil, err
@@ -242,11 +244,11 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 // the next NAP call, run over h with fresh noise from the mechanism source
 // (each query K new Gaussian releases, recorded under
 // methods.LedgerQueries); the last stage gives the posteriors.
-func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *methods.Calibrated, stages []*stage, qsrc *dp.Source) func(h *graphs.Graph) (*methods.Inference, error) {
-	return func(h *graphs.Graph) (*methods.Inference, error) {
+func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *run.Calibrated, stages []*stage, qsrc *dp.Source) func(h *graphs.Graph) (*run.Inference, error) {
+	return func(h *graphs.Graph) (*run.Inference, error) {
 		cost := m.cfg.NAPQueryCost(ctx, priv, setup.Sensitivity)
 		src := qsrc.Split("graph")
-		q := methods.Lazy(func() (methods.QueryFunc, error) {
+		q := run.NewQuery(h.N, ctx.Graph.X.F, cost, func() (methods.QueryFunc, error) {
 			adj, err := m.cfg.QueryAdj(ctx.Level, h, src.Split("degree-bound"))
 			if err != nil {
 				return nil, err
@@ -255,17 +257,13 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *method
 			if ctx.Private() {
 				ap.RecordNAP(nap, ctx.Ledger(), methods.LedgerQueries, priv.Multiplier, setup.Sensitivity)
 			}
-			evals := make([]*methods.Evaluator, len(stages))
+			evals := make([]*run.Evaluator, len(stages))
 			for s, st := range stages {
 				if evals[s], err = st.mod.NewEvaluator(h.N); err != nil {
 					return nil, err
 				}
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				if err := methods.CheckQuery(x, h.N, ctx.Graph.X.F); err != nil {
-					return nil, err
-				}
-				cost.Charge()
 				inputs := []*graphs.Features{x}
 				for s, ev := range evals {
 					if s == len(evals)-1 {
@@ -273,7 +271,7 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *method
 						if err != nil {
 							return nil, err
 						}
-						return methods.Softmax(logits, h.N, h.NumClasses), nil
+						return run.Softmax(logits, h.N, h.NumClasses), nil
 					}
 					outs, err := ev.Outputs(inputs...)
 					if err != nil {
@@ -288,7 +286,7 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *method
 				return nil, fmt.Errorf("progap: no stage to query")
 			}, nil
 		})
-		return &methods.Inference{Query: q, Cost: cost}, nil
+		return &run.Inference{Query: q, Cost: cost}, nil
 	}
 }
 
@@ -322,7 +320,7 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	}
 	inputs := []*graphs.Features{g.X}
 	for k := 0; k < m.cfg.Hops; k++ {
-		inputs = append(inputs, methods.Placeholder(g.N, m.cfg.Hidden, ctx.Seed+uint64(k)))
+		inputs = append(inputs, run.Placeholder(g.N, m.cfg.Hidden, ctx.Seed+uint64(k)))
 	}
 	tr := m.training(ctx, setup, priv.Multiplier, m.cfg.Hops)
 	st, err := m.buildStage(ctx, m.cfg.Hops, inputs, nil, tr)
@@ -346,27 +344,8 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return st.mod.Model, nil
 }
 
-var _ methods.Builder = (*ProGAP)(nil)
-
-// AuditTarget is one of ProGAP's NAP releases, for `dpgnn audit`.
-func (m *ProGAP) AuditTarget(ctx *methods.Context, opts methods.AuditOptions) (*methods.AuditTarget, error) {
-	return m.cfg.NAPAudit(ctx, opts, m.calibrate)
-}
-
-var _ methods.Auditor = (*ProGAP)(nil)
-
-// AccountPlan is the privacy plan of a ProGAP run with these counts (`dpgnn
-// account progap`).
-func (m *ProGAP) AccountPlan(ctx *methods.Context, c methods.Counts) (*methods.Calibrated, error) {
-	setup, err := m.cfg.SetupCounts(ctx.Level, c)
-	if err != nil {
-		return nil, err
-	}
-	return m.calibrate(ctx, setup)
-}
-
-// AccountCounts: ProGAP needs the training-node count at node level (the
-// DP-SGD rate), nothing at edge level.
-func (m *ProGAP) AccountCounts(level methods.Level) []string { return m.cfg.AccountCounts(level) }
-
-var _ methods.Accountable = (*ProGAP)(nil)
+var (
+	_ run.Builder     = (*ProGAP)(nil)
+	_ run.Auditor     = (*ProGAP)(nil)
+	_ run.Accountable = (*ProGAP)(nil)
+)

@@ -10,6 +10,7 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/ap"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -121,7 +122,7 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 		if math.Abs(c.Multiplier-tc.want) > 5e-5*tc.want+5e-5 {
 			t.Errorf("K=%d ε=%g δ=%g: σ = %.5f, spec %.4f", tc.k, tc.eps, tc.delta, c.Multiplier, tc.want)
 		}
-		if eps, err := dp.EpsilonOf(c.Plan.Accountant, methods.Events(c.Plan.Releases), tc.delta); err != nil || eps > tc.eps {
+		if eps, err := dp.EpsilonOf(c.Plan.Accountant, run.Events(c.Plan.Releases), tc.delta); err != nil || eps > tc.eps {
 			t.Errorf("calibrated ε %v above target %v (%v)", eps, tc.eps, err)
 		}
 	}
@@ -133,7 +134,7 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 func TestProGAPNodeLevelCalibration(t *testing.T) {
 	m := newProGAP(t, "--hops", "2", "--epochs", "10", "--batch-size", "256")
 	ctx := &methods.Context{Level: methods.Node, Epsilon: 8, Delta: 1e-5}
-	setup := &ap.APSetup{Units: methods.DeltaUnits{Unit: "node", Paper: methods.PaperDigits(19804, "training nodes")}, Rate: 256.0 / 19804, Sensitivity: 10}
+	setup := &ap.APSetup{Units: run.DeltaUnits{Unit: "node", Paper: run.PaperDigits(19804, "training nodes")}, Rate: 256.0 / 19804, Sensitivity: 10}
 	c, err := m.calibrate(ctx, setup)
 	if err != nil {
 		t.Fatal(err)
@@ -196,13 +197,13 @@ func TestOneReleaseMoreThanPlannedFails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ctx.Report(priv.Plan); err != nil {
+		if _, err := run.Report(ctx, priv.Plan); err != nil {
 			t.Fatalf("%s: the run's own ledger fails its plan: %v", level, err)
 		}
 		if _, err := m.release(ctx, last, nap); err != nil { // one NAP release more
 			t.Fatal(err)
 		}
-		if _, err := ctx.Report(priv.Plan); err == nil || !strings.Contains(err.Error(), `"nap"`) {
+		if _, err := run.Report(ctx, priv.Plan); err == nil || !strings.Contains(err.Error(), `"nap"`) {
 			t.Errorf("%s: one NAP release more than planned: err = %v", level, err)
 		}
 	}
@@ -233,7 +234,7 @@ func TestOneReleaseMoreThanPlannedFails(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ctx.Report(priv.Plan); err == nil || !strings.Contains(err.Error(), `"dpsgd"`) {
+	if _, err := run.Report(ctx, priv.Plan); err == nil || !strings.Contains(err.Error(), `"dpsgd"`) {
 		t.Errorf("one DP-SGD step more than planned: err = %v", err)
 	}
 }

@@ -2,7 +2,7 @@
 // hyperparameters (Config, with the module hyperparameters CARIBOU shares
 // too, Modules), its privacy set-up (which adjacency NAP reads,
 // the degree bound at node level, the sensitivity, δ's units, the DP-SGD
-// rate), its calibration, the ledger hook of its NAP layers, its audit target
+// rate), its privacy plan, the ledger hook of its NAP layers, its audit target
 // (one NAP release) and its plan from counts for `dpgnn account`.
 package ap
 
@@ -16,6 +16,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -48,7 +49,7 @@ func DefaultConfig() Config {
 	m := DefaultModules()
 	m.Hidden, m.WeightDecay, m.Dropout, m.InDropout = 32, 1e-3, AutoDropout, AutoDropout
 	return Config{Hops: 1, Modules: m, Flags: degree.DefaultFlags(100),
-		EdgeUnit: methods.EdgeDirected, Accountant: "gdp"}
+		EdgeUnit: run.EdgeDirected, Accountant: "gdp"}
 }
 
 // Bound is the node-level degree bound the flags set: D on every node's
@@ -79,24 +80,26 @@ func (a *Config) boundAdj(adj *graphs.CSR, src func() (*dp.Source, error)) (*gra
 	return adj, b, err
 }
 
-// CalibrateAP finds the one noise multiplier z of an aggregation-perturbation
-// run whose releases are releases(z) (Gaussian events in multiples of the
-// sensitivity): at edge level (and without privacy) with --accountant, at
-// node level with RDP. The noise record holds the NAP std z·sensitivity and
+// Plan is the privacy plan of an aggregation-perturbation run whose
+// releases are releases(z) (Gaussian events in multiples of the
+// sensitivity): one run.Calibrate of the one noise multiplier z, at
+// edge level (and without privacy) with --accountant, at node level with
+// RDP, plus the report lines every aggregation-perturbation plan adds. It
+// searches nothing itself. The noise record holds the NAP std z·sensitivity and
 // K; at node level nodeNoise adds the DP-SGD entries. The report lists the
 // degree bound, the model selection of the `modules` trained modules and,
 // at node level, the training-node count the DP-SGD rate is read from
-// (treated as public, methods.TrainCountUse). At
+// (treated as public, run.TrainCountUse). At
 // edge level the report names the privacy unit and, for directed units,
 // also states the ε of an undirected edge (two directed entries,
 // sensitivity √2, so the same events at multiplier z/√2) — what a reader of
 // an undirected graph would otherwise under-estimate.
-func (a *Config) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64), modules int) (*methods.Calibrated, error) {
-	c, err := a.calibrateAP(ctx, setup, releases, nodeNoise)
+func (a *Config) Plan(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64), modules int) (*run.Calibrated, error) {
+	c, err := a.calibrate(ctx, setup, releases, nodeNoise)
 	if err != nil {
 		return nil, err
 	}
-	ctx.NoteSelection(c.Plan, modules)
+	run.NoteSelection(ctx, c.Plan, modules)
 	if setup.Bound != nil && ctx.Private() {
 		c.Plan.Uses = append(c.Plan.Uses, *setup.Bound)
 		if setup.Note != "" {
@@ -105,12 +108,12 @@ func (a *Config) CalibrateAP(ctx *methods.Context, setup *APSetup, releases func
 	}
 	if ctx.Level == methods.Node && ctx.Private() {
 		// The modules' DP-SGD reads the training-node count.
-		c.Plan.Uses = append(c.Plan.Uses, methods.TrainCountUse(setup.TrainNodes, setup.Rate))
+		c.Plan.Uses = append(c.Plan.Uses, run.TrainCountUse(setup.TrainNodes, setup.Rate))
 	}
 	return c, nil
 }
 
-func (a *Config) calibrateAP(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64)) (*methods.Calibrated, error) {
+func (a *Config) calibrate(ctx *methods.Context, setup *APSetup, releases func(z float64) []dp.Planned, nodeNoise func(z float64, rec map[string]float64)) (*run.Calibrated, error) {
 	acct := NodeAccountant(a.Accountant)
 	if ctx.Level != methods.Node {
 		var err error
@@ -118,7 +121,7 @@ func (a *Config) calibrateAP(ctx *methods.Context, setup *APSetup, releases func
 			return nil, err
 		}
 	}
-	c, err := methods.Calibrate(ctx, setup.Units, acct, releases, func(z float64) map[string]float64 {
+	c, err := run.Calibrate(ctx, setup.Units, acct, releases, func(z float64) map[string]float64 {
 		rec := map[string]float64{"nap_std": z * setup.Sensitivity, "hops": float64(a.Hops)}
 		if ctx.Level == methods.Node && nodeNoise != nil {
 			nodeNoise(z, rec)
@@ -128,11 +131,11 @@ func (a *Config) calibrateAP(ctx *methods.Context, setup *APSetup, releases func
 	if err != nil || ctx.Level != methods.Edge || !ctx.Private() {
 		return c, err
 	}
-	if a.EdgeUnit == methods.EdgeUndirected {
+	if a.EdgeUnit == run.EdgeUndirected {
 		c.Plan.Notes = append(c.Plan.Notes, fmt.Sprintf("privacy unit: one undirected edge {i,j} with both its adjacency entries (NAP sensitivity √2, std %.6g)", c.Multiplier*setup.Sensitivity))
 		return c, nil
 	}
-	epsU, err := dp.EpsilonOf(acct, methods.Events(releases(c.Multiplier/math.Sqrt2)), c.Plan.Delta)
+	epsU, err := dp.EpsilonOf(acct, run.Events(releases(c.Multiplier/math.Sqrt2)), c.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +147,7 @@ func (a *Config) calibrateAP(ctx *methods.Context, setup *APSetup, releases func
 // Validate checks aggregation perturbation's hyperparameters.
 func (a *Config) Validate() error {
 	return methods.CheckAll(methods.CheckFields(a, methods.Depth(&a.Hops), methods.Positive(&a.MaxDegree),
-		methods.OneOf(&a.EdgeUnit, methods.EdgeDirected, methods.EdgeUndirected), a.degreeModeCheck()),
+		methods.OneOf(&a.EdgeUnit, run.EdgeDirected, run.EdgeUndirected), a.degreeModeCheck()),
 		a.Modules.Validate())
 }
 
@@ -164,11 +167,11 @@ type APSetup struct {
 	// vector each), √D at node level (D the public out-degree bound).
 	Sensitivity float64
 	// Units are the privacy units for δ.
-	Units methods.DeltaUnits
+	Units run.DeltaUnits
 	// Rate is the DP-SGD Poisson rate at node level, B/TrainNodes capped
 	// at 1, and TrainNodes the training-node count it is read from (a
 	// private count at node level, listed in the report as treated as
-	// public: methods.TrainCountUse).
+	// public: run.TrainCountUse).
 	Rate       float64
 	TrainNodes int
 	// Bound describes the degree bound for the report (node level), and
@@ -200,21 +203,21 @@ func (a *Config) SetupAP(ctx *methods.Context) (*APSetup, error) {
 	if ctx.Level == methods.Node && n == 0 {
 		return nil, fmt.Errorf("the split has no training nodes")
 	}
-	s, err := a.SetupCounts(ctx.Level, methods.Counts{TrainNodes: n})
+	s, err := a.SetupCounts(ctx.Level, run.Counts{TrainNodes: n})
 	if err != nil {
 		return nil, err
 	}
 	s.Adj = g.Adj
 	if ctx.Level != methods.Node {
-		undirected := a.EdgeUnit == methods.EdgeUndirected
-		paper := methods.PaperDigits(g.Adj.NNZ(), "directed edges")
+		undirected := a.EdgeUnit == run.EdgeUndirected
+		paper := run.PaperDigits(g.Adj.NNZ(), "directed edges")
 		if undirected {
-			paper = methods.PaperDigits(g.Adj.UndirectedEdges(), "undirected edges")
+			paper = run.PaperDigits(g.Adj.UndirectedEdges(), "undirected edges")
 		}
-		s.Units = methods.EdgeUnits(g.N, undirected, paper)
+		s.Units = run.EdgeUnits(g.N, undirected, paper)
 		return s, nil
 	}
-	s.Units.Paper = methods.PaperDigits(n, "training nodes")
+	s.Units.Paper = run.PaperDigits(n, "training nodes")
 	adj, b, err := a.boundAdj(g.Adj, func() (*dp.Source, error) { return ctx.NoiseSource("degree-bound") })
 	if err != nil {
 		var be *degree.BoundError
@@ -299,7 +302,7 @@ func RecordNAP(nap *layers.NAP, l *dp.Ledger, name string, z, sensitivity float6
 // are charged separately. So everything released but v's own row and
 // prediction is covered, and the audit compares every row but v's,
 // saying why in its record.
-func (a *Config) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calibrate func(*methods.Context, *APSetup) (*methods.Calibrated, error)) (*methods.AuditTarget, error) {
+func (a *Config) NAPAudit(ctx *methods.Context, opts run.AuditOptions, calibrate func(*methods.Context, *APSetup) (*run.Calibrated, error)) (*run.AuditTarget, error) {
 	if !ctx.Private() {
 		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
 	}
@@ -316,7 +319,7 @@ func (a *Config) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calib
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := methods.ClaimedEpsilon(dp.GaussianEvent{Multiplier: cal.Multiplier, Count: 1}, cal.Plan.Delta)
+	claimed, err := run.ClaimedEpsilon(dp.GaussianEvent{Multiplier: cal.Multiplier, Count: 1}, cal.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -327,13 +330,13 @@ func (a *Config) NAPAudit(ctx *methods.Context, opts methods.AuditOptions, calib
 	if opts.Embedding == "features" {
 		width = ctx.Graph.X.F
 	}
-	t := &methods.AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: a.EdgeUnit, Gaussian: true,
+	t := &run.AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta, Width: width, EdgeUnit: a.EdgeUnit, Gaussian: true,
 		What: fmt.Sprintf("one NAP release (%s level, %s embedding of width %d): noise std %.4g, sensitivity %.4g", ctx.Level, opts.Embedding, width,
 			cal.Multiplier*setup.Sensitivity, setup.Sensitivity)}
 	if ctx.Level == methods.Node {
 		t.OwnRow = NAPOwnRow
 	}
-	t.Prepare = func(g *graphs.Graph) (methods.Release1, error) {
+	t.Prepare = func(g *graphs.Graph) (run.Release1, error) {
 		gc := *ctx
 		gc.Graph = g
 		s, err := a.SetupAP(&gc)
@@ -414,14 +417,14 @@ func RunNAP(nap *layers.NAP, x []float64, n, width int) ([]float64, error) {
 // node level (the DP-SGD rate), nothing at edge level.
 func (a *Config) AccountCounts(level methods.Level) []string {
 	if level == methods.Node {
-		return []string{methods.CountTrainNodes}
+		return []string{run.CountTrainNodes}
 	}
 	return nil
 }
 
 // checkUnit refuses an edge unit at node level.
 func (a *Config) checkUnit(level methods.Level) error {
-	if level == methods.Node && a.EdgeUnit == methods.EdgeUndirected {
+	if level == methods.Node && a.EdgeUnit == run.EdgeUndirected {
 		return fmt.Errorf("--edge-unit is for edge level: node level already protects a node with all its edges")
 	}
 	return nil
@@ -430,24 +433,24 @@ func (a *Config) checkUnit(level methods.Level) error {
 // SetupCounts is the part of SetupAP that needs counts only: the
 // sensitivity of a NAP call (1, √2 for undirected edges, √D at node level)
 // and the DP-SGD rate. Alone (`dpgnn account`), δ must be given.
-func (a *Config) SetupCounts(level methods.Level, c methods.Counts) (*APSetup, error) {
+func (a *Config) SetupCounts(level methods.Level, c run.Counts) (*APSetup, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
 	if err := a.checkUnit(level); err != nil {
 		return nil, err
 	}
-	s := &APSetup{Sensitivity: 1, Units: methods.DeltaUnits{Unit: "directed edge"}}
-	if a.EdgeUnit == methods.EdgeUndirected {
+	s := &APSetup{Sensitivity: 1, Units: run.DeltaUnits{Unit: "directed edge"}}
+	if a.EdgeUnit == run.EdgeUndirected {
 		s.Sensitivity, s.Units.Unit = math.Sqrt2, "undirected edge"
 	}
 	if level == methods.Node {
-		if err := methods.CheckCounts(c, []string{methods.CountTrainNodes}); err != nil {
+		if err := run.CheckCounts(c, []string{run.CountTrainNodes}); err != nil {
 			return nil, err
 		}
 		s.Sensitivity = math.Sqrt(float64(a.MaxDegree))
 		s.Units.Unit = "node"
-		s.Rate, s.TrainNodes = methods.NodeRate(a.BatchSize, c.TrainNodes), c.TrainNodes
+		s.Rate, s.TrainNodes = run.NodeRate(a.BatchSize, c.TrainNodes), c.TrainNodes
 	}
 	return s, nil
 }
@@ -471,7 +474,7 @@ func (a *Config) QueryAdj(level methods.Level, h *graphs.Graph, src *dp.Source) 
 // NAPQueryCost is the cost of queries that run the K NAP calls of an
 // aggregation-perturbation model over the query graph with fresh noise:
 // K Gaussian releases at multiplier z each (nil without privacy).
-func (a *Config) NAPQueryCost(ctx *methods.Context, cal *methods.Calibrated, sensitivity float64) *methods.QueryCost {
+func (a *Config) NAPQueryCost(ctx *methods.Context, cal *run.Calibrated, sensitivity float64) *methods.QueryCost {
 	if !ctx.Private() {
 		return nil
 	}

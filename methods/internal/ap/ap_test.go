@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/methods/run"
 
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/gen"
@@ -41,20 +42,20 @@ func TestEdgeUnit(t *testing.T) {
 	releases := func(k int) func(z float64) []dp.Planned {
 		return func(z float64) []dp.Planned { return []dp.Planned{{What: "NAP", Event: events(k)(z)[0]}} }
 	}
-	run := func(unit string) (*APSetup, *methods.Calibrated) {
+	plan := func(unit string) (*APSetup, *run.Calibrated) {
 		a := apWithUnit(t, unit)
 		s, err := a.SetupAP(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := a.CalibrateAP(ctx, s, releases(a.Hops), nil, 1)
+		c, err := a.Plan(ctx, s, releases(a.Hops), nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s, c
 	}
-	sd, cd := run(methods.EdgeDirected)
-	su, cu := run(methods.EdgeUndirected)
+	sd, cd := plan(run.EdgeDirected)
+	su, cu := plan(run.EdgeUndirected)
 
 	n := float64(g.N)
 	if sd.Sensitivity != 1 || sd.Units.Possible != n*(n-1) || sd.Units.Unit != "directed edge" {
@@ -95,7 +96,7 @@ func TestEdgeUnit(t *testing.T) {
 
 	node := *ctx
 	node.Level = methods.Node
-	if _, err := apWithUnit(t, methods.EdgeUndirected).SetupAP(&node); err == nil || !strings.Contains(err.Error(), "--edge-unit") {
+	if _, err := apWithUnit(t, run.EdgeUndirected).SetupAP(&node); err == nil || !strings.Contains(err.Error(), "--edge-unit") {
 		t.Errorf("node level with --edge-unit undirected: err = %v, want a refusal naming the flag", err)
 	}
 	a := DefaultConfig()

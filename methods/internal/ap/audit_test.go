@@ -10,6 +10,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 )
 
 // oldBoundOutDegree is the node-level degree bounding dpgnn used before the
@@ -59,9 +60,9 @@ func apFor(t *testing.T, args ...string) *Config {
 
 // napOnlyCalibration calibrates one NAP call (what the audit needs: δ and a
 // report; the multiplier is fixed by AuditOptions).
-func napOnlyCalibration(a *Config) func(*methods.Context, *APSetup) (*methods.Calibrated, error) {
-	return func(ctx *methods.Context, s *APSetup) (*methods.Calibrated, error) {
-		return a.CalibrateAP(ctx, s, func(z float64) []dp.Planned {
+func napOnlyCalibration(a *Config) func(*methods.Context, *APSetup) (*run.Calibrated, error) {
+	return func(ctx *methods.Context, s *APSetup) (*run.Calibrated, error) {
+		return a.Plan(ctx, s, func(z float64) []dp.Planned {
 			return []dp.Planned{{What: "NAP", Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}
 		}, nil, 0)
 	}
@@ -69,7 +70,7 @@ func napOnlyCalibration(a *Config) func(*methods.Context, *APSetup) (*methods.Ca
 
 // auditNodeRemoval runs the streaming audit of rel on g and on g without
 // node v (its row dropped from both outputs), width columns per node.
-func auditNodeRemoval(t *testing.T, g *graphs.Graph, v, width, trials int, rel func(*graphs.Graph) (methods.Release1, error), delta float64) dp.AuditResult {
+func auditNodeRemoval(t *testing.T, g *graphs.Graph, v, width, trials int, rel func(*graphs.Graph) (run.Release1, error), delta float64) dp.AuditResult {
 	t.Helper()
 	gp := g.WithAdj(graphs.RemoveNode(g.Adj, v))
 	drop := func(ids []int) []int { return slices.DeleteFunc(slices.Clone(ids), func(i int) bool { return i == v }) }
@@ -115,14 +116,14 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 	const z, width, trials, delta = 2.0, 1, 300, 1e-5
 	spread := splitAll(t, gen.SpreadGraph(400, 20, 1))
 	star := splitAll(t, gen.Star(1))
-	claim, err := methods.ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
+	claim, err := run.ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaMethod := func(g *graphs.Graph, args ...string) func(*graphs.Graph) (methods.Release1, error) {
+	viaMethod := func(g *graphs.Graph, args ...string) func(*graphs.Graph) (run.Release1, error) {
 		a := apFor(t, args...)
 		ctx := &methods.Context{Graph: g, Dataset: g.Name, Level: methods.Node, Epsilon: 8, Delta: delta, Seed: 3}
-		target, err := a.NAPAudit(ctx, methods.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
+		target, err := a.NAPAudit(ctx, run.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 		}
 		return target.Prepare
 	}
-	old := func(h *graphs.Graph) (methods.Release1, error) {
+	old := func(h *graphs.Graph) (run.Release1, error) {
 		adj := oldBoundOutDegree(h.Adj, 20, 3)
 		x, _ := AuditEmbedding(h, "aligned", width)
 		return func(src *dp.Source) ([]float64, error) { return napOnce(adj, x, h.N, width, z*4.47213595499958, src) }, nil
@@ -139,7 +140,7 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		g       *graphs.Graph
-		rel     func(*graphs.Graph) (methods.Release1, error)
+		rel     func(*graphs.Graph) (run.Release1, error)
 		exceeds bool
 	}{
 		{"old sequential-stream bounding, D=20", spread, old, true},
@@ -159,7 +160,7 @@ func TestNodeLevelAuditCatchesDegreeSampling(t *testing.T) {
 	// The public bound refuses a graph above it before releasing anything.
 	a := apFor(t, "--max-degree", "20")
 	ctx := &methods.Context{Graph: spread, Dataset: "spread", Level: methods.Node, Epsilon: 8, Delta: delta, Seed: 3}
-	if _, err := a.NAPAudit(ctx, methods.AuditOptions{Embedding: "aligned", Multiplier: z}, napOnlyCalibration(a)); err == nil {
+	if _, err := a.NAPAudit(ctx, run.AuditOptions{Embedding: "aligned", Multiplier: z}, napOnlyCalibration(a)); err == nil {
 		t.Error("the public bound D=20 accepted a graph with degree 400")
 	}
 }
@@ -198,11 +199,11 @@ func TestDegreeSamplingKeyedByMechanismSource(t *testing.T) {
 func TestIssueCounterexampleAudit(t *testing.T) {
 	const z, width, trials, delta = 1.0424, 1, 2000, 1e-5
 	g := splitAll(t, gen.Spread(1))
-	claim, err := methods.ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
+	claim, err := run.ClaimedEpsilon(dp.GaussianEvent{Multiplier: z, Count: 1}, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := func(h *graphs.Graph) (methods.Release1, error) {
+	old := func(h *graphs.Graph) (run.Release1, error) {
 		adj := oldBoundOutDegree(h.Adj, 100, 3)
 		x, _ := AuditEmbedding(h, "aligned", width)
 		return func(src *dp.Source) ([]float64, error) { return napOnce(adj, x, h.N, width, z*10, src) }, nil
@@ -214,7 +215,7 @@ func TestIssueCounterexampleAudit(t *testing.T) {
 	}
 	a := apFor(t, "--max-degree", "200")
 	ctx := &methods.Context{Graph: g, Dataset: g.Name, Level: methods.Node, Epsilon: 8, Delta: delta, Seed: 3}
-	target, err := a.NAPAudit(ctx, methods.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
+	target, err := a.NAPAudit(ctx, run.AuditOptions{Embedding: "aligned", Width: width, Multiplier: z}, napOnlyCalibration(a))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -102,6 +103,25 @@ func (a *Modules) NormFor(level methods.Level, nodeAuto layers.NormKind) (layers
 	return k, nil
 }
 
+// Prepare is the set-up every method built from these modules shares
+// (GAP, CARIBOU), written once: the method's privacy set-up on ctx's graph
+// (which adjacency its aggregation reads, the degree bound, the
+// sensitivity), its calibration on that set-up, and the norm layer for the
+// level (NormFor, none at node level unless --norm says).
+func Prepare[S any](ctx *methods.Context, a *Modules, setup func(*methods.Context) (S, error), calibrate func(*methods.Context, S) (*run.Calibrated, error)) (S, *run.Calibrated, layers.NormKind, error) {
+	var none S
+	s, err := setup(ctx)
+	if err != nil {
+		return none, nil, 0, err
+	}
+	c, err := calibrate(ctx, s)
+	if err != nil {
+		return none, nil, 0, err
+	}
+	norm, err := a.NormFor(ctx.Level, layers.NormNone)
+	return s, c, norm, err
+}
+
 // Ledger names of the encoder's and the classifier's DP-SGD releases.
 const (
 	LedgerEncoder    = "dpsgd.encoder"
@@ -111,8 +131,8 @@ const (
 // Training is how a module of an aggregation-perturbation method trains:
 // full batch at edge level and without privacy, DP-SGD (Poisson rate,
 // clip, multiplier z) at node level; ledger names its DP-SGD release.
-func (a *Modules) Training(ctx *methods.Context, rate, z float64, epochs int, ledger string) methods.ModuleTraining {
-	return methods.ModuleTraining{Epochs: epochs, LR: a.LR, WeightDecay: a.WeightDecay, Private: ctx.Level == methods.Node,
+func (a *Modules) Training(ctx *methods.Context, rate, z float64, epochs int, ledger string) run.ModuleTraining {
+	return run.ModuleTraining{Epochs: epochs, LR: a.LR, WeightDecay: a.WeightDecay, Private: ctx.Level == methods.Node,
 		Multiplier: z, Clip: a.Clip, Rate: rate, Ledger: ledger}
 }
 
@@ -166,13 +186,13 @@ func Widths(in, hidden, layers int, out ...int) []int {
 // prefix.encoder…) on ctx's training nodes: an MLP of encoderLayers layers
 // → row normalisation (the embedding, Outputs[0]) → norm → dropout → SELU
 // → Linear head. It reads no edge.
-func (a *Modules) TrainEncoder(ctx *methods.Context, tr methods.ModuleTraining, encoderLayers int, norm layers.NormKind, src *dp.Source, seed uint64, prefix string) (*methods.Module, error) {
+func (a *Modules) TrainEncoder(ctx *methods.Context, tr run.ModuleTraining, encoderLayers int, norm layers.NormKind, src *dp.Source, seed uint64, prefix string) (*run.Module, error) {
 	g := ctx.Graph
 	dropout, inDropout := a.DropoutFor(ctx.Level)
 	var enc *layers.MLP
 	var bn *layers.Norm
 	var head *layers.Linear
-	mod, err := methods.BuildModule(seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
+	mod, err := run.BuildModule(seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train),
 		func(mm *nn.Model, in []*layers.Features, train bool) (*G.Node, []*G.Node, error) {
 			if enc == nil {
 				var err error
@@ -244,7 +264,7 @@ func (a *Modules) Classifier(level methods.Level, prefix string, classes int, no
 // QueryEvaluators are the evaluators a query over an n-node graph runs:
 // the encoder's (nil when the method has no encoder, enc nil) and the
 // classifier's.
-func QueryEvaluators(enc, cls *methods.Module, n int) (encEval, clsEval *methods.Evaluator, err error) {
+func QueryEvaluators(enc, cls *run.Module, n int) (encEval, clsEval *run.Evaluator, err error) {
 	if enc != nil {
 		if encEval, err = enc.NewEvaluator(n); err != nil {
 			return nil, nil, err

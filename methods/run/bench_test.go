@@ -1,10 +1,10 @@
-package methods_test
+package run_test
 
 import (
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"

@@ -1,4 +1,4 @@
-package methods_test
+package run_test
 
 import (
 	"path/filepath"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
-	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 )
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -33,26 +33,26 @@ func TestDatasetFingerprintStable(t *testing.T) {
 		{"signed bitcoin_alpha", "bitcoin_alpha", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := methods.TrainOptions{Dataset: tc.dataset, Seed: 1}
+			opts := run.TrainOptions{Dataset: tc.dataset, Seed: 1}
 			if tc.real {
 				opts.DataDir = testutil.DataDir(t)
 			}
 			var prints []string
 			for range 2 {
-				g, err := methods.LoadDataset(opts)
+				g, err := run.LoadDataset(opts)
 				if err != nil {
 					t.Fatal(err)
 				}
-				prints = append(prints, methods.DatasetFingerprint(g))
+				prints = append(prints, run.DatasetFingerprint(g))
 			}
 			if !hex64.MatchString(prints[0]) || prints[0] != prints[1] {
 				t.Fatalf("two loads: fingerprints %q and %q, want one SHA-256", prints[0], prints[1])
 			}
 		})
 	}
-	a, _ := methods.LoadDataset(methods.TrainOptions{Dataset: "csbm", Seed: 1})
-	b, _ := methods.LoadDataset(methods.TrainOptions{Dataset: "csbm", Seed: 2})
-	if methods.DatasetFingerprint(a) == methods.DatasetFingerprint(b) {
+	a, _ := run.LoadDataset(run.TrainOptions{Dataset: "csbm", Seed: 1})
+	b, _ := run.LoadDataset(run.TrainOptions{Dataset: "csbm", Seed: 2})
+	if run.DatasetFingerprint(a) == run.DatasetFingerprint(b) {
 		t.Error("csbm generated from seeds 1 and 2: same fingerprint")
 	}
 }
@@ -101,7 +101,7 @@ func copyGraph(g *graphs.Graph) *graphs.Graph {
 // byte layout is pinned (a golden value), so a fingerprint means the same
 // on every machine and in every version.
 func TestDatasetFingerprintChanges(t *testing.T) {
-	base := methods.DatasetFingerprint(fullGraph())
+	base := run.DatasetFingerprint(fullGraph())
 	const golden = "3aaaa6cd586a203c60bc8e1f74bd92dcbee6a3863ecb467fbe1296106477b1a5"
 	if base != golden {
 		t.Errorf("fingerprint of the tiny graph %s, want %s: the byte layout changed, and with it every recorded fingerprint", base, golden)
@@ -134,13 +134,13 @@ func TestDatasetFingerprintChanges(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := copyGraph(fullGraph())
 			tc.change(g)
-			got := methods.DatasetFingerprint(g)
+			got := run.DatasetFingerprint(g)
 			if (got == base) != tc.same {
 				t.Errorf("fingerprint %s, base %s: want same = %v", got, base, tc.same)
 			}
 		})
 	}
-	if methods.DatasetFingerprint(fullGraph()) != base {
+	if run.DatasetFingerprint(fullGraph()) != base {
 		t.Error("the fingerprint of an unchanged graph changed (a mutation reached the base graph)")
 	}
 }

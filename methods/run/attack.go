@@ -1,7 +1,8 @@
-package methods
+package run
 
 import (
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -19,13 +20,13 @@ type AttackRuns struct {
 	// opts.Split is empty).
 	Split graphs.SplitSpec
 
-	m    Method
+	m    methods.Method
 	opts TrainOptions
 }
 
 // PrepareAttack checks opts and the method's configuration and loads the
 // dataset, as Train does before its first run.
-func PrepareAttack(m Method, opts TrainOptions) (*AttackRuns, error) {
+func PrepareAttack(m methods.Method, opts TrainOptions) (*AttackRuns, error) {
 	g, spec, _, fp, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
@@ -41,7 +42,7 @@ func (a *AttackRuns) RunGraph(r int) (*graphs.Graph, error) {
 
 // Run trains the method once on g with seed seed (the options' level, ε,
 // δ, selection and noise source) and returns its outcome.
-func (a *AttackRuns) Run(g *graphs.Graph, seed uint64, rec trainers.Recorder) (*Outcome, error) {
+func (a *AttackRuns) Run(g *graphs.Graph, seed uint64, rec trainers.Recorder) (*methods.Outcome, error) {
 	c := a.opts.context(g, a.Graph.Name, seed)
 	if rec == nil {
 		rec = trainers.Nop{}

@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"fmt"
@@ -6,24 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dpgnn/dpgnn/dp"
-)
-
-// DeltaRule says where a run's δ comes from.
-type DeltaRule string
-
-const (
-	// DeltaGiven is --delta D.
-	DeltaGiven DeltaRule = "given"
-	// DeltaAuto derives δ from public quantities only: at edge level the
-	// node count N is public, and δ = 10^−d with d the number of digits of
-	// the number of possible units (N(N−1) directed entries or N(N−1)/2
-	// undirected pairs), a public bound on the private edge count. At node
-	// level nothing countable is public, and auto is refused.
-	DeltaAuto DeltaRule = "auto"
-	// DeltaPaper is the method's paper convention, computed from the
-	// private unit count (GAP/ProGAP: 10^−digits of the directed edges or
-	// training nodes; GCON: 1/|E|). The report says it reads private data.
-	DeltaPaper DeltaRule = "paper"
+	"github.com/dpgnn/dpgnn/methods"
 )
 
 // The budget rules every command applies (train, sweep, tune, inspect,
@@ -121,16 +104,16 @@ func PaperDigits(count int, what string) func() (float64, string, error) {
 
 // ResolveDelta returns the run's δ and a sentence saying where it came from
 // (see DeltaRule).
-func (c *Context) ResolveDelta(u DeltaUnits) (float64, string, error) {
+func ResolveDelta(c *methods.Context, u DeltaUnits) (float64, string, error) {
 	switch c.DeltaRule {
-	case DeltaGiven, "":
+	case methods.DeltaGiven, "":
 		if c.Delta > 0 {
 			return c.Delta, "given (--delta)", nil
 		}
-		if c.DeltaRule == DeltaGiven {
+		if c.DeltaRule == methods.DeltaGiven {
 			return 0, "", fmt.Errorf("--delta must be in (0, 1), got %g", c.Delta)
 		}
-	case DeltaPaper:
+	case methods.DeltaPaper:
 		if u.Paper == nil {
 			return 0, "", fmt.Errorf("--delta paper: this method's paper has no δ convention; pass --delta")
 		}
@@ -167,15 +150,18 @@ type Calibrated struct {
 	Plan       *dp.Plan
 }
 
-// Calibrate finds the smallest noise multiplier z whose releases(z) (each a
-// dp.Planned: Name keys the run's ledger, where the mechanism records every
-// release it makes under that name) meet
-// the context's (ε, δ) under the named accountant (gdp, rdp, rdp-standard)
-// and returns z with the run's privacy plan: its level and unit, δ and its
-// source, the releases at z, and noise (method-specific noise levels, stds).
+// Calibrate is the plan-level calibration every method uses: it finds the
+// smallest noise multiplier z whose releases(z) (each a dp.Planned: Name
+// keys the run's ledger, where the mechanism records every release it
+// makes under that name) meet the context's (ε, δ) under the named
+// accountant (gdp, rdp, rdp-standard) — dp.CalibrateNoise on their events,
+// the one search — and returns z with the run's privacy plan: its level
+// and unit, δ and its source, the releases at z, and noise
+// (method-specific noise levels, stds). With a fixed ctx.Multiplier it
+// searches nothing and the plan states the ε that multiplier gives.
 // Without privacy (ε = ∞ or level none) z is 0 and nothing is released.
-func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(z float64) []dp.Planned, noise func(z float64) map[string]float64) (*Calibrated, error) {
-	delta, source, err := ctx.ResolveDelta(units)
+func Calibrate(ctx *methods.Context, units DeltaUnits, accountant string, releases func(z float64) []dp.Planned, noise func(z float64) map[string]float64) (*Calibrated, error) {
+	delta, source, err := ResolveDelta(ctx, units)
 	if err != nil {
 		return nil, err
 	}
@@ -185,18 +171,17 @@ func Calibrate(ctx *Context, units DeltaUnits, accountant string, releases func(
 		plan.Notes = []string{"ε = ∞: the same pipeline without noise"}
 		return &Calibrated{Plan: plan}, nil
 	}
-	if u := ctx.DeltaUse(units, delta, source); u != nil {
+	if u := DeltaUse(ctx, units, delta, source); u != nil {
 		plan.Uses = append(plan.Uses, *u)
 	}
 	events := func(z float64) []dp.Event { return Events(releases(z)) }
-	newAcct := func() (dp.Accountant, error) { return dp.NewAccountant(accountant) }
 	z := ctx.Multiplier
 	if z > 0 {
 		// A fixed multiplier: the plan states the ε it gives.
 		if plan.Epsilon, err = dp.EpsilonOf(accountant, events(z), delta); err != nil {
 			return nil, err
 		}
-	} else if z, err = dp.CalibrateNoise(ctx.Epsilon, delta, events, newAcct); err != nil {
+	} else if z, err = dp.CalibrateNoise(ctx.Epsilon, delta, accountant, events); err != nil {
 		return nil, fmt.Errorf("calibrating the noise for ε=%g, δ=%g: %w", ctx.Epsilon, delta, err)
 	}
 	plan.Accountant, plan.Multiplier, plan.Releases = accountant, z, releases(z)
@@ -219,38 +204,20 @@ func Events(rel []dp.Planned) []dp.Event {
 	return ev
 }
 
-// CalibrateSGD calibrates one Poisson-subsampled Gaussian DP-SGD run of
-// `steps` steps at rate q over n training nodes (node units; RDP
-// accountant with the given conversion), plus the run's private model
-// selections. A private plan lists n as treated as public
-// (TrainCountUse): the rate, the steps and the noise follow it.
-func CalibrateSGD(ctx *Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*Calibrated, error) {
-	c, err := CalibrateSGDUnits(ctx, DeltaUnits{Unit: "node", Paper: PaperDigits(n, "training nodes")}, q, steps, clip, conv)
-	if err != nil {
-		return nil, err
-	}
-	if ctx.Private() {
-		c.Plan.Uses = append(c.Plan.Uses, TrainCountUse(n, q))
-	}
-	return c, nil
+// SGDRelease is the planned release of one DP-SGD run at noise multiplier
+// z, named "dpsgd" in the ledger: steps Poisson-subsampled Gaussian steps
+// at rate q, every sample's gradient clipped to clip, noise std z·clip on
+// the clipped sum (sensitivity clip: one unit is one sample). A method's
+// releases function passes it to Calibrate, with its other releases.
+func SGDRelease(q float64, steps int, clip, z float64) dp.Planned {
+	return dp.Planned{Name: "dpsgd", What: fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g, clip %g, noise std %.4g·clip", steps, q, clip, z),
+		Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}
 }
 
-// CalibrateSGDUnits is CalibrateSGD for any privacy unit (e.g. an edge per
-// sample at edge level: EdgeUnits); its release is named "dpsgd" in the
-// ledger.
-func CalibrateSGDUnits(ctx *Context, units DeltaUnits, q float64, steps int, clip float64, conv dp.Conversion) (*Calibrated, error) {
-	name := "rdp"
-	if conv == dp.ConversionStandard {
-		name = "rdp-standard"
-	}
-	return Calibrate(ctx, units, name,
-		func(z float64) []dp.Planned {
-			return append([]dp.Planned{{Name: "dpsgd", What: fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g, clip %g, noise std %.4g·clip", steps, q, clip, z),
-				Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: steps}}}, ctx.SelectionReleases(1)...)
-		},
-		func(z float64) map[string]float64 {
-			return map[string]float64{"std": z * clip, "clip": clip, "rate": q, "steps": float64(steps)}
-		})
+// SGDNoise is the plan's noise record of SGDRelease: the std z·clip, the
+// clip, the rate and the steps.
+func SGDNoise(q float64, steps int, clip, z float64) map[string]float64 {
+	return map[string]float64{"std": z * clip, "clip": clip, "rate": q, "steps": float64(steps)}
 }
 
 // Use kinds the framework adds to privacy reports (dp.Use.Kind).
@@ -274,9 +241,9 @@ const (
 // a training node changes N_train by one, so all four depend on the private
 // data outside any mechanism; DP-SGD's convention treats the count as
 // public, and the accountant composes the steps of this N_train. Every
-// method that trains with DP-SGD over the training nodes lists it (MLP via
-// CalibrateSGD, GAP and ProGAP via ap.CalibrateAP; CARIBOU and DPAR can
-// append it to their plans).
+// method that trains with DP-SGD over the training nodes lists it (MLP,
+// GAP and ProGAP via ap.Config.Plan; CARIBOU and DPAR can append it to
+// their plans).
 func TrainCountUse(nTrain int, rate float64) dp.Use {
 	return dp.Use{Kind: UseCount,
 		What: fmt.Sprintf("the training-node count N_train = %d sets DP-SGD's Poisson rate q = min(1, B/N_train) = %.4g, the number of steps ⌈epochs/q⌉, "+
@@ -297,22 +264,22 @@ func TrainCountUse(nTrain int, rate float64) dp.Use {
 //
 // Methods that resolve δ themselves (not through Calibrate) append it to
 // their plans.
-func (c *Context) DeltaUse(u DeltaUnits, delta float64, source string) *dp.Use {
+func DeltaUse(c *methods.Context, u DeltaUnits, delta float64, source string) *dp.Use {
 	rule := c.DeltaRule
 	if rule == "" { // ResolveDelta's reading of an unset rule
-		rule = DeltaAuto
+		rule = methods.DeltaAuto
 		if c.Delta > 0 {
-			rule = DeltaGiven
+			rule = methods.DeltaGiven
 		}
 	}
 	switch {
-	case rule == DeltaPaper && u.PaperPublic:
+	case rule == methods.DeltaPaper && u.PaperPublic:
 		return nil
-	case rule == DeltaPaper:
+	case rule == methods.DeltaPaper:
 		return &dp.Use{Kind: UseDelta, What: fmt.Sprintf("δ = %.3g by --delta paper: %s", delta, source),
 			Covered: dp.TreatedAsPublic("--delta paper: the paper's convention reads a private count of units; " +
 				"a neighbour's count can give another δ, and the noise is calibrated at this one")}
-	case rule == DeltaAuto:
+	case rule == methods.DeltaAuto:
 		return &dp.Use{Kind: UseDelta, What: fmt.Sprintf("δ = %.3g by --delta auto: %s", delta, source),
 			Covered: "public data (the node count: G and G minus one edge have the same nodes)"}
 	}
@@ -320,7 +287,7 @@ func (c *Context) DeltaUse(u DeltaUnits, delta float64, source string) *dp.Use {
 }
 
 // NoiseUse is the report's statement on the run's mechanism randomness,
-// for every private run (Context.Report adds it): without --secure-noise
+// for every private run (Report adds it): without --secure-noise
 // every draw — noise, Poisson and batch sampling, degree-bound and walk
 // keys, the dropout masks of a DP-SGD training path, all from NoiseSource —
 // follows from the seed the record states, so
@@ -330,7 +297,7 @@ func (c *Context) DeltaUse(u DeltaUnits, delta float64, source string) *dp.Use {
 // seed drives only the split, initialisation and the dropout of
 // non-private training. A plan without
 // releases draws no noise and says so.
-func (c *Context) NoiseUse(plan *dp.Plan) dp.Use {
+func NoiseUse(c *methods.Context, plan *dp.Plan) dp.Use {
 	const what = "the mechanisms' randomness (noise draws, Poisson and batch sampling, degree-bound and walk keys, DP-SGD's dropout masks)"
 	switch {
 	case plan == nil || len(plan.Releases) == 0:

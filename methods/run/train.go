@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"context"
@@ -13,7 +13,8 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -26,12 +27,12 @@ type TrainOptions struct {
 	// "l1" (rows scaled to sum 1, PyG's NormalizeFeatures). It reads no
 	// edge.
 	Features string
-	Level    Level
+	Level    methods.Level
 	Epsilon  float64 // +Inf for no privacy
 	Delta    float64 // with DeltaRule DeltaGiven (or "" and Delta > 0)
 	// DeltaRule is where δ comes from: given, auto (public quantities; the
 	// default) or paper (the method's paper, from private counts).
-	DeltaRule DeltaRule
+	DeltaRule methods.DeltaRule
 	// Selection is --selection (auto, best, last, private) and
 	// SelectionEpsilon the ε of one private selection.
 	Selection        string
@@ -62,7 +63,7 @@ const DefaultDataset = "csbm"
 // The record carries its provenance: the binary's version and commit, the
 // start time, the command line, the seeds of the runs and the fingerprint
 // of the dataset as loaded (DatasetFingerprint).
-func Train(m Method, opts TrainOptions) (*trainers.Record, error) {
+func Train(m methods.Method, opts TrainOptions) (*trainers.Record, error) {
 	return TrainContext(context.Background(), m, opts)
 }
 
@@ -93,7 +94,7 @@ func (e *InterruptedError) Unwrap() error { return e.Err }
 // abandoned, left to end in the background with its outcome discarded (it
 // may still report epochs to opts.Recorder meanwhile), which suits a
 // command about to exit.
-func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.Record, error) {
+func TrainContext(ctx context.Context, m methods.Method, opts TrainOptions) (*trainers.Record, error) {
 	start := time.Now()
 	if opts.Runs <= 0 {
 		return nil, fmt.Errorf("--runs must be positive, got %d", opts.Runs)
@@ -180,7 +181,7 @@ func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.R
 	}
 	// δ only means something when a finite ε is claimed: a run without
 	// privacy (level none, or ε = ∞) records null, not a δ nobody spent.
-	if opts.Level != None && !math.IsInf(opts.Epsilon, 1) {
+	if opts.Level != methods.None && !math.IsInf(opts.Epsilon, 1) {
 		d := opts.Delta
 		if report != nil {
 			d = report.Delta
@@ -199,12 +200,12 @@ func TrainContext(ctx context.Context, m Method, opts TrainOptions) (*trainers.R
 // whether a run counts depends only on whether it ended before ctx did.
 // A stopped run is abandoned: it goes on in the background and its outcome
 // is dropped.
-func runUntil(ctx context.Context, m Method, c *Context) (*Outcome, error) {
+func runUntil(ctx context.Context, m methods.Method, c *methods.Context) (*methods.Outcome, error) {
 	if ctx.Done() == nil { // a context that never ends
 		return m.Run(c)
 	}
 	type result struct {
-		out     *Outcome
+		out     *methods.Outcome
 		err     error
 		stopped error
 	}
@@ -230,7 +231,7 @@ func runUntil(ctx context.Context, m Method, c *Context) (*Outcome, error) {
 // its features preprocessed, the split, what the record states as the
 // split (checkData) and the fingerprint of the dataset as loaded (before
 // --features).
-func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, string, string, error) {
+func prepare(m methods.Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, string, string, error) {
 	var none graphs.SplitSpec
 	if err := checkOptions(m, opts); err != nil {
 		return nil, none, "", "", err
@@ -259,44 +260,44 @@ func prepare(m Method, opts *TrainOptions) (*graphs.Graph, graphs.SplitSpec, str
 // configuration, so that it refuses every input alike (a refusal that
 // depended on the data would itself tell something about it).
 type LevelValidator interface {
-	ValidateLevel(level Level, private bool) error
+	ValidateLevel(level methods.Level, private bool) error
 }
 
 // checkOptions fills in opts' defaults and checks everything that needs no
 // data: the privacy level against the method's, ε, δ, the selection rule,
 // --features and the method's hyperparameters (Validate, and
 // ValidateLevel for a LevelValidator).
-func checkOptions(m Method, opts *TrainOptions) error {
+func checkOptions(m methods.Method, opts *TrainOptions) error {
 	if opts.Dataset == "" {
 		opts.Dataset = DefaultDataset
 	}
 	if opts.Level == "" {
-		opts.Level = None
+		opts.Level = methods.None
 	}
-	if !Supports(m, opts.Level) {
+	if !methods.Supports(m, opts.Level) {
 		return fmt.Errorf("method %s does not support --privacy %s (supported: %v)", m.Name(), opts.Level, m.Levels())
 	}
-	if opts.Level == None {
+	if opts.Level == methods.None {
 		opts.Epsilon = math.Inf(1)
 	} else if err := CheckEpsilon("--epsilon", opts.Epsilon, ""); err != nil {
 		return err
 	}
-	if opts.Delta != 0 || opts.DeltaRule == DeltaGiven {
+	if opts.Delta != 0 || opts.DeltaRule == methods.DeltaGiven {
 		if err := CheckDelta("--delta", opts.Delta, ""); err != nil {
 			return err
 		}
 	}
 	switch opts.DeltaRule {
 	case "":
-		opts.DeltaRule = DeltaAuto
+		opts.DeltaRule = methods.DeltaAuto
 		if opts.Delta > 0 {
-			opts.DeltaRule = DeltaGiven
+			opts.DeltaRule = methods.DeltaGiven
 		}
-	case DeltaGiven, DeltaAuto, DeltaPaper:
+	case methods.DeltaGiven, methods.DeltaAuto, methods.DeltaPaper:
 	default:
 		return fmt.Errorf("unknown δ rule %q", opts.DeltaRule)
 	}
-	sel, err := resolveSelection(opts.Level, opts.Level != None && !math.IsInf(opts.Epsilon, 1), opts.Selection, opts.SelectionEpsilon)
+	sel, err := resolveSelection(opts.Level, opts.Level != methods.None && !math.IsInf(opts.Epsilon, 1), opts.Selection, opts.SelectionEpsilon)
 	if err != nil {
 		return err
 	}
@@ -310,7 +311,7 @@ func checkOptions(m Method, opts *TrainOptions) error {
 		return err
 	}
 	if lv, ok := m.(LevelValidator); ok {
-		return lv.ValidateLevel(opts.Level, opts.Level != None && !math.IsInf(opts.Epsilon, 1))
+		return lv.ValidateLevel(opts.Level, opts.Level != methods.None && !math.IsInf(opts.Epsilon, 1))
 	}
 	return nil
 }
@@ -329,7 +330,7 @@ func checkOptions(m Method, opts *TrainOptions) error {
 // A private run is not refused for it: removing one node can remove the
 // last negative edge, and a refusal of G − v where G runs would be a
 // release; its metrics are then NaN (SignMetrics).
-func checkData(m Method, opts TrainOptions, g *graphs.Graph) (graphs.SplitSpec, string, error) {
+func checkData(m methods.Method, opts TrainOptions, g *graphs.Graph) (graphs.SplitSpec, string, error) {
 	var none graphs.SplitSpec
 	task := TaskOf(m)
 	if err := task.Check(g); err != nil {
@@ -351,7 +352,7 @@ func checkData(m Method, opts TrainOptions, g *graphs.Graph) (graphs.SplitSpec, 
 		return none, "", fmt.Errorf("--split masks with --runs %d: dataset %s has %d published masks and run r uses mask r, so the runs beyond %d would repeat masks; "+
 			"use --runs %d or fewer, or --split masks:K to train every run on mask K", opts.Runs, g.Name, masks, masks, masks)
 	}
-	if _, ok := task.(SignedLink); ok && (opts.Level == None || math.IsInf(opts.Epsilon, 1)) {
+	if _, ok := task.(SignedLink); ok && (opts.Level == methods.None || math.IsInf(opts.Epsilon, 1)) {
 		switch {
 		case g.Adj.NNZ() == 0 || g.Neg.NNZ() == 0:
 			return none, "", fmt.Errorf("dataset %s has edges of one sign only (%d positive, %d negative entries): edge-sign prediction needs both (its AUC and SSI are undefined otherwise)",
@@ -379,7 +380,7 @@ func LoadDataset(opts TrainOptions) (*graphs.Graph, error) {
 // the same options; not modified) and the split, parsed and drawn for
 // every run. It returns the split Train would record. A
 // sweep calls it for every cell of its grid before it trains any.
-func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
+func Check(m methods.Method, opts TrainOptions, g *graphs.Graph) (string, error) {
 	if opts.Runs <= 0 {
 		return "", fmt.Errorf("--runs must be positive, got %d", opts.Runs)
 	}
@@ -388,7 +389,7 @@ func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
 	}
 	// ResolveDelta's rule, checked before a run gets that far: at node
 	// level no count of units is public, so auto has nothing to go on.
-	if opts.Level == Node && !math.IsInf(opts.Epsilon, 1) && opts.DeltaRule == DeltaAuto {
+	if opts.Level == methods.Node && !math.IsInf(opts.Epsilon, 1) && opts.DeltaRule == methods.DeltaAuto {
 		return "", fmt.Errorf("--delta auto: at node level no count of privacy units is public (the number of nodes is private); " +
 			"pass --delta (e.g. 1e-5) or --delta paper (the paper's rule on the private count)")
 	}
@@ -414,7 +415,7 @@ func Check(m Method, opts TrainOptions, g *graphs.Graph) (string, error) {
 // context of Train's first run (seed opts.Seed, its split applied), for
 // building a method's model without training it (`dpgnn inspect`).
 // opts.Runs and opts.Recorder are ignored.
-func NewContext(m Method, opts TrainOptions) (*Context, error) {
+func NewContext(m methods.Method, opts TrainOptions) (*methods.Context, error) {
 	g, spec, _, _, err := prepare(m, &opts)
 	if err != nil {
 		return nil, err
@@ -460,7 +461,7 @@ func runGraph(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, seed uin
 //     edge list is not stable (removing a unit changes the list's length and
 //     every position), so the training graph is treated as public input; a
 //     published split loses the removed unit's edges and keeps the others'.
-func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level Level) []dp.Use {
+func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level methods.Level) []dp.Use {
 	var out []dp.Use
 	if task.NodeSplit(g) {
 		s := spec.ForRun(r, len(g.MaskSplits))
@@ -475,7 +476,7 @@ func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level L
 			u.What = fmt.Sprintf("the node split %s: training, validation and test nodes drawn from the run's seed over the labelled nodes, by class", s)
 		}
 		switch {
-		case level == Edge:
+		case level == methods.Edge:
 			u.Covered = "public data (at edge level node ids and labels are public, and the split reads no edge"
 			if inductive {
 				u.Covered += "; dropping the edges between its sides is a filter by that public membership, so G minus an edge e gives G's training graph minus e"
@@ -489,7 +490,7 @@ func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level L
 		}
 		out = append(out, u)
 		c := dp.Use{Kind: UseCount, What: fmt.Sprintf("the class count C = %d (the largest label + 1) sets every model's output width", g.NumClasses)}
-		if level == Edge {
+		if level == methods.Edge {
 			c.Covered = "public data (at edge level labels are public)"
 		} else {
 			c.Covered = dp.TreatedAsPublic("taken as given with the dataset: removing the only node of the last class would lower it")
@@ -519,8 +520,8 @@ func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level L
 }
 
 // context is the Context of one run on the split graph gs.
-func (opts *TrainOptions) context(gs *graphs.Graph, dataset string, seed uint64) *Context {
-	return &Context{Graph: gs, Dataset: dataset, Level: opts.Level, Epsilon: opts.Epsilon,
+func (opts *TrainOptions) context(gs *graphs.Graph, dataset string, seed uint64) *methods.Context {
+	return &methods.Context{Graph: gs, Dataset: dataset, Level: opts.Level, Epsilon: opts.Epsilon,
 		Delta: opts.Delta, DeltaRule: opts.DeltaRule, Selection: opts.Selection, SelectionEpsilon: opts.SelectionEpsilon,
 		Seed: seed, SecureNoise: opts.SecureNoise, MaxMemory: opts.MaxMemory}
 }
@@ -535,8 +536,8 @@ func epsOf(p *dp.Report) float64 {
 // Hyperparameters are what a record states as a run's hyperparameters:
 // the method's configuration by flag name (ConfigValues) and the feature
 // preprocessing, "features" (raw when features is empty).
-func Hyperparameters(m Method, features string) map[string]any {
-	hp := ConfigValues(m.Config())
+func Hyperparameters(m methods.Method, features string) map[string]any {
+	hp := methods.ConfigValues(m.Config())
 	if features == "" {
 		features = "raw"
 	}

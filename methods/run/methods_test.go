@@ -1,4 +1,4 @@
-package methods_test
+package run_test
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	_ "github.com/dpgnn/dpgnn/methods/all"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/spf13/pflag"
 )
 
@@ -45,7 +46,7 @@ func TestBaselinesOnDefaultGraph(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMethod(t, tc.method, tc.args...)
-			r, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Runs: 2, Seed: 1})
+			r, err := run.Train(m, run.TrainOptions{Split: "ratio:0.3:0.3", Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Runs: 2, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,21 +74,21 @@ func TestBaselinesOnDefaultGraph(t *testing.T) {
 func TestTrainRejectsBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts methods.TrainOptions
+		opts run.TrainOptions
 		want string
 	}{
-		{"unknown dataset", methods.TrainOptions{Dataset: "nope", Runs: 1}, "nope"},
-		{"bad split", methods.TrainOptions{Split: "ratio:0.9:0.5", Runs: 1}, "ratio"},
-		{"zero runs", methods.TrainOptions{Runs: 0}, "runs"},
-		{"zero epsilon", methods.TrainOptions{Level: methods.Node, Epsilon: 0, Runs: 1}, "epsilon"},
-		{"level unsupported", methods.TrainOptions{Level: methods.Edge, Epsilon: 1, Runs: 1}, "does not support"},
+		{"unknown dataset", run.TrainOptions{Dataset: "nope", Runs: 1}, "nope"},
+		{"bad split", run.TrainOptions{Split: "ratio:0.9:0.5", Runs: 1}, "ratio"},
+		{"zero runs", run.TrainOptions{Runs: 0}, "runs"},
+		{"zero epsilon", run.TrainOptions{Level: methods.Node, Epsilon: 0, Runs: 1}, "epsilon"},
+		{"level unsupported", run.TrainOptions{Level: methods.Edge, Epsilon: 1, Runs: 1}, "does not support"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMethod(t, "gcn", "--epochs", "1")
 			if tc.name == "zero epsilon" {
 				m = newMethod(t, "mlp", "--epochs", "1")
 			}
-			_, err := methods.Train(m, tc.opts)
+			_, err := run.Train(m, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
 			}
@@ -100,12 +101,12 @@ func TestTrainRejectsBadInput(t *testing.T) {
 // node's posterior and its neighbours' into NaN).
 func TestCheckQueryFeatureRange(t *testing.T) {
 	ok := &graphs.Features{N: 2, F: 2, Dense: []float64{1, 2, 3, 1e30}}
-	if err := methods.CheckQuery(ok, 2, 2); err != nil {
+	if err := run.CheckQuery(ok, 2, 2); err != nil {
 		t.Fatalf("in range: %v", err)
 	}
 	for _, v := range []float64{math.Inf(1), math.NaN(), 1e308, -2e30} {
 		bad := &graphs.Features{N: 2, F: 2, Dense: []float64{1, 2, 3, v}}
-		if err := methods.CheckQuery(bad, 2, 2); err == nil || !strings.Contains(err.Error(), "public range") {
+		if err := run.CheckQuery(bad, 2, 2); err == nil || !strings.Contains(err.Error(), "public range") {
 			t.Errorf("value %v: err = %v, want a refusal naming the range", v, err)
 		}
 	}

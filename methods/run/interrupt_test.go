@@ -1,11 +1,11 @@
-package methods_test
+package run_test
 
 import (
 	"context"
 	"errors"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -30,10 +30,10 @@ func TestTrainContextStopsBetweenRuns(t *testing.T) {
 	m := newMethod(t, "mlp", "--epochs", "3")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := methods.TrainOptions{Split: "ratio:0.3:0.3", Runs: 3, Seed: 5,
+	opts := run.TrainOptions{Split: "ratio:0.3:0.3", Runs: 3, Seed: 5,
 		Recorder: cancelAtRun{run: 1, cancel: cancel}}
-	r, err := methods.TrainContext(ctx, m, opts)
-	var ie *methods.InterruptedError
+	r, err := run.TrainContext(ctx, m, opts)
+	var ie *run.InterruptedError
 	if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want an InterruptedError wrapping context.Canceled", err)
 	}
@@ -47,7 +47,7 @@ func TestTrainContextStopsBetweenRuns(t *testing.T) {
 		t.Fatalf("record of the finished runs: %+v", r)
 	}
 	// The finished run is the one an uninterrupted training makes.
-	full, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Runs: 1, Seed: 5})
+	full, err := run.Train(m, run.TrainOptions{Split: "ratio:0.3:0.3", Runs: 1, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestTrainContextStopsBetweenRuns(t *testing.T) {
 		t.Errorf("test accuracy of the finished run %v, want %v", got, want)
 	}
 
-	r, err = methods.TrainContext(ctx, m, opts) // already cancelled
+	r, err = run.TrainContext(ctx, m, opts) // already cancelled
 	if r != nil || !errors.As(err, &ie) || ie.Finished != 0 {
 		t.Fatalf("cancelled before the first run: %+v, %v", r, err)
 	}

@@ -1,8 +1,10 @@
-package dp
+package gcon
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/dpgnn/dpgnn/dp"
 )
 
 // SampleObjectiveNoise draws GCON's noise matrix B ∈ R^{d×c} (row-major):
@@ -10,22 +12,22 @@ import (
 // with rate β and dimension d; GCON Alg. 2, Eq. 14). β = +Inf (no privacy
 // needed, or edges unused) gives B = 0. Columns are drawn in order from
 // src.
-func SampleObjectiveNoise(d, c int, beta float64, src *Source) ([]float64, error) {
-	if err := CheckCount("objective-perturbation dimension", d); err != nil {
+func SampleObjectiveNoise(d, c int, beta float64, src *dp.Source) ([]float64, error) {
+	if err := dp.CheckCount("objective-perturbation dimension", d); err != nil {
 		return nil, err
 	}
-	if err := CheckCount("objective-perturbation columns", c); err != nil {
+	if err := dp.CheckCount("objective-perturbation columns", c); err != nil {
 		return nil, err
 	}
 	b := make([]float64, d*c)
 	if math.IsInf(beta, 1) {
 		return b, nil
 	}
-	g := GammaNorm{Beta: beta, Dim: d}
+	g := dp.GammaNorm{Beta: beta, Dim: d}
 	for j := 0; j < c; j++ {
 		col, err := g.Sample(src)
 		if err != nil {
-			return nil, fmt.Errorf("dp: objective-perturbation noise column %d: %w", j, err)
+			return nil, fmt.Errorf("gcon: objective-perturbation noise column %d: %w", j, err)
 		}
 		for r, v := range col {
 			b[r*c+j] = v

@@ -1,15 +1,17 @@
-package methods
+package run
 
 import (
 	"fmt"
-	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 
+	"github.com/dpgnn/dpgnn/internal/parallel"
+	"github.com/dpgnn/dpgnn/methods"
+
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -106,7 +108,7 @@ func (t SignedLink) Prepare(g *graphs.Graph, seed uint64) (*graphs.Graph, error)
 	return &out, nil
 }
 
-func (SignedLink) Metrics(_ *graphs.Graph, out *Outcome) (map[string]float64, error) {
+func (SignedLink) Metrics(_ *graphs.Graph, out *methods.Outcome) (map[string]float64, error) {
 	for _, k := range []string{"sign_auc", "sign_f1", "ssi"} {
 		if _, ok := out.Extra[k]; !ok { // NaN: undefined on these test edges
 			return nil, fmt.Errorf("an edge-sign prediction outcome must report %s", k)

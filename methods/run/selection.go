@@ -1,10 +1,11 @@
-package methods
+package run
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -18,8 +19,8 @@ import (
 
 // resolveSelection checks --selection for a level and returns the mode the
 // training loop uses.
-func resolveSelection(level Level, private bool, mode string, eps float64) (string, error) {
-	node := level == Node && private
+func resolveSelection(level methods.Level, private bool, mode string, eps float64) (string, error) {
+	node := level == methods.Node && private
 	switch mode {
 	case "", "auto":
 		if node {
@@ -52,7 +53,7 @@ func resolveSelection(level Level, private bool, mode string, eps float64) (stri
 // SelectionReleases returns the private model selections of a run that
 // trains `modules` modules: one ε-DP exponential mechanism each under
 // --selection private, none otherwise.
-func (c *Context) SelectionReleases(modules int) []dp.Planned {
+func SelectionReleases(c *methods.Context, modules int) []dp.Planned {
 	if c.Selection != trainers.SelectPrivate {
 		return nil
 	}
@@ -66,7 +67,7 @@ func (c *Context) SelectionReleases(modules int) []dp.Planned {
 
 // NoteSelection adds the model-selection use of a run that trains `modules`
 // modules to its plan (private selections are there already, as releases).
-func (c *Context) NoteSelection(plan *dp.Plan, modules int) {
+func NoteSelection(c *methods.Context, plan *dp.Plan, modules int) {
 	if plan == nil || modules == 0 || c.Selection == trainers.SelectPrivate {
 		return
 	}
@@ -85,7 +86,7 @@ func (c *Context) NoteSelection(plan *dp.Plan, modules int) {
 	default:
 		u.What = fmt.Sprintf("model selection: best validation accuracy over epochs, %d module(s)", modules)
 		u.Covered = "public data (labels are public at this level)"
-		if c.Level == None || !c.Private() {
+		if c.Level == methods.None || !c.Private() {
 			u.Covered = "no privacy claimed"
 		}
 	}
@@ -94,7 +95,7 @@ func (c *Context) NoteSelection(plan *dp.Plan, modules int) {
 
 // loopSelection is the training loop's selection for a module trained with
 // mechanism source src.
-func (c *Context) loopSelection(src *dp.Source) trainers.Selection {
+func loopSelection(c *methods.Context, src *dp.Source) trainers.Selection {
 	s := trainers.Selection{Mode: c.Selection}
 	if s.Mode == trainers.SelectPrivate && src != nil {
 		s.Epsilon, s.Src = c.SelectionEpsilon, src.Split("selection")

@@ -1,6 +1,10 @@
-package methods
+package run
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dpgnn/dpgnn/methods"
+)
 
 // Counts are the sizes a privacy plan depends on when it is computed
 // without a graph (`dpgnn account METHOD`): what a run would read from its
@@ -38,12 +42,12 @@ func (c Counts) Get(name string) int {
 // Accountable is a method whose privacy plan `dpgnn account` computes from
 // counts alone, the same plan a run on a graph with those counts makes.
 type Accountable interface {
-	Method
+	methods.Method
 	// AccountCounts names the counts its plan needs at a level.
-	AccountCounts(level Level) []string
+	AccountCounts(level methods.Level) []string
 	// AccountPlan is the plan of a run with these counts: calibrated to
 	// ctx.Epsilon, or at the fixed ctx.Multiplier.
-	AccountPlan(ctx *Context, c Counts) (*Calibrated, error)
+	AccountPlan(ctx *methods.Context, c Counts) (*Calibrated, error)
 }
 
 // CheckCounts checks that the counts a plan needs are positive.
@@ -61,20 +65,20 @@ func CheckCounts(c Counts, names []string) error {
 // checks the level and the count, then calls calibrate.
 type NodeCountPlan struct {
 	Method    string
-	Calibrate func(ctx *Context, trainNodes int) (*Calibrated, error)
+	Calibrate func(ctx *methods.Context, trainNodes int) (*Calibrated, error)
 }
 
 // Counts is AccountCounts: the training-node count at node level.
-func (p NodeCountPlan) Counts(level Level) []string {
-	if level == Node {
+func (p NodeCountPlan) Counts(level methods.Level) []string {
+	if level == methods.Node {
 		return []string{CountTrainNodes}
 	}
 	return nil
 }
 
 // Plan is AccountPlan.
-func (p NodeCountPlan) Plan(ctx *Context, c Counts) (*Calibrated, error) {
-	if ctx.Level != Node {
+func (p NodeCountPlan) Plan(ctx *methods.Context, c Counts) (*Calibrated, error) {
+	if ctx.Level != methods.Node {
 		return nil, fmt.Errorf("%s accounts at node level only", p.Method)
 	}
 	if err := CheckCounts(c, []string{CountTrainNodes}); err != nil {

@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
+	"github.com/dpgnn/dpgnn/methods"
 )
 
 // TestSignedLinkPrepare: a published split is kept and the training graph
@@ -151,7 +152,7 @@ func TestSignMetrics(t *testing.T) {
 	if err != nil || !math.IsNaN(met["ssi"]) || !math.IsNaN(met["sign_auc"]) {
 		t.Errorf("test edges of one sign: %v, %v; want NaN ssi and sign_auc", met, err)
 	}
-	if _, err := (SignedLink{}).Metrics(&one, &Outcome{Extra: met}); err != nil {
+	if _, err := (SignedLink{}).Metrics(&one, &methods.Outcome{Extra: met}); err != nil {
 		t.Errorf("metrics with undefined ssi: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"fmt"
@@ -8,160 +8,29 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
 
-// Queries: a trained model's inference, re-run by an attack (`dpgnn audit
-// METHOD --attack`). A query replaces the node features and runs the
-// trained model over a graph held by someone else (LinkTeller's feature
-// holder querying the graph holder; G-MIA querying a model trained on a
-// subgraph on the full graph). A method whose inference runs a private
-// mechanism over the graph (a NAP aggregation, PCMP) makes a new release
-// with every query: fresh noise from the mechanism source, recorded in the
-// run's ledger under LedgerQueries, and QueryCost composes those releases
-// with the run's own.
-
-// QueryFunc runs a trained model's inference over a fixed graph with node
-// features x (that graph's N rows and the training features' width) and
-// returns the N×C posteriors, softmax of the logits, row-major. It does not
-// keep x.
-type QueryFunc func(x *graphs.Features) ([]float64, error)
-
-// LedgerQueries is the ledger name of the releases queries make.
-const LedgerQueries = "attack queries"
-
-// QueryCost is the privacy cost of a trained model's queries over one
-// graph. Exactly one of three cases holds:
-//   - Event is set: every query is a new release of a private mechanism over
-//     the graph, Event is one query's releases (e.g. K Gaussian releases),
-//     and the mechanism records each release it makes in the run's ledger
-//     under LedgerQueries;
-//   - Uncovered is set: a query reads private data without noise (so no
-//     finite ε covers it) and Uncovered says what;
-//   - neither: a query is post-processing of what the run released (or
-//     reads nothing the run protects).
-type QueryCost struct {
-	// What describes what one query reads and releases.
-	What      string
-	Event     dp.Event
-	Uncovered string
-
-	plan    *dp.Plan
-	ledger  *dp.Ledger
-	queries int
-}
-
-// NewQueryCost returns the cost of queries of a run with privacy plan plan:
-// each is a release event ev (nil: none), recorded in ctx's ledger.
-func NewQueryCost(ctx *Context, plan *dp.Plan, what string, ev dp.Event) *QueryCost {
-	return &QueryCost{What: what, Event: ev, plan: plan, ledger: ctx.Ledger()}
-}
-
-// UncoveredQueries returns the cost of queries that read private data
-// without noise: why says what is read.
-func UncoveredQueries(ctx *Context, plan *dp.Plan, what, why string) *QueryCost {
-	return &QueryCost{What: what, Uncovered: why, plan: plan, ledger: ctx.Ledger()}
-}
-
-// Charge counts one query. A query path calls it once per query, before
-// its mechanisms record their releases.
-func (c *QueryCost) Charge() {
-	if c != nil {
-		c.queries++
-	}
-}
-
-// Queries is the number of queries charged so far.
-func (c *QueryCost) Queries() int {
-	if c == nil {
-		return 0
-	}
-	return c.queries
-}
-
-// Epsilon returns, at the run's δ, the ε of the run's releases together
-// with the queries charged so far (total) and the ε of those queries alone,
-// both composed by the run's accountant. The run's plan is extended by one
-// release, LedgerQueries, of Queries() times Event, and checked against the
-// run's ledger: a query path that released more or otherwise than it
-// declared fails here. Uncovered queries give +Inf; queries that release
-// nothing give the run's own ε and 0.
-func (c *QueryCost) Epsilon() (total, alone float64, err error) {
-	if c == nil || c.plan == nil {
-		return math.Inf(1), math.Inf(1), nil
-	}
-	p := *c.plan
-	p.Releases = slices.Clone(c.plan.Releases)
-	if c.Event != nil && c.queries > 0 {
-		p.Epsilon = math.Inf(1) // the queries go beyond the run's target
-		ev, err := repeatEvent(c.Event, c.queries)
-		if err != nil {
-			return 0, 0, err
-		}
-		p.Releases = append(p.Releases, dp.Planned{Name: LedgerQueries, What: fmt.Sprintf("%d attack queries: %s", c.queries, c.What), Event: ev})
-		if p.Accountant == "none" || p.Accountant == "" {
-			return 0, 0, fmt.Errorf("methods: queries release %v but the run's plan has no accountant", c.Event)
-		}
-		if p.SubsampleRate > 0 && p.SubsampleRate < 1 {
-			return 0, 0, fmt.Errorf("methods: queries release %v outside the run's node subsample, which its plan amplifies", c.Event)
-		}
-		if alone, err = dp.EpsilonOf(p.Accountant, []dp.Event{ev}, p.Delta); err != nil {
-			return 0, 0, err
-		}
-	}
-	rep, err := p.Report(c.ledger)
-	if err != nil {
-		return 0, 0, fmt.Errorf("attack queries: %w", err)
-	}
-	if c.Uncovered != "" {
-		return math.Inf(1), math.Inf(1), nil
-	}
-	total = math.Inf(1)
-	if rep.Epsilon != nil {
-		total = *rep.Epsilon
-	}
-	return total, alone, nil
-}
-
-// repeatEvent is q independent repetitions of e, as one event of e's kind
-// (so that the releases recorded one query at a time add up to it).
-func repeatEvent(e dp.Event, q int) (dp.Event, error) {
-	switch e := e.(type) {
-	case dp.GaussianEvent:
-		e.Count *= q
-		return e, nil
-	case dp.PoissonGaussianEvent:
-		e.Steps *= q
-		return e, nil
-	case dp.PureEvent:
-		e.Count *= q
-		return e, nil
-	case dp.GDPEvent:
-		e.Mu *= math.Sqrt(float64(q))
-		return e, nil
-	}
-	return nil, fmt.Errorf("methods: cannot repeat the query event %v", e)
-}
-
 // Inference is a method's query machinery over one graph: the query
 // function and its privacy cost.
 type Inference struct {
-	Query QueryFunc
-	Cost  *QueryCost
+	Query methods.QueryFunc
+	Cost  *methods.QueryCost
 }
 
 // SetInference fills out's query fields from on, which builds the
 // inference over a graph: Query and QueryCost over the run's graph g (the
 // query function built on its first call, so a run that is never queried
 // builds nothing), and QueryOn over any other graph.
-func SetInference(out *Outcome, g *graphs.Graph, on func(g *graphs.Graph) (*Inference, error)) error {
+func SetInference(out *methods.Outcome, g *graphs.Graph, on func(g *graphs.Graph) (*Inference, error)) error {
 	inf, err := on(g)
 	if err != nil {
 		return err
 	}
 	out.Query, out.QueryCost = inf.Query, inf.Cost
-	out.QueryOn = func(h *graphs.Graph) (QueryFunc, *QueryCost, error) {
+	out.QueryOn = func(h *graphs.Graph) (methods.QueryFunc, *methods.QueryCost, error) {
 		inf, err := on(h)
 		if err != nil {
 			return nil, nil, err
@@ -171,29 +40,39 @@ func SetInference(out *Outcome, g *graphs.Graph, on func(g *graphs.Graph) (*Infe
 	return nil
 }
 
-// Finish completes the outcome of a model whose private releases all took
-// place: the privacy report of plan, the scores (the softmax of the final
-// logits over every node) and the inference that infer builds, whose query
-// noise comes from the source labelled "METHOD.queries".
-func Finish(ctx *Context, out *Outcome, method string, plan *dp.Plan, logits *G.Node, infer func(qsrc *dp.Source) func(*graphs.Graph) (*Inference, error)) error {
-	rep, err := ctx.Report(plan)
-	if err != nil {
-		return err
+// Finish completes the outcome of a run whose private releases all took
+// place, the epilogue every method shares: out.Privacy is plan's report
+// (Report: the ledger checked against the plan; nil plan: no
+// privacy claim, no report) and its queries are those on builds
+// (SetInference).
+func Finish(ctx *methods.Context, out *methods.Outcome, plan *dp.Plan, on func(*graphs.Graph) (*Inference, error)) error {
+	if plan != nil {
+		rep, err := Report(ctx, plan)
+		if err != nil {
+			return err
+		}
+		out.Privacy = rep
 	}
+	return SetInference(out, ctx.Graph, on)
+}
+
+// FinishModel is Finish for a model with final logits over every node: the
+// scores are their softmax, and infer builds the inference with its query
+// noise from the source labelled "METHOD.queries".
+func FinishModel(ctx *methods.Context, out *methods.Outcome, method string, plan *dp.Plan, logits *G.Node, infer func(qsrc *dp.Source) func(*graphs.Graph) (*Inference, error)) error {
 	g := ctx.Graph
-	out.Privacy = rep
 	out.Scores = Softmax(nn.Values(logits), g.N, g.NumClasses)
 	qsrc, err := ctx.NoiseSource(method + ".queries")
 	if err != nil {
 		return err
 	}
-	return SetInference(out, g, infer(qsrc))
+	return Finish(ctx, out, plan, infer(qsrc))
 }
 
 // Lazy returns a QueryFunc that builds the real one with build on its first
 // call (a failed build is retried on the next).
-func Lazy(build func() (QueryFunc, error)) QueryFunc {
-	var q QueryFunc
+func Lazy(build func() (methods.QueryFunc, error)) methods.QueryFunc {
+	var q methods.QueryFunc
 	return func(x *graphs.Features) ([]float64, error) {
 		if q == nil {
 			var err error
@@ -203,6 +82,28 @@ func Lazy(build func() (QueryFunc, error)) QueryFunc {
 		}
 		return q(x)
 	}
+}
+
+// NewQuery is the query function of a trained model over an n-node graph
+// whose features are f wide, written once for every method: the inference
+// is built by build on the first call (a failed build is retried on the
+// next); then every call checks the query features (CheckQuery), counts one
+// query against cost (Charge, before the inference records any release;
+// nil cost: none stated) and runs the inference.
+func NewQuery(n, f int, cost *methods.QueryCost, build func() (methods.QueryFunc, error)) methods.QueryFunc {
+	return Lazy(func() (methods.QueryFunc, error) {
+		q, err := build()
+		if err != nil {
+			return nil, err
+		}
+		return func(x *graphs.Features) ([]float64, error) {
+			if err := CheckQuery(x, n, f); err != nil {
+				return nil, err
+			}
+			cost.Charge()
+			return q(x)
+		}, nil
+	})
 }
 
 // CheckQuery checks that query features x fit n rows of width f and lie
@@ -394,16 +295,15 @@ func denseToCSR(x []float64, n, f int) *graphs.CSR {
 // FeatureInference is the inference of a trained module whose only input
 // is the node features (an MLP): over a graph h, an evaluation path of h.N
 // rows. cost is the queries' cost over h (nil: none stated).
-func FeatureInference(mod *Module, classes int, cost func(h *graphs.Graph) *QueryCost) func(h *graphs.Graph) (*Inference, error) {
+func FeatureInference(mod *Module, classes int, cost func(h *graphs.Graph) *methods.QueryCost) func(h *graphs.Graph) (*Inference, error) {
 	return func(h *graphs.Graph) (*Inference, error) {
 		c := cost(h)
-		q := Lazy(func() (QueryFunc, error) {
+		q := NewQuery(h.N, mod.features[0].F, c, func() (methods.QueryFunc, error) {
 			ev, err := mod.NewEvaluator(h.N)
 			if err != nil {
 				return nil, err
 			}
 			return func(x *graphs.Features) ([]float64, error) {
-				c.Charge()
 				logits, err := ev.Logits(x)
 				if err != nil {
 					return nil, err

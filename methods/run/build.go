@@ -1,8 +1,9 @@
-package methods
+package run
 
 import (
 	"fmt"
 
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -12,12 +13,12 @@ import (
 // objective-perturbation terms) when ctx is private. Multi-stage methods
 // build their last stage.
 type Builder interface {
-	BuildModel(ctx *Context) (*nn.Model, error)
+	BuildModel(ctx *methods.Context) (*nn.Model, error)
 }
 
 // BuildModel builds m's model for ctx, or says that m cannot be built
 // without training.
-func BuildModel(m Method, ctx *Context) (*nn.Model, error) {
+func BuildModel(m methods.Method, ctx *methods.Context) (*nn.Model, error) {
 	b, ok := m.(Builder)
 	if !ok {
 		return nil, fmt.Errorf("method %s cannot be inspected: it does not implement methods.Builder (its graph is built only while training)", m.Name())

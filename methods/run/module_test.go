@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"slices"
@@ -10,6 +10,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
 	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 	G "gorgonia.org/gorgonia"
@@ -49,9 +50,9 @@ func TestWatchPathMatchesFullEvaluation(t *testing.T) {
 				}
 				return mod
 			}
-			ctx := &Context{Graph: g, Level: Edge, Seed: 7}
+			ctx := &methods.Context{Graph: g, Level: methods.Edge, Seed: 7}
 			if tc.private {
-				ctx.Level = Node
+				ctx.Level = methods.Node
 			}
 			for _, traced := range []bool{false, true} {
 				// A traced run keeps the training accuracy per epoch, so

@@ -1,4 +1,4 @@
-package methods_test
+package run_test
 
 import (
 	"fmt"
@@ -10,9 +10,10 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -23,11 +24,11 @@ func TestBudgetChecks(t *testing.T) {
 		eps  float64
 		want string // "" : accepted
 	}{
-		{1, ""}, {methods.MinEpsilon, ""}, {math.Inf(1), ""}, {8, ""},
+		{1, ""}, {run.MinEpsilon, ""}, {math.Inf(1), ""}, {8, ""},
 		{0, "must be positive"}, {-1, "must be positive"}, {math.NaN(), "must be positive"},
-		{1e-300, "implausibly small"}, {math.Nextafter(methods.MinEpsilon, 0), "implausibly small"},
+		{1e-300, "implausibly small"}, {math.Nextafter(run.MinEpsilon, 0), "implausibly small"},
 	} {
-		err := methods.CheckEpsilon("--epsilon", tc.eps, "")
+		err := run.CheckEpsilon("--epsilon", tc.eps, "")
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ε %g: err %v, want %q", tc.eps, err, tc.want)
 		}
@@ -36,11 +37,11 @@ func TestBudgetChecks(t *testing.T) {
 		delta float64
 		want  string
 	}{
-		{1e-5, ""}, {methods.MaxDelta, ""}, {2e-3, ""}, {1e-300, ""},
+		{1e-5, ""}, {run.MaxDelta, ""}, {2e-3, ""}, {1e-300, ""},
 		{0, "(0, 0.01]"}, {-1e-5, "(0, 0.01]"}, {1, "(0, 0.01]"}, {math.NaN(), "(0, 0.01]"}, {math.Inf(1), "(0, 0.01]"},
-		{0.5, "above 0.01"}, {math.Nextafter(methods.MaxDelta, 1), "above 0.01"},
+		{0.5, "above 0.01"}, {math.Nextafter(run.MaxDelta, 1), "above 0.01"},
 	} {
-		err := methods.CheckDelta("--delta", tc.delta, "")
+		err := run.CheckDelta("--delta", tc.delta, "")
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("δ %g: err %v, want %q", tc.delta, err, tc.want)
 		}
@@ -57,28 +58,28 @@ func TestDeltaRulesKeepTheCeiling(t *testing.T) {
 		possible float64
 		want     float64
 	}{{6, 0.01}, {9, 0.01}, {10, 0.01}, {90, 0.01}, {100, 1e-3}, {3.998e6, 1e-7}} {
-		d, src, err := ctx.ResolveDelta(methods.DeltaUnits{Unit: "directed edge", Possible: tc.possible})
+		d, src, err := run.ResolveDelta(ctx, run.DeltaUnits{Unit: "directed edge", Possible: tc.possible})
 		if err != nil || d != tc.want || d > 1/tc.possible {
 			t.Errorf("%g possible units: δ auto %g (%q, %v), want %g, below 1/%g", tc.possible, d, src, err, tc.want, tc.possible)
 		}
 	}
-	paper := func(d float64) methods.DeltaUnits {
-		return methods.DeltaUnits{Unit: "node", Paper: func() (float64, string, error) { return d, "paper", nil }}
+	paper := func(d float64) run.DeltaUnits {
+		return run.DeltaUnits{Unit: "node", Paper: func() (float64, string, error) { return d, "paper", nil }}
 	}
 	ctx.DeltaRule = methods.DeltaPaper
-	if d, _, err := ctx.ResolveDelta(paper(1e-3)); err != nil || d != 1e-3 {
+	if d, _, err := run.ResolveDelta(ctx, paper(1e-3)); err != nil || d != 1e-3 {
 		t.Errorf("δ paper 1e-3: %g, %v", d, err)
 	}
-	if _, _, err := ctx.ResolveDelta(paper(0.1)); err == nil || !strings.Contains(err.Error(), "--delta paper gives δ = 0.1") {
+	if _, _, err := run.ResolveDelta(ctx, paper(0.1)); err == nil || !strings.Contains(err.Error(), "--delta paper gives δ = 0.1") {
 		t.Errorf("δ paper 0.1: err %v, want a refusal", err)
 	}
 	m := newMethod(t, "mlp", "--epochs", "1")
-	for _, opts := range []methods.TrainOptions{
+	for _, opts := range []run.TrainOptions{
 		{Level: methods.Node, Epsilon: 1, Delta: 0.5, DeltaRule: methods.DeltaGiven},
 		{Level: methods.Node, Epsilon: 1e-300, Delta: 1e-5},
 	} {
 		opts.Runs, opts.Dataset = 1, filepath.Join(t.TempDir(), "absent.npz") // refused before the load
-		if _, err := methods.Train(m, opts); err == nil || strings.Contains(err.Error(), "absent.npz") {
+		if _, err := run.Train(m, opts); err == nil || strings.Contains(err.Error(), "absent.npz") {
 			t.Errorf("%+v: err %v, want a budget refusal before the dataset is read", opts, err)
 		}
 	}
@@ -122,7 +123,7 @@ func TestSplitRecord(t *testing.T) {
 		return g
 	}
 	gHold, gPub := load(signed), load(published)
-	task := methods.SignedLink{TestFraction: 0.2}
+	task := run.SignedLink{TestFraction: 0.2}
 	spec, _ := graphs.ParseSplit("fixed")
 	for _, tc := range []struct {
 		g     *graphs.Graph
@@ -137,7 +138,7 @@ func TestSplitRecord(t *testing.T) {
 		{gHold, "ratio:0.5:0.2", "--split ratio:0.5:0.2: edge-sign prediction draws no node split", true},
 		{gPub, "per-class:20:500:1000", "--split per-class:20:500:1000: edge-sign prediction draws no node split", true},
 	} {
-		got, err := methods.SplitRecord(task, tc.g, tc.given, spec)
+		got, err := run.SplitRecord(task, tc.g, tc.given, spec)
 		if tc.err {
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Errorf("%s --split %q: err %v, want %q…", tc.g.Name, tc.given, err, tc.want)
@@ -148,20 +149,20 @@ func TestSplitRecord(t *testing.T) {
 	}
 	ratio, _ := graphs.ParseSplit("ratio:0.5:0.2")
 	csbm := load("csbm")
-	if got, err := methods.SplitRecord(methods.LinkPrediction{TestFraction: 0.1}, csbm, "", ratio); err != nil || got != "ratio:0.5:0.2+edges:random:0.1" {
+	if got, err := run.SplitRecord(run.LinkPrediction{TestFraction: 0.1}, csbm, "", ratio); err != nil || got != "ratio:0.5:0.2+edges:random:0.1" {
 		t.Errorf("link prediction: %q, %v", got, err)
 	}
-	if got, err := methods.SplitRecord(methods.NodeClassification{}, csbm, "", ratio); err != nil || got != "ratio:0.5:0.2" {
+	if got, err := run.SplitRecord(run.NodeClassification{}, csbm, "", ratio); err != nil || got != "ratio:0.5:0.2" {
 		t.Errorf("node classification: %q, %v", got, err)
 	}
 	// Check names the split Train records.
 	m := newMethod(t, "asgl", "--embedding-dim", "4", "--epochs", "1", "--disc-steps", "1", "--gen-steps", "1", "--disc-batch", "16", "--gen-batch", "16")
-	opts := methods.TrainOptions{Dataset: signed, Runs: 1, Seed: 1}
-	checked, err := methods.Check(m, opts, gHold)
+	opts := run.TrainOptions{Dataset: signed, Runs: 1, Seed: 1}
+	checked, err := run.Check(m, opts, gHold)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := methods.Train(m, opts)
+	r, err := run.Train(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,15 +188,15 @@ func TestOneSignRefusedOnlyWithoutPrivacy(t *testing.T) {
 	}
 	m := newMethod(t, "asgl", "--degree-bound", "cap")
 	for _, tc := range []struct {
-		opts   methods.TrainOptions
+		opts   run.TrainOptions
 		refuse bool
 	}{
-		{methods.TrainOptions{Level: methods.None}, true},
-		{methods.TrainOptions{Level: methods.Node, Epsilon: math.Inf(1)}, true},
-		{methods.TrainOptions{Level: methods.Node, Epsilon: 4, Delta: 1e-5}, false},
+		{run.TrainOptions{Level: methods.None}, true},
+		{run.TrainOptions{Level: methods.Node, Epsilon: math.Inf(1)}, true},
+		{run.TrainOptions{Level: methods.Node, Epsilon: 4, Delta: 1e-5}, false},
 	} {
 		tc.opts.Runs, tc.opts.Seed = 1, 1
-		_, err := methods.Check(m, tc.opts, g)
+		_, err := run.Check(m, tc.opts, g)
 		if refused := err != nil && strings.Contains(err.Error(), "edges of one sign only"); refused != tc.refuse {
 			t.Errorf("level %s ε %g: err %v, want a refusal: %v", tc.opts.Level, tc.opts.Epsilon, err, tc.refuse)
 		}
@@ -232,7 +233,7 @@ func TestMasksRunsRefused(t *testing.T) {
 		runs   int
 		refuse bool
 	}{{"masks", n + 1, true}, {"masks", n, false}, {"masks:0", n + 1, false}} {
-		_, err := methods.Check(m, methods.TrainOptions{Dataset: "chain-s", Split: tc.split, Runs: tc.runs, Seed: 1}, g)
+		_, err := run.Check(m, run.TrainOptions{Dataset: "chain-s", Split: tc.split, Runs: tc.runs, Seed: 1}, g)
 		if refused := err != nil && strings.Contains(err.Error(), "published masks"); refused != tc.refuse {
 			t.Errorf("--split %s --runs %d: err %v, want a refusal: %v", tc.split, tc.runs, err, tc.refuse)
 		}
@@ -257,7 +258,7 @@ func TestSelectionNoteWithoutValidation(t *testing.T) {
 		c := &methods.Context{Level: methods.Edge, Epsilon: 1, Selection: tc.sel,
 			Graph: &graphs.Graph{N: 5, Split: graphs.Split{Train: []int{0, 1}, Val: tc.val, Test: []int{4}}}}
 		plan := &dp.Plan{}
-		c.NoteSelection(plan, 1)
+		run.NoteSelection(c, plan, 1)
 		if len(plan.Uses) != 1 || !strings.Contains(plan.Uses[0].What, tc.want) {
 			t.Errorf("val %v, selection %s: %+v, want %q", tc.val, tc.sel, plan.Uses, tc.want)
 		}
@@ -298,8 +299,8 @@ func TestCaribouZeroSensitivityRefused(t *testing.T) {
 			sens = layers.NodeSensitivity(cl, a1, beta, cfg["min-degree"].(int), cfg["max-degree"].(int))
 		}
 		refuse := sens == 0 && tc.level != methods.None && !math.IsInf(tc.eps, 1)
-		opts := methods.TrainOptions{Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Runs: 1, Dataset: filepath.Join(t.TempDir(), "absent.npz")}
-		_, err := methods.Train(m, opts)
+		opts := run.TrainOptions{Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Runs: 1, Dataset: filepath.Join(t.TempDir(), "absent.npz")}
+		_, err := run.Train(m, opts)
 		refused := err != nil && strings.Contains(err.Error(), "sensitivity 0")
 		if refused != refuse {
 			t.Errorf("%v at %s, ε %g (sensitivity %g): err %v, want a refusal: %v", tc.args, tc.level, tc.eps, sens, err, refuse)

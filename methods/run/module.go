@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/nn"
 	"github.com/dpgnn/dpgnn/trainers"
 	G "gorgonia.org/gorgonia"
@@ -116,7 +117,7 @@ func BuildModule(seed uint64, inputs []*graphs.Features, names []string, tr Modu
 // Prepare compiles the module for training on g's training nodes — the
 // full-batch loss, or the DP-SGD nodes when tr.Private — and returns the
 // task the training loop runs. It is also what `inspect` shows.
-func (mod *Module) Prepare(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.Task, error) {
+func (mod *Module) Prepare(ctx *methods.Context, tr ModuleTraining, src *dp.Source) (trainers.Task, error) {
 	return mod.prepare(ctx, tr, src, nil)
 }
 
@@ -246,7 +247,7 @@ func (w *Watch) Evaluate() error {
 	return w.f.Wait()
 }
 
-func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, w *Watch) (trainers.Task, error) {
+func (mod *Module) prepare(ctx *methods.Context, tr ModuleTraining, src *dp.Source, w *Watch) (trainers.Task, error) {
 	var watch trainers.MonitorFunc
 	var pipe trainers.Pipe
 	if w != nil {
@@ -347,9 +348,9 @@ func (mod *Module) prepare(ctx *Context, tr ModuleTraining, src *dp.Source, w *W
 // selection chooses (best validation accuracy, the last epoch, or a private
 // choice drawn from src): full batch with Adam, or DP-SGD (DP-Adam) with
 // Poisson sampling and exactly tr.SGDSteps() steps.
-func (mod *Module) Train(ctx *Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
+func (mod *Module) Train(ctx *methods.Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
 	g := ctx.Graph
-	sel := ctx.loopSelection(src)
+	sel := loopSelection(ctx, src)
 	labels, split := g.Labels, g.Split
 	if tr.Samples != nil {
 		// Rows are not nodes: no validation nodes to select on.

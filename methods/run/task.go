@@ -1,10 +1,11 @@
-package methods
+package run
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -22,7 +23,7 @@ type Task interface {
 	// holding out test edges; seed is the run's.
 	Prepare(g *graphs.Graph, seed uint64) (*graphs.Graph, error)
 	// Metrics are a run's measurements (test, validation, training).
-	Metrics(g *graphs.Graph, out *Outcome) (map[string]float64, error)
+	Metrics(g *graphs.Graph, out *methods.Outcome) (map[string]float64, error)
 	// Evaluation says what private data the metrics read (for the report).
 	Evaluation() string
 }
@@ -57,7 +58,7 @@ type Tasked interface {
 }
 
 // TaskOf returns m's task.
-func TaskOf(m Method) Task {
+func TaskOf(m methods.Method) Task {
 	if t, ok := m.(Tasked); ok {
 		return t.Task()
 	}
@@ -91,7 +92,7 @@ func (NodeClassification) NodeSplit(*graphs.Graph) bool { return true }
 
 func (NodeClassification) Prepare(g *graphs.Graph, _ uint64) (*graphs.Graph, error) { return g, nil }
 
-func (NodeClassification) Metrics(g *graphs.Graph, out *Outcome) (map[string]float64, error) {
+func (NodeClassification) Metrics(g *graphs.Graph, out *methods.Outcome) (map[string]float64, error) {
 	if len(out.Pred) != g.N {
 		return nil, fmt.Errorf("%d predictions for %d nodes", len(out.Pred), g.N)
 	}
@@ -150,7 +151,7 @@ func (t LinkPrediction) Prepare(g *graphs.Graph, seed uint64) (*graphs.Graph, er
 	return graphs.HoldOutEdges(g, t.TestFraction, seed)
 }
 
-func (LinkPrediction) Metrics(_ *graphs.Graph, out *Outcome) (map[string]float64, error) {
+func (LinkPrediction) Metrics(_ *graphs.Graph, out *methods.Outcome) (map[string]float64, error) {
 	if v, ok := out.Extra["test_auc"]; !ok || math.IsNaN(v) {
 		return nil, fmt.Errorf("a link-prediction outcome must report test_auc")
 	}

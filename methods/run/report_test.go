@@ -1,4 +1,4 @@
-package methods_test
+package run_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -34,7 +35,7 @@ func TestPrivacyReportListsEveryUse(t *testing.T) {
 	}
 	args := []string{"--epochs", "2", "--encoder-epochs", "2", "--batch-size", "64", "--max-degree", "40"}
 	m := newMethod(t, "gap", args...)
-	r, err := methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Node, Epsilon: 8, Delta: 1e-5,
+	r, err := run.Train(m, run.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Node, Epsilon: 8, Delta: 1e-5,
 		Selection: "private", SelectionEpsilon: 0.2, Runs: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ func TestPrivacyReportListsEveryUse(t *testing.T) {
 	}
 
 	m = newMethod(t, "gap", args...)
-	r, err = methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Node, Epsilon: 8, Delta: 1e-5, Runs: 1, Seed: 1})
+	r, err = run.Train(m, run.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Node, Epsilon: 8, Delta: 1e-5, Runs: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestPrivacyReportListsEveryUse(t *testing.T) {
 	}
 
 	m = newMethod(t, "gap", args...)
-	r, err = methods.Train(m, methods.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Edge, Epsilon: 1, Runs: 1, Seed: 1})
+	r, err = run.Train(m, run.TrainOptions{Split: "ratio:0.3:0.3", Level: methods.Edge, Epsilon: 1, Runs: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,25 +86,25 @@ func TestPrivacyReportListsEveryUse(t *testing.T) {
 // reading private data without accounting.
 func TestSelectionAndDeltaRules(t *testing.T) {
 	for _, tc := range []struct {
-		opts methods.TrainOptions
+		opts run.TrainOptions
 		want string
 	}{
-		{methods.TrainOptions{Level: methods.Node, Epsilon: 8, Delta: 1e-5, Selection: "best"}, "--selection best at node level"},
-		{methods.TrainOptions{Level: methods.Node, Epsilon: 8, Delta: 1e-5, Selection: "private"}, "--selection-epsilon"},
-		{methods.TrainOptions{Level: methods.Edge, Epsilon: 8, Selection: "private", SelectionEpsilon: 1}, "labels are public"},
-		{methods.TrainOptions{Level: methods.Node, Epsilon: 8, Selection: "sometimes"}, "want auto, best, last or private"},
-		{methods.TrainOptions{Level: methods.Node, Epsilon: 8}, "--delta auto"},
+		{run.TrainOptions{Level: methods.Node, Epsilon: 8, Delta: 1e-5, Selection: "best"}, "--selection best at node level"},
+		{run.TrainOptions{Level: methods.Node, Epsilon: 8, Delta: 1e-5, Selection: "private"}, "--selection-epsilon"},
+		{run.TrainOptions{Level: methods.Edge, Epsilon: 8, Selection: "private", SelectionEpsilon: 1}, "labels are public"},
+		{run.TrainOptions{Level: methods.Node, Epsilon: 8, Selection: "sometimes"}, "want auto, best, last or private"},
+		{run.TrainOptions{Level: methods.Node, Epsilon: 8}, "--delta auto"},
 	} {
 		m := newMethod(t, "mlp", "--epochs", "1")
 		tc.opts.Runs, tc.opts.Seed, tc.opts.Split = 1, 1, "ratio:0.3:0.3"
-		_, err := methods.Train(m, tc.opts)
+		_, err := run.Train(m, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err = %v, want %q", tc.opts, err, tc.want)
 		}
 	}
 	// --delta paper reads the private count, and says so.
 	m := newMethod(t, "mlp", "--epochs", "1")
-	r, err := methods.Train(m, methods.TrainOptions{Level: methods.Node, Epsilon: 8, DeltaRule: methods.DeltaPaper, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"})
+	r, err := run.Train(m, run.TrainOptions{Level: methods.Node, Epsilon: 8, DeltaRule: methods.DeltaPaper, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func signedDataset(t *testing.T) string {
 type reportCase struct {
 	name, method string
 	args         []string
-	opts         methods.TrainOptions
+	opts         run.TrainOptions
 	// public are the quantities the run reads and treats as public: each
 	// must be named in the What of a use whose Covered is
 	// dp.TreatedAsPublic(...).
@@ -161,7 +162,7 @@ type reportCase struct {
 // reads. GCN is non-private only (TestGCNHasNoPrivateLevel). CARIBOU is in
 // TestReportStatesNoiseSource; its counts are its own package's lines.
 func privateRunCases(t *testing.T) []reportCase {
-	node := func(o methods.TrainOptions) methods.TrainOptions {
+	node := func(o run.TrainOptions) run.TrainOptions {
 		o.Level, o.Epsilon, o.Runs, o.Seed = methods.Node, 8, 1, 1
 		if o.DeltaRule == "" {
 			o.Delta = 1e-5
@@ -171,7 +172,7 @@ func privateRunCases(t *testing.T) []reportCase {
 		}
 		return o
 	}
-	edge := func(o methods.TrainOptions) methods.TrainOptions {
+	edge := func(o run.TrainOptions) run.TrainOptions {
 		o.Level, o.Epsilon, o.Runs, o.Seed = methods.Edge, 2, 1, 1
 		if o.Split == "" {
 			o.Split = "ratio:0.3:0.3"
@@ -180,35 +181,35 @@ func privateRunCases(t *testing.T) []reportCase {
 	}
 	gapArgs := []string{"--epochs", "1", "--encoder-epochs", "1", "--batch-size", "64", "--max-degree", "40"}
 	return []reportCase{
-		{name: "mlp node", method: "mlp", args: []string{"--epochs", "2"}, opts: node(methods.TrainOptions{}),
+		{name: "mlp node", method: "mlp", args: []string{"--epochs", "2"}, opts: node(run.TrainOptions{}),
 			public: []string{"N_train = 600", "node split ratio:0.3:0.3", "the class count C = "}},
-		{name: "mlp node, δ paper", method: "mlp", args: []string{"--epochs", "2"}, opts: node(methods.TrainOptions{DeltaRule: methods.DeltaPaper}),
+		{name: "mlp node, δ paper", method: "mlp", args: []string{"--epochs", "2"}, opts: node(run.TrainOptions{DeltaRule: methods.DeltaPaper}),
 			public: []string{"N_train = 600", "δ = 0.001 by --delta paper: paper convention: 10^-digits of the training nodes (600"}},
-		{name: "mlp edge", method: "mlp", args: []string{"--epochs", "2"}, opts: edge(methods.TrainOptions{}),
-			uses: map[string]string{methods.UseNoise: "nothing to reproduce", methods.UseSplit: "public data (at edge level"}},
-		{name: "gap node", method: "gap", args: gapArgs, opts: node(methods.TrainOptions{}),
+		{name: "mlp edge", method: "mlp", args: []string{"--epochs", "2"}, opts: edge(run.TrainOptions{}),
+			uses: map[string]string{run.UseNoise: "nothing to reproduce", run.UseSplit: "public data (at edge level"}},
+		{name: "gap node", method: "gap", args: gapArgs, opts: node(run.TrainOptions{}),
 			public: []string{"N_train = 600", "node split ratio:0.3:0.3"}},
 		{name: "gap node, published masks", method: "gap", args: gapArgs,
-			opts: node(methods.TrainOptions{Dataset: "chain-s", Split: "fixed"}), public: []string{"N_train", "node split fixed: the training, validation and test nodes the dataset comes with"}},
-		{name: "gap edge, δ auto", method: "gap", args: gapArgs, opts: edge(methods.TrainOptions{}),
-			uses: map[string]string{methods.UseDelta: "possible directed edges among the graph's nodes (a public bound on their number) — public data (the node count"}},
-		{name: "gap edge, δ paper", method: "gap", args: gapArgs, opts: edge(methods.TrainOptions{DeltaRule: methods.DeltaPaper}),
+			opts: node(run.TrainOptions{Dataset: "chain-s", Split: "fixed"}), public: []string{"N_train", "node split fixed: the training, validation and test nodes the dataset comes with"}},
+		{name: "gap edge, δ auto", method: "gap", args: gapArgs, opts: edge(run.TrainOptions{}),
+			uses: map[string]string{run.UseDelta: "possible directed edges among the graph's nodes (a public bound on their number) — public data (the node count"}},
+		{name: "gap edge, δ paper", method: "gap", args: gapArgs, opts: edge(run.TrainOptions{DeltaRule: methods.DeltaPaper}),
 			public: []string{"by --delta paper: paper convention: 10^-digits of the directed edges"}},
-		{name: "gap edge, inductive", method: "gap", args: gapArgs, opts: edge(methods.TrainOptions{Split: "inductive:0.7"}),
-			uses: map[string]string{methods.UseSplit: "G minus an edge e gives G's training graph minus e"}},
-		{name: "progap node", method: "progap", args: []string{"--epochs", "1", "--batch-size", "64", "--max-degree", "40"}, opts: node(methods.TrainOptions{}),
+		{name: "gap edge, inductive", method: "gap", args: gapArgs, opts: edge(run.TrainOptions{Split: "inductive:0.7"}),
+			uses: map[string]string{run.UseSplit: "G minus an edge e gives G's training graph minus e"}},
+		{name: "progap node", method: "progap", args: []string{"--epochs", "1", "--batch-size", "64", "--max-degree", "40"}, opts: node(run.TrainOptions{}),
 			public: []string{"N_train = 600", "node split ratio:0.3:0.3"}},
-		{name: "progap edge, δ paper, undirected", method: "progap", args: []string{"--epochs", "1", "--edge-unit", "undirected"}, opts: edge(methods.TrainOptions{DeltaRule: methods.DeltaPaper}),
+		{name: "progap edge, δ paper, undirected", method: "progap", args: []string{"--epochs", "1", "--edge-unit", "undirected"}, opts: edge(run.TrainOptions{DeltaRule: methods.DeltaPaper}),
 			public: []string{"10^-digits of the undirected edges"}},
-		{name: "dpar node, δ paper", method: "dpar", args: []string{"--epochs", "2", "--rows", "5"}, opts: node(methods.TrainOptions{DeltaRule: methods.DeltaPaper, Split: "inductive:0.8"}),
+		{name: "dpar node, δ paper", method: "dpar", args: []string{"--epochs", "2", "--rows", "5"}, opts: node(run.TrainOptions{DeltaRule: methods.DeltaPaper, Split: "inductive:0.8"}),
 			public: []string{"N_train = 1600", "by --delta paper: paper convention: 10^-digits of the training nodes (1600", "node split inductive:0.8"}},
-		{name: "gcon edge, δ paper", method: "gcon", args: []string{"--encoder-epochs", "2"}, opts: edge(methods.TrainOptions{DeltaRule: methods.DeltaPaper}),
+		{name: "gcon edge, δ paper", method: "gcon", args: []string{"--encoder-epochs", "2"}, opts: edge(run.TrainOptions{DeltaRule: methods.DeltaPaper}),
 			public: []string{"1/|E|"}},
-		{name: "gcon edge, public inference", method: "gcon", args: []string{"--encoder-epochs", "2", "--inference", "public"}, opts: edge(methods.TrainOptions{}),
-			public: []string{"public test graph"}, uses: map[string]string{methods.UseDelta: "--delta auto"}},
+		{name: "gcon edge, public inference", method: "gcon", args: []string{"--encoder-epochs", "2", "--inference", "public"}, opts: edge(run.TrainOptions{}),
+			public: []string{"public test graph"}, uses: map[string]string{run.UseDelta: "--delta auto"}},
 		{name: "asgl node, drawn edge split", method: "asgl",
 			args:   []string{"--embedding-dim", "4", "--epochs", "1", "--disc-steps", "1", "--gen-steps", "1", "--disc-batch", "16", "--gen-batch", "16", "--max-len", "2", "--paths", "2", "--degree-bound", "cap"},
-			opts:   methods.TrainOptions{Dataset: signedDataset(t), Level: methods.Node, Epsilon: 4, Delta: 1e-5, Runs: 1, Seed: 1},
+			opts:   run.TrainOptions{Dataset: signedDataset(t), Level: methods.Node, Epsilon: 4, Delta: 1e-5, Runs: 1, Seed: 1},
 			public: []string{"the 80 node ids", "edge split: a fraction 0.2 of the edges held out"}},
 	}
 }
@@ -224,7 +225,7 @@ func runReport(t *testing.T, tc reportCase) *dp.Report {
 	if rep := seededReports[tc.name]; rep != nil && !tc.opts.SecureNoise {
 		return rep
 	}
-	r, err := methods.Train(newMethod(t, tc.method, tc.args...), tc.opts)
+	r, err := run.Train(newMethod(t, tc.method, tc.args...), tc.opts)
 	if err != nil {
 		t.Fatalf("%s: %v", tc.name, err)
 	}
@@ -280,7 +281,7 @@ func usesText(rep *dp.Report) string {
 
 // TestReportStatesNoiseSource: every private run of every method with a
 // private level — CARIBOU and DPAR included, through the generic
-// Context.Report — states where its mechanisms' randomness came from: one
+// Report — states where its mechanisms' randomness came from: one
 // noise use, "reproducible ... seed in this record ... --secure-noise"
 // without --secure-noise, "not reproducible ... crypto/rand" with it, and
 // "nothing to reproduce" for a run that draws no noise (the MLP at edge
@@ -289,9 +290,9 @@ func TestReportStatesNoiseSource(t *testing.T) {
 	cases := privateRunCases(t)
 	cases = append(cases,
 		reportCase{name: "caribou edge", method: "caribou", args: []string{"--epochs", "2", "--encoder-epochs", "2"},
-			opts: methods.TrainOptions{Level: methods.Edge, Epsilon: 2, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"}},
+			opts: run.TrainOptions{Level: methods.Edge, Epsilon: 2, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"}},
 		reportCase{name: "dpar node", method: "dpar", args: []string{"--epochs", "2"},
-			opts: methods.TrainOptions{Level: methods.Node, Epsilon: 8, Delta: 1e-5, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"}})
+			opts: run.TrainOptions{Level: methods.Node, Epsilon: 8, Delta: 1e-5, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"}})
 	seen := map[string]bool{}
 	for _, tc := range cases {
 		seen[tc.method] = true
@@ -305,7 +306,7 @@ func TestReportStatesNoiseSource(t *testing.T) {
 				rep := runReport(t, tc)
 				var noise []dp.Use
 				for _, u := range rep.Uses {
-					if u.Kind == methods.UseNoise {
+					if u.Kind == run.UseNoise {
 						noise = append(noise, u)
 					}
 				}
@@ -345,7 +346,7 @@ func TestReportStatesNoiseSource(t *testing.T) {
 // privacy report to check; a private level is refused.
 func TestGCNHasNoPrivateLevel(t *testing.T) {
 	for _, l := range []methods.Level{methods.Edge, methods.Node} {
-		_, err := methods.Train(newMethod(t, "gcn", "--epochs", "1"), methods.TrainOptions{Level: l, Epsilon: 1, Delta: 1e-5, Runs: 1, Seed: 1})
+		_, err := run.Train(newMethod(t, "gcn", "--epochs", "1"), run.TrainOptions{Level: l, Epsilon: 1, Delta: 1e-5, Runs: 1, Seed: 1})
 		if err == nil || !strings.Contains(err.Error(), "does not support") {
 			t.Errorf("gcn at %s level: %v", l, err)
 		}

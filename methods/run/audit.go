@@ -1,4 +1,4 @@
-package methods
+package run
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -117,7 +118,7 @@ type Release1 func(src *dp.Source) ([]float64, error)
 
 // Auditor is a method whose releases `dpgnn audit` can replay.
 type Auditor interface {
-	AuditTarget(ctx *Context, opts AuditOptions) (*AuditTarget, error)
+	AuditTarget(ctx *methods.Context, opts AuditOptions) (*AuditTarget, error)
 }
 
 // ClaimedEpsilon is the ε of one event alone at delta under the exact
@@ -134,11 +135,11 @@ func ClaimedEpsilon(e dp.Event, delta float64) (float64, error) {
 // training nodes, releasing the privatised gradient of every parameter
 // (what the optimiser receives). build returns the module, its training
 // configuration (calibrated for the graph) and the calibration.
-func SGDAudit(ctx *Context, opts AuditOptions, build func(*Context) (*Module, ModuleTraining, *Calibrated, error)) (*AuditTarget, error) {
+func SGDAudit(ctx *methods.Context, opts AuditOptions, build func(*methods.Context) (*Module, ModuleTraining, *Calibrated, error)) (*AuditTarget, error) {
 	if opts.Multiplier > 0 {
 		return nil, fmt.Errorf("--multiplier is for aggregation releases (gap, progap)")
 	}
-	if !ctx.Private() || ctx.Level != Node {
+	if !ctx.Private() || ctx.Level != methods.Node {
 		return nil, fmt.Errorf("a DP-SGD step is audited at node level with a finite --epsilon")
 	}
 	_, tr, cal, err := build(ctx)
