@@ -218,7 +218,6 @@ func mixRDP(m mixPair, alpha float64) (lo, hi float64) {
 	mMinus := -1/s2 - (alpha-1)*rq*rq/(4*s2*s2)
 	mPlus := -1/s2 + alpha*rp*rp/(4*s2*s2)
 	curv := math.Max(-mMinus, math.Max(mPlus, 0))
-	norm := -math.Log(s * math.Sqrt(2*math.Pi))
 
 	// Q's components used in the tail bounds: smallest and largest mean.
 	idx := func(v float64) int {
@@ -271,14 +270,35 @@ func mixRDP(m mixPair, alpha float64) (lo, hi float64) {
 	for rt = tail(b, false); rt > tailTarget && b < 1e9; rt = tail(b, false) {
 		b += 2 * s
 	}
-	h := math.Sqrt(8 * 1e-6 / curv)
-	if cells := (b - a) / h; cells > mixRDPCells {
+	// A first pass with a coarse step estimates ln I; the second takes the
+	// step that brackets ln I to about 1e-4 of itself (at most 1e-6 and
+	// at least 1e-12 absolute), or mixRDPCells cells.
+	logI, _, _ := mixQuad(m, alpha, a, b, math.Sqrt(8*1e-3/curv), mMinus, mPlus)
+	eta := math.Min(1e-6, math.Max(1e-12, 1e-4*math.Abs(logI)))
+	logI, up, down := mixQuad(m, alpha, a, b, math.Sqrt(8*eta/curv), mMinus, mPlus)
+	hiI := logAdd(logI+up, logAdd(lt, rt))
+	loI := logI + down
+	// Floating-point rounding: relative 1e-13 of ln I's parts (exponents up to
+	// |g| ~ 1e3 carry ~1e-13 absolute error) plus the sum's cells·u.
+	margin := 1e-13*(math.Abs(logI)+1) + float64(mixRDPCells)*unitRoundoff
+	return (loI - margin) / (alpha - 1), (hiI + margin) / (alpha - 1)
+}
+
+// mixQuad returns ln Σ over the cells of [a, b] (step about h, at most
+// mixRDPCells cells) of e^{g(c)}·h·sinhc(g'(c)h/2), the exact integral of
+// e^g's tangent line at each cell's centre c, and the log-factors up ≥ 0,
+// down ≤ 0 that bound the integral above and below (see mixRDP).
+func mixQuad(m mixPair, alpha, a, b, h, mMinus, mPlus float64) (logI, up, down float64) {
+	s := m.s
+	s2 := s * s
+	norm := -math.Log(s * math.Sqrt(2*math.Pi))
+	if cells := (b - a) / h; cells > mixRDPCells || math.IsNaN(cells) {
 		h = (b - a) / mixRDPCells
 	}
 	nCells := int(math.Ceil((b - a) / h))
 	h = (b - a) / float64(nCells)
-	up := math.Max(mPlus, 0) * h * h / 8
-	down := math.Min(mMinus, 0) * h * h / 8
+	up = math.Max(mPlus, 0) * h * h / 8
+	down = math.Min(mMinus, 0) * h * h / 8
 	logH := math.Log(h)
 	vals := make([]float64, nCells)
 	best := math.Inf(-1)
@@ -296,11 +316,7 @@ func mixRDP(m mixPair, alpha float64) (lo, hi float64) {
 	for _, v := range vals {
 		sum += math.Exp(v - best)
 	}
-	logI := best + math.Log(sum)
-	hiI := logAdd(logI+up, logAdd(lt, rt))
-	loI := logI + down
-	const margin = 1e-9
-	return (loI - margin) / (alpha - 1), (hiI + margin) / (alpha - 1)
+	return best + math.Log(sum), up, down
 }
 
 // logSinhc returns ln(sinh(y)/y) (0 at y = 0).

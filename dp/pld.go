@@ -396,22 +396,36 @@ var chernoffOrders = func() []float64 {
 // (e^{λ(l_i − l_ext)} ≤ 1) and built by a running product, so no term
 // overflows; the relative rounding error is below len(p)·u.
 func (m *pldPMF) logMGFs(lambdas []float64, out []float64) {
-	n := len(m.p)
+	first, last := -1, -1
+	for i, p := range m.p {
+		if p > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
 	for k, l := range lambdas {
+		if first < 0 {
+			out[k] = math.Inf(-1)
+			continue
+		}
 		r := math.Exp(-math.Abs(l) * m.d)
 		var s, t float64 = 0, 1
+		// Terms that underflow are below the smallest normal each.
+		slack := float64(last-first+1) * 0x1p-1022
 		if l > 0 {
-			for i := n - 1; i >= 0; i-- {
+			for i := last; i >= first; i-- {
 				s += m.p[i] * t
 				t *= r
 			}
-			out[k] = l*float64(m.lo+n-1)*m.d + math.Log(s)
+			out[k] = l*float64(m.lo+last)*m.d + math.Log(s+slack)
 		} else {
-			for i := 0; i < n; i++ {
+			for i := first; i <= last; i++ {
 				s += m.p[i] * t
 				t *= r
 			}
-			out[k] = l*float64(m.lo)*m.d + math.Log(s)
+			out[k] = l*float64(m.lo+first)*m.d + math.Log(s+slack)
 		}
 	}
 }
@@ -454,6 +468,12 @@ func (a *PLD) composeDir(dir int, d float64) (pldPMF, error) {
 			bot = math.Floor(u)
 		}
 	}
+	if math.IsNaN(top) || math.IsInf(top, 0) {
+		top = supHi
+	}
+	if math.IsNaN(bot) || math.IsInf(bot, 0) {
+		bot = supLo
+	}
 	if top < bot {
 		top = bot
 	}
@@ -492,14 +512,22 @@ func (a *PLD) composeDir(dir int, d float64) (pldPMF, error) {
 	seq := make([]float64, n)
 	coef := make([]complex128, nc)
 	var logFinite, logTotal float64 // ln Π mass_i^{n_i}, ln Π (mass_i + inf_i)^{n_i}
+	// The second bound, through the 2-norm: ‖ΔX_i‖₂ ≤ cFFT·u·log₂N·√N·‖x_i‖₂
+	// (Higham 2002, Thm 24.2, with margin), weighted by n_i·(‖x_i‖₁+b_i)^{n_i−1}
+	// and the other factors' (‖x_j‖₁+b_j)^{n_j} (bounds on |x̂|, |x| at every k).
+	var e2Terms []float64 // per factor: n_i·a_i^{n_i−1}·‖ΔX_i‖₂
+	var ownAmp []float64  // per factor: n_i·ln a_i
+	var logAmp float64    // Σ_j n_j·ln a_j
+	var rounds2 float64
 	for _, f := range fs {
 		for i := range seq {
 			seq[i] = 0
 		}
-		var l1 float64
+		var l1, l2 float64
 		for i, p := range f.m.p {
 			seq[mod(f.m.lo+i, n)] += p
 			l1 += p
+			l2 += p * p
 		}
 		fft.Coefficients(coef, seq)
 		b := cFFT * unitRoundoff * logN * l1
@@ -517,6 +545,16 @@ func (a *PLD) composeDir(dir int, d float64) (pldPMF, error) {
 		}
 		logFinite += float64(f.n) * math.Log(l1)
 		logTotal += float64(f.n) * math.Log(l1+f.m.inf)
+		la := math.Log(l1 + b)
+		e2Terms = append(e2Terms, float64(f.n)*math.Exp(float64(f.n-1)*la)*cFFT*unitRoundoff*logN*math.Sqrt(float64(n)*l2*(1+1e-9)))
+		logAmp += float64(f.n) * la
+		ownAmp = append(ownAmp, float64(f.n)*la)
+		rounds2 += rounds
+	}
+	var bound2 float64
+	for i, e := range e2Terms {
+		x := logAmp - ownAmp[i]
+		bound2 += e * math.Exp(x+1e-12*math.Abs(x))
 	}
 	// Full-spectrum 2-norms (real input: k and n−k are conjugate).
 	var e2, z2 float64
@@ -529,7 +567,10 @@ func (a *PLD) composeDir(dir int, d float64) (pldPMF, error) {
 		az := cmplx.Abs(z[k])
 		z2 += w * az * az
 	}
-	fftErr := math.Sqrt(e2) + 2*cFFT*unitRoundoff*logN*math.Sqrt(z2)
+	// ‖ΔZ‖₂: the smaller of the per-coefficient bound and the 2-norm one
+	// (plus the powers' and products' rounding, relative to ‖Ẑ‖₂).
+	dz := math.Min(math.Sqrt(e2), bound2+rounds2*unitRoundoff*math.Sqrt(z2)*(1+1e-9))
+	fftErr := dz + 2*cFFT*unitRoundoff*logN*math.Sqrt(z2)
 	out := fft.Sequence(nil, z)
 	res := pldPMF{lo: lo, p: make([]float64, n), d: d}
 	for i := range res.p {
@@ -539,9 +580,6 @@ func (a *PLD) composeDir(dir int, d float64) (pldPMF, error) {
 	// FFT's error.
 	infMass := math.Exp(logTotal) * -math.Expm1(logFinite-logTotal)
 	res.inf = infMass*(1+1e-12) + wrapped + fftErr
-	if debugPLD {
-		fmt.Printf("dir %d d %g n %d inf %.3g wrapped %.3g fftErr %.3g (e2 %.3g z2 %.3g)\n", dir, d, n, infMass, wrapped, fftErr, math.Sqrt(e2), math.Sqrt(z2))
-	}
 	return res, nil
 }
 
@@ -640,13 +678,3 @@ func (m *pldPMF) epsilon(delta float64) float64 {
 	}
 	return 0
 }
-
-func composedInfo(a *PLD) (string, error) {
-	r, err := a.composed()
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("N=%d/%d inf=%.3g/%.3g lo=%d", len(r[0].p), len(r[1].p), r[0].inf, r[1].inf, r[0].lo), nil
-}
-
-var debugPLD = false
