@@ -40,7 +40,9 @@ func WithDiscretization(d float64) PLDOption {
 // relation are kept and the larger ε is reported):
 //
 //	GaussianEvent, GDPEvent   exactly Gaussian: merged into one μ = sqrt(Σ μ_i²)
-//	                          (μ = sqrt(Count)/Multiplier), discretised once
+//	                          (μ = sqrt(Count)/Multiplier), discretised once;
+//	                          a ledger of these alone gets the exact ε(δ) of
+//	                          μ-GDP (GDPEpsilon), as the gdp accountant
 //	PoissonGaussianEvent      the pair (1−q)N(0, z²) + qN(1, z²) vs N(0, z²)
 //	                          and its reverse (Rate 1: Gaussian)
 //	PureEvent                 randomized response with the (amplified) ε,
@@ -89,12 +91,15 @@ func WithDiscretization(d float64) PLDOption {
 // composition), the step is doubled until it fits: the bound stays valid,
 // only looser. Not safe for concurrent use.
 type PLD struct {
-	d      float64
-	muSq   float64 // merged Gaussian and GDP events
-	terms  []pldTerm
-	ledger []Event
-	cache  map[float64]*[2]pldResult // composed result per grid step
-	pmfs   map[string]pldPMF         // per-mechanism PLD per direction and step
+	d float64
+	// numericGauss forces the discretised path for a ledger of Gaussian
+	// and GDP events only (tests); otherwise its exact ε is returned.
+	numericGauss bool
+	muSq         float64 // merged Gaussian and GDP events
+	terms        []pldTerm
+	ledger       []Event
+	cache        map[float64]*[2]pldResult // composed result per grid step
+	pmfs         map[string]pldPMF         // per-mechanism PLD per direction and step
 }
 
 type pldTerm struct {
@@ -245,6 +250,9 @@ func (a *PLD) Epsilon(delta float64) (float64, error) {
 	if a.empty() {
 		return 0, nil
 	}
+	if len(a.terms) == 0 && !a.numericGauss {
+		return GDPEpsilon(math.Sqrt(a.muSq), delta)
+	}
 	res, err := a.composed()
 	if err != nil {
 		return 0, err
@@ -264,6 +272,9 @@ func (a *PLD) Delta(epsilon float64) (float64, error) {
 	}
 	if a.empty() {
 		return 0, nil
+	}
+	if len(a.terms) == 0 && !a.numericGauss {
+		return GDPDelta(math.Sqrt(a.muSq), epsilon), nil
 	}
 	res, err := a.composed()
 	if err != nil {

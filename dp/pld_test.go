@@ -122,6 +122,7 @@ func TestPLDPessimistic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			a.numericGauss = true // test the discretisation, not the exact shortcut
 			if err := ComposeAll(a, c.events); err != nil {
 				t.Fatal(err)
 			}
@@ -226,6 +227,9 @@ func TestPLDSupportsAndRejects(t *testing.T) {
 	}
 	if err := a.Compose(GDPEvent{Mu: 1}); err != nil {
 		t.Fatal(err)
+	}
+	if e, _ := a.Epsilon(1e-5); e != func() float64 { x, _ := GDPEpsilon(1, 1e-5); return x }() {
+		t.Errorf("a Gaussian-only ledger: ε = %.15g, want the exact GDP value", e)
 	}
 	before, _ := a.Epsilon(1e-5)
 	err = a.Compose(ComposedEvent{Events: []Event{GDPEvent{Mu: 5}, curve}})
