@@ -33,16 +33,18 @@ type Accountant interface {
 var (
 	_ Accountant = (*RDP)(nil)
 	_ Accountant = (*GDP)(nil)
+	_ Accountant = (*PLD)(nil)
 )
 
 // AccountantNames lists the names NewAccountant accepts.
-func AccountantNames() []string { return []string{"gdp", "rdp", "rdp-standard"} }
+func AccountantNames() []string { return []string{"gdp", "rdp", "rdp-standard", "pld"} }
 
 // NewAccountant returns a fresh accountant by name:
 //
 //	"gdp"           exact Gaussian / GDP accountant (NewGDP)
 //	"rdp"           RDP accountant, default orders, ConversionImproved
 //	"rdp-standard"  RDP accountant, default orders, ConversionStandard
+//	"pld"           privacy-loss-distribution accountant, default grid (NewPLD)
 func NewAccountant(name string) (Accountant, error) {
 	switch strings.ToLower(name) {
 	case "gdp":
@@ -51,6 +53,8 @@ func NewAccountant(name string) (Accountant, error) {
 		return NewRDP()
 	case "rdp-standard":
 		return NewRDP(WithConversion(ConversionStandard))
+	case "pld":
+		return NewPLD()
 	}
 	return nil, fmt.Errorf("dp: unknown accountant %q (want one of %s)", name, strings.Join(AccountantNames(), ", "))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // calibration configures CalibrateNoise's bisection; the zero value uses
@@ -68,17 +69,21 @@ func EpsilonOf(accountant string, events []Event, delta float64) (float64, error
 // strict scales, ASGL's paper σ, `dpgnn account`): the smallest noise level
 // z, to a relative 1e-9 and never below it, whose events(z) composed by a
 // fresh accountant of the given name (NewAccountant: gdp, rdp,
-// rdp-standard) give ε ≤ targetEps·(1 − CalibrationMargin) at delta. The
+// rdp-standard, pld) give ε ≤ targetEps·(1 − CalibrationMargin) at delta. The
 // events are what the mechanism releases at noise z, each in multiples of
 // its own sensitivity (a GaussianEvent for K releases of the Gaussian
 // mechanism, a PoissonGaussianEvent for T DP-SGD steps at rate q, a
 // HypergeomGaussian's event, any composition of them), so z is a noise
 // multiplier — std over sensitivity — unless the events read it otherwise
-// (DP-APPR's EM scale β). See calibration.noise for the search. An unknown
+// (DP-APPR's EM scale β). See calibration.noise for the search (for pld,
+// calibratePLD: the same contract, found in fewer PLD evaluations). An unknown
 // accountant is refused before anything else.
 func CalibrateNoise(targetEps, delta float64, accountant string, events func(z float64) []Event) (float64, error) {
 	if _, err := NewAccountant(accountant); err != nil {
 		return 0, err
+	}
+	if strings.EqualFold(accountant, "pld") {
+		return calibratePLD(targetEps, delta, events)
 	}
 	return calibration{}.noise(targetEps, delta, events, func() (Accountant, error) { return NewAccountant(accountant) })
 }

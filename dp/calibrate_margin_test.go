@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestCalibrationMarginRecompute: the noise Calibration.Noise returns has
+// TestCalibrationMarginRecompute: the noise calibration.noise returns has
 // an ε at most targetEps·(1 − CalibrationMargin) under the calibration's own
 // accountant, and stays below the target when a caller recomputes ε with a
 // fresh accountant from differently grouped events (separate Compose calls,

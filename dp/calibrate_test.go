@@ -68,7 +68,7 @@ func TestCalibrateEdgeCases(t *testing.T) {
 		{"delta 0", func() (float64, error) { return calibrateGaussian(1, 0, 1, "gdp") }, "delta"},
 		{"delta 1", func() (float64, error) { return calibrateGaussian(1, 1, 1, "gdp") }, "delta"},
 		{"count 0", func() (float64, error) { return calibrateGaussian(1, 1e-5, 0, "gdp") }, "count"},
-		{"accountant", func() (float64, error) { return calibrateGaussian(1, 1e-5, 1, "pld") }, "accountant"},
+		{"accountant", func() (float64, error) { return calibrateGaussian(1, 1e-5, 1, "moments") }, "accountant"},
 		{"rate 0", func() (float64, error) { return calibratePoissonGaussian(0, 1, 1e-5, 10, ConversionImproved) }, "rate"},
 		{"steps 0", func() (float64, error) { return calibratePoissonGaussian(0.1, 1, 1e-5, 0, ConversionImproved) }, "steps"},
 		{"conversion", func() (float64, error) { return calibratePoissonGaussian(0.1, 1, 1e-5, 10, Conversion(9)) }, "accountant"},

@@ -229,7 +229,7 @@ func plural(n int, one, many string) string {
 type gaussianAccount struct {
 	Mechanism       string     `json:"mechanism"`            // "gaussian"
 	Solve           string     `json:"solve"`                // what was computed: "epsilon" or "sigma"
-	Accountant      string     `json:"accountant"`           // gdp, rdp or rdp-standard
+	Accountant      string     `json:"accountant"`           // gdp, rdp, rdp-standard or pld
 	Conversion      string     `json:"conversion,omitempty"` // RDP accountants: improved or standard
 	Delta           float64    `json:"delta"`
 	Count           int        `json:"count"`
@@ -277,7 +277,7 @@ func newAccountGaussianCmd(stdout io.Writer) *cobra.Command {
 	var count int
 	var accountant string
 	cmd := &cobra.Command{
-		Use:   "gaussian (--sigma S | --epsilon E) --count K --delta D [--accountant gdp|rdp|rdp-standard]",
+		Use:   "gaussian (--sigma S | --epsilon E) --count K --delta D [--accountant gdp|rdp|rdp-standard|pld]",
 		Short: "K-fold composition of the Gaussian mechanism: ε from σ, or σ from ε",
 		Long: `Account for K releases of the Gaussian mechanism, each adding noise with std
 σ × Δ to a query of L2 sensitivity Δ (σ is the noise multiplier).
@@ -285,7 +285,8 @@ func newAccountGaussianCmd(stdout io.Writer) *cobra.Command {
 With --sigma, print ε at --delta; with --epsilon, print the smallest σ (to a
 relative 1e-9, rounded up) whose ε is at most the target. The default
 accountant gdp is exact; rdp (improved conversion) and rdp-standard are the
-Rényi-DP bounds, never tighter than gdp.
+Rényi-DP bounds, never tighter than gdp; pld is the privacy-loss-distribution
+accountant (a pessimistic discretisation, within about 1e-4 of gdp here).
 
 JSON keys: mechanism, solve ("epsilon" or "sigma"), accountant, conversion
 (rdp), delta, count, sigma, epsilon (the target when solving for sigma),
@@ -344,7 +345,7 @@ achieved_epsilon (solving for sigma), mu (gdp), order (rdp).`,
 		return pflag.NormalizedName(name)
 	})
 	f.IntVar(&count, "count", 0, "number K of Gaussian releases composed (≥ 1, required)")
-	f.StringVar(&accountant, "accountant", "gdp", "gdp (exact Gaussian DP), rdp (Rényi DP, improved conversion) or rdp-standard")
+	f.StringVar(&accountant, "accountant", "gdp", "gdp (exact Gaussian DP), rdp (Rényi DP, improved conversion), rdp-standard or pld (privacy loss distribution)")
 	c.bind(cmd, "sigma")
 	return cmd
 }
@@ -363,27 +364,42 @@ func gaussianAccountantText(r gaussianAccount) string {
 
 // sgmAccount is the JSON of `account sgm`.
 type sgmAccount struct {
-	Mechanism       string     `json:"mechanism"`  // "sgm"
-	Solve           string     `json:"solve"`      // what was computed: "epsilon" or "noise"
-	Accountant      string     `json:"accountant"` // rdp or rdp-standard
-	Conversion      string     `json:"conversion"` // improved or standard
+	Mechanism       string     `json:"mechanism"`            // "sgm"
+	Solve           string     `json:"solve"`                // what was computed: "epsilon" or "noise"
+	Accountant      string     `json:"accountant"`           // rdp, rdp-standard or pld
+	Conversion      string     `json:"conversion,omitempty"` // rdp: improved or standard
 	Delta           float64    `json:"delta"`
 	Rate            float64    `json:"rate"`
 	Steps           int        `json:"steps"`
 	Noise           float64    `json:"noise"`                      // noise multiplier (std / clipping norm)
 	Epsilon         jsonFloat  `json:"epsilon"`                    // computed ε, or the target when solving for noise
 	AchievedEpsilon *jsonFloat `json:"achieved_epsilon,omitempty"` // ε of the calibrated noise (≤ epsilon)
-	Order           jsonFloat  `json:"order"`                      // the RDP order α that attains ε (null if none)
+	Order           jsonFloat  `json:"order"`                      // the RDP order α that attains ε (null if none, and for pld)
+	Discretization  *float64   `json:"discretization,omitempty"`   // pld: the grid step of the privacy loss, in nats
 }
 
 // sgmEpsilon returns the ε at delta and the optimal order of steps steps of
-// the Poisson-subsampled Gaussian mechanism, with the accountant's name.
-func sgmEpsilon(rate, noise float64, steps int, delta float64, conv dp.Conversion) (eps, order float64, name string, err error) {
+// the Poisson-subsampled Gaussian mechanism, with the accountant's name:
+// the RDP accountant with conversion conv, or (pld) the PLD accountant
+// (order NaN).
+func sgmEpsilon(rate, noise float64, steps int, delta float64, conv dp.Conversion, pld bool) (eps, order float64, name string, err error) {
+	ev := dp.PoissonGaussianEvent{Rate: rate, Multiplier: noise, Steps: steps}
+	if pld {
+		a, err := dp.NewPLD()
+		if err != nil {
+			return 0, 0, "", err
+		}
+		if err := a.Compose(ev); err != nil {
+			return 0, 0, "", err
+		}
+		eps, err = a.Epsilon(delta)
+		return eps, math.NaN(), a.Name(), err
+	}
 	a, err := dp.NewRDP(dp.WithConversion(conv))
 	if err != nil {
 		return 0, 0, "", err
 	}
-	if err := a.Compose(dp.PoissonGaussianEvent{Rate: rate, Multiplier: noise, Steps: steps}); err != nil {
+	if err := a.Compose(ev); err != nil {
 		return 0, 0, "", err
 	}
 	eps, order, err = a.EpsilonAndOrder(delta)
@@ -393,34 +409,67 @@ func sgmEpsilon(rate, noise float64, steps int, delta float64, conv dp.Conversio
 	return eps, order, a.Name(), err
 }
 
+// sgmAccountant resolves --accountant and --conversion of account sgm: rdp
+// (with --conversion), rdp-standard (the standard conversion) or pld (no
+// conversion).
+func sgmAccountant(cmd *cobra.Command, accountant, conversion string) (conv dp.Conversion, pld bool, err error) {
+	conv, err = dp.ParseConversion(conversion)
+	if err != nil {
+		return 0, false, flagError("conversion", err)
+	}
+	convSet := cmd.Flags().Changed("conversion")
+	switch strings.ToLower(accountant) {
+	case "rdp":
+		return conv, false, nil
+	case "rdp-standard":
+		if convSet && conv != dp.ConversionStandard {
+			return 0, false, fmt.Errorf("--accountant rdp-standard uses the standard conversion; drop --conversion %s", conversion)
+		}
+		return dp.ConversionStandard, false, nil
+	case "pld":
+		if convSet {
+			return 0, false, fmt.Errorf("--conversion applies to the rdp accountant, not --accountant pld")
+		}
+		return conv, true, nil
+	case "gdp":
+		return 0, false, fmt.Errorf("--accountant gdp cannot account for subsampling (a subsampled Gaussian is not exactly GDP); use rdp, rdp-standard or pld")
+	}
+	return 0, false, fmt.Errorf("--accountant %q: want rdp, rdp-standard or pld", accountant)
+}
+
 func newAccountSGMCmd(stdout io.Writer) *cobra.Command {
 	var c accountFlags
 	var rate, noise float64
 	var steps int
-	var conversion string
+	var conversion, accountant string
 	cmd := &cobra.Command{
-		Use:   "sgm --rate Q (--noise Z | --epsilon E) --steps T --delta D [--conversion improved|standard]",
-		Short: "Poisson-subsampled Gaussian (DP-SGD), RDP accountant: ε from noise, or noise from ε",
+		Use:   "sgm --rate Q (--noise Z | --epsilon E) --steps T --delta D [--accountant rdp|rdp-standard|pld] [--conversion improved|standard]",
+		Short: "Poisson-subsampled Gaussian (DP-SGD), RDP or PLD accountant: ε from noise, or noise from ε",
 		Long: `Account for T steps of the Poisson-subsampled Gaussian mechanism (DP-SGD): each
 step includes every record independently with probability Q, sums the clipped
 contributions (clipping norm C) and adds Gaussian noise with std Z × C (Z is the
 noise multiplier). Neighbouring datasets differ by adding or removing one
 record. Accounted with Rényi DP (Mironov, Talwar & Zhang 2019), minimised over
-orders α; the JSON includes the optimal order.
+orders α (the JSON includes the optimal order), or with --accountant pld by
+the privacy loss distribution (a pessimistic connect-the-dots discretisation
+with grid step 1e-4 nats, composed by FFT, both directions of add/remove;
+tighter than RDP, within about 0.1% of Google's dp_accounting).
 
 With --noise, print ε at --delta; with --epsilon, print the smallest Z (to a
 relative 1e-9, rounded up) whose ε is at most the target.
 
-JSON keys: mechanism, solve ("epsilon" or "noise"), accountant, conversion,
-delta, rate, steps, noise, epsilon (the target when solving for noise),
-achieved_epsilon (solving for noise), order.`,
+JSON keys: mechanism, solve ("epsilon" or "noise"), accountant, conversion
+(rdp), delta, rate, steps, noise, epsilon (the target when solving for noise),
+achieved_epsilon (solving for noise), order (rdp; null for pld),
+discretization (pld).`,
 		Example: `  dpgnn account sgm --rate 0.01 --noise 1.1 --steps 1000 --delta 1e-5
+  dpgnn account sgm --rate 0.01 --noise 1.1 --steps 1000 --delta 1e-5 --accountant pld
   dpgnn account sgm --rate 0.01 --epsilon 2 --steps 1000 --delta 1e-5 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conv, err := dp.ParseConversion(conversion)
+			conv, pld, err := sgmAccountant(cmd, accountant, conversion)
 			if err != nil {
-				return flagError("conversion", err)
+				return err
 			}
 			if !cmd.Flags().Changed("rate") {
 				return fmt.Errorf("--rate is required (a sampling probability in (0, 1])")
@@ -435,35 +484,53 @@ achieved_epsilon (solving for noise), order.`,
 			if err != nil {
 				return err
 			}
-			r := sgmAccount{Mechanism: "sgm", Solve: "epsilon", Conversion: conv.String(),
+			r := sgmAccount{Mechanism: "sgm", Solve: "epsilon",
 				Delta: c.delta, Rate: rate, Steps: steps, Noise: noise}
+			acctText := func(name string) string { return name + " accountant, " + r.Conversion + " conversion" }
+			if pld {
+				d := dp.DefaultPLDDiscretization
+				r.Discretization = &d
+				acctText = func(name string) string { return fmt.Sprintf("%s accountant, grid %g nats", name, d) }
+			} else {
+				r.Conversion = conv.String()
+			}
+			orderText := func(order float64) string {
+				if pld {
+					return ""
+				}
+				return fmt.Sprintf(", order α = %.4g", order)
+			}
 			what := fmt.Sprintf("%s of the Poisson-subsampled Gaussian with rate %s",
 				plural(steps, "step", "steps"), fmtIn(rate))
 			if !calibrate {
-				eps, order, name, err := sgmEpsilon(rate, noise, steps, c.delta, conv)
+				eps, order, name, err := sgmEpsilon(rate, noise, steps, c.delta, conv, pld)
 				if err != nil {
 					return err
 				}
 				r.Accountant, r.Epsilon, r.Order = name, jsonFloat(eps), jsonFloat(order)
-				return writeAccount(stdout, c.json, r, fmt.Sprintf("ε = %s at δ = %s (%s accountant, %s conversion, order α = %.4g; %s and noise multiplier %s)",
-					fmtUp(eps), fmtIn(c.delta), name, r.Conversion, order, what, fmtIn(noise)))
+				return writeAccount(stdout, c.json, r, fmt.Sprintf("ε = %s at δ = %s (%s%s; %s and noise multiplier %s)",
+					fmtUp(eps), fmtIn(c.delta), acctText(name), orderText(order), what, fmtIn(noise)))
 			}
-			z, err := dp.CalibrateNoise(c.epsilon, c.delta, conv.Accountant(), func(z float64) []dp.Event {
+			name := conv.Accountant()
+			if pld {
+				name = "pld"
+			}
+			z, err := dp.CalibrateNoise(c.epsilon, c.delta, name, func(z float64) []dp.Event {
 				return []dp.Event{dp.PoissonGaussianEvent{Rate: rate, Multiplier: z, Steps: steps}}
 			})
 			if err != nil {
 				return fmt.Errorf("calibrate the noise for --epsilon %s: %w", fmtIn(c.epsilon), err)
 			}
-			eps, order, name, err := sgmEpsilon(rate, z, steps, c.delta, conv)
+			eps, order, name, err := sgmEpsilon(rate, z, steps, c.delta, conv, pld)
 			if err != nil {
 				return err
 			}
 			achieved := jsonFloat(eps)
 			r.Solve, r.Accountant, r.Noise, r.Epsilon, r.AchievedEpsilon, r.Order = "noise", name, z, jsonFloat(c.epsilon), &achieved, jsonFloat(order)
 			return writeAccount(stdout, c.json, r,
-				fmt.Sprintf("noise multiplier z = %s for ε ≤ %s at δ = %s (%s accountant, %s conversion; %s)",
-					fmtUp(z), fmtIn(c.epsilon), fmtIn(c.delta), name, r.Conversion, what),
-				fmt.Sprintf("noise std = z × clipping norm; this z gives ε = %s at order α = %.4g", fmtUp(eps), order))
+				fmt.Sprintf("noise multiplier z = %s for ε ≤ %s at δ = %s (%s; %s)",
+					fmtUp(z), fmtIn(c.epsilon), fmtIn(c.delta), acctText(name), what),
+				fmt.Sprintf("noise std = z × clipping norm; this z gives ε = %s%s", fmtUp(eps), strings.Replace(orderText(order), ", order", " at order", 1)))
 		},
 	}
 	f := cmd.Flags()
@@ -471,6 +538,7 @@ achieved_epsilon (solving for noise), order.`,
 	f.Float64Var(&noise, "noise", 0, "noise multiplier z = noise std / clipping norm (> 0): report ε")
 	f.IntVar(&steps, "steps", 0, "number T of steps (≥ 1, required)")
 	f.StringVar(&conversion, "conversion", "improved", "RDP → (ε, δ) conversion: improved (Balle et al. 2020) or standard (Mironov 2017)")
+	f.StringVar(&accountant, "accountant", "rdp", "rdp (Rényi DP, --conversion), rdp-standard (standard conversion) or pld (privacy loss distribution)")
 	c.bind(cmd, "noise")
 	return cmd
 }
