@@ -244,7 +244,7 @@ var readmeRuns = map[string]map[string]docRun{
 		"dpgnn reproduce progap-cora --out progap-cora --data-dir ../shared/datasets": {extra: []string{"--quick"}},
 	},
 	"docs/cli.md": {
-		"dpgnn data fetch cora_ml": {skip: "needs the network (TestDataFetch runs fetch against a local mirror)"},
+		"dpgnn data fetch cora_ml":       {skip: "needs the network (TestDataFetch runs fetch against a local mirror)"},
 		"dpgnn inspect gap --grad-check": {extra: []string{"--grad-entries", "4"}},
 		"dpgnn train gcn --dataset cora_ml --data-dir ../shared/datasets --split per-class:20:500:1000 --runs 5 --json": {
 			extra: []string{"--runs", "1", "--epochs", "5"}},
@@ -279,7 +279,7 @@ var readmeRuns = map[string]map[string]docRun{
 			// test binary, a temporary build, is refused).
 			extra: []string{"--runs", "1", "--set", "mlp:epochs=2", "--set", "gap:epochs=2,encoder-epochs=2", "--set", "progap:epochs=2", "--set", "gcn:epochs=2",
 				"--dpgnn", "dpgnn"}},
-		"dpgnn reproduce progap-cora --out progap-cora --data-dir ../shared/datasets": {extra: []string{"--quick"}},
+		"dpgnn reproduce progap-cora --out progap-cora --data-dir ../shared/datasets":                                    {extra: []string{"--quick"}},
 		"dpgnn audit progap --privacy node --epsilon 8 --delta 1e-5 --dataset star --remove-node 0 --trials 2000 --json": {extra: []string{"--trials", "200"}},
 		// Fails by design: the papers' sampling on an input above the bound.
 		"dpgnn audit gap --privacy node --epsilon 8 --delta 1e-5 --dataset spread-1000 --remove-node 0 --degree-bound sample --max-degree 100 --width 1 --multiplier 1.0424 --trials 2000 --fail-above": {
