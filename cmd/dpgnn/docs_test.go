@@ -510,3 +510,153 @@ func TestCheckParses(t *testing.T) {
 		}
 	}
 }
+
+// extendingBlocks are the files the ```go blocks of docs/extending.md come
+// from, keyed by each block's first line (runs of white space as one
+// space): every block is an excerpt of a
+// file go test runs (an Example with its output, or a test), so it cannot
+// drift from code that compiles and works.
+var extendingBlocks = map[string]string{
+	"m.StartRecording() // layers record what per-sample norms need": "dp/dpnn/example_test.go",
+	"type Config struct {": "cmd/dpgnn/extending_example_test.go",
+}
+
+// extendingExamples are the example files docs/extending.md names as
+// checked by go test, each as the guide names it (line breaks aside) and
+// its path.
+var extendingExamples = map[string]string{
+	"`layers`' `example_nap_test.go`":           "layers/example_nap_test.go",
+	"`dp/dpnn`'s `example_test.go`":             "dp/dpnn/example_test.go",
+	"`dp`'s `example_compose_test.go`":          "dp/example_compose_test.go",
+	"`cmd/dpgnn`'s `extending_example_test.go`": "cmd/dpgnn/extending_example_test.go",
+	"`cmd/dpgnn`'s `linktoy_test.go`":           "cmd/dpgnn/linktoy_test.go",
+}
+
+// TestExtendingGoBlocks: every ```go block of docs/extending.md is an
+// excerpt of the file extendingBlocks names — each of its lines, comments
+// and layout aside, appears in that file in the same order (a line
+// "// ..." marks lines left out) — and every example file the guide names
+// exists and is run by go test (an Example with its // Output:, or a
+// Test).
+func TestExtendingGoBlocks(t *testing.T) {
+	root, ok := testutil.RepoRoot()
+	if !ok {
+		t.Skip("repository root not found")
+	}
+	b, err := os.ReadFile(filepath.Join(root, "docs/extending.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide := string(b)
+	blocks := goBlocks(guide)
+	if len(blocks) == 0 {
+		t.Fatal("no go blocks in docs/extending.md")
+	}
+	seen := map[string]bool{}
+	for _, block := range blocks {
+		first := strings.Join(strings.Fields(block[0]), " ")
+		seen[first] = true
+		file, ok := extendingBlocks[first]
+		if !ok {
+			t.Errorf("docs/extending.md: the go block starting %q names no tested file: add it to extendingBlocks (and a test that runs it), or point the guide to a tested file", first)
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Errorf("block %q: %v", first, err)
+			continue
+		}
+		if err := isExcerpt(block, string(src)); err != nil {
+			t.Errorf("docs/extending.md: the block starting %q is not an excerpt of %s: %v", first, file, err)
+		}
+	}
+	for k := range extendingBlocks {
+		if !seen[k] {
+			t.Errorf("extendingBlocks has %q, which starts no go block of docs/extending.md (any more)", k)
+		}
+	}
+	flat := strings.Join(strings.Fields(guide), " ")
+	for named, file := range extendingExamples {
+		if !strings.Contains(flat, named) {
+			t.Errorf("docs/extending.md no longer names %s as %q: update extendingExamples", file, named)
+		}
+		src, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Errorf("docs/extending.md names %s: %v", file, err)
+			continue
+		}
+		s := string(src)
+		example := strings.Contains(s, "\nfunc Example") && strings.Contains(s, "// Output:")
+		if !example && !strings.Contains(s, "\nfunc Test") {
+			t.Errorf("%s: neither an Example with // Output: nor a Test: go test would not check it", file)
+		}
+	}
+}
+
+// goBlocks returns the lines of every ```go block of a Markdown text.
+func goBlocks(md string) [][]string {
+	var out [][]string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			if in && cur != nil {
+				out = append(out, cur)
+			}
+			in, cur = strings.TrimSpace(line) == "```go", nil
+			continue
+		}
+		if in && strings.TrimSpace(line) != "" {
+			cur = append(cur, line)
+		}
+	}
+	return out
+}
+
+// isExcerpt reports (as an error) whether every line of block, without
+// its // comment and its white space, occurs in src (likewise stripped)
+// after the line before it; a line that is only "// ..." skips.
+func isExcerpt(block []string, src string) error {
+	norm := func(s string) string {
+		if i := strings.Index(s, "//"); i >= 0 {
+			s = s[:i]
+		}
+		return strings.Join(strings.Fields(s), "")
+	}
+	var body strings.Builder
+	for _, l := range strings.Split(src, "\n") {
+		body.WriteString(norm(l))
+	}
+	text, at := body.String(), 0
+	for _, l := range block {
+		n := norm(l)
+		if n == "" {
+			continue
+		}
+		k := strings.Index(text[at:], n)
+		if k < 0 {
+			return fmt.Errorf("line %q not found (after the lines before it)", strings.TrimSpace(l))
+		}
+		at += k + len(n)
+	}
+	return nil
+}
+
+// TestIsExcerpt: lines in order, comments and layout aside.
+func TestIsExcerpt(t *testing.T) {
+	src := "a := f(x, // why\n\ty)\nb := g()\n// c := h()\nd := 1\n"
+	for _, tc := range []struct {
+		block []string
+		ok    bool
+	}{
+		{[]string{"a := f(x, y)", "// ...", "d := 1 // a comment"}, true},
+		{[]string{"a := f(x,", "    y)", "b := g()"}, true},
+		{[]string{"b := g()", "a := f(x, y)"}, false}, // out of order
+		{[]string{"c := h()"}, false},                 // only in a comment
+		{[]string{"a := f(x, z)"}, false},
+	} {
+		if err := isExcerpt(tc.block, src); (err == nil) != tc.ok {
+			t.Errorf("%q: %v, want ok %v", tc.block, err, tc.ok)
+		}
+	}
+}
