@@ -350,6 +350,25 @@ func checkGoCommand(root string, env, words []string) error {
 	return nil
 }
 
+// checkPythonCommand checks a command that runs one of the repository's
+// Python reference scripts without running it (they need PyTorch and take
+// minutes): the script exists and declares every --flag the command
+// gives (argparse's add_argument('--flag', ...)).
+func checkPythonCommand(root string, words []string) error {
+	script := filepath.Join(root, words[1])
+	b, err := os.ReadFile(script)
+	if err != nil {
+		return err
+	}
+	for _, w := range words[2:] {
+		name, _, _ := strings.Cut(w, "=")
+		if strings.HasPrefix(name, "--") && !strings.Contains(string(b), "add_argument('"+name+"'") && !strings.Contains(string(b), `add_argument("`+name+`"`) {
+			return fmt.Errorf("%s declares no %s", words[1], name)
+		}
+	}
+	return nil
+}
+
 // testFuncDecl is a top-level test, benchmark, fuzz target or example.
 var testFuncDecl = regexp.MustCompile(`(?m)^func (Test|Benchmark|Fuzz|Example)(\w*)\(`)
 
@@ -444,6 +463,27 @@ func TestCheckGoCommand(t *testing.T) {
 		}
 		if err := checkGoCommand(root, c.env, c.words); (err == nil) != tc.ok {
 			t.Errorf("%s: err %v, want ok %v", tc.line, err, tc.ok)
+		}
+	}
+}
+
+// TestCheckPythonCommand: a reference script's flags are checked against
+// its argparse declarations.
+func TestCheckPythonCommand(t *testing.T) {
+	root, ok := testutil.RepoRoot()
+	if !ok {
+		t.Skip("repository root not found")
+	}
+	for _, tc := range []struct {
+		words []string
+		ok    bool
+	}{
+		{[]string{"/usr/bin/python3", "docs/reference/gap_cora.py", "--sigma", "5.28", "--runs", "8"}, true},
+		{[]string{"python3", "docs/reference/gap_cora.py", "--mode", "caribou", "--no-such", "1"}, false},
+		{[]string{"python3", "docs/reference/no_such.py"}, false},
+	} {
+		if err := checkPythonCommand(root, tc.words); (err == nil) != tc.ok {
+			t.Errorf("%q: err %v, want ok %v", tc.words, err, tc.ok)
 		}
 	}
 }

@@ -28,10 +28,11 @@ type docCommand struct {
 	line               int // the line of the file where it starts
 }
 
-// docCommands returns the dpgnn and go commands of the Markdown file at
-// path, in the order they appear: the commands of its ```sh blocks, and the
-// inline code spans of its prose that are whole commands. Lines of other
-// programs (python3, sbatch) are not collected.
+// docCommands returns the dpgnn, go and Python-script commands of the
+// Markdown file at path, in the order they appear: the commands of its
+// ```sh blocks, and the inline code spans of its prose that are whole
+// commands. Lines of other programs (sbatch, python3 -c) are not
+// collected.
 func docCommands(t *testing.T, path string) []docCommand {
 	t.Helper()
 	f, err := os.Open(path)
@@ -135,10 +136,16 @@ func isPlaceholder(w string) bool {
 	return w != "" && strings.ToUpper(w) == w && strings.ToLower(w) != w && !strings.ContainsAny(w, "-=./0123456789")
 }
 
-// isOurs reports whether c runs dpgnn or the go tool (and not, say, the
-// PyTorch reference scripts or sbatch).
+// isOurs reports whether c runs dpgnn, the go tool or a Python script of
+// the repository (the PyTorch references), and not, say, sbatch or
+// `python3 -c`.
 func (c docCommand) isOurs() bool {
-	return len(c.words) > 0 && (c.words[0] == "dpgnn" || c.words[0] == "go")
+	return len(c.words) > 0 && (c.words[0] == "dpgnn" || c.words[0] == "go" || isPythonScript(c.words))
+}
+
+// isPythonScript reports whether words run a Python script file.
+func isPythonScript(words []string) bool {
+	return len(words) > 1 && (words[0] == "python3" || words[0] == "/usr/bin/python3") && strings.HasSuffix(words[1], ".py")
 }
 
 // parseShell splits a command line as a POSIX shell would for the forms
@@ -368,7 +375,8 @@ func subtestName(i int, c docCommand) string {
 }
 
 // runDocCommand runs one command of file as the docs tests do: skipped
-// with run.skip's reason, a go command checked by checkGoCommand, and a
+// with run.skip's reason, a go command checked by checkGoCommand, a Python
+// reference script by checkPythonCommand (neither is run), and a
 // dpgnn command (or `go run ./cmd/dpgnn ...`) run in the current
 // directory with its arguments rewritten by args (shortened), unless the
 // same arguments already ran in this test (ran maps them to the first
@@ -387,6 +395,11 @@ func runDocCommand(t *testing.T, root, file string, c docCommand, run docRun, ar
 		words = words[3:]
 	case words[0] == "go":
 		if err := checkGoCommand(root, c.env, words); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		return
+	case isPythonScript(words):
+		if err := checkPythonCommand(root, words); err != nil {
 			t.Fatalf("%s: %v", where, err)
 		}
 		return
@@ -503,7 +516,7 @@ func TestDocCommandsExtraction(t *testing.T) {
 	md := "Run `dpgnn train gcn --epochs 2` or `dpgnn audit METHOD --attack a|b`;\n" +
 		"`dpgnn data info` names no flag, `go test ./cmd/dpgnn -run\nTestX` crosses a line.\n\n" +
 		"```sh\ndpgnn train gap \\\n    --hops 1   # one hop\n/usr/bin/python3 ref.py --runs 8\n" +
-		"    # a comment line\nX=1 go test ./dp -bench Y\n```\n\n```go\ndpgnn := 1\n```\n\n```\ndpgnn train mlp\n```\n"
+		"    # a comment line\nX=1 go test ./dp -bench Y\npython3 -c \"print(1)\"\nsbatch x.sbatch\n```\n\n```go\ndpgnn := 1\n```\n\n```\ndpgnn train mlp\n```\n"
 	path := filepath.Join(t.TempDir(), "x.md")
 	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
 		t.Fatal(err)
@@ -516,6 +529,7 @@ func TestDocCommandsExtraction(t *testing.T) {
 		"1 dpgnn train gcn --epochs 2",
 		"2 go test ./cmd/dpgnn -run TestX",
 		"6 dpgnn train gap --hops 1",
+		"8 /usr/bin/python3 ref.py --runs 8",
 		"10 X=1 go test ./dp -bench Y",
 	}
 	if !slices.Equal(got, want) {
