@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -35,9 +36,9 @@ var docsRuns = map[string]map[string]docRun{
 	},
 }
 
-// docsBudget bounds the values shortFlags gives: every epoch and step
-// count of the method's config, the runs, the audit's releases per side
-// and a generated graph's nodes.
+// The values shortFlags gives: every epoch and step count of the method's
+// config, the runs, the audit's releases per side (at most) and a
+// generated graph's nodes (at most).
 const (
 	docsEpochs = "1"
 	docsRuns1  = "1"
@@ -50,13 +51,17 @@ const (
 // scale runs of performance.md, the audits and account calls of
 // privacy.md, the method of extending.md) runs as printed with flags
 // appended by shortFlags — one run, every epoch and step count of the
-// method's config at 1, 20 releases per audit side, 2,000 generated
-// nodes, `reproduce --quick` — so every flag name, value, dataset name and
-// method name is parsed and validated and the whole path trained once: a
-// renamed flag or an invalid value fails here. Commands run in a scratch
+// method's config at 1, at most 50 releases per audit side, at most 2,000
+// generated nodes — so every flag name, value, dataset name and method
+// name is parsed and validated and the whole path trained once: a renamed
+// flag or an invalid value fails here. A `reproduce` command is parsed
+// (checkParses: its flags and its preset), not run: every preset runs end
+// to end with --quick in TestReproduceQuickEveryPreset. Commands run in a
+// scratch
 // directory per page, in order (a later command reads what an earlier one
 // wrote), with $DPGNN_DATA pointing at the real datasets, as the pages
-// say. `go` commands are checked without running (checkGoCommand).
+// say. `go` commands and the Python references are checked without
+// running (checkGoCommand, checkPythonCommand).
 func TestDocsCommands(t *testing.T) {
 	root, ok := testutil.RepoRoot()
 	if !ok {
@@ -97,7 +102,7 @@ func TestDocsCommands(t *testing.T) {
 // words after "dpgnn") without changing what it checks: for train, audit
 // and tune, --runs 1, every integer flag of the method's config counting
 // epochs or steps (--epochs, --encoder-epochs, --disc-steps, ...) at 1
-// and at most 20 --trials; for sweep, --runs 1 and the same config flags
+// and at most 50 --trials; for sweep, --runs 1 and the same config flags
 // by --set for each of its methods; --quick for reproduce; at most 2,000
 // --nodes for data generate. Only flags the command has are given, so a
 // command without them runs as printed. An error is a command the CLI
@@ -172,9 +177,10 @@ func shortFlags(args []string) ([]string, error) {
 // countRe matches the flag names of epoch and step counts.
 var countRe = regexp.MustCompile(`(^|-)(epochs|steps)$`)
 
-// countFlags lists the integer flags of fs that count epochs or steps
-// (every one of them comes from a method's config; `account`'s --steps is
-// not shortened, as account commands are not).
+// countFlags lists the integer flags of fs that count epochs or steps. On
+// train, audit and tune every one of them is a key of the method's config
+// (TestShortFlags checks it for every method); account commands, whose
+// --steps is an input of the calculation, are not shortened.
 func countFlags(fs *pflag.FlagSet) []string {
 	var out []string
 	fs.VisitAll(func(f *pflag.Flag) {
@@ -528,6 +534,30 @@ func TestShortFlags(t *testing.T) {
 	}
 	if _, err := shortFlags([]string{"train", "nosuchmethod"}); err == nil {
 		t.Error("an unknown method was accepted")
+	}
+	// The flags shortened are the method config's epoch and step counts:
+	// for every method, train's are config keys, and so are audit's and
+	// tune's where the method has those commands.
+	for _, name := range methods.Names() {
+		m, err := methods.New(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := methods.ConfigKeys(m.Config())
+		for _, sub := range []string{"train", "audit", "tune"} {
+			cmd, _, err := findCommand([]string{sub, name})
+			if err != nil || cmd.Name() != name {
+				continue
+			}
+			for _, f := range countFlags(cmd.Flags()) {
+				if !slices.Contains(keys, f) {
+					t.Errorf("%s %s: --%s is shortened but is not a key of the method's config %v", sub, name, f, keys)
+				}
+			}
+		}
+	}
+	if train, _, _ := findCommand([]string{"train", "asgl"}); len(countFlags(train.Flags())) < 3 {
+		t.Errorf("train asgl: count flags %v, want epochs, disc-steps and gen-steps at least", countFlags(train.Flags()))
 	}
 }
 
