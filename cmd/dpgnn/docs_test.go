@@ -730,3 +730,22 @@ func TestIsExcerpt(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsLengths: the pages a reader should take in at once stay as short
+// as issue 37 set them (README ≤ 150 lines, results.md ≤ 300,
+// performance.md ≤ 250); history goes to docs/notebook/.
+func TestDocsLengths(t *testing.T) {
+	root, ok := testutil.RepoRoot()
+	if !ok {
+		t.Skip("repository root not found")
+	}
+	for file, most := range map[string]int{"README.md": 150, "docs/results.md": 300, "docs/performance.md": 250} {
+		b, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), "\n"); n > most {
+			t.Errorf("%s has %d lines, at most %d: move history to docs/notebook/", file, n, most)
+		}
+	}
+}
