@@ -26,13 +26,17 @@ var referenceDocs = []string{"docs/results.md", "docs/performance.md", "docs/pri
 
 // docsRuns are the commands of the reference pages that TestDocsCommands
 // does not run with shortFlags alone, per file, keyed by their text: a
-// reason to skip, flags appended after shortFlags', or the error of a
-// command the page shows failing by design. A key that matches no command
+// reason to skip, flags appended after shortFlags', the error of a
+// command the page shows failing by design, or a figure of the page's
+// prose its output must hold. A key that matches no command
 // of its file fails the test.
 var docsRuns = map[string]map[string]docRun{
 	"docs/privacy.md": {
 		// Prose that names the flag, not a command.
 		"dpgnn audit --remove-node": {skip: "names a flag in prose; not a command"},
+		// "10.34 for the paper's ε = 8" (Theorem 9 as printed, node level).
+		"dpgnn account caribou --level node --epsilon 8 --delta 1e-5 --train-nodes 1895 --max-degree 168 --alpha1 0.9 --beta 2 --sensitivity paper": {
+			wantOut: "proven ε = 10.3365 "},
 	},
 }
 

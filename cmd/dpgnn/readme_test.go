@@ -230,10 +230,13 @@ type docRun struct {
 	// parseOnly, when set, says where the command's work is run instead:
 	// the command is parsed as the CLI would (checkParses), not run.
 	parseOnly string
+	// wantOut is text the standard output must hold: a figure the doc's
+	// prose gives for a deterministic command.
+	wantOut string
 }
 
 // readmeRuns are, per file, the tour commands TestREADMECommands does not
-// run exactly as printed, keyed by their text (continuation lines joined,
+// run exactly as printed or whose output it checks, keyed by their text (continuation lines joined,
 // comment dropped). Every other command runs as printed, so a new one is
 // tested as soon as it is written; a key that matches no command of its
 // file fails the test, so the table follows the docs.
@@ -253,6 +256,8 @@ var readmeRuns = map[string]map[string]docRun{
 	"docs/cli.md": {
 		"dpgnn data fetch cora_ml":       {skip: "needs the network (TestDataFetch runs fetch against a local mirror)"},
 		"dpgnn inspect gap --grad-check": {extra: []string{"--grad-entries", "4"}},
+		// The tour's and results.md's figure for DPAR's paper mode.
+		"dpgnn account dpar --epsilon 1 --delta 2e-3 --train-nodes 2396 --accounting paper --amplification linear": {wantOut: "proven ε = 23561 "},
 		"dpgnn train gcn --dataset cora_ml --data-dir ../shared/datasets --split per-class:20:500:1000 --runs 5 --json": {
 			extra: []string{"--runs", "1", "--epochs", "5"}},
 		"dpgnn train mlp --dataset cora --data-dir ../shared/datasets --split ratio:0.1:0.2": {extra: []string{"--epochs", "5"}},
@@ -445,6 +450,9 @@ func runDocCommand(t *testing.T, root, file string, c docCommand, run docRun, ar
 		if strings.HasSuffix(c.stdout, ".sbatch") && !strings.HasPrefix(out, "#!") {
 			t.Errorf("%s: %s is not a batch script: %q", where, c.stdout, lastLines(out, 3))
 		}
+	}
+	if run.wantOut != "" && !strings.Contains(out, run.wantOut) {
+		t.Errorf("%s: output lacks %q, which the doc states:\n%s", where, run.wantOut, lastLines(out, 10))
 	}
 	if slices.Contains(a, "--json") {
 		if err := oneJSONValue(out); err != nil {
