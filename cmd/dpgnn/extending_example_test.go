@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/methods"
+	mrun "github.com/dpgnn/dpgnn/methods/run"
 )
 
 // The method of docs/extending.md, "A method the CLI can run", as the guide
@@ -67,7 +68,7 @@ func (*Model) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	}
 	out := &methods.Outcome{Pred: pred, ValAcc: math.NaN()}
 	if ctx.Level == methods.Edge {
-		rep, err := ctx.Report(&dp.Plan{Level: "edge", Accountant: "none", Epsilon: ctx.Epsilon,
+		rep, err := mrun.Report(ctx, &dp.Plan{Level: "edge", Accountant: "none", Epsilon: ctx.Epsilon,
 			Notes: []string{"the most frequent training label reads no edge: ε = 0 at edge level"}})
 		if err != nil {
 			return nil, err
