@@ -253,16 +253,20 @@ func (a *RDP) RDPAt(alpha float64) float64 {
 // supported (nil events are not).
 func (a *RDP) Supports(e Event) bool {
 	switch e := e.(type) {
-	case nil:
-		return false
+	case GaussianEvent, GDPEvent, PoissonGaussianEvent, PureEvent, RDPEvent:
+		return true
 	case ComposedEvent:
 		for _, c := range e.Events {
 			if !a.Supports(c) {
 				return false
 			}
 		}
+		return true
 	}
-	return true
+	// An event type this accountant has no curve for (nil included) is
+	// refused, never composed as zero: a new mechanism must add its curve
+	// here and to rdpTerms.add before an RDP accountant can count it.
+	return false
 }
 
 // Compose adds e to the ledger. It validates e, evaluates its curve at every
@@ -274,6 +278,9 @@ func (a *RDP) Compose(e Event) error {
 	}
 	if err := e.validate(); err != nil {
 		return err
+	}
+	if !a.Supports(e) {
+		return &UnsupportedEventError{Accountant: a.Name(), Event: e}
 	}
 	var t rdpTerms
 	t.add(e)
