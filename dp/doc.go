@@ -13,14 +13,18 @@
 //
 // The package separates what was released from how it is accounted, as
 // Google's dp_accounting does: a mechanism is a plain config struct with a
-// sampler (Gaussian{Multiplier, Sensitivity}); an Event (GaussianEvent,
-// PoissonGaussianEvent, GDPEvent, RDPEvent, PureEvent, ComposedEvent) is an
-// immutable description of a release; an Accountant composes events with a
-// checks-then-commits Compose (a rejected event leaves no partial state) and
-// keeps the ledger.
+// sampler (Gaussian{Multiplier, Sensitivity}); an Event is an immutable
+// description of a release, composed from base mechanisms (GaussianEvent,
+// GDPEvent, PureEvent, RDPEvent) and wrappers (Poisson,
+// SampledWithoutReplacement, Occurrences, Composed, ComposedEvent), open to
+// mechanisms defined outside dp (Event, RDPer); an Accountant computes from
+// the structure with a checks-then-commits Compose (a rejected event leaves
+// no partial state), refuses every structure it has no rule for
+// (UnsupportedEventError), and keeps the ledger.
 //
 // Units. A noise multiplier z is the noise standard deviation divided by the
-// L2 sensitivity; the standard deviation is z·Δ. Events are stated in
+// L2 sensitivity of the whole released sum under the neighbouring relation
+// (for Occurrences: R·Change·C); the standard deviation is z·Δ. Events are stated in
 // multipliers (sensitivity normalised to 1), so sensitivity never enters the
 // accounting twice. ε and the RDP values are in nats. δ is a probability in
 // (0, 1).

@@ -8,14 +8,31 @@ import (
 )
 
 // Event is an immutable description of what a mechanism released, for the
-// accountants and the privacy ledger. The set is sealed: GaussianEvent,
-// PoissonGaussianEvent, GDPEvent, RDPEvent, PureEvent and ComposedEvent.
-// String gives the ledger line.
+// accountants and the privacy ledger. Events compose as Google's
+// dp_accounting composes its DpEvents: base mechanisms (GaussianEvent,
+// GDPEvent, PureEvent — Laplace and the exponential/Gumbel mechanisms
+// through their ε —, RDPEvent for a stated curve) and wrappers that say how
+// a base mechanism was run (Poisson, SampledWithoutReplacement,
+// Occurrences, Composed, and ComposedEvent for a sequence). An accountant
+// computes from the structure and refuses, with an UnsupportedEventError,
+// every structure it has no rule for: nothing is ever composed as zero.
+//
+// The interface is open: a mechanism defined outside dp is an Event when it
+// has String (its ledger line, which must identify its parameters: two
+// events with the same String must have the same privacy curve, since a
+// ledger adds them up by it) and Validate. It is then accounted by the
+// optional interfaces it implements (RDPer for the RDP accountants) and
+// refused by the others.
+//
+// One multiplier convention holds everywhere: a Gaussian's multiplier z is
+// the noise standard deviation divided by the L2 sensitivity of the whole
+// released sum under the plan's neighbouring relation (see Occurrences for
+// a unit that changes several examples).
 type Event interface {
 	fmt.Stringer
-	// validate checks the event's own parameters (not whether an
-	// accountant supports it). It also seals the interface.
-	validate() error
+	// Validate checks the event's own parameters (and those of the events
+	// it wraps), not whether an accountant supports it.
+	Validate() error
 }
 
 // GaussianEvent is Count-fold (adaptive) composition of the Gaussian
@@ -27,7 +44,7 @@ type GaussianEvent struct {
 	Count      int     // ≥ 1
 }
 
-func (e GaussianEvent) validate() error {
+func (e GaussianEvent) Validate() error {
 	if err := CheckMultiplier(e.Multiplier); err != nil {
 		return fmt.Errorf("%w (in %s)", err, e)
 	}
@@ -44,13 +61,18 @@ func (e GaussianEvent) String() string {
 // contributions and adds N(0, Multiplier²) noise. Neighbouring datasets
 // differ by adding or removing one record. Accounted by the sampled Gaussian
 // RDP of Mironov, Talwar & Zhang (2019).
+//
+// It is the shorthand of Composed{Steps, Poisson{Rate, GaussianEvent{
+// Multiplier, 1}}} (kept because DP-SGD is the common case and the spec
+// vectors state it so): every accountant gives the two the same ε, and a
+// plan's ledger adds one to the other.
 type PoissonGaussianEvent struct {
 	Rate       float64 // sampling probability q ∈ (0, 1]
 	Multiplier float64 // z > 0 (noise std / clipping norm)
 	Steps      int     // ≥ 1
 }
 
-func (e PoissonGaussianEvent) validate() error {
+func (e PoissonGaussianEvent) Validate() error {
 	if err := CheckRate(e.Rate); err != nil {
 		return fmt.Errorf("%w (in %s)", err, e)
 	}
@@ -70,7 +92,7 @@ type GDPEvent struct {
 	Mu float64 // μ > 0
 }
 
-func (e GDPEvent) validate() error {
+func (e GDPEvent) Validate() error {
 	if err := CheckPositiveFinite("GDP mu", e.Mu); err != nil {
 		return fmt.Errorf("%w (in %s)", err, e)
 	}
@@ -103,7 +125,7 @@ type RDPEvent struct {
 
 func (e RDPEvent) count() int { return max(1, e.Count) }
 
-func (e RDPEvent) validate() error {
+func (e RDPEvent) Validate() error {
 	if e.Name == "" {
 		return errors.New("dp: RDP event needs a name for the ledger")
 	}
@@ -134,7 +156,7 @@ type PureEvent struct {
 	Rate    float64 // 0 (none) or a sampling rate in (0, 1]
 }
 
-func (e PureEvent) validate() error {
+func (e PureEvent) Validate() error {
 	if err := CheckPositiveFinite("pure-DP epsilon", e.Epsilon); err != nil {
 		return fmt.Errorf("%w (in %s)", err, e)
 	}
@@ -169,7 +191,7 @@ type ComposedEvent struct {
 	Events []Event
 }
 
-func (e ComposedEvent) validate() error {
+func (e ComposedEvent) Validate() error {
 	if len(e.Events) == 0 {
 		return errors.New("dp: composed event is empty")
 	}
@@ -177,7 +199,7 @@ func (e ComposedEvent) validate() error {
 		if c == nil {
 			return fmt.Errorf("dp: composed event: event %d is nil", i)
 		}
-		if err := c.validate(); err != nil {
+		if err := c.Validate(); err != nil {
 			return err
 		}
 	}

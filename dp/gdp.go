@@ -183,20 +183,14 @@ func NewGDP() *GDP { return &GDP{} }
 // Name returns "gdp".
 func (a *GDP) Name() string { return "gdp" }
 
-// Supports reports whether Compose can account for e.
+// Supports reports whether Compose can account for e: Gaussian and GDP
+// events, Composed and ComposedEvent of them; nothing else.
 func (a *GDP) Supports(e Event) bool {
-	switch e := e.(type) {
-	case GaussianEvent, GDPEvent:
-		return true
-	case ComposedEvent:
-		for _, c := range e.Events {
-			if !a.Supports(c) {
-				return false
-			}
-		}
-		return true
+	if e == nil {
+		return false
 	}
-	return false
+	_, err := gdpMuSq(e, 1, a.Name())
+	return err == nil
 }
 
 // Compose adds e to the ledger. A rejected event (invalid or unsupported)
@@ -205,10 +199,10 @@ func (a *GDP) Compose(e Event) error {
 	if e == nil {
 		return fmt.Errorf("dp: nil event")
 	}
-	if err := e.validate(); err != nil {
+	if err := e.Validate(); err != nil {
 		return err
 	}
-	m, err := gdpMuSq(e, a.Name())
+	m, err := gdpMuSq(e, 1, a.Name())
 	if err != nil {
 		return err
 	}
@@ -236,31 +230,37 @@ func (a *GDP) Delta(epsilon float64) (float64, error) {
 // Ledger returns a copy of the composed events, in order.
 func (a *GDP) Ledger() []Event { return append([]Event(nil), a.ledger...) }
 
-// gdpMuSq returns the μ² of a (validated) event.
-func gdpMuSq(e Event, name string) (float64, error) {
+// gdpMuSq returns the μ² of a (validated) event composed n times. At n = 1
+// each rule's arithmetic is that of the event alone.
+func gdpMuSq(e Event, n int, name string) (float64, error) {
 	switch e := e.(type) {
 	case GaussianEvent:
-		return float64(e.Count) / (e.Multiplier * e.Multiplier), nil
+		return float64(n*e.Count) / (e.Multiplier * e.Multiplier), nil
 	case GDPEvent:
-		return e.Mu * e.Mu, nil
+		return float64(n) * (e.Mu * e.Mu), nil
+	case Composed:
+		if e.Event == nil {
+			return 0, errNilEvent
+		}
+		return gdpMuSq(e.Event, n*e.Count, name)
 	case ComposedEvent:
 		var s float64
 		for _, c := range e.Events {
 			if c == nil {
 				return 0, fmt.Errorf("dp: nil event in %s", e)
 			}
-			m, err := gdpMuSq(c, name)
+			m, err := gdpMuSq(c, n, name)
 			if err != nil {
 				return 0, err
 			}
 			s += m
 		}
 		return s, nil
-	case PoissonGaussianEvent:
+	case PoissonGaussianEvent, Poisson, SampledWithoutReplacement, Occurrences:
 		return 0, &UnsupportedEventError{Accountant: name, Event: e,
 			Hint: "a subsampled Gaussian is not exactly GDP; use the RDP accountant"}
 	case nil:
-		return 0, fmt.Errorf("dp: nil event")
+		return 0, errNilEvent
 	default:
 		return 0, &UnsupportedEventError{Accountant: name, Event: e,
 			Hint: "only Gaussian, GDP and compositions of them are exact in GDP; use the RDP accountant"}

@@ -12,7 +12,7 @@ func TestPoissonGroupGaussianClosedForms(t *testing.T) {
 	for _, alpha := range []float64{1.5, 2, 8, 64} {
 		for _, q := range []float64{1e-3, 0.05, 0.5} {
 			for _, s := range []float64{0.8, 2, 10} {
-				g, err := PoissonGroupGaussian{Rate: q, Occurrences: 1, Multiplier: s, Change: 1, Steps: 1}.StepRDP(alpha)
+				g, err := oldGroup(q, 1, s, 1, 1).StepRDP(alpha)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -27,7 +27,7 @@ func TestPoissonGroupGaussianClosedForms(t *testing.T) {
 			}
 		}
 		for _, r := range []int{1, 3, 71} {
-			g, err := PoissonGroupGaussian{Rate: 1, Occurrences: r, Multiplier: 1.7, Change: 2, Steps: 1}.StepRDP(alpha)
+			g, err := oldGroup(1, r, 1.7, 2, 1).StepRDP(alpha)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,6 +37,27 @@ func TestPoissonGroupGaussianClosedForms(t *testing.T) {
 		}
 	}
 }
+
+// group is an Occurrences over a Poisson-sampled Gaussian stated in the
+// terms of the PoissonGroupGaussian it replaced: σ = noise std / (R·C),
+// so z = σ/Change.
+type group struct {
+	occ   Occurrences
+	Steps int
+}
+
+func oldGroup(q float64, r int, sigma, change float64, steps int) group {
+	return group{Occurrences{R: r, Change: change, Event: Poisson{Rate: q, Event: GaussianEvent{Multiplier: sigma / change, Count: 1}}}, steps}
+}
+
+func (g group) StepRDP(alpha float64) (float64, error) { return GroupStepRDP(g.occ, alpha) }
+func (g group) NoiseStd(clip float64) float64 {
+	return OccurrencesNoiseStd(g.occ.Event.(Poisson).Event.(GaussianEvent).Multiplier, g.occ.R, g.occ.Change, clip)
+}
+func (g group) Event() (Event, error) {
+	return Composed{Count: g.Steps, Event: g.occ}, g.occ.Validate()
+}
+func (g group) Step() (Event, error) { return g.occ, g.occ.Validate() }
 
 // renyi1D computes D_α(P‖Q) numerically for two mixtures of 1-D Gaussians
 // N(m, s²) with weights w, on a fine grid.
@@ -73,7 +94,7 @@ func TestPoissonGroupGaussianBoundsExactDivergence(t *testing.T) {
 	const c = 1.0
 	for _, q := range []float64{0.1, 0.5} {
 		for _, sigma := range []float64{1, 2} {
-			pg := PoissonGroupGaussian{Rate: q, Occurrences: 2, Multiplier: sigma, Change: 2, Steps: 1}
+			pg := oldGroup(q, 2, sigma, 2, 1)
 			s := pg.NoiseStd(c)
 			// sampling (own, other): P's sum own·C + other·C, Q's other·(−C).
 			var pm, pw, qm, qw []float64
@@ -102,7 +123,7 @@ func TestPoissonGroupGaussianBoundsExactDivergence(t *testing.T) {
 // One-step records add up to the plan's event, and one step more fails the
 // check; the accountant gives T one-step events the ε of the T-step event.
 func TestPoissonGroupGaussianLedger(t *testing.T) {
-	pg := PoissonGroupGaussian{Rate: 0.05, Occurrences: 3, Multiplier: 4, Change: 2, Steps: 40}
+	pg := oldGroup(0.05, 3, 4, 2, 40)
 	ev, err := pg.Event()
 	if err != nil {
 		t.Fatal(err)

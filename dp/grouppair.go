@@ -39,7 +39,7 @@ import (
 // it is (issue 39). The tests check the pair against what it must meet:
 // it equals the plain Poisson-subsampled Gaussian for one deletion, its
 // RDP matches an mpmath brute-force integral, and it is never looser than
-// joint convexity or PoissonGroupGaussian. Whether non-aligned gradients
+// joint convexity or Occurrences over Poisson sampling. Whether non-aligned gradients
 // can do worse than the aligned pair is not tested here; it is what the
 // theorem asserts.
 //
@@ -57,7 +57,7 @@ type GroupPair struct {
 // NodeGroupPair is the pair of a unit with its own example (deleted) and
 // occurrences−1 others it modifies: Deleted = occurrences, Inserted =
 // occurrences − 1. For DPAR, occurrences is its R and noise its noise std
-// over C (PoissonGroupGaussian.NoiseStd(1)).
+// over C (OccurrencesNoiseStd(z, R, 2, 1) for the Occurrences event).
 func NodeGroupPair(rate float64, occurrences int, noise float64, steps int) GroupPair {
 	return GroupPair{Rate: rate, Deleted: occurrences, Inserted: occurrences - 1, Noise: noise, Steps: steps}
 }
@@ -121,7 +121,7 @@ func (g GroupPair) ExactStepRDP(alpha float64) (lo, hi float64, err error) {
 //
 //	γ(α) = 1/(α−1)·ln Σ_{i,j} Binom(a, q)(i)·Binom(b, q)(j)·exp(α(α−1)(2i + j)²/(2σ²))
 //
-// (σ = Noise). It is never larger than PoissonGroupGaussian's bound with
+// (σ = Noise). It is never larger than the Occurrences bound with
 // R = max(Deleted, Inserted), Change 2 and the same noise std (which moves
 // every one of R examples by 2C).
 func (g GroupPair) JointConvexityStepRDP(alpha float64) (float64, error) {

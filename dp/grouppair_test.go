@@ -61,7 +61,7 @@ func TestGroupPairMatchesBruteForce(t *testing.T) {
 
 // TestGroupPairNeverLooser: for DPAR-like node pairs the curve used
 // (StepRDP) is at most joint convexity, which is at most today's
-// PoissonGroupGaussian bound (R examples, Change 2, same noise std), at
+// Occurrences-over-Poisson bound (R examples, Change 2, same noise std), at
 // default orders up to 1024 (every ninth).
 func TestGroupPairNeverLooser(t *testing.T) {
 	for _, c := range []struct {
@@ -70,7 +70,7 @@ func TestGroupPairNeverLooser(t *testing.T) {
 		noise float64
 	}{{0.2782415136, 3, 26.46010119}, {0.05, 2, 3}, {0.5, 4, 10}, {0.01, 1, 1}} {
 		g := NodeGroupPair(c.q, c.r, c.noise, 10)
-		today := PoissonGroupGaussian{Rate: c.q, Occurrences: c.r, Multiplier: c.noise / float64(c.r), Change: 2, Steps: 10}
+		today := oldGroup(c.q, c.r, c.noise/float64(c.r), 2, 10)
 		orders := DefaultOrders()
 		for i := 0; i < len(orders) && orders[i] <= 1024; i += 9 {
 			a := orders[i]

@@ -57,31 +57,30 @@ func hypergeomLogPMF(population, marked, draws int) (lb []float64, lo int, err e
 	return lb, lo, nil
 }
 
-// HypergeomGaussian is the discriminator update of ASGL (Ke et al., KDD
-// 2026, appendix, Thm 2): each step draws a batch of exactly Batch (B_d)
-// training subgraphs without replacement from the Population (N_tr), sums
-// their gradients clipped to norm C, and adds Gaussian noise of standard
-// deviation Multiplier·Occurrences·C (σ·R_{N,L}·C, eq. 6) to every
-// coordinate. Neighbouring inputs differ in at most Occurrences training
-// subgraphs, and each differing subgraph moves the clipped sum by at most
-// Change·C.
+// HypergeomGaussian gathers the parameters of the discriminator update of
+// ASGL (Ke et al., KDD 2026, appendix, Thm 2) in the paper's terms: each
+// step draws a batch of exactly Batch (B_d) training subgraphs without
+// replacement from the Population (N_tr), sums their gradients clipped to
+// norm C, and adds Gaussian noise of standard deviation
+// Multiplier·Occurrences·Change·C to every coordinate. Neighbouring inputs
+// differ in at most Occurrences training subgraphs, and each differing
+// subgraph moves the clipped sum by at most Change·C. Its events (Step,
+// Event) are
 //
-// Given that i differing subgraphs are in the batch, the step is a Gaussian
-// mechanism of sensitivity Change·i·C, so of Rényi divergence
-// α·Change²·i²/(2σ²R²) (eq. 12, Lemma 4); i is hypergeometric (eq. 10), and
-// the joint convexity of exp((α−1)·D_α) (Lemma 5, Feldman et al. 2018,
-// Lemma 25, with its factor 1/(α−1), which the appendix drops in eqs. 9
-// and 13) gives, per step,
+//	Occurrences{R, Change, SampledWithoutReplacement{N_tr, B_d, GaussianEvent{z, 1}}}
 //
-//	γ(α) = 1/(α−1) · ln Σ_i β_i · exp(α(α−1)·Change²·i² / (2σ²R²)).
+// composed Steps times; see Occurrences for the curve and its proof.
 //
-// Change = 1 is Theorem 2 as printed: it holds when each differing subgraph
-// contributes its gradient on one input and nothing on the other. Under
-// node removal, the subgraphs of the other roots near the removed node are
-// modified, not removed: their clipped gradients can move by up to 2C
-// each, so Change = 2 is the bound to use there. When R exceeds N_tr, at
-// most N_tr subgraphs can differ and β counts min(R, N_tr) marked items
-// (the noise keeps its scale σ·R·C).
+// Multiplier is z = std / (R·Change·C), the one convention of dp (the noise
+// std over the sensitivity of the whole released sum). The paper's σ
+// (std/(R·C), eq. 6) is z·Change: the two agree at Change 1, Theorem 2 as
+// printed, which holds when each differing subgraph contributes its
+// gradient on one input and nothing on the other. Under node removal, the
+// subgraphs of the other roots near the removed node are modified, not
+// removed: their clipped gradients can move by up to 2C each, so Change = 2
+// is the bound to use there. When R exceeds N_tr, at most N_tr subgraphs
+// can differ and the hypergeometric weights count min(R, N_tr) marked items
+// (the noise keeps its scale z·R·Change·C).
 //
 // The batch must be a fixed-size sample without replacement (FixedSample)
 // from a population that is the same on both neighbours (for node-level
@@ -92,7 +91,7 @@ type HypergeomGaussian struct {
 	Population  int     // N_tr ≥ 1: training subgraphs batches are drawn from
 	Batch       int     // B_d, 1 … N_tr: subgraphs per batch
 	Occurrences int     // R ≥ 1: most subgraphs that differ between neighbours (R_{N,L})
-	Multiplier  float64 // σ > 0: noise std over R·C
+	Multiplier  float64 // z > 0: noise std over R·Change·C (the paper's σ is z·Change)
 	Change      float64 // > 0: most one differing subgraph moves the clipped sum, in units of C (1 or 2, see above)
 	Steps       int     // ≥ 1: composed steps
 }
@@ -110,7 +109,7 @@ func (h HypergeomGaussian) Validate() error {
 		return fmt.Errorf("dp: hypergeometric Gaussian: occurrence bound R = %d, want ≥ 1", h.Occurrences)
 	}
 	if err := CheckMultiplier(h.Multiplier); err != nil {
-		return fmt.Errorf("%w (hypergeometric Gaussian σ)", err)
+		return fmt.Errorf("%w (hypergeometric Gaussian z)", err)
 	}
 	if err := CheckPositiveFinite("hypergeometric Gaussian change per subgraph", h.Change); err != nil {
 		return err
@@ -125,30 +124,18 @@ func (h HypergeomGaussian) Validate() error {
 }
 
 // NoiseStd returns the standard deviation of the noise added to each
-// coordinate of the summed clipped gradient: Multiplier·Occurrences·clip
-// (σ·R_{N,L}·C, ASGL eq. 6).
+// coordinate of the summed clipped gradient: z·R·Change·clip (the paper's
+// σ·R_{N,L}·C, eq. 6, with σ = z·Change).
 func (h HypergeomGaussian) NoiseStd(clip float64) float64 {
-	return h.Multiplier * float64(h.Occurrences) * clip
+	return OccurrencesNoiseStd(h.Multiplier, h.Occurrences, h.Change, clip)
 }
 
-// hgCurve evaluates γ(α) from the cached ln β_i.
+// hgCurve evaluates γ(α) from the cached ln w_i (the occurrence curves of
+// Occurrences).
 type hgCurve struct {
-	lb    []float64 // ln β_i, i = lo …
+	lb    []float64 // ln w_i, i = lo …
 	lo    int
-	scale float64 // Change²/(2σ²R²)
-}
-
-func (h HypergeomGaussian) curve() (*hgCurve, error) {
-	if err := h.Validate(); err != nil {
-		return nil, err
-	}
-	lb, lo, err := hypergeomLogPMF(h.Population, min(h.Occurrences, h.Population), h.Batch)
-	if err != nil {
-		return nil, err
-	}
-	r := float64(h.Occurrences)
-	return &hgCurve{lb: lb, lo: lo,
-		scale: h.Change * h.Change / (2 * h.Multiplier * h.Multiplier * r * r)}, nil
+	scale float64 // Change²/(2σ²R²) = 1/(2z²R²)
 }
 
 // gamma returns γ(α) for α > 1 (NaN otherwise). As Σ β_i = 1,
@@ -188,75 +175,45 @@ func (c *hgCurve) gamma(alpha float64) float64 {
 }
 
 // StepRDP returns γ(α), the Rényi DP of order alpha > 1 of one step (see
-// HypergeomGaussian); +Inf where it overflows. It fails on invalid
-// parameters or alpha ≤ 1.
+// Occurrences); +Inf where it overflows. It fails on invalid parameters or
+// alpha ≤ 1.
 func (h HypergeomGaussian) StepRDP(alpha float64) (float64, error) {
-	if math.IsNaN(alpha) || alpha <= 1 {
-		return 0, fmt.Errorf("dp: RDP order must be > 1, got %g", alpha)
-	}
-	c, err := h.curve()
-	if err != nil {
+	if err := h.Validate(); err != nil {
 		return 0, err
 	}
-	return c.gamma(alpha), nil
+	return GroupStepRDP(h.step(), alpha)
 }
 
-// String names the mechanism and its parameters (the RDP event's ledger
-// label).
+// String names the parameters (for messages; the ledger names the events).
 func (h HypergeomGaussian) String() string {
 	return fmt.Sprintf("HypergeomGaussian(N_tr=%d, B_d=%d, R=%d, multiplier=%g, change=%g, steps=%d)",
 		h.Population, h.Batch, h.Occurrences, h.Multiplier, h.Change, h.Steps)
 }
 
-// Event returns the composition of the Steps steps as an RDPEvent for the
-// RDP accountant (NewRDP, NewAccountant("rdp"), "rdp-standard"): the curve
-// α ↦ Steps·γ(α) (ASGL appendix, Thm 2: (α, 2Tγ)-RDP for Steps = 2T). The
-// mixture's ln β_i are computed once here. It fails on invalid parameters.
-func (h HypergeomGaussian) Event() (RDPEvent, error) {
-	c, err := h.curve()
-	if err != nil {
-		return RDPEvent{}, err
+func (h HypergeomGaussian) step() Occurrences {
+	return Occurrences{R: h.Occurrences, Change: h.Change, Event: SampledWithoutReplacement{Population: h.Population, Batch: h.Batch,
+		Event: GaussianEvent{Multiplier: h.Multiplier, Count: 1}}}
+}
+
+// Step returns the event of one step, the one a mechanism records per
+// noisy step: Occurrences{R, Change, SampledWithoutReplacement{N_tr, B_d,
+// GaussianEvent{z, 1}}}. It fails on invalid parameters.
+func (h HypergeomGaussian) Step() (Event, error) {
+	if err := h.Validate(); err != nil {
+		return nil, err
 	}
-	steps := float64(h.Steps)
-	return RDPEvent{Name: h.String(), Curve: func(alpha float64) float64 {
-		g := c.gamma(alpha)
-		if math.IsNaN(g) {
-			return math.Inf(1)
-		}
-		return steps * g
-	}}, nil
+	return h.step(), nil
 }
 
-// Label names the mechanism of one step: String without the step count.
-// It is the name of the events of Counted and Step.
-func (h HypergeomGaussian) Label() string {
-	return fmt.Sprintf("HypergeomGaussian(N_tr=%d, B_d=%d, R=%d, multiplier=%g, change=%g)",
-		h.Population, h.Batch, h.Occurrences, h.Multiplier, h.Change)
-}
-
-// Counted returns the Steps steps as one RDPEvent named Label with Count
-// Steps (per-step curve γ): the event a privacy plan declares, to which
-// the one-step events a mechanism records in the ledger (Step) add up.
-// It composes exactly like Event.
-func (h HypergeomGaussian) Counted() (RDPEvent, error) {
-	c, err := h.curve()
-	if err != nil {
-		return RDPEvent{}, err
+// Event returns the Steps steps, Composed{Steps, Step}: the event a privacy
+// plan declares, to which the recorded steps add up (RDP accountants only;
+// ASGL appendix, Thm 2: (α, 2Tγ)-RDP for Steps = 2T). It fails on invalid
+// parameters.
+func (h HypergeomGaussian) Event() (Event, error) {
+	if err := h.Validate(); err != nil {
+		return nil, err
 	}
-	return RDPEvent{Name: h.Label(), Count: h.Steps, Curve: func(alpha float64) float64 {
-		g := c.gamma(alpha)
-		if math.IsNaN(g) {
-			return math.Inf(1)
-		}
-		return g
-	}}, nil
-}
-
-// Step returns the event of one step (Counted with Count 1).
-func (h HypergeomGaussian) Step() (RDPEvent, error) {
-	e, err := h.Counted()
-	e.Count = 1
-	return e, err
+	return Composed{Count: h.Steps, Event: h.step()}, nil
 }
 
 // FixedSample returns a uniformly random subset of exactly size indices of

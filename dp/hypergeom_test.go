@@ -95,19 +95,25 @@ func TestHypergeomGaussianGamma(t *testing.T) {
 	}
 	assertRel(t, "γ hand check", mustStepRDP(t, thm2(10, 4, 3, 1, 1), 2),
 		math.Log(1.0/6+0.5*math.Exp(1.0/9)+0.3*math.Exp(4.0/9)+math.E/30), 1e-14)
-	// Full batch: i = R always, γ = α·Change²/(2σ²).
+	// Full batch: i = R always, γ = α/(2z²) whatever Change (z is the std
+	// over R·Change·C: the Gaussian of multiplier z).
 	assertRel(t, "full batch", mustStepRDP(t, thm2(50, 50, 13, 1, 1), 4), 2, 1e-13)
 	h := thm2(50, 50, 13, 1, 1)
 	h.Change = 2
-	assertRel(t, "full batch, change 2", mustStepRDP(t, h, 4), 8, 1e-13)
+	assertRel(t, "full batch, change 2", mustStepRDP(t, h, 4), 2, 1e-13)
 	// R above the population: every subgraph may differ; β has all its mass
 	// at i = N_tr = B_d, and the noise keeps its scale σ·R·C.
 	assertRel(t, "R > N_tr", mustStepRDP(t, thm2(20, 20, 40, 1, 1), 3), 3.0*20*20/(2*40*40), 1e-13)
-	// Change κ with σ equals change 1 with σ/κ.
+	// One convention: the curve depends on z alone, Change only scales
+	// the std (z·R·Change·C); the paper's σ = z·Change at change 2 is
+	// the curve of σ/2 at change 1.
 	for _, alpha := range []float64{1.5, 2, 7.25, 40} {
-		h2 := thm2(1000, 128, 13, 2, 1)
+		h2 := thm2(1000, 128, 13, 1, 1)
 		h2.Change = 2
-		assertRel(t, "change 2 = σ/2", mustStepRDP(t, h2, alpha), mustStepRDP(t, thm2(1000, 128, 13, 1, 1), alpha), 1e-13)
+		assertRel(t, "change 2 at z", mustStepRDP(t, h2, alpha), mustStepRDP(t, thm2(1000, 128, 13, 1, 1), alpha), 1e-13)
+		if s := h2.NoiseStd(1); s != 2*13 {
+			t.Errorf("change 2, z 1, R 13: noise std %g, want 26", s)
+		}
 	}
 	// Independent computation with exact β (math/big) on a case with a
 	// lower support bound above 0.
@@ -173,7 +179,7 @@ func TestHypergeomGaussianEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(event.String(), "N_tr=10000") || !strings.Contains(event.String(), "steps=2000") {
+	if !strings.Contains(event.String(), "population=10000") || !strings.Contains(event.String(), "count=2000") {
 		t.Errorf("event label %q", event)
 	}
 	at8, _ := NewRDP(WithOrders(8), WithConversion(ConversionStandard), WithoutRefinement())
@@ -241,8 +247,8 @@ func TestHypergeomGaussianValidate(t *testing.T) {
 		{func(h *HypergeomGaussian) { h.Batch = 0 }, "batch B_d = 0"},
 		{func(h *HypergeomGaussian) { h.Batch = 10001 }, "batch B_d = 10001"},
 		{func(h *HypergeomGaussian) { h.Occurrences = 0 }, "occurrence bound R = 0"},
-		{func(h *HypergeomGaussian) { h.Multiplier = 0 }, "σ"},
-		{func(h *HypergeomGaussian) { h.Multiplier = math.NaN() }, "σ"},
+		{func(h *HypergeomGaussian) { h.Multiplier = 0 }, "hypergeometric Gaussian z"},
+		{func(h *HypergeomGaussian) { h.Multiplier = math.NaN() }, "hypergeometric Gaussian z"},
 		{func(h *HypergeomGaussian) { h.Change = 0 }, "change per subgraph"},
 		{func(h *HypergeomGaussian) { h.Steps = 0 }, "steps"},
 		{func(h *HypergeomGaussian) { h.Population, h.Batch, h.Occurrences = 1<<22, 1<<21, 1<<21 }, "mixture terms"},
@@ -360,24 +366,23 @@ func TestFixedSample(t *testing.T) {
 	}
 }
 
-// TestHypergeomGaussianStepLedger: Counted composes like Event, and a plan
-// declaring Counted is met by exactly Steps one-step records (Step).
+// TestHypergeomGaussianStepLedger: Event is Composed{Steps, Step}, and a
+// plan declaring Event is met by exactly Steps one-step records (Step).
 func TestHypergeomGaussianStepLedger(t *testing.T) {
 	h := thm2(10000, 256, 121, 4, 5)
-	counted, err := h.Counted()
+	whole, err := h.Event()
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, _ := h.Event()
-	ec, _ := EpsilonOf("rdp", []Event{counted}, 1e-5)
-	ew, _ := EpsilonOf("rdp", []Event{whole}, 1e-5)
-	assertRel(t, "Counted vs Event", ec, ew, 1e-12)
 	step, err := h.Step()
-	if err != nil || step.Count != 1 || step.Name != counted.Name || strings.Contains(step.Name, "steps") {
-		t.Fatalf("step event %v (%v), counted %v", step, err, counted)
+	if err != nil || whole != (Composed{Count: 5, Event: step}) || strings.Contains(step.String(), "steps") {
+		t.Fatalf("step event %v (%v), whole %v", step, err, whole)
 	}
+	ew, _ := EpsilonOf("rdp", []Event{whole}, 1e-5)
+	each, _ := EpsilonOf("rdp", []Event{step, step, step, step, step}, 1e-5)
+	assertRel(t, "5 steps vs the composed event", each, ew, 1e-12)
 	plan := &Plan{Level: "node", Epsilon: math.Inf(1), Delta: 1e-5, Accountant: "rdp",
-		Releases: []Planned{{Name: "d", Event: counted}}}
+		Releases: []Planned{{Name: "d", Event: whole}}}
 	l := NewLedger()
 	for k := 1; k <= 6; k++ {
 		l.Record("d", step)

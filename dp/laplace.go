@@ -48,7 +48,7 @@ func (l Laplace) Event(l1Sensitivity float64, count int) (PureEvent, error) {
 		return PureEvent{}, err
 	}
 	e := PureEvent{Epsilon: l.Epsilon(l1Sensitivity), Count: count}
-	return e, e.validate()
+	return e, e.Validate()
 }
 
 // AddNoise adds independent Laplace(Scale) noise to every element of x in

@@ -159,8 +159,12 @@ func (p *Plan) AsPlanned() *Ledger {
 // amount reduces an event to a kind (its parameters) and an amount of that
 // kind, so that releases recorded one at a time can be added up and compared
 // with the plan: Gaussian releases count, DP-SGD steps count, pure-DP runs
-// count, μ-GDP releases add μ², RDP curves of one name add their counts;
-// any other event is its own kind, once.
+// count, μ-GDP releases add μ², RDP curves of one name add their counts,
+// Composed{n, E} is n times E's amount (so a shorthand and its expansion —
+// GaussianEvent{z, n} and Composed{n, GaussianEvent{z, 1}},
+// PoissonGaussianEvent{q, z, T} and Composed{T, Poisson{q,
+// GaussianEvent{z, 1}}} — are the same kind); any other event is its own
+// kind (its String), once.
 func amount(e Event) (string, float64) {
 	switch e := e.(type) {
 	case nil:
@@ -169,12 +173,19 @@ func amount(e Event) (string, float64) {
 		return fmt.Sprintf("Gaussian(multiplier=%v)", e.Multiplier), float64(e.Count)
 	case PoissonGaussianEvent:
 		return fmt.Sprintf("PoissonGaussian(rate=%v, multiplier=%v)", e.Rate, e.Multiplier), float64(e.Steps)
+	case Poisson:
+		if z, ok := unitGaussian(e.Event); ok {
+			return fmt.Sprintf("PoissonGaussian(rate=%v, multiplier=%v)", e.Rate, z), 1
+		}
 	case PureEvent:
 		return fmt.Sprintf("Pure(epsilon=%v, rate=%v)", e.Epsilon, e.Rate), float64(e.Count)
 	case GDPEvent:
 		return "GDP(mu²)", e.Mu * e.Mu
 	case RDPEvent:
 		return "RDP(" + e.Name + ")", float64(e.count())
+	case Composed:
+		k, a := amount(e.Event)
+		return k, float64(e.Count) * a
 	}
 	return e.String(), 1
 }
@@ -346,9 +357,16 @@ func (p *Plan) Proven() (float64, error) {
 }
 
 func releaseKind(e Event) string {
-	switch e.(type) {
+	if c, ok := e.(Composed); ok {
+		return releaseKind(c.Event)
+	}
+	switch e := e.(type) {
 	case PoissonGaussianEvent:
 		return "dp-sgd"
+	case Poisson:
+		if _, ok := unitGaussian(e.Event); ok {
+			return "dp-sgd"
+		}
 	case PureEvent:
 		return "selection"
 	}

@@ -48,7 +48,11 @@ func WithDiscretization(d float64) PLDOption {
 //	PureEvent                 randomized response with the (amplified) ε,
 //	                          which dominates every ε-DP mechanism
 //	ComposedEvent             its events
-//	RDPEvent                  unsupported (an RDP curve does not determine a PLD)
+//	Composed{n, E}            E, n times
+//	Poisson{q, GaussianEvent{z, 1}}  as PoissonGaussianEvent{q, z, 1}
+//	Poisson{q, PureEvent{ε, c}}      randomized response with ln(1 + q(e^{cε} − 1))
+//	RDPEvent, an RDPer        unsupported (an RDP curve does not determine a PLD)
+//	Occurrences, anything else unsupported
 //
 // and, through ComposeGroupPair, the group-subsampled Gaussian (GroupPair).
 //
@@ -131,21 +135,16 @@ func (a *PLD) Name() string { return "pld" }
 // Discretization returns the grid step d (nats).
 func (a *PLD) Discretization() float64 { return a.d }
 
-// Supports reports whether Compose can account for e: every event type but
-// RDPEvent (also inside a ComposedEvent).
+// Supports reports whether Compose can account for e: whether every part
+// of its structure has a rule here (see PLD). RDPEvent, RDPer events and
+// Occurrences are refused (a curve does not determine a PLD).
 func (a *PLD) Supports(e Event) bool {
-	switch e := e.(type) {
-	case GaussianEvent, GDPEvent, PoissonGaussianEvent, PureEvent:
-		return true
-	case ComposedEvent:
-		for _, c := range e.Events {
-			if !a.Supports(c) {
-				return false
-			}
-		}
-		return true
+	if e == nil {
+		return false
 	}
-	return false
+	var muSq float64
+	var terms []pldTerm
+	return a.flatten(e, 1, &muSq, &terms) == nil
 }
 
 // Compose adds e to the ledger. A rejected event (invalid or unsupported)
@@ -154,12 +153,12 @@ func (a *PLD) Compose(e Event) error {
 	if e == nil {
 		return fmt.Errorf("dp: nil event")
 	}
-	if err := e.validate(); err != nil {
+	if err := e.Validate(); err != nil {
 		return err
 	}
 	var muSq float64
 	var terms []pldTerm
-	if err := a.flatten(e, &muSq, &terms); err != nil {
+	if err := a.flatten(e, 1, &muSq, &terms); err != nil {
 		return err
 	}
 	a.muSq += muSq
@@ -201,37 +200,66 @@ func (a *PLD) addTerm(t pldTerm) {
 	a.terms = append(a.terms, t)
 }
 
-// flatten turns a validated event into Gaussian μ² and PLD terms.
-func (a *PLD) flatten(e Event, muSq *float64, terms *[]pldTerm) error {
+// flatten turns a validated event, composed n times, into Gaussian μ² and
+// PLD terms, or returns an UnsupportedEventError. At n = 1 each rule's
+// arithmetic is that of the event alone.
+func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 	switch e := e.(type) {
 	case GaussianEvent:
-		*muSq += float64(e.Count) / (e.Multiplier * e.Multiplier)
+		*muSq += float64(n*e.Count) / (e.Multiplier * e.Multiplier)
 	case GDPEvent:
-		*muSq += e.Mu * e.Mu
+		*muSq += float64(n) * (e.Mu * e.Mu)
 	case PoissonGaussianEvent:
-		if e.Rate == 1 {
-			*muSq += float64(e.Steps) / (e.Multiplier * e.Multiplier)
-			return nil
-		}
-		*terms = append(*terms, pldTerm{src: newMixSrc(sgmPair(e.Rate, e.Multiplier)), count: e.Steps})
+		a.poissonGaussian(e.Rate, e.Multiplier, n*e.Steps, muSq, terms)
 	case PureEvent:
-		*terms = append(*terms, pldTerm{src: pureSrc{e.EffectiveEpsilon()}, count: e.Count})
+		*terms = append(*terms, pldTerm{src: pureSrc{e.EffectiveEpsilon()}, count: n * e.Count})
 	case ComposedEvent:
 		for _, c := range e.Events {
 			if c == nil {
 				return fmt.Errorf("dp: nil event in %s", e)
 			}
-			if err := a.flatten(c, muSq, terms); err != nil {
+			if err := a.flatten(c, n, muSq, terms); err != nil {
 				return err
 			}
 		}
+	case Composed:
+		if e.Event == nil {
+			return errNilEvent
+		}
+		return a.flatten(e.Event, n*e.Count, muSq, terms)
+	case Poisson:
+		if z, ok := unitGaussian(e.Event); ok {
+			a.poissonGaussian(e.Rate, z, n, muSq, terms)
+			return nil
+		}
+		if p, ok := e.Event.(PureEvent); ok && (p.Rate == 0 || p.Rate == 1) {
+			// One run of the (c·ε)-DP mechanism on the sample.
+			*terms = append(*terms, pldTerm{src: pureSrc{amplify(float64(p.Count)*p.Epsilon, e.Rate)}, count: n})
+			return nil
+		}
+		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
+			Hint: "Poisson sampling is accounted over GaussianEvent{z, 1} or a PureEvent without its own rate"}
 	case RDPEvent:
 		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
 			Hint: "an RDP curve does not determine a privacy loss distribution; use the rdp accountant"}
+	case Occurrences:
+		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
+			Hint: "the PLD accountant has no rule for a unit that changes several examples (PLD.ComposeGroupPair accounts the group pair); use the rdp accountant"}
+	case nil:
+		return errNilEvent
 	default:
 		return &UnsupportedEventError{Accountant: a.Name(), Event: e}
 	}
 	return nil
+}
+
+// poissonGaussian adds steps sampled-Gaussian steps (rate 1: Gaussian).
+func (a *PLD) poissonGaussian(q, z float64, steps int, muSq *float64, terms *[]pldTerm) {
+	if q == 1 {
+		*muSq += float64(steps) / (z * z)
+		return
+	}
+	*terms = append(*terms, pldTerm{src: newMixSrc(sgmPair(q, z)), count: steps})
 }
 
 // Ledger returns a copy of the composed events, in order.

@@ -197,6 +197,14 @@ func WithoutRefinement() RDPOption {
 //	                                                             Prop. 3.3; D_α ≤ D_∞ = ε, Mironov 2017)
 //	RDPEvent               Curve(α)
 //	ComposedEvent          the sum of its events' curves
+//	Composed{n, E}         n times E's curve
+//	Poisson{q, GaussianEvent{z, 1}}  as PoissonGaussianEvent{q, z, 1}
+//	Poisson{q, PureEvent{ε, c}}      min(ε', α·ε'²/2), ε' = ln(1 + q(e^{cε} − 1))
+//	Occurrences{R, Change, Poisson{…} or SampledWithoutReplacement{…}}
+//	                       the occurrence curve (see Occurrences)
+//	an RDPer               its RDP(α) (an event defined outside dp)
+//
+// Any other structure is refused with an UnsupportedEventError.
 //
 // Not safe for concurrent use.
 type RDP struct {
@@ -249,24 +257,15 @@ func (a *RDP) RDPAt(alpha float64) float64 {
 	return a.terms.at(alpha)
 }
 
-// Supports reports whether Compose can account for e: every event type is
-// supported (nil events are not).
+// Supports reports whether Compose can account for e: whether every part
+// of its structure has a rule here (see RDP). Anything else, nil included,
+// is refused, never composed as zero.
 func (a *RDP) Supports(e Event) bool {
-	switch e := e.(type) {
-	case GaussianEvent, GDPEvent, PoissonGaussianEvent, PureEvent, RDPEvent:
-		return true
-	case ComposedEvent:
-		for _, c := range e.Events {
-			if !a.Supports(c) {
-				return false
-			}
-		}
-		return true
+	if e == nil {
+		return false
 	}
-	// An event type this accountant has no curve for (nil included) is
-	// refused, never composed as zero: a new mechanism must add its curve
-	// here and to rdpTerms.add before an RDP accountant can count it.
-	return false
+	var t rdpTerms
+	return t.add(e, 1, a.Name()) == nil
 }
 
 // Compose adds e to the ledger. It validates e, evaluates its curve at every
@@ -274,16 +273,15 @@ func (a *RDP) Supports(e Event) bool {
 // a rejected event leaves the accountant unchanged.
 func (a *RDP) Compose(e Event) error {
 	if e == nil {
-		return fmt.Errorf("dp: nil event")
+		return errNilEvent
 	}
-	if err := e.validate(); err != nil {
+	if err := e.Validate(); err != nil {
 		return err
 	}
-	if !a.Supports(e) {
-		return &UnsupportedEventError{Accountant: a.Name(), Event: e}
-	}
 	var t rdpTerms
-	t.add(e)
+	if err := t.add(e, 1, a.Name()); err != nil {
+		return err
+	}
 	curve := make([]float64, len(a.orders))
 	for i, alpha := range a.orders {
 		v, err := t.atStrict(alpha)
@@ -484,28 +482,74 @@ type sgmTerm struct {
 	steps int
 }
 
-// add flattens a validated event into t.
-func (t *rdpTerms) add(e Event) {
+// add flattens a validated event, composed n times, into t, or returns an
+// UnsupportedEventError (naming acct) for a structure with no rule. The
+// arithmetic of each rule at n = 1 is that of the event alone, so a
+// shorthand and its expansion (PoissonGaussianEvent{q, z, T} and
+// Composed{T, Poisson{q, GaussianEvent{z, 1}}}) give the same bits.
+func (t *rdpTerms) add(e Event, n int, acct string) error {
 	switch e := e.(type) {
 	case GaussianEvent:
-		t.gaussCoef += float64(e.Count) / (e.Multiplier * e.Multiplier)
+		t.gaussCoef += float64(n*e.Count) / (e.Multiplier * e.Multiplier)
 	case GDPEvent:
-		t.gaussCoef += e.Mu * e.Mu
+		t.gaussCoef += float64(n) * (e.Mu * e.Mu)
 	case PoissonGaussianEvent:
-		if e.Rate == 1 {
-			t.gaussCoef += float64(e.Steps) / (e.Multiplier * e.Multiplier)
-			return
-		}
-		t.addSGM(sgmTerm{e.Rate, e.Multiplier, e.Steps})
+		t.addPoissonGaussian(e.Rate, e.Multiplier, n*e.Steps)
 	case PureEvent:
-		t.addPure(pureTerm{e.EffectiveEpsilon(), e.Count})
+		t.addPure(pureTerm{e.EffectiveEpsilon(), n * e.Count})
 	case RDPEvent:
+		e.Count = n * e.count()
 		t.addCurve(e)
 	case ComposedEvent:
 		for _, c := range e.Events {
-			t.add(c)
+			if c == nil {
+				return errNilEvent
+			}
+			if err := t.add(c, n, acct); err != nil {
+				return err
+			}
 		}
+	case Composed:
+		if e.Event == nil {
+			return errNilEvent
+		}
+		return t.add(e.Event, n*e.Count, acct)
+	case Poisson:
+		if z, ok := unitGaussian(e.Event); ok {
+			t.addPoissonGaussian(e.Rate, z, n)
+			return nil
+		}
+		if p, ok := e.Event.(PureEvent); ok && (p.Rate == 0 || p.Rate == 1) {
+			// One run of the (c·ε)-DP mechanism on the sample.
+			t.addPure(pureTerm{amplify(float64(p.Count)*p.Epsilon, e.Rate), n})
+			return nil
+		}
+		return &UnsupportedEventError{Accountant: acct, Event: e,
+			Hint: "Poisson sampling is accounted over GaussianEvent{z, 1} or a PureEvent without its own rate"}
+	case Occurrences:
+		c, err := groupCurve(e, acct)
+		if err != nil {
+			return err
+		}
+		t.addCurve(curveEvent(e.String(), n, c))
+	default:
+		if r, ok := e.(RDPer); ok {
+			t.addCurve(rdperEvent(r, n))
+			return nil
+		}
+		return &UnsupportedEventError{Accountant: acct, Event: e,
+			Hint: "the RDP accountant composes Gaussian, GDP, pure and RDP-curve events, the Poisson-sampled Gaussian, Occurrences over a sampled Gaussian, their compositions, and events that implement dp.RDPer"}
 	}
+	return nil
+}
+
+// addPoissonGaussian adds steps sampled-Gaussian steps (rate 1: Gaussian).
+func (t *rdpTerms) addPoissonGaussian(q, z float64, steps int) {
+	if q == 1 {
+		t.gaussCoef += float64(steps) / (z * z)
+		return
+	}
+	t.addSGM(sgmTerm{q, z, steps})
 }
 
 func (t *rdpTerms) addSGM(s sgmTerm) {

@@ -28,10 +28,12 @@ func PlanCurve(p *Plan) (func(alpha float64) float64, error) {
 		if r.Event == nil {
 			return nil, fmt.Errorf("dp: release %q is outside the accountant and has no RDP curve", r.Name)
 		}
-		if err := r.Event.validate(); err != nil {
+		if err := r.Event.Validate(); err != nil {
 			return nil, err
 		}
-		t.add(r.Event)
+		if err := t.add(r.Event, 1, "rdp"); err != nil {
+			return nil, fmt.Errorf("dp: release %q: %w", r.Name, err)
+		}
 	}
 	return t.at, nil
 }

@@ -10,7 +10,7 @@ import (
 type strangeEvent struct{}
 
 func (strangeEvent) String() string  { return "strange" }
-func (strangeEvent) validate() error { return nil }
+func (strangeEvent) Validate() error { return nil }
 
 // TestUnknownEventRefused: every accountant refuses an event type it has no
 // rule for, alone or inside a composition, and is left unchanged, instead

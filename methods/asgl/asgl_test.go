@@ -154,7 +154,11 @@ func TestAccounting(t *testing.T) {
 	if err != nil || *rep.Epsilon > 2 || *rep.Epsilon < 1.99 {
 		t.Fatalf("strict report ε %v (%v), want just below 2", rep.Epsilon, err)
 	}
-	testutil.AssertClose(t, "noise std / C", p.noiseMultiplier(), p.Plan.Multiplier*float64(p.occ), 1e-12)
+	// One multiplier convention: the plan's z is the noise std over the
+	// sensitivity of the whole released sum, R·2·C (the multiplier
+	// reported used to be std/(R·C), half the real ratio's reciprocal).
+	testutil.AssertClose(t, "noise std / C", p.noiseMultiplier(), p.Plan.Multiplier*float64(p.occ)*2, 1e-12)
+	testutil.AssertClose(t, "reported noise std", p.Plan.Noise["noise_std"], p.Plan.Noise["multiplier"]*float64(p.occ)*2*cfg.Clip, 1e-12)
 
 	paper := cfg
 	paper.Accounting = AccountingPaper
@@ -177,8 +181,8 @@ func TestAccounting(t *testing.T) {
 		t.Errorf("paper report: uses %+v, notes %q", rep.Uses, rep.Notes)
 	}
 	// The paper's σ is below the strict one (fewer steps, change 1).
-	if !(pp.paperSigma < p.Plan.Multiplier) {
-		t.Errorf("paper σ %v, strict σ %v", pp.paperSigma, p.Plan.Multiplier)
+	if strict := p.Plan.Multiplier * p.disc.Change; !(pp.paperSigma < strict) {
+		t.Errorf("paper σ %v, strict σ %v", pp.paperSigma, strict)
 	}
 
 	low := cfg

@@ -49,8 +49,8 @@ type privacy struct {
 }
 
 // noiseMultiplier is the noise std on a player's summed clipped gradient
-// over the clip, σ·R (what dpnn.SGDConfig.Multiplier takes).
-func (p *privacy) noiseMultiplier() float64 { return p.disc.Multiplier * float64(p.occ) }
+// over the clip, z·R·2 = σ·R (what dpnn.SGDConfig.Multiplier takes).
+func (p *privacy) noiseMultiplier() float64 { return p.disc.NoiseStd(1) }
 
 // infiniteEvent is the generators' steps in paper mode: they read the
 // private graph without noise, so no order has a bound.
@@ -91,7 +91,7 @@ func (m *ASGL) walkConfig(b degree.Bound, private bool) walk.Config {
 // far (both players' parameters come from noisy steps only) and on the
 // public walk keys, the steps compose adaptively: T_D discriminator steps
 // at batch B_d and T_G generator steps at batch B_g, one RDP event each
-// (Counted; every noisy step is recorded as its Step), and σ is the
+// (Event; every noisy step is recorded as its Step), and σ is the
 // smallest multiplier that keeps them within (ε, δ).
 //
 // Paper (--accounting paper). σ is ASGL's Theorem 2 as printed: R_{N,L}
@@ -158,13 +158,16 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 		}
 		p.occ = min(r, n)
 	}
-	hg := func(z float64, batch, steps int, change float64) dp.HypergeomGaussian {
-		return dp.HypergeomGaussian{Population: n, Batch: batch, Occurrences: p.occ, Multiplier: z, Change: change, Steps: steps}
+	// The calibration's variable is σ = noise std / (R·C), the paper's
+	// unit; the events state dp's one convention, z = std / (R·change·C)
+	// = σ/change (exact for change 1 or 2), and the plan reports z.
+	hg := func(sigma float64, batch, steps int, change float64) dp.HypergeomGaussian {
+		return dp.HypergeomGaussian{Population: n, Batch: batch, Occurrences: p.occ, Multiplier: sigma / change, Change: change, Steps: steps}
 	}
 	event := func(h dp.HypergeomGaussian) dp.Event {
-		e, err := h.Counted()
+		e, err := h.Event()
 		if err != nil {
-			return dp.RDPEvent{Name: "invalid " + h.Label(), Curve: func(float64) float64 { return math.Inf(1) }}
+			return dp.RDPEvent{Name: "invalid " + h.String(), Curve: func(float64) float64 { return math.Inf(1) }}
 		}
 		return e
 	}
@@ -206,6 +209,9 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 			return out
 		}
 	} else {
+		if ctx.Multiplier > 0 {
+			inner.Multiplier = 2 * ctx.Multiplier // a given z is std/(R·2·C): σ = 2z
+		}
 		releases = func(z float64) []dp.Planned {
 			out := []dp.Planned{{Name: ledgerDisc, Kind: "dp-sgd", What: discWhat(z), Event: event(hg(z, c.DiscBatch, tD, 2))}}
 			if tG > 0 {
@@ -223,6 +229,7 @@ func (m *ASGL) calibrate(ctx *methods.Context, n int) (*privacy, error) {
 	z := cal.Multiplier
 	p.disc, p.gen = hg(z, c.DiscBatch, tD, 2), hg(z, c.GenBatch, tG, 2)
 	plan := cal.Plan
+	plan.Multiplier, plan.Noise["multiplier"] = p.disc.Multiplier, p.disc.Multiplier
 	if p.paper {
 		plan.Epsilon = math.Inf(1)
 		plan.Noise["paper_sigma"], plan.Noise["paper_occurrences"] = p.paperSigma, float64(p.paperR)
@@ -277,7 +284,7 @@ func (m *ASGL) notes(p *privacy, n int) []string {
 		out = append(out, note)
 	}
 	if p.paper {
-		strict, _ := dp.EpsilonOf("rdp", []dp.Event{mustCounted(p.disc)}, p.Plan.Delta)
+		strict, _ := dp.EpsilonOf("rdp", []dp.Event{mustEvent(p.disc)}, p.Plan.Delta)
 		out = append(out, fmt.Sprintf("--accounting paper: σ = %.6g from Theorem 2 as printed (R_{N,L} = %d, change 1, %d discriminator steps, Mironov's conversion; noise std σ·R_{N,L}·C) claims ε = %.4g at δ = %g; "+
 			"not a guarantee: the generators train without noise on walks over the private graph and steer the discriminators' fakes, so removing a node can change every later step (ε = ∞); "+
 			"the discriminator steps alone, with R = %d and the change 2 of node removal, would give ε = %.4g",
@@ -293,7 +300,7 @@ func (m *ASGL) notes(p *privacy, n int) []string {
 func paperClaim(p *privacy) float64 {
 	h := p.disc
 	h.Change, h.Multiplier, h.Occurrences = 1, p.paperSigma, p.paperR
-	e, err := h.Counted()
+	e, err := h.Event()
 	if err != nil {
 		return math.NaN()
 	}
@@ -304,8 +311,8 @@ func paperClaim(p *privacy) float64 {
 	return eps
 }
 
-func mustCounted(h dp.HypergeomGaussian) dp.Event {
-	e, err := h.Counted()
+func mustEvent(h dp.HypergeomGaussian) dp.Event {
+	e, err := h.Event()
 	if err != nil {
 		return dp.RDPEvent{Name: "invalid", Curve: func(float64) float64 { return math.Inf(1) }}
 	}

@@ -29,7 +29,7 @@ import (
 //     examples are its training nodes, reading Π's columns of training
 //     nodes only, and the samples are the N ids at the run's rate, as in a
 //     run. Released: the privatised gradient. Claimed: one step of the
-//     PoissonGroupGaussian.
+//     dp.Occurrences{R, 2, Poisson{q, Gaussian{z}}} event (the plan's step).
 func (m *DPAR) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.AuditTarget, error) {
 	if !ctx.Private() || ctx.Level != methods.Node {
 		return nil, fmt.Errorf("dpar is audited at node level with a finite --epsilon")
@@ -117,16 +117,12 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*run.AuditTarget, er
 }
 
 func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*run.AuditTarget, error) {
-	step, err := p.sgd.Step()
-	if err != nil {
-		return nil, err
-	}
-	claimed, err := run.ClaimedEpsilon(step, p.Plan.Delta)
+	claimed, err := run.ClaimedEpsilon(p.sgd, p.Plan.Delta)
 	if err != nil {
 		return nil, err
 	}
 	t := &run.AuditTarget{Claimed: claimed, Delta: p.Plan.Delta,
-		What: fmt.Sprintf("one DP-SGD step with Π fixed: Poisson rate %.4g over the node ids, clip %g, noise std %.4g (R=%d); released: the privatised gradient", p.rate, m.cfg.Clip, p.sgdStd, p.sgd.Occurrences)}
+		What: fmt.Sprintf("one DP-SGD step with Π fixed: Poisson rate %.4g over the node ids, clip %g, noise std %.4g (R=%d); released: the privatised gradient", p.rate, m.cfg.Clip, p.sgdStd, p.sgd.R)}
 	var pi *graphs.CSR // Π over the universe, built on the first graph
 	t.Prepare = func(g *graphs.Graph) (run.Release1, error) {
 		gs := splitGraphs(g, 1, nil)

@@ -168,8 +168,8 @@ type privacy struct {
 	nTrain     int     // the split's training-node count (treated as public)
 	rate       float64 // q, the Poisson rate of examples
 	steps      int
-	sgd        dp.PoissonGroupGaussian // the proven DP-SGD accounting (R, σ)
-	sgdStd     float64                 // std of the noise on the clipped gradient sum
+	sgd        dp.Occurrences // the proven accounting of one DP-SGD step (R, change 2, z)
+	sgdStd     float64        // std of the noise on the clipped gradient sum
 	maxRefs    int                     // Π's columns are capped at this many other rows (0: no cap)
 	paperEps   float64                 // what the paper's rules claim (the target ε; 0 when they were not used)
 	// paperWarnings are where the paper's DP-APPR accounting leaves its range.
@@ -204,10 +204,10 @@ func (m *DPAR) paper() bool { return m.accounting() == APPRPaper }
 // (--amplification exact: ln(1 + (e^ε − 1)/q′), δ/q′); DP-APPR gets
 // --ratio of it (GM rows by the Gaussian's RDP; EM rows as pure events),
 // and DP-SGD the noise multiplier σ that keeps the RDP composition of every
-// release within it, accounted as a PoissonGroupGaussian with R = 1 +
-// --max-refs occurrences of a node among the examples and Change 2 (Π's
-// columns are capped at --max-refs other rows, post-processing of the
-// released rows), noise std σ·R·C. The plan's report composes the same
+// release within it, accounted as dp.Occurrences{R, 2, Poisson{q,
+// Gaussian{z}}} with R = 1 + --max-refs occurrences of a node among the
+// examples and Change 2 (Π's columns are capped at --max-refs other rows,
+// post-processing of the released rows), noise std σ·R·C = z·R·2·C. The plan's report composes the same
 // events at δ/q′ and amplifies.
 //
 // Paper (--accounting paper, or --amplification linear): the noise is
@@ -284,22 +284,26 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		return nil, err
 	}
 	r := m.occurrences()
-	group := func(sigma float64) dp.PoissonGroupGaussian {
-		return dp.PoissonGroupGaussian{Rate: p.rate, Occurrences: r, Multiplier: sigma, Change: 2, Steps: p.steps}
+	// The calibration's variable is σ = noise std / (R·C); the events
+	// state dp's one convention, z = std / (R·2·C) = σ/2 (exact), the
+	// multiplier the plan reports.
+	group := func(sigma float64) dp.Occurrences {
+		return dp.Occurrences{R: r, Change: 2, Event: dp.Poisson{Rate: p.rate, Event: dp.GaussianEvent{Multiplier: sigma / 2, Count: 1}}}
 	}
+	groupStd := func(sigma float64) float64 { return dp.OccurrencesNoiseStd(sigma/2, r, 2, m.cfg.Clip) }
 	releases := func(sigma float64) []dp.Planned {
 		out := make([]dp.Planned, 0, len(p.apprEvents)+1)
 		for _, e := range p.apprEvents {
 			out = append(out, dp.Planned{Name: ledgerAPPR, What: m.apprWhat(p.appr), Event: e})
 		}
 		g := group(sigma)
-		ev, err := g.Event()
-		if err != nil {
+		var ev dp.Event = dp.Composed{Count: p.steps, Event: g}
+		if err := ev.Validate(); err != nil {
 			ev = dp.RDPEvent{Name: "invalid " + g.String(), Curve: func(float64) float64 { return math.Inf(1) }}
 		}
 		return append(out, dp.Planned{Name: ledgerSGD, Kind: "dp-sgd", Event: ev,
 			What: fmt.Sprintf("DP-Adam: %d Poisson steps at rate %.4g over the examples, clip %g, noise std %.4g; a node enters at most R=%d examples (its own and %d rows of Π)",
-				p.steps, p.rate, m.cfg.Clip, g.NoiseStd(m.cfg.Clip), r, r-1)})
+				p.steps, p.rate, m.cfg.Clip, groupStd(sigma), r, r-1)})
 	}
 	inner := *ctx
 	inner.Epsilon, inner.Delta, inner.DeltaRule = epsIn, deltaIn, methods.DeltaGiven
@@ -324,7 +328,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		p.paperEps, p.paperWarnings = ctx.Epsilon, cost.Warnings
 	}
 	noise := func(sigma float64) map[string]float64 {
-		rec := map[string]float64{"sgd_std": group(sigma).NoiseStd(m.cfg.Clip), "occurrences": float64(r), "clip": m.cfg.Clip, "rate": p.rate,
+		rec := map[string]float64{"sgd_std": groupStd(sigma), "occurrences": float64(r), "clip": m.cfg.Clip, "rate": p.rate,
 			"steps": float64(p.steps), "node_rate": p.nodeRate, "rows": float64(m.cfg.Rows), "topk": float64(m.cfg.TopK),
 			"inner_epsilon": epsIn, "inner_delta": deltaIn}
 		if paperSGD > 0 {
@@ -361,7 +365,8 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		return nil, err
 	}
 	p.Calibrated, p.sgd = c, group(c.Multiplier)
-	p.sgdStd = p.sgd.NoiseStd(m.cfg.Clip)
+	p.sgdStd = groupStd(c.Multiplier)
+	c.Plan.Multiplier, c.Plan.Noise["multiplier"] = c.Multiplier/2, c.Multiplier/2
 	c.Plan.Notes = append(c.Plan.Notes, m.notes(p, epsIn, deltaIn)...)
 	c.Plan.Uses = append(c.Plan.Uses,
 		dp.Use{Kind: "selection", What: "model selection: the last epoch; no label is read during training", Covered: "no private data read"},

@@ -72,6 +72,13 @@ func TestRunsWithinPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// One multiplier convention: the reported z is the noise std over
+		// the sensitivity of the whole released sum, R·2·C (it used to
+		// be std/(R·C)).
+		r := float64(m.occurrences())
+		if got, want := p.Plan.Noise["multiplier"]*r*2*m.cfg.Clip, p.sgdStd; math.Abs(got-want) > 1e-12*want || p.Plan.Multiplier != p.Plan.Noise["multiplier"] {
+			t.Errorf("%v: reported multiplier %v (plan %v) × R·2·C = %v, noise std added %v", args, p.Plan.Noise["multiplier"], p.Plan.Multiplier, got, want)
+		}
 		ctx.Ledger().Record(ledgerAPPR, p.apprEvents[0])
 		if _, err := run.Report(ctx, p.Plan); err == nil || !strings.Contains(err.Error(), ledgerAPPR) {
 			t.Errorf("%v: one DP-APPR release more than planned: err = %v", args, err)

@@ -528,8 +528,8 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 			return nil, err
 		}
 		l := ctx.Ledger()
-		ev, err := p.sgd.Step()
-		if err != nil {
+		ev := p.sgd // one step
+		if err := ev.Validate(); err != nil {
 			return nil, err
 		}
 		sgd.Noise[0].OnDraw = func() { l.Record(ledgerSGD, ev) }
