@@ -170,8 +170,8 @@ type privacy struct {
 	steps      int
 	sgd        dp.Occurrences // the proven accounting of one DP-SGD step (R, change 2, z)
 	sgdStd     float64        // std of the noise on the clipped gradient sum
-	maxRefs    int                     // Π's columns are capped at this many other rows (0: no cap)
-	paperEps   float64                 // what the paper's rules claim (the target ε; 0 when they were not used)
+	maxRefs    int            // Π's columns are capped at this many other rows (0: no cap)
+	paperEps   float64        // what the paper's rules claim (the target ε; 0 when they were not used)
 	// paperWarnings are where the paper's DP-APPR accounting leaves its range.
 	paperWarnings []string
 }
