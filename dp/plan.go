@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -16,8 +17,12 @@ import (
 // Plan.Report builds the privacy report from both, so a run that releases
 // more, or differently, than it declared fails instead of under-reporting.
 type Plan struct {
-	Level       string  // "edge", "node" or "none"
-	Unit        string  // the privacy unit ("directed edge", "undirected edge", "node")
+	Level string // "edge", "node" or "none"
+	Unit  string // the privacy unit ("directed edge", "undirected edge", "node")
+	// Relation is the neighbouring relation the guarantee is stated for
+	// (printed in the report). Zero: derived from Level and Unit as
+	// add/remove (NewRelation), the project's relation.
+	Relation    Relation
 	Epsilon     float64 // the target ε (+Inf: no privacy)
 	Delta       float64
 	DeltaSource string
@@ -91,7 +96,10 @@ func TreatedAsPublic(why string) string { return "treated as public (" + why + "
 // the key says otherwise), the ledger of events, and every use of private
 // data with how it is covered. Epsilon is null for ε = ∞ in JSON.
 type Report struct {
-	Level       string             `json:"level"`
+	Level string `json:"level"`
+	// Relation is the neighbouring relation of the guarantee (nil without
+	// privacy).
+	Relation    *Relation          `json:"relation,omitempty"`
 	Accountant  string             `json:"accountant"`
 	Epsilon     *float64           `json:"epsilon"`
 	Delta       float64            `json:"delta"`
@@ -255,6 +263,13 @@ func (p *Plan) Report(l *Ledger) (*Report, error) {
 	}
 	rep := &Report{Level: p.Level, Accountant: p.Accountant, Delta: p.Delta, DeltaSource: p.DeltaSource,
 		Noise: p.Noise, Notes: strings.Join(p.Notes, ". ")}
+	rel, err := p.Neighbours()
+	if err != nil {
+		return nil, err
+	}
+	if rel.Unit != "" {
+		rep.Relation = &rel
+	}
 	eps := 0.0
 	switch {
 	case len(p.Releases) == 0:
@@ -310,6 +325,109 @@ func (p *Plan) Report(l *Ledger) (*Report, error) {
 	rep.Epsilon = EpsilonJSON(eps)
 	rep.Uses = append(rep.Uses, p.Uses...)
 	return rep, nil
+}
+
+// Neighbouring units and changes of a Relation.
+const (
+	UnitEdge = "edge"
+	UnitNode = "node"
+	// ChangeAddRemove: the neighbour lacks the unit's data.
+	ChangeAddRemove = "add-remove"
+	// ChangeZeroOut: the unit's data is replaced by a null record at its
+	// index (no edges, zero features, no label, no split membership).
+	ChangeZeroOut = "zero-out"
+)
+
+// Relation is the neighbouring relation a guarantee holds for, on the raw
+// inputs (before any preprocessing): which unit differs (an edge or a
+// node), how (added or removed, or zeroed out), and for edges whether the
+// unit is one directed entry or an undirected edge (both entries). Node ids
+// are public in dpgnn: a removed node keeps its id, isolated, with no
+// features, label or split membership (graphs.RemoveNode; what dpgnn audit
+// compares), so add/remove and zero-out give the same neighbours at node
+// level; zero-out is there for mechanisms stated that way.
+type Relation struct {
+	Unit     string `json:"unit"`               // UnitEdge or UnitNode
+	Change   string `json:"change"`             // ChangeAddRemove or ChangeZeroOut
+	Directed bool   `json:"directed,omitempty"` // edges: one directed entry (else an undirected edge)
+}
+
+// NewRelation returns the add/remove relation of a plan's level ("edge",
+// "node"; "none" or "": the zero Relation) and unit ("directed edge",
+// "undirected edge", "node"; "" for an edge level that reads no edge,
+// stated as the undirected edge). It fails on an unknown or inconsistent
+// pair.
+func NewRelation(level, unit string) (Relation, error) {
+	switch level {
+	case "", "none":
+		return Relation{}, nil
+	case UnitNode:
+		if unit == "" || unit == "node" {
+			return Relation{Unit: UnitNode, Change: ChangeAddRemove}, nil
+		}
+	case UnitEdge:
+		switch unit {
+		case "directed edge":
+			return Relation{Unit: UnitEdge, Change: ChangeAddRemove, Directed: true}, nil
+		case "", "undirected edge":
+			return Relation{Unit: UnitEdge, Change: ChangeAddRemove}, nil
+		}
+	}
+	return Relation{}, fmt.Errorf("dp: no neighbouring relation for level %q and unit %q", level, unit)
+}
+
+// Validate checks the relation's fields.
+func (r Relation) Validate() error {
+	switch {
+	case r.Unit != UnitEdge && r.Unit != UnitNode:
+		return fmt.Errorf("dp: neighbouring relation: unit %q, want %q or %q", r.Unit, UnitEdge, UnitNode)
+	case r.Change != ChangeAddRemove && r.Change != ChangeZeroOut:
+		return fmt.Errorf("dp: neighbouring relation: change %q, want %q or %q", r.Change, ChangeAddRemove, ChangeZeroOut)
+	case r.Directed && r.Unit != UnitEdge:
+		return fmt.Errorf("dp: neighbouring relation: a %s unit cannot be directed", r.Unit)
+	case r.Change == ChangeZeroOut && r.Unit == UnitEdge:
+		return fmt.Errorf("dp: neighbouring relation: an edge is added or removed, not zeroed out")
+	}
+	return nil
+}
+
+// String is the report's line: the unit, the change and the neighbour.
+func (r Relation) String() string {
+	switch {
+	case r.Unit == UnitNode && r.Change == ChangeAddRemove:
+		return "node, add/remove: G and G − v, v's edges (in every edge set), features, label and split membership removed before any preprocessing; its id stays, isolated (node ids are public)"
+	case r.Unit == UnitNode && r.Change == ChangeZeroOut:
+		return "node, zero-out: G and G with v's record replaced by a null one (no edges, zero features, no label or split membership) before any preprocessing"
+	case r.Unit == UnitEdge && r.Directed:
+		return "edge, add/remove one directed edge: G and G without the entry (u, v), before any preprocessing"
+	case r.Unit == UnitEdge:
+		return "edge, add/remove one undirected edge: G and G without both entries (u, v) and (v, u), before any preprocessing"
+	}
+	return fmt.Sprintf("unit %q, change %q", r.Unit, r.Change)
+}
+
+// MarshalJSON writes the relation's fields and its report line ("text").
+func (r Relation) MarshalJSON() ([]byte, error) {
+	type plain Relation
+	return json.Marshal(struct {
+		plain
+		Text string `json:"text"`
+	}{plain(r), r.String()})
+}
+
+// Neighbours returns the plan's relation: Relation when set (validated,
+// and of the plan's level), else NewRelation(Level, Unit).
+func (p *Plan) Neighbours() (Relation, error) {
+	if p.Relation == (Relation{}) {
+		return NewRelation(p.Level, p.Unit)
+	}
+	if err := p.Relation.Validate(); err != nil {
+		return Relation{}, err
+	}
+	if p.Relation.Unit != p.Level {
+		return Relation{}, fmt.Errorf("dp: the plan is %s-level but its neighbouring relation is over a %s", p.Level, p.Relation.Unit)
+	}
+	return p.Relation, nil
 }
 
 // subsample returns the plan's subsampling rate (1: none) and the δ its

@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -96,5 +97,59 @@ func TestPlanOutsideAccountantAndNone(t *testing.T) {
 	nilLedger.Record("x", nil) // no-op
 	if len(nilLedger.Entries()) != 0 {
 		t.Error("nil ledger recorded")
+	}
+}
+
+// TestRelation: the neighbouring relation is derived from a plan's level
+// and unit or stated on it, validated, refused when it contradicts the
+// level, and written in the report (fields and text, in JSON too).
+func TestRelation(t *testing.T) {
+	for _, tc := range []struct {
+		level, unit string
+		want        Relation
+		ok          bool
+	}{
+		{"node", "node", Relation{Unit: UnitNode, Change: ChangeAddRemove}, true},
+		{"node", "", Relation{Unit: UnitNode, Change: ChangeAddRemove}, true},
+		{"edge", "directed edge", Relation{Unit: UnitEdge, Change: ChangeAddRemove, Directed: true}, true},
+		{"edge", "undirected edge", Relation{Unit: UnitEdge, Change: ChangeAddRemove}, true},
+		{"none", "", Relation{}, true},
+		{"edge", "node", Relation{}, false},
+		{"node", "directed edge", Relation{}, false},
+		{"graph", "", Relation{}, false},
+	} {
+		got, err := NewRelation(tc.level, tc.unit)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("NewRelation(%q, %q) = %+v, %v; want %+v (ok %v)", tc.level, tc.unit, got, err, tc.want, tc.ok)
+		}
+	}
+	for _, r := range []Relation{{Unit: "graph", Change: ChangeAddRemove}, {Unit: UnitNode, Change: "swap"},
+		{Unit: UnitNode, Change: ChangeAddRemove, Directed: true}, {Unit: UnitEdge, Change: ChangeZeroOut}} {
+		if r.Validate() == nil {
+			t.Errorf("%+v validated", r)
+		}
+	}
+	rel := []Planned{{Name: "g", What: "g", Event: GaussianEvent{Multiplier: 4, Count: 1}}}
+	plan := &Plan{Level: "edge", Unit: "directed edge", Epsilon: 10, Delta: 1e-5, Accountant: "rdp", Releases: rel}
+	rep, err := plan.Report(plan.AsPlanned())
+	if err != nil || rep.Relation == nil || *rep.Relation != (Relation{Unit: UnitEdge, Change: ChangeAddRemove, Directed: true}) {
+		t.Fatalf("derived relation %+v (%v)", rep.Relation, err)
+	}
+	plan.Relation = Relation{Unit: UnitNode, Change: ChangeZeroOut}
+	if _, err := plan.Report(plan.AsPlanned()); err == nil || !strings.Contains(err.Error(), "edge-level") {
+		t.Errorf("a node relation on an edge-level plan: %v", err)
+	}
+	plan.Level, plan.Unit = "node", "node"
+	rep, err = plan.Report(plan.AsPlanned())
+	if err != nil || rep.Relation == nil || rep.Relation.Change != ChangeZeroOut {
+		t.Fatalf("stated relation %+v (%v)", rep.Relation, err)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil || !strings.Contains(string(b), `"relation":{"unit":"node","change":"zero-out","text":"node, zero-out: `) {
+		t.Errorf("report JSON %s (%v)", b, err)
+	}
+	none := &Plan{Level: "none", Epsilon: math.Inf(1), Accountant: "none"}
+	if rep, err := none.Report(NewLedger()); err != nil || rep.Relation != nil {
+		t.Errorf("no privacy: relation %+v (%v)", rep.Relation, err)
 	}
 }

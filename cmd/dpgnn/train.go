@@ -328,6 +328,9 @@ func printSummary(w io.Writer, r *trainers.Record) {
 			}
 		}
 		fmt.Fprintln(w)
+		if p.Relation != nil {
+			fmt.Fprintln(w, "neighbours:", p.Relation)
+		}
 		if p.DeltaSource != "" {
 			fmt.Fprintln(w, "δ:", p.DeltaSource)
 		}

@@ -300,6 +300,9 @@ func Plan(ctx *methods.Context, cal Calibration, delta float64, deltaSource stri
 	}
 	p := &dp.Plan{Level: string(ctx.Level), Unit: "undirected edge", Epsilon: ctx.Epsilon, Delta: delta, DeltaSource: deltaSource,
 		Accountant: "none", Noise: noise}
+	if ctx.Level == methods.Edge {
+		p.Relation = dp.Relation{Unit: dp.UnitEdge, Change: dp.ChangeAddRemove}
+	}
 	if !releases(ctx, cal) {
 		p.Notes = []string{"ε = ∞: the same pipeline with B = 0 and Λ' = 0"}
 		if ctx.Private() {

@@ -212,7 +212,8 @@ func (m *MLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	var plan *dp.Plan
 	if ctx.Level == methods.Edge {
 		plan = &dp.Plan{Level: "edge", Accountant: "none", Epsilon: ctx.Epsilon,
-			Notes: []string{"the MLP never reads edges: ε = 0 at edge level"}}
+			Relation: dp.Relation{Unit: dp.UnitEdge, Change: dp.ChangeAddRemove}, // ε = 0 for any edge relation
+			Notes:    []string{"the MLP never reads edges: ε = 0 at edge level"}}
 	}
 	return out, m.finish(ctx, out, mod, plan)
 }

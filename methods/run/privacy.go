@@ -165,7 +165,11 @@ func Calibrate(ctx *methods.Context, units DeltaUnits, accountant string, releas
 	if err != nil {
 		return nil, err
 	}
-	plan := &dp.Plan{Level: string(ctx.Level), Unit: units.Unit, Epsilon: ctx.Epsilon, Delta: delta, DeltaSource: source, Accountant: "none"}
+	rel, err := dp.NewRelation(string(ctx.Level), units.Unit)
+	if err != nil {
+		return nil, err
+	}
+	plan := &dp.Plan{Level: string(ctx.Level), Unit: units.Unit, Relation: rel, Epsilon: ctx.Epsilon, Delta: delta, DeltaSource: source, Accountant: "none"}
 	if !ctx.Private() {
 		plan.Epsilon, plan.Noise = math.Inf(1), noise(0)
 		plan.Notes = []string{"ε = ∞: the same pipeline without noise"}
