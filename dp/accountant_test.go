@@ -15,7 +15,7 @@ func TestAccountantSuite(t *testing.T) {
 		ComposedEvent{Events: []Event{GaussianEvent{Multiplier: 3, Count: 1}, GDPEvent{Mu: 0.2}}},
 		PoissonGaussianEvent{Rate: 0.01, Multiplier: 1.1, Steps: 100},
 		PureEvent{Epsilon: 0.1, Count: 2},
-		PureEvent{Epsilon: 0.5, Count: 1, Rate: 0.1},
+		Composed{Count: 1, Event: Poisson{Rate: 0.1, Event: PureEvent{Epsilon: 0.5, Count: 1}}},
 		RDPEvent{Name: "linear", Curve: func(a float64) float64 { return 0.01 * a }},
 		ComposedEvent{Events: []Event{PureEvent{Epsilon: 0.1, Count: 1}, GDPEvent{Mu: 0.2}}},
 	}
@@ -31,7 +31,7 @@ func TestAccountantSuite(t *testing.T) {
 		GDPEvent{Mu: 0},
 		GDPEvent{Mu: math.Inf(1)},
 		PureEvent{Epsilon: 0, Count: 1},
-		PureEvent{Epsilon: 1, Count: 1, Rate: -0.1},
+		Composed{Count: 1, Event: Poisson{Rate: -0.1, Event: PureEvent{Epsilon: 1, Count: 1}}},
 		RDPEvent{Name: "", Curve: func(float64) float64 { return 0 }},
 		RDPEvent{Name: "nil curve"},
 		RDPEvent{Name: "nan", Curve: func(a float64) float64 { return math.NaN() }},
@@ -155,7 +155,7 @@ func TestEventStrings(t *testing.T) {
 		{GDPEvent{Mu: 0.5}, "GDP(mu=0.5)"},
 		{RDPEvent{Name: "cni", Curve: func(float64) float64 { return 0 }}, "RDP(cni)"},
 		{PureEvent{Epsilon: 1, Count: 3}, "Pure(epsilon=1, count=3)"},
-		{PureEvent{Epsilon: 1, Count: 3, Rate: 0.1}, "Pure(epsilon=1, count=3, rate=0.1)"},
+		{Composed{Count: 3, Event: Poisson{Rate: 0.1, Event: PureEvent{Epsilon: 1, Count: 1}}}, "Composed(count=3, Poisson(rate=0.1, Pure(epsilon=1, count=1)))"},
 		{ComposedEvent{Events: []Event{GDPEvent{Mu: 1}, nil}}, "Composed[GDP(mu=1), <nil>]"},
 	} {
 		if got := tc.e.String(); got != tc.want {
@@ -301,7 +301,7 @@ func TestRDPEventsAndCurves(t *testing.T) {
 	// Pure ε: RDP min(ε', α ε'²/2) per run, amplified when 0 < rate < 1.
 	p, _ := NewRDP(WithOrders(1.5, 2, 10, 100), WithoutRefinement())
 	_ = p.Compose(PureEvent{Epsilon: 0.4, Count: 3})
-	_ = p.Compose(PureEvent{Epsilon: 2, Count: 1, Rate: 0.05})
+	_ = p.Compose(Composed{Count: 1, Event: Poisson{Rate: 0.05, Event: PureEvent{Epsilon: 2, Count: 1}}})
 	amp, _ := AmplifiedEpsilon(2, 0.05)
 	for i, alpha := range p.Orders() {
 		want := 3*math.Min(0.4, alpha*0.08) + math.Min(amp, alpha*amp*amp/2)

@@ -183,7 +183,7 @@ func auditEvents() []Event {
 		GaussianEvent{Multiplier: 1.3, Count: 4},
 		PoissonGaussianEvent{Rate: 0.02, Multiplier: 1.1, Steps: 500},
 		GDPEvent{Mu: 0.3},
-		PureEvent{Epsilon: 0.2, Count: 3, Rate: 0.1},
+		Composed{Count: 3, Event: Poisson{Rate: 0.1, Event: PureEvent{Epsilon: 0.2, Count: 1}}},
 		PureEvent{Epsilon: 0.05, Count: 2},
 		RDPEvent{Name: "quadratic", Curve: func(a float64) float64 { return 0.001*a + 0.0002*a*a }},
 		ComposedEvent{Events: []Event{
@@ -274,8 +274,8 @@ func TestAuditRDPAtFractionalOrdersPerEvent(t *testing.T) {
 	}{
 		{GaussianEvent{Multiplier: 0.8, Count: 3}, func(a float64) float64 { return 3 * a / (2 * 0.64) }},
 		{GDPEvent{Mu: 0.7}, func(a float64) float64 { return a * 0.49 / 2 }},
-		{PureEvent{Epsilon: 1.5, Count: 2, Rate: 0.25}, func(a float64) float64 { return 2 * math.Min(amp, a*amp*amp/2) }},
-		{PureEvent{Epsilon: 1.5, Count: 2, Rate: 1}, func(a float64) float64 { return 2 * math.Min(1.5, a*1.5*1.5/2) }},
+		{Composed{Count: 2, Event: Poisson{Rate: 0.25, Event: PureEvent{Epsilon: 1.5, Count: 1}}}, func(a float64) float64 { return 2 * math.Min(amp, a*amp*amp/2) }},
+		{Composed{Count: 2, Event: Poisson{Rate: 1, Event: PureEvent{Epsilon: 1.5, Count: 1}}}, func(a float64) float64 { return 2 * math.Min(1.5, a*1.5*1.5/2) }},
 		{PoissonGaussianEvent{Rate: 0.05, Multiplier: 0.9, Steps: 7}, func(a float64) float64 { return 7 * SubsampledGaussianRDP(0.05, 0.9, a) }},
 		{PoissonGaussianEvent{Rate: 1, Multiplier: 0.9, Steps: 7}, func(a float64) float64 { return 7 * a / (2 * 0.81) }},
 		{RDPEvent{Name: "a^1.5", Curve: curve}, curve},
@@ -680,7 +680,7 @@ func TestAuditPureEvents(t *testing.T) {
 		}
 	}
 	// Rate 0 and 1 mean no subsampling; 0 < Rate < 1 is amplified.
-	run := func(e PureEvent) float64 {
+	run := func(e Event) float64 {
 		a, _ := NewRDP(WithOrders(3.5), WithoutRefinement())
 		if err := a.Compose(e); err != nil {
 			t.Fatal(err)
@@ -688,13 +688,13 @@ func TestAuditPureEvents(t *testing.T) {
 		return a.Curve()[0]
 	}
 	full := run(PureEvent{Epsilon: 2, Count: 5})
-	if one := run(PureEvent{Epsilon: 2, Count: 5, Rate: 1}); one != full {
+	if one := run(Composed{Count: 5, Event: Poisson{Rate: 1, Event: PureEvent{Epsilon: 2, Count: 1}}}); one != full {
 		t.Errorf("Rate 1 (%v) differs from Rate 0 (%v)", one, full)
 	}
 	amp, _ := AmplifiedEpsilon(2, 0.2)
-	assertRel(t, "amplified pure RDP", run(PureEvent{Epsilon: 2, Count: 5, Rate: 0.2}), 5*math.Min(amp, 3.5*amp*amp/2), 1e-15)
-	if e := (PureEvent{Epsilon: 2, Count: 1, Rate: 0.2}).EffectiveEpsilon(); e != amp {
-		t.Errorf("EffectiveEpsilon = %v, want %v", e, amp)
+	assertRel(t, "amplified pure RDP", run(Composed{Count: 5, Event: Poisson{Rate: 0.2, Event: PureEvent{Epsilon: 2, Count: 1}}}), 5*math.Min(amp, 3.5*amp*amp/2), 1e-15)
+	if a, b := run(Poisson{Rate: 0.2, Event: PureEvent{Epsilon: 2, Count: 1}}), run(PureEvent{Epsilon: amp, Count: 1}); a != b {
+		t.Errorf("Poisson-sampled pure RDP %v, want that of the amplified ε %v", a, b)
 	}
 	// Pure ε-DP is not GDP: the exact accountant must refuse it.
 	if err := NewGDP().Compose(PureEvent{Epsilon: 1, Count: 1}); err == nil {
@@ -742,8 +742,8 @@ func TestAuditValidation(t *testing.T) {
 		PureEvent{Epsilon: nan, Count: 1},
 		PureEvent{Epsilon: inf, Count: 1},
 		PureEvent{Epsilon: 1, Count: 0},
-		PureEvent{Epsilon: 1, Count: 1, Rate: nan},
-		PureEvent{Epsilon: 1, Count: 1, Rate: 1.5},
+		Composed{Count: 1, Event: Poisson{Rate: nan, Event: PureEvent{Epsilon: 1, Count: 1}}},
+		Composed{Count: 1, Event: Poisson{Rate: 1.5, Event: PureEvent{Epsilon: 1, Count: 1}}},
 		ComposedEvent{Events: []Event{ComposedEvent{}}},
 		ComposedEvent{Events: []Event{GDPEvent{Mu: 1}, ComposedEvent{Events: []Event{GDPEvent{Mu: nan}}}}},
 	}
@@ -975,7 +975,11 @@ func TestAuditRandomLedgers(t *testing.T) {
 		case 2:
 			return GDPEvent{Mu: math.Exp(u()*8 - 6)}
 		case 3:
-			return PureEvent{Epsilon: math.Exp(u()*8 - 5), Count: 1 + int(u()*10), Rate: []float64{0, 1, u()}[int(u()*3)]}
+			eps, count, rate := math.Exp(u()*8-5), 1+int(u()*10), []float64{0, 1, u()}[int(u()*3)]
+			if rate == 0 || rate >= 1 {
+				return PureEvent{Epsilon: eps, Count: count}
+			}
+			return Composed{Count: count, Event: Poisson{Rate: rate, Event: PureEvent{Epsilon: eps, Count: 1}}}
 		case 4:
 			c := math.Exp(u()*8 - 8)
 			return RDPEvent{Name: "c·α^1.5", Curve: func(a float64) float64 { return c * a * math.Sqrt(a) }}

@@ -17,7 +17,8 @@ func TestComposableShorthands(t *testing.T) {
 		{GaussianEvent{Multiplier: 1.3, Count: 6}, Composed{Count: 2, Event: GaussianEvent{Multiplier: 1.3, Count: 3}}},
 		{PoissonGaussianEvent{Rate: 0.01, Multiplier: 1.1, Steps: 900}, Composed{Count: 900, Event: Poisson{Rate: 0.01, Event: GaussianEvent{Multiplier: 1.1, Count: 1}}}},
 		{PoissonGaussianEvent{Rate: 1, Multiplier: 4, Steps: 3}, Composed{Count: 3, Event: Poisson{Rate: 1, Event: GaussianEvent{Multiplier: 4, Count: 1}}}},
-		{PureEvent{Epsilon: 0.3, Count: 5, Rate: 0.2}, Composed{Count: 5, Event: Poisson{Rate: 0.2, Event: PureEvent{Epsilon: 0.3, Count: 1}}}},
+		{PureEvent{Epsilon: 0.3, Count: 5}, Composed{Count: 5, Event: PureEvent{Epsilon: 0.3, Count: 1}}},
+		{PureEvent{Epsilon: 0.6, Count: 1}, Poisson{Rate: 1, Event: PureEvent{Epsilon: 0.3, Count: 2}}},
 		{GDPEvent{Mu: 0.4}, Composed{Count: 1, Event: GDPEvent{Mu: 0.4}}},
 	}
 	for _, p := range pairs {
@@ -57,7 +58,7 @@ func TestUnsupportedStructures(t *testing.T) {
 	everywhere := []Event{
 		Poisson{Rate: 0.1, Event: GaussianEvent{Multiplier: 2, Count: 2}},     // several releases on one sample
 		Poisson{Rate: 0.1, Event: Poisson{Rate: 0.5, Event: g1}},              // nested sampling
-		Poisson{Rate: 0.1, Event: PureEvent{Epsilon: 1, Count: 1, Rate: 0.5}}, // nested sampling
+		Poisson{Rate: 0.1, Event: Composed{Count: 1, Event: Poisson{Rate: 0.5, Event: PureEvent{Epsilon: 1, Count: 1}}}}, // nested sampling
 		Poisson{Rate: 0.1, Event: GDPEvent{Mu: 1}},                            // no rule
 		SampledWithoutReplacement{Population: 100, Batch: 10, Event: g1},      // only inside Occurrences
 		Occurrences{R: 3, Change: 2, Event: g1},                               // no sampler

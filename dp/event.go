@@ -146,43 +146,22 @@ func (e RDPEvent) String() string {
 }
 
 // PureEvent is Count-fold composition of an ε-DP mechanism (Laplace,
-// exponential mechanism, ...). When 0 < Rate < 1 each run sees a Poisson
-// subsample with rate Rate (add/remove neighbours) and is accounted with the
-// amplified ε' = ln(1 + Rate·(e^ε − 1)) (AmplifiedEpsilon); Rate 0 (the zero
-// value) or 1 means no subsampling.
+// exponential mechanism, Gumbel top-K, ...). Run on a Poisson subsample it
+// is Poisson{q, PureEvent{ε, 1}} (amplified to ln(1 + q(e^ε − 1)), add/remove
+// neighbours), Count of those Composed{Count, Poisson{q, PureEvent{ε, 1}}}.
 type PureEvent struct {
-	Epsilon float64 // ε > 0 of one run, before amplification
+	Epsilon float64 // ε > 0 of one run
 	Count   int     // ≥ 1
-	Rate    float64 // 0 (none) or a sampling rate in (0, 1]
 }
 
 func (e PureEvent) Validate() error {
 	if err := CheckPositiveFinite("pure-DP epsilon", e.Epsilon); err != nil {
 		return fmt.Errorf("%w (in %s)", err, e)
 	}
-	if err := CheckCount("pure-DP event count", e.Count); err != nil {
-		return err
-	}
-	if e.Rate != 0 {
-		if err := CheckRate(e.Rate); err != nil {
-			return fmt.Errorf("%w (in %s; use 0 for no subsampling)", err, e)
-		}
-	}
-	return nil
-}
-
-// EffectiveEpsilon returns the per-run ε after amplification by subsampling.
-func (e PureEvent) EffectiveEpsilon() float64 {
-	if e.Rate > 0 && e.Rate < 1 {
-		return amplify(e.Epsilon, e.Rate)
-	}
-	return e.Epsilon
+	return CheckCount("pure-DP event count", e.Count)
 }
 
 func (e PureEvent) String() string {
-	if e.Rate > 0 && e.Rate < 1 {
-		return fmt.Sprintf("Pure(epsilon=%g, count=%d, rate=%g)", e.Epsilon, e.Count, e.Rate)
-	}
 	return fmt.Sprintf("Pure(epsilon=%g, count=%d)", e.Epsilon, e.Count)
 }
 

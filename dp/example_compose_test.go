@@ -7,9 +7,12 @@ import (
 )
 
 // A custom composition: a node-level pipeline that releases two noisy
-// aggregations (noise multiplier 4), trains with DP-SGD (rate 0.01, noise
-// 1.1, 2,000 steps) and answers one pure-ε query on a 10% subsample. The
-// RDP accountant composes all three; the ledger is the privacy receipt.
+// aggregations (noise multiplier 4), trains with DP-SGD (2,000 steps, each
+// a Poisson sample at rate 0.01 with a Gaussian of multiplier 1.1) and
+// answers one pure-ε query on a 10% subsample. Samplers are wrappers
+// (Poisson, Composed) around base mechanisms, not new types; the RDP
+// accountant composes all three from their structure, and the ledger is
+// the privacy receipt.
 func Example_customComposition() {
 	acct, err := dp.NewRDP()
 	if err != nil {
@@ -19,9 +22,9 @@ func Example_customComposition() {
 	events := []dp.Event{
 		dp.ComposedEvent{Events: []dp.Event{
 			dp.GaussianEvent{Multiplier: 4, Count: 2},
-			dp.PoissonGaussianEvent{Rate: 0.01, Multiplier: 1.1, Steps: 2000},
+			dp.Composed{Count: 2000, Event: dp.Poisson{Rate: 0.01, Event: dp.GaussianEvent{Multiplier: 1.1, Count: 1}}},
 		}},
-		dp.PureEvent{Epsilon: 0.5, Count: 1, Rate: 0.1},
+		dp.Poisson{Rate: 0.1, Event: dp.PureEvent{Epsilon: 0.5, Count: 1}},
 	}
 	for _, e := range events {
 		if err := acct.Compose(e); err != nil {
@@ -45,7 +48,7 @@ func Example_customComposition() {
 	fmt.Printf("DP-SGD alone: ε = %.3f\n", sgd)
 	// Output:
 	// ε = 2.881 at δ = 1e-5 (best order 7.4), 2 ledger entries
-	//   Composed[Gaussian(multiplier=4, count=2), PoissonGaussian(rate=0.01, multiplier=1.1, steps=2000)]
-	//   Pure(epsilon=0.5, count=1, rate=0.1)
+	//   Composed[Gaussian(multiplier=4, count=2), Composed(count=2000, Poisson(rate=0.01, Gaussian(multiplier=1.1, count=1)))]
+	//   Poisson(rate=0.1, Pure(epsilon=0.5, count=1))
 	// DP-SGD alone: ε = 2.381
 }

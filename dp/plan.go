@@ -186,7 +186,7 @@ func amount(e Event) (string, float64) {
 			return fmt.Sprintf("PoissonGaussian(rate=%v, multiplier=%v)", e.Rate, z), 1
 		}
 	case PureEvent:
-		return fmt.Sprintf("Pure(epsilon=%v, rate=%v)", e.Epsilon, e.Rate), float64(e.Count)
+		return fmt.Sprintf("Pure(epsilon=%v)", e.Epsilon), float64(e.Count)
 	case GDPEvent:
 		return "GDP(mu²)", e.Mu * e.Mu
 	case RDPEvent:

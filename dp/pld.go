@@ -212,7 +212,7 @@ func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 	case PoissonGaussianEvent:
 		a.poissonGaussian(e.Rate, e.Multiplier, n*e.Steps, muSq, terms)
 	case PureEvent:
-		*terms = append(*terms, pldTerm{src: pureSrc{e.EffectiveEpsilon()}, count: n * e.Count})
+		*terms = append(*terms, pldTerm{src: pureSrc{e.Epsilon}, count: n * e.Count})
 	case ComposedEvent:
 		for _, c := range e.Events {
 			if c == nil {
@@ -232,13 +232,13 @@ func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 			a.poissonGaussian(e.Rate, z, n, muSq, terms)
 			return nil
 		}
-		if p, ok := e.Event.(PureEvent); ok && (p.Rate == 0 || p.Rate == 1) {
+		if p, ok := e.Event.(PureEvent); ok {
 			// One run of the (c·ε)-DP mechanism on the sample.
 			*terms = append(*terms, pldTerm{src: pureSrc{amplify(float64(p.Count)*p.Epsilon, e.Rate)}, count: n})
 			return nil
 		}
 		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
-			Hint: "Poisson sampling is accounted over GaussianEvent{z, 1} or a PureEvent without its own rate"}
+			Hint: "Poisson sampling is accounted over GaussianEvent{z, 1} or a PureEvent"}
 	case RDPEvent:
 		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
 			Hint: "an RDP curve does not determine a privacy loss distribution; use the rdp accountant"}

@@ -216,7 +216,7 @@ func TestPLDSupportsAndRejects(t *testing.T) {
 		{GaussianEvent{Multiplier: 1, Count: 1}, true},
 		{PoissonGaussianEvent{Rate: 0.1, Multiplier: 1, Steps: 3}, true},
 		{GDPEvent{Mu: 1}, true},
-		{PureEvent{Epsilon: 1, Count: 2, Rate: 0.5}, true},
+		{Composed{Count: 2, Event: Poisson{Rate: 0.5, Event: PureEvent{Epsilon: 1, Count: 1}}}, true},
 		{ComposedEvent{Events: []Event{GDPEvent{Mu: 1}, PureEvent{Epsilon: 1, Count: 1}}}, true},
 		{curve, false},
 		{ComposedEvent{Events: []Event{GDPEvent{Mu: 1}, curve}}, false},

@@ -496,7 +496,7 @@ func (t *rdpTerms) add(e Event, n int, acct string) error {
 	case PoissonGaussianEvent:
 		t.addPoissonGaussian(e.Rate, e.Multiplier, n*e.Steps)
 	case PureEvent:
-		t.addPure(pureTerm{e.EffectiveEpsilon(), n * e.Count})
+		t.addPure(pureTerm{e.Epsilon, n * e.Count})
 	case RDPEvent:
 		e.Count = n * e.count()
 		t.addCurve(e)
@@ -519,13 +519,13 @@ func (t *rdpTerms) add(e Event, n int, acct string) error {
 			t.addPoissonGaussian(e.Rate, z, n)
 			return nil
 		}
-		if p, ok := e.Event.(PureEvent); ok && (p.Rate == 0 || p.Rate == 1) {
+		if p, ok := e.Event.(PureEvent); ok {
 			// One run of the (c·ε)-DP mechanism on the sample.
 			t.addPure(pureTerm{amplify(float64(p.Count)*p.Epsilon, e.Rate), n})
 			return nil
 		}
 		return &UnsupportedEventError{Accountant: acct, Event: e,
-			Hint: "Poisson sampling is accounted over GaussianEvent{z, 1} or a PureEvent without its own rate"}
+			Hint: "Poisson sampling is accounted over GaussianEvent{z, 1} or a PureEvent"}
 	case Occurrences:
 		c, err := groupCurve(e, acct)
 		if err != nil {
