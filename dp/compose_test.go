@@ -56,12 +56,12 @@ func TestUnsupportedStructures(t *testing.T) {
 	occ := Occurrences{R: 3, Change: 2, Event: Poisson{Rate: 0.1, Event: g1}}
 	hg := Occurrences{R: 3, Change: 2, Event: SampledWithoutReplacement{Population: 100, Batch: 10, Event: g1}}
 	everywhere := []Event{
-		Poisson{Rate: 0.1, Event: GaussianEvent{Multiplier: 2, Count: 2}},     // several releases on one sample
-		Poisson{Rate: 0.1, Event: Poisson{Rate: 0.5, Event: g1}},              // nested sampling
+		Poisson{Rate: 0.1, Event: GaussianEvent{Multiplier: 2, Count: 2}},                                                // several releases on one sample
+		Poisson{Rate: 0.1, Event: Poisson{Rate: 0.5, Event: g1}},                                                         // nested sampling
 		Poisson{Rate: 0.1, Event: Composed{Count: 1, Event: Poisson{Rate: 0.5, Event: PureEvent{Epsilon: 1, Count: 1}}}}, // nested sampling
-		Poisson{Rate: 0.1, Event: GDPEvent{Mu: 1}},                            // no rule
-		SampledWithoutReplacement{Population: 100, Batch: 10, Event: g1},      // only inside Occurrences
-		Occurrences{R: 3, Change: 2, Event: g1},                               // no sampler
+		Poisson{Rate: 0.1, Event: GDPEvent{Mu: 1}},                                                                       // no rule
+		SampledWithoutReplacement{Population: 100, Batch: 10, Event: g1},                                                 // only inside Occurrences
+		Occurrences{R: 3, Change: 2, Event: g1},                                                                          // no sampler
 		Occurrences{R: 3, Change: 2, Event: Poisson{Rate: 0.1, Event: GaussianEvent{Multiplier: 2, Count: 3}}},
 		Occurrences{R: 3, Change: 2, Event: Occurrences{R: 2, Change: 1, Event: Poisson{Rate: 0.1, Event: g1}}},
 		Composed{Count: 4, Event: Poisson{Rate: 0.1, Event: GDPEvent{Mu: 1}}},
