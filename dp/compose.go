@@ -37,10 +37,10 @@ func (p Poisson) String() string {
 
 // SampledWithoutReplacement is Event run on a batch of exactly Batch
 // records drawn uniformly without replacement from a Population that is the
-// same on both neighbours (FixedSample): a removed unit keeps its index and
-// contributes nothing (the substitute, zero-out relation on records). The
-// accountants have a rule for it only inside Occurrences (ASGL's
-// discriminator steps, see Occurrences).
+// same on both neighbours (FixedSample): a record indexed by a public id
+// (dpgnn's node ids, see Relation) whose unit is removed keeps its index
+// and contributes nothing. The accountants have a rule for it only inside
+// Occurrences (ASGL's discriminator steps, see Occurrences).
 type SampledWithoutReplacement struct {
 	Population int   // N ≥ 1 records the batch is drawn from
 	Batch      int   // B, 1 … N
@@ -161,6 +161,29 @@ func (c Composed) String() string {
 type RDPer interface {
 	Event
 	RDP(alpha float64) (float64, error)
+}
+
+// GDPer is the optional interface of an event that is μ-GDP (Dong, Roth &
+// Su 2019): its trade-off function is at least that of N(0, 1) vs N(μ, 1)
+// for every pair of neighbouring inputs. The gdp and pld accountants
+// compose a GDPer they have no structural rule for as GDPEvent{GDPMu()}
+// (exactly: μ-GDP composes as sqrt(Σ μ²)); the RDP accountants use its
+// RDPer curve if it has one, else α·μ²/2 (μ-GDP implies (α, αμ²/2)-RDP).
+type GDPer interface {
+	Event
+	GDPMu() (float64, error)
+}
+
+// gdperMu returns the μ of a GDPer, checked.
+func gdperMu(g GDPer) (float64, error) {
+	mu, err := g.GDPMu()
+	if err != nil {
+		return 0, fmt.Errorf("dp: %s: %w", g, err)
+	}
+	if err := CheckPositiveFinite("GDP mu", mu); err != nil {
+		return 0, fmt.Errorf("%w (in %s)", err, g)
+	}
+	return mu, nil
 }
 
 func validateInner(e Event, outer fmt.Stringer) error {

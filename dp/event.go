@@ -21,8 +21,8 @@ import (
 // has String (its ledger line, which must identify its parameters: two
 // events with the same String must have the same privacy curve, since a
 // ledger adds them up by it) and Validate. It is then accounted by the
-// optional interfaces it implements (RDPer for the RDP accountants) and
-// refused by the others.
+// optional interfaces it implements (RDPer for the RDP accountants, GDPer
+// for all of them) and refused by the others.
 //
 // One multiplier convention holds everywhere: a Gaussian's multiplier z is
 // the noise standard deviation divided by the L2 sensitivity of the whole

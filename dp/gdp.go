@@ -261,8 +261,14 @@ func gdpMuSq(e Event, n int, name string) (float64, error) {
 			Hint: "a subsampled Gaussian is not exactly GDP; use the RDP accountant"}
 	case nil:
 		return 0, errNilEvent
+	case GDPer:
+		mu, err := gdperMu(e)
+		if err != nil {
+			return 0, err
+		}
+		return float64(n) * (mu * mu), nil
 	default:
 		return 0, &UnsupportedEventError{Accountant: name, Event: e,
-			Hint: "only Gaussian, GDP and compositions of them are exact in GDP; use the RDP accountant"}
+			Hint: "only Gaussian, GDP, events that implement dp.GDPer and compositions of them are exact in GDP; use the RDP accountant"}
 	}
 }

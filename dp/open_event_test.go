@@ -35,6 +35,37 @@ func (outsideBroken) String() string               { return "outsideBroken" }
 func (outsideBroken) Validate() error              { return nil }
 func (outsideBroken) RDP(float64) (float64, error) { return 0, errors.New("no bound") }
 
+// outsideGDP is an outside mechanism that is μ-GDP.
+type outsideGDP struct{ Mu float64 }
+
+func (o outsideGDP) String() string          { return fmt.Sprintf("outsideGDP(mu=%g)", o.Mu) }
+func (o outsideGDP) Validate() error         { return nil }
+func (o outsideGDP) GDPMu() (float64, error) { return o.Mu, nil }
+
+// TestOutsideGDPEvent: an outside event that implements dp.GDPer composes
+// under every accountant with exactly the ε of GDPEvent{μ} (alone and
+// repeated by Composed); a μ that is not positive and finite is rejected.
+func TestOutsideGDPEvent(t *testing.T) {
+	for _, name := range dp.AccountantNames() {
+		for _, tc := range []struct{ outside, builtin dp.Event }{
+			{outsideGDP{Mu: 0.8}, dp.GDPEvent{Mu: 0.8}},
+			{dp.Composed{Count: 5, Event: outsideGDP{Mu: 0.3}}, dp.Composed{Count: 5, Event: dp.GDPEvent{Mu: 0.3}}},
+		} {
+			got, err := dp.EpsilonOf(name, []dp.Event{tc.outside}, 1e-5)
+			want, err2 := dp.EpsilonOf(name, []dp.Event{tc.builtin}, 1e-5)
+			if err != nil || err2 != nil || got != want || !(got > 0) {
+				t.Errorf("%s: %s gives %v (%v), %s %v (%v)", name, tc.outside, got, err, tc.builtin, want, err2)
+			}
+		}
+		for _, mu := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+			acct, _ := dp.NewAccountant(name)
+			if err := acct.Compose(outsideGDP{Mu: mu}); err == nil {
+				t.Errorf("%s composed an outside GDP event with μ = %v", name, mu)
+			}
+		}
+	}
+}
+
 // TestOutsideEvent: an event type defined outside dp composes under the RDP
 // accountants when it implements dp.RDPer — alone, repeated by Composed,
 // and in a sequence, with the ε of the built-in event of the same curve —

@@ -51,6 +51,7 @@ func WithDiscretization(d float64) PLDOption {
 //	Composed{n, E}            E, n times
 //	Poisson{q, GaussianEvent{z, 1}}  as PoissonGaussianEvent{q, z, 1}
 //	Poisson{q, PureEvent{ε, c}}      randomized response with ln(1 + q(e^{cε} − 1))
+//	a GDPer                   μ-GDP, merged with the Gaussians
 //	RDPEvent, an RDPer        unsupported (an RDP curve does not determine a PLD)
 //	Occurrences, anything else unsupported
 //
@@ -247,8 +248,15 @@ func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 			Hint: "the PLD accountant has no rule for a unit that changes several examples (PLD.ComposeGroupPair accounts the group pair); use the rdp accountant"}
 	case nil:
 		return errNilEvent
+	case GDPer:
+		mu, err := gdperMu(e)
+		if err != nil {
+			return err
+		}
+		*muSq += float64(n) * (mu * mu)
 	default:
-		return &UnsupportedEventError{Accountant: a.Name(), Event: e}
+		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
+			Hint: "an event defined outside dp is accounted here when it implements dp.GDPer"}
 	}
 	return nil
 }

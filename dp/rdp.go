@@ -203,6 +203,7 @@ func WithoutRefinement() RDPOption {
 //	Occurrences{R, Change, Poisson{…} or SampledWithoutReplacement{…}}
 //	                       the occurrence curve (see Occurrences)
 //	an RDPer               its RDP(α) (an event defined outside dp)
+//	a GDPer (not RDPer)    α·μ²/2
 //
 // Any other structure is refused with an UnsupportedEventError.
 //
@@ -537,8 +538,16 @@ func (t *rdpTerms) add(e Event, n int, acct string) error {
 			t.addCurve(rdperEvent(r, n))
 			return nil
 		}
+		if g, ok := e.(GDPer); ok {
+			mu, err := gdperMu(g)
+			if err != nil {
+				return err
+			}
+			t.gaussCoef += float64(n) * (mu * mu)
+			return nil
+		}
 		return &UnsupportedEventError{Accountant: acct, Event: e,
-			Hint: "the RDP accountant composes Gaussian, GDP, pure and RDP-curve events, the Poisson-sampled Gaussian, Occurrences over a sampled Gaussian, their compositions, and events that implement dp.RDPer"}
+			Hint: "the RDP accountant composes Gaussian, GDP, pure and RDP-curve events, the Poisson-sampled Gaussian, Occurrences over a sampled Gaussian, their compositions, and events that implement dp.RDPer or dp.GDPer"}
 	}
 	return nil
 }

@@ -121,22 +121,16 @@ func (c *QueryCost) Epsilon() (total, alone float64, err error) {
 	return total, alone, nil
 }
 
-// repeatEvent is q independent repetitions of e, as one event of e's kind
-// (so that the releases recorded one query at a time add up to it).
+// repeatEvent is q independent repetitions of e, dp.Composed{q, e}: any
+// event an accountant supports, repeated (a plan's ledger adds the
+// releases recorded one query at a time up to it).
 func repeatEvent(e dp.Event, q int) (dp.Event, error) {
-	switch e := e.(type) {
-	case dp.GaussianEvent:
-		e.Count *= q
-		return e, nil
-	case dp.PoissonGaussianEvent:
-		e.Steps *= q
-		return e, nil
-	case dp.PureEvent:
-		e.Count *= q
-		return e, nil
-	case dp.GDPEvent:
-		e.Mu *= math.Sqrt(float64(q))
-		return e, nil
+	if e == nil {
+		return nil, fmt.Errorf("methods: no query event to repeat")
 	}
-	return nil, fmt.Errorf("methods: cannot repeat the query event %v", e)
+	r := dp.Composed{Count: q, Event: e}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("methods: repeating the query event: %w", err)
+	}
+	return r, nil
 }
