@@ -261,7 +261,7 @@ func curveEvent(name string, count int, c *hgCurve) RDPEvent {
 // rdperEvent wraps an outside RDPer's curve (an error becomes NaN, which
 // Compose rejects at the grid orders and refinement treats as +Inf).
 func rdperEvent(r RDPer, count int) RDPEvent {
-	return RDPEvent{Name: r.String(), Count: count, Curve: func(alpha float64) float64 {
+	return RDPEvent{Name: fmt.Sprintf("%T:%s", r, r), Count: count, Curve: func(alpha float64) float64 {
 		v, err := r.RDP(alpha)
 		if err != nil {
 			return math.NaN()
@@ -288,3 +288,20 @@ func GroupStepRDP(o Occurrences, alpha float64) (float64, error) {
 }
 
 var errNilEvent = errors.New("dp: nil event")
+
+// MaxComposedCount bounds the total multiplicity of any part of an event
+// (the product of the counts of the Composed and count fields around it),
+// so that no count overflows into a negative or small number, which would
+// under-state the loss.
+const MaxComposedCount = 1 << 40
+
+// mulCount returns n·c for counts n, c ≥ 0, failing above MaxComposedCount.
+func mulCount(n, c int) (int, error) {
+	if n < 0 || c < 0 {
+		return 0, fmt.Errorf("dp: negative count (%d × %d)", n, c)
+	}
+	if c != 0 && n > MaxComposedCount/c {
+		return 0, fmt.Errorf("dp: composed count %d × %d exceeds %d", n, c, MaxComposedCount)
+	}
+	return n * c, nil
+}

@@ -160,3 +160,31 @@ func TestOccurrencesConvention(t *testing.T) {
 		}
 	}
 }
+
+// TestComposedCountOverflow: nested counts whose product would overflow
+// (and wrap to a small or negative multiplicity, under-stating the loss)
+// are refused by every accountant, as is a product above MaxComposedCount.
+func TestComposedCountOverflow(t *testing.T) {
+	g := GaussianEvent{Multiplier: 1e6, Count: 1 << 30}
+	for _, e := range []Event{
+		Composed{Count: 1 << 40, Event: Composed{Count: 1 << 40, Event: g}},
+		Composed{Count: 1 << 62, Event: Composed{Count: 4, Event: GDPEvent{Mu: 1e-9}}},
+		Composed{Count: 1 << 11, Event: g},
+		Composed{Count: 1 << 20, Event: PoissonGaussianEvent{Rate: 0.5, Multiplier: 1e3, Steps: 1 << 21}},
+		Composed{Count: 1 << 20, Event: PureEvent{Epsilon: 1e-9, Count: 1 << 21}},
+	} {
+		if err := e.Validate(); err != nil {
+			t.Fatalf("test set-up: %s: %v", e, err)
+		}
+		for _, name := range AccountantNames() {
+			acct, _ := NewAccountant(name)
+			if err := acct.Compose(e); err == nil {
+				eps, _ := acct.Epsilon(1e-5)
+				t.Errorf("%s composed %s (ε %v)", name, e, eps)
+			}
+		}
+	}
+	if _, err := EpsilonOf("rdp", []Event{Composed{Count: 1 << 10, Event: g}}, 1e-5); err != nil {
+		t.Errorf("a product at the bound refused: %v", err)
+	}
+}

@@ -235,14 +235,22 @@ func (a *GDP) Ledger() []Event { return append([]Event(nil), a.ledger...) }
 func gdpMuSq(e Event, n int, name string) (float64, error) {
 	switch e := e.(type) {
 	case GaussianEvent:
-		return float64(n*e.Count) / (e.Multiplier * e.Multiplier), nil
+		m, err := mulCount(n, e.Count)
+		if err != nil {
+			return 0, err
+		}
+		return float64(m) / (e.Multiplier * e.Multiplier), nil
 	case GDPEvent:
 		return float64(n) * (e.Mu * e.Mu), nil
 	case Composed:
 		if e.Event == nil {
 			return 0, errNilEvent
 		}
-		return gdpMuSq(e.Event, n*e.Count, name)
+		m, err := mulCount(n, e.Count)
+		if err != nil {
+			return 0, err
+		}
+		return gdpMuSq(e.Event, m, name)
 	case ComposedEvent:
 		var s float64
 		for _, c := range e.Events {

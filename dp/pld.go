@@ -207,13 +207,25 @@ func (a *PLD) addTerm(t pldTerm) {
 func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 	switch e := e.(type) {
 	case GaussianEvent:
-		*muSq += float64(n*e.Count) / (e.Multiplier * e.Multiplier)
+		m, err := mulCount(n, e.Count)
+		if err != nil {
+			return err
+		}
+		*muSq += float64(m) / (e.Multiplier * e.Multiplier)
 	case GDPEvent:
 		*muSq += float64(n) * (e.Mu * e.Mu)
 	case PoissonGaussianEvent:
-		a.poissonGaussian(e.Rate, e.Multiplier, n*e.Steps, muSq, terms)
+		m, err := mulCount(n, e.Steps)
+		if err != nil {
+			return err
+		}
+		a.poissonGaussian(e.Rate, e.Multiplier, m, muSq, terms)
 	case PureEvent:
-		*terms = append(*terms, pldTerm{src: pureSrc{e.Epsilon}, count: n * e.Count})
+		m, err := mulCount(n, e.Count)
+		if err != nil {
+			return err
+		}
+		*terms = append(*terms, pldTerm{src: pureSrc{e.Epsilon}, count: m})
 	case ComposedEvent:
 		for _, c := range e.Events {
 			if c == nil {
@@ -227,7 +239,11 @@ func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 		if e.Event == nil {
 			return errNilEvent
 		}
-		return a.flatten(e.Event, n*e.Count, muSq, terms)
+		m, err := mulCount(n, e.Count)
+		if err != nil {
+			return err
+		}
+		return a.flatten(e.Event, m, muSq, terms)
 	case Poisson:
 		if z, ok := unitGaussian(e.Event); ok {
 			a.poissonGaussian(e.Rate, z, n, muSq, terms)

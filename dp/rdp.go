@@ -491,15 +491,31 @@ type sgmTerm struct {
 func (t *rdpTerms) add(e Event, n int, acct string) error {
 	switch e := e.(type) {
 	case GaussianEvent:
-		t.gaussCoef += float64(n*e.Count) / (e.Multiplier * e.Multiplier)
+		m, err := mulCount(n, e.Count)
+		if err != nil {
+			return err
+		}
+		t.gaussCoef += float64(m) / (e.Multiplier * e.Multiplier)
 	case GDPEvent:
 		t.gaussCoef += float64(n) * (e.Mu * e.Mu)
 	case PoissonGaussianEvent:
-		t.addPoissonGaussian(e.Rate, e.Multiplier, n*e.Steps)
+		m, err := mulCount(n, e.Steps)
+		if err != nil {
+			return err
+		}
+		t.addPoissonGaussian(e.Rate, e.Multiplier, m)
 	case PureEvent:
-		t.addPure(pureTerm{e.Epsilon, n * e.Count})
+		m, err := mulCount(n, e.Count)
+		if err != nil {
+			return err
+		}
+		t.addPure(pureTerm{e.Epsilon, m})
 	case RDPEvent:
-		e.Count = n * e.count()
+		m, err := mulCount(n, e.count())
+		if err != nil {
+			return err
+		}
+		e.Count = m
 		t.addCurve(e)
 	case ComposedEvent:
 		for _, c := range e.Events {
@@ -514,7 +530,11 @@ func (t *rdpTerms) add(e Event, n int, acct string) error {
 		if e.Event == nil {
 			return errNilEvent
 		}
-		return t.add(e.Event, n*e.Count, acct)
+		m, err := mulCount(n, e.Count)
+		if err != nil {
+			return err
+		}
+		return t.add(e.Event, m, acct)
 	case Poisson:
 		if z, ok := unitGaussian(e.Event); ok {
 			t.addPoissonGaussian(e.Rate, z, n)
@@ -532,7 +552,7 @@ func (t *rdpTerms) add(e Event, n int, acct string) error {
 		if err != nil {
 			return err
 		}
-		t.addCurve(curveEvent(e.String(), n, c))
+		t.addCurve(curveEvent(fmt.Sprintf("%T:%s", e, e), n, c))
 	default:
 		if r, ok := e.(RDPer); ok {
 			t.addCurve(rdperEvent(r, n))
