@@ -18,21 +18,17 @@ import (
 //
 // Gradient. Where the maximum is attained by one j (almost everywhere for
 // continuous inputs) out[i][c] = x[j][c] in a neighbourhood of x, so
-// ∂out[i][c]/∂x[j][c] = 1 for that j and 0 for the others; the op records
-// that j (the argmax) in its forward pass and its gradient op adds dY[i][c]
-// to dX[argmax][c]. Ties go to the entry stored first in row i (the
-// smallest column id for the sorted rows every CSR of graphs has): a
-// subgradient, the choice of PyTorch's scatter max. An empty row passes no
-// gradient. The argmax is kept from the op's last forward run: the gradient
-// op must run after it in the same pass, as it does in every machine (the
-// backward pass follows its forward pass).
+// ∂out[i][c]/∂x[j][c] = 1 for that j and 0 for the others: the gradient op
+// (spMaxGradOp, whose inputs are x, out and dY) adds dY[i][c] to
+// dX[j][c] for the first stored j of row i with x[j][c] = out[i][c]. At a
+// tie that is a subgradient, the first entry attaining the maximum (the
+// smallest column id for the sorted rows every CSR of graphs has). An
+// empty row passes no gradient, nor does a NaN maximum. The forward pass
+// keeps no argmax: an evaluation path pays for none, and the gradient
+// reads only its inputs.
 type spMaxOp struct {
 	pure
 	s *Sparse
-	// arg[i*k+c] is the row of x that gave out[i][c] in the last forward
-	// run, −1 where row i is empty.
-	arg []int32
-	k   int
 }
 
 // SpMax returns the node out[i] = max_{j: A[i,j] ≠ 0} x[j] (column-wise; 0
@@ -44,20 +40,14 @@ func SpMax(s *Sparse, x *G.Node) (*G.Node, error) {
 	if s == nil || s.A == nil {
 		return nil, fmt.Errorf("nn: SpMax needs a sparse matrix")
 	}
-	if s.A.Cols >= 1<<31 {
-		return nil, fmt.Errorf("nn: SpMax %s: %d columns exceed the argmax's int32 range", s.Name, s.A.Cols)
-	}
 	return G.ApplyOp(&spMaxOp{s: s}, x)
 }
 
-func (op *spMaxOp) Arity() int         { return 1 }
-func (op *spMaxOp) Type() hm.Type      { return matFn(1) }
-func (op *spMaxOp) DiffWRT(int) []bool { return []bool{true} }
-func (op *spMaxOp) Hashcode() uint32   { return hash32(op.WriteHash) }
-
-// WriteHash names the op by its own identity: it holds its argmax, so two
-// nodes must never merge.
-func (op *spMaxOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "SpMax(%p,%s)", op, op.s.Name) }
+func (op *spMaxOp) Arity() int            { return 1 }
+func (op *spMaxOp) Type() hm.Type         { return matFn(1) }
+func (op *spMaxOp) DiffWRT(int) []bool    { return []bool{true} }
+func (op *spMaxOp) Hashcode() uint32      { return hash32(op.WriteHash) }
+func (op *spMaxOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "SpMax(%p,%s)", op.s, op.s.Name) }
 func (op *spMaxOp) String() string        { return fmt.Sprintf("SpMax(%s)", op.s.Name) }
 
 func (op *spMaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -80,15 +70,10 @@ func (op *spMaxOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 	}
 	a := op.s.A
 	_, k := shape2(x)
-	if len(op.arg) != a.Rows*k {
-		op.arg = make([]int32, a.Rows*k)
-	}
-	op.k = k
 	t, out := output(prealloc, a.Rows, k)
-	arg := op.arg
 	parallel.Rows(a.Rows, (a.NNZ()+a.Rows)*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			o, g := out[i*k:(i+1)*k], arg[i*k:(i+1)*k]
+			o := out[i*k : (i+1)*k]
 			first := true
 			for p := a.Indptr[i]; p < a.Indptr[i+1]; p++ {
 				if a.Value(p) == 0 {
@@ -98,23 +83,15 @@ func (op *spMaxOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 				xj := xd[j*k : (j+1)*k]
 				if first {
 					copy(o, xj)
-					for c := range g {
-						g[c] = int32(j)
-					}
 					first = false
 					continue
 				}
-				for c, v := range xj {
-					if v > o[c] {
-						o[c], g[c] = v, int32(j)
-					}
+				for c, v := range xj[:len(o)] {
+					o[c] = max(o[c], v) // branch-free: the comparisons are unpredictable
 				}
 			}
 			if first {
 				clear(o)
-				for c := range g {
-					g[c] = -1
-				}
 			}
 		}
 	})
@@ -122,45 +99,74 @@ func (op *spMaxOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 }
 
 func (op *spMaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	return gradient(G.ApplyOp(&spMaxGradOp{fwd: op}, grad))
+	return gradient(G.ApplyOp(&spMaxGradOp{s: op.s}, inputs[0], output, grad))
 }
 
-// spMaxGradOp is spMaxOp's gradient: dX[arg[i][c]][c] += dY[i][c].
+// spMaxGradOp is spMaxOp's gradient: from x, out and dY, dX[j][c] +=
+// dY[i][c] for the first non-zero entry (i, j) with x[j][c] = out[i][c].
 type spMaxGradOp struct {
 	pure
-	fwd *spMaxOp
+	s *Sparse
 }
 
-func (op *spMaxGradOp) Arity() int            { return 1 }
-func (op *spMaxGradOp) Type() hm.Type         { return matFn(1) }
+func (op *spMaxGradOp) Arity() int            { return 3 }
+func (op *spMaxGradOp) Type() hm.Type         { return matFn(3) }
 func (op *spMaxGradOp) Hashcode() uint32      { return hash32(op.WriteHash) }
-func (op *spMaxGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "SpMaxGrad(%p)", op.fwd) }
-func (op *spMaxGradOp) String() string        { return fmt.Sprintf("SpMaxGrad(%s)", op.fwd.s.Name) }
+func (op *spMaxGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "SpMaxGrad(%p,%s)", op.s, op.s.Name) }
+func (op *spMaxGradOp) String() string        { return fmt.Sprintf("SpMaxGrad(%s)", op.s.Name) }
 func (op *spMaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s := in[0].(tensor.Shape)
-	return tensor.Shape{op.fwd.s.A.Cols, s[1]}, nil
+	return sameShape("SpMaxGrad", in)
 }
 
 func (op *spMaxGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
 
 func (op *spMaxGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	dy, dyd, err := denseF64(vals[0], "SpMaxGrad")
+	x, xd, err := denseF64(vals[0], "SpMaxGrad")
 	if err != nil {
 		return nil, err
 	}
-	rows, k := shape2(dy)
-	f := op.fwd
-	if f.k != k || len(f.arg) != rows*k {
-		return nil, fmt.Errorf("nn: SpMaxGrad %s: gradient is %d×%d but the forward pass ran on %d entries of width %d", f.s.Name, rows, k, len(f.arg), f.k)
+	_, yd, err := denseF64(vals[1], "SpMaxGrad")
+	if err != nil {
+		return nil, err
 	}
-	t, out := output(prealloc, f.s.A.Cols, k)
+	_, dyd, err := denseF64(vals[2], "SpMaxGrad")
+	if err != nil {
+		return nil, err
+	}
+	a := op.s.A
+	n, k := shape2(x)
+	if len(yd) != a.Rows*k || len(dyd) != a.Rows*k {
+		return nil, fmt.Errorf("nn: SpMaxGrad %s: output or its gradient is not %d×%d", op.s.Name, a.Rows, k)
+	}
+	t, out := output(prealloc, n, k)
 	clear(out)
-	// Sequential: several rows may share an argmax row (a scatter-add).
-	for p, j := range f.arg {
-		if j >= 0 {
-			out[int(j)*k+p%k] += dyd[p]
+	// Several rows may share an argmax row (a scatter-add), so the loop is
+	// split over columns, which no two parts share. Within a row, left[c]
+	// is dY[i][c] until the first maximiser of column c takes it, then 0:
+	// arithmetic instead of branches, whose outcomes are unpredictable.
+	parallel.Parts(k, 8, (a.NNZ()+a.Rows)*k, func(lo, hi int) {
+		left := make([]float64, hi-lo)
+		for i := 0; i < a.Rows; i++ {
+			y := yd[i*k+lo : i*k+hi]
+			copy(left, dyd[i*k+lo:i*k+hi])
+			for p := a.Indptr[i]; p < a.Indptr[i+1]; p++ {
+				if a.Value(p) == 0 {
+					continue
+				}
+				j := a.Indices[p]
+				xj, oj := xd[j*k+lo:j*k+hi], out[j*k+lo:j*k+hi]
+				for c, v := range xj[:len(left)] {
+					hit := 0.0
+					if v == y[c] {
+						hit = 1
+					}
+					g := hit * left[c]
+					oj[c] += g
+					left[c] -= g
+				}
+			}
 		}
-	}
+	})
 	return t, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/graphs"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // TestSpMaxForward compares SpMax with a direct maximum over each row's
@@ -32,20 +33,22 @@ func TestSpMaxForward(t *testing.T) {
 		0, 0, // only an explicit zero
 		-2, 7, // max(x2, x3): tie in column 1
 	}
-	wantArg := []int32{1, 1, -1, -1, 0, 3, -1, -1, 3, 2}
+	// the gradient of Σ out goes to each entry's first maximiser:
+	// x0 col 0 (row 2), x1 cols 0–1 (row 0), x2 col 1 (row 4, the tie),
+	// x3 col 1 (row 2) and col 0 (row 4)
+	wantGrad := []float64{1, 0, 1, 1, 0, 1, 1, 1}
 	m := NewModel(1)
-	xn := m.Input("x", x, 4, 2)
+	xp := m.NewParam("x", Constant(0), 4, 2)
+	copy(xp.Value(), x)
 	var y *G.Node
-	var op *spMaxOp
 	err := Build(func() error {
-		y = G.Must(SpMax(NewSparse("A", a), xn))
-		op = y.Op().(*spMaxOp)
-		return m.Compile(nil, []*G.Node{y})
+		y = G.Must(SpMax(NewSparse("A", a), xp.Node))
+		return m.Compile(G.Must(SumAll(RowSums(y))), []*G.Node{y})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Evaluate(); err != nil {
+	if _, err := m.StepMode(false); err != nil {
 		t.Fatal(err)
 	}
 	got := Values(y)
@@ -53,8 +56,14 @@ func TestSpMaxForward(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("out[%d][%d] = %v, want %v", i/2, i%2, got[i], want[i])
 		}
-		if op.arg[i] != wantArg[i] {
-			t.Errorf("argmax[%d][%d] = %d, want %d", i/2, i%2, op.arg[i], wantArg[i])
+	}
+	g, err := xp.Grad()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range wantGrad {
+		if g[i] != wantGrad[i] {
+			t.Errorf("∂Σout/∂x[%d][%d] = %v, want %v", i/2, i%2, g[i], wantGrad[i])
 		}
 	}
 }
@@ -126,29 +135,33 @@ func TestSpMaxGradCheck(t *testing.T) {
 }
 
 // brokenSpMax sends each output entry's gradient to the row's first
-// stored neighbour instead of its argmax.
+// non-zero neighbour instead of its argmax.
 type brokenSpMax struct{ *spMaxOp }
 
 func (op brokenSpMax) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	return gradient(G.ApplyOp(brokenSpMaxGrad{&spMaxGradOp{fwd: op.spMaxOp}}, grad))
+	return gradient(G.ApplyOp(brokenSpMaxGrad{&spMaxGradOp{s: op.s}}, inputs[0], output, grad))
 }
 
 type brokenSpMaxGrad struct{ *spMaxGradOp }
 
 func (op brokenSpMaxGrad) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	f := op.fwd
-	saved := append([]int32(nil), f.arg...)
-	a := f.s.A
+	// the first neighbour's own value as the "maximum": the real op then
+	// picks it
+	x := vals[0].(*tensor.Dense)
+	xd := x.Float64s()
+	k := x.Shape()[1]
+	y := vals[1].(*tensor.Dense).Clone().(*tensor.Dense)
+	yd := y.Float64s()
+	a := op.s.A
 	for i := 0; i < a.Rows; i++ {
-		for c := 0; c < f.k; c++ {
-			if f.arg[i*f.k+c] >= 0 {
-				f.arg[i*f.k+c] = int32(a.Indices[a.Indptr[i]])
+		for p := a.Indptr[i]; p < a.Indptr[i+1]; p++ {
+			if a.Value(p) != 0 {
+				copy(yd[i*k:(i+1)*k], xd[a.Indices[p]*k:(a.Indices[p]+1)*k])
+				break
 			}
 		}
 	}
-	out, err := op.spMaxGradOp.UsePreallocDo(prealloc, vals...)
-	copy(f.arg, saved)
-	return out, err
+	return op.spMaxGradOp.UsePreallocDo(prealloc, vals[0], y, vals[2])
 }
 
 func (op brokenSpMaxGrad) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
