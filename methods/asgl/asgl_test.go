@@ -236,12 +236,12 @@ func mustCalibrate(t *testing.T, m *ASGL, ctx *methods.Context, n int) *privacy 
 func subgraphs(t *testing.T, r *trainRun, ph *phase) [][]int {
 	t.Helper()
 	n := ph.adj.Rows
-	ph.key = walk.NewKey(dp.NewSource(5))
+	ph.key = degree.NewKey(dp.NewSource(5))
 	var err error
 	if ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores()); err != nil {
 		t.Fatal(err)
 	}
-	gs, err := ph.walker.NewSampler(walk.NewKey(dp.NewSource(6)), ph.rule, r.gen.p.Scores())
+	gs, err := ph.walker.NewSampler(degree.NewKey(dp.NewSource(6)), ph.rule, r.gen.p.Scores())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -348,7 +348,7 @@ func (r *trainRun) genPairs(ph *phase, s *walk.Sampler, roots []int) ([]layers.G
 // beginDisc starts phase ph's discriminator round: a fresh walk key; the
 // generator's scores stay fixed until its own steps.
 func (r *trainRun) beginDisc(ph *phase) error {
-	ph.key = walk.NewKey(r.keys)
+	ph.key = degree.NewKey(r.keys)
 	var err error
 	ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores())
 	return err
@@ -365,7 +365,7 @@ func (r *trainRun) loop() *trainers.Adversarial {
 				return r.disc.step(func(roots []int) ([]layers.GANPair, error) { return r.discPairs(ph, roots) })
 			},
 			Gen: func() (trainers.EpochStats, error) {
-				s, err := ph.walker.NewSampler(walk.NewKey(r.keys), ph.rule, r.gen.p.Scores())
+				s, err := ph.walker.NewSampler(degree.NewKey(r.keys), ph.rule, r.gen.p.Scores())
 				if err != nil {
 					return trainers.EpochStats{}, err
 				}
