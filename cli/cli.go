@@ -1,6 +1,21 @@
-// Command dpgnn trains and evaluates differentially private graph neural
-// networks, accounts for their privacy, and inspects their expression
-// graphs. Run `dpgnn --help` for the commands.
+// Package cli is the dpgnn command line as a library: train, sweep,
+// account, audit, inspect, tune, reproduce and data for every registered
+// method. cmd/dpgnn is Main with the built-in methods (methods/all); a
+// researcher's own main package builds a dpgnn-compatible binary for the
+// built-in methods plus their own with
+//
+//	import (
+//		_ "github.com/dpgnn/dpgnn/methods/all" // the built-in methods (optional)
+//		"github.com/dpgnn/dpgnn/cli"
+//	)
+//
+//	func main() { cli.Main(func() methods.Method { return NewMyMethod() }) }
+//
+// with no edit inside the framework (examples/ holds one, built by its
+// test). The commands' privacy claims are the methods' own: the CLI
+// states each method's plan and ledger and adds no release of its own,
+// except tune's covered selection, whose score rules exist only for the
+// built-in methods (tune refuses a covered selection for any other).
 package cli
 
 import (
@@ -14,12 +29,141 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	_ "github.com/dpgnn/dpgnn/methods/all" // register every method
+	"github.com/dpgnn/dpgnn/methods"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func main() {
+// Main runs the dpgnn command line of os.Args with the methods registered
+// so far (by the imports of the main package, e.g. methods/all) plus one
+// method per factory of ms, and exits the process with the command's
+// status: 0, 1 on an error (printed as one line "dpgnn: ..." on standard
+// error), 2 when ms cannot be registered (a name already taken, a
+// malformed configuration struct), 128+N when signal N ended it. Each
+// factory returns a fresh method holding its default configuration; every
+// command calls it anew, as methods.Register documents.
+func Main(ms ...func() methods.Method) {
+	if err := Register(ms...); err != nil {
+		fmt.Fprintln(os.Stderr, "dpgnn:", err)
+		os.Exit(2)
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// Register adds the methods of the factories ms to the registry the
+// commands read (methods.Register), after checking what would otherwise
+// panic there: a nil factory or method, a name that is empty, already
+// registered (a built-in's included) or given twice, and a configuration
+// struct methods.BindConfig cannot bind; each is an error naming the
+// method, and nothing is registered. Once they are registered, it builds
+// every command once and returns, as an error, the panic of a method flag
+// that clashes with a command's own (pflag's "flag redefined: seed"); the
+// methods then stay registered, so a caller that gets an error must not
+// run the commands (Main exits).
+func Register(ms ...func() methods.Method) error {
+	taken := map[string]bool{}
+	for _, n := range methods.Names() {
+		taken[n] = true
+	}
+	reserved := commandFlags()
+	for i, f := range ms {
+		if f == nil {
+			return fmt.Errorf("method %d of cli.Main is a nil factory", i+1)
+		}
+		m := f()
+		if m == nil {
+			return fmt.Errorf("method %d of cli.Main: its factory returned nil", i+1)
+		}
+		name := m.Name()
+		switch {
+		case name == "":
+			return fmt.Errorf("method %d of cli.Main (%T) has an empty name", i+1, m)
+		case taken[name]:
+			return fmt.Errorf("method %q (%T) is registered twice: the name is taken (known: %s)", name, m, strings.Join(methods.Names(), ", "))
+		}
+		taken[name] = true
+		if err := checkConfig(m); err != nil {
+			return fmt.Errorf("method %q (%T): %w", name, m, err)
+		}
+		own := configFlags(m.Config())
+		for _, f := range own {
+			if where, ok := reserved[f]; ok {
+				return fmt.Errorf("method %q (%T): its flag --%s is one of %s's own: rename the field's flag tag", name, m, f, where)
+			}
+		}
+	}
+	for _, f := range ms {
+		methods.Register(f)
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	return checkCommands()
+}
+
+// commandFlags maps each flag that a per-method command (train METHOD,
+// inspect METHOD, audit METHOD, ...) defines itself, beside the method's
+// configuration, to that command's path: the names a method's flag must
+// not take. It learns them from the registered methods' commands, so it
+// is empty when none is registered (Register's build of the commands
+// then catches a clash).
+func commandFlags() map[string]string {
+	reserved := map[string]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if m, err := methods.New(c.Name()); err == nil && c.HasParent() {
+			own := map[string]bool{}
+			for _, f := range configFlags(m.Config()) {
+				own[f] = true
+			}
+			c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+				if _, seen := reserved[f.Name]; !seen && !own[f.Name] {
+					reserved[f.Name] = c.Parent().CommandPath() + " METHOD"
+				}
+			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(io.Discard, io.Discard))
+	return reserved
+}
+
+// configFlags lists the flags of a method's configuration (a config
+// checkConfig accepted).
+func configFlags(cfg any) []string {
+	fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
+	methods.BindConfig(fs, cfg)
+	var out []string
+	fs.VisitAll(func(f *pflag.Flag) { out = append(out, f.Name) })
+	return out
+}
+
+// checkCommands builds the command tree, turning a panic (a method flag
+// defined twice on one command) into an error.
+func checkCommands() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("a method's flags clash with a command's own: %v (rename the method's flag tag)", r)
+		}
+	}()
+	newRoot(io.Discard, io.Discard)
+	return nil
+}
+
+// checkConfig binds m's configuration to a throw-away flag set, turning
+// the panic methods.BindConfig raises on a malformed struct (an unknown
+// field type, a field without a flag tag, a flag defined twice) into an
+// error.
+func checkConfig(m methods.Method) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("its configuration struct cannot be bound to flags: %v", r)
+		}
+	}()
+	methods.BindConfig(pflag.NewFlagSet(m.Name(), pflag.ContinueOnError), m.Config())
+	return nil
 }
 
 // stopSignals end a command as Ctrl-C does: SIGINT, and SIGTERM, which a

@@ -456,14 +456,14 @@ func TestCheckGoCommand(t *testing.T) {
 	}{
 		{"go test ./...", true},
 		{"go build -o dpgnn ./cmd/dpgnn", true},
-		{"go test ./cmd/dpgnn -run TestREADMECommands", true},
-		{"go test ./cmd/dpgnn -run TestNoSuchTest", false},
+		{"go test ./cli -run TestREADMECommands", true},
+		{"go test ./cli -run TestNoSuchTest", false},
 		{"go test ./nosuchpackage -run X", false},
 		{"go test ./dp -run '^$' -bench 'RDPEpsilon|NoSuch'", true},
 		{"go test ./dp -run '^$' -bench NoSuchBenchmark", false},
-		{"go test ./cmd/dpgnn -run '^$' -fuzz '^FuzzCLIFlags$' -fuzztime 60s", true},
-		{"go test ./cmd/dpgnn -run '^$' -fuzz '^FuzzNoSuch$'", false},
-		{"go test ./cmd/dpgnn ./dp -fuzz FuzzCLIFlags", false},
+		{"go test ./cli -run '^$' -fuzz '^FuzzCLIFlags$' -fuzztime 60s", true},
+		{"go test ./cli -run '^$' -fuzz '^FuzzNoSuch$'", false},
+		{"go test ./cli ./dp -fuzz FuzzCLIFlags", false},
 		{"DPGNN_BENCH_GRAPH=g.npz go test ./methods/all -run '^$' -bench 'EpochFile/gcn' -benchtime 1x", true},
 		{"DPGNN_NO_SUCH=g.npz go test ./methods/all -run '^$' -bench EpochFile", false},
 	} {
@@ -592,18 +592,18 @@ func TestCheckParses(t *testing.T) {
 // drift from code that compiles and works.
 var extendingBlocks = map[string]string{
 	"m.StartRecording() // layers record what per-sample norms need": "dp/dpnn/example_test.go",
-	"type Config struct {": "cmd/dpgnn/extending_example_test.go",
+	"type Config struct {": "cli/extending_example_test.go",
 }
 
 // extendingExamples are the example files docs/extending.md names as
 // checked by go test, each as the guide names it (line breaks aside) and
 // its path.
 var extendingExamples = map[string]string{
-	"`layers`' `example_nap_test.go`":           "layers/example_nap_test.go",
-	"`dp/dpnn`'s `example_test.go`":             "dp/dpnn/example_test.go",
-	"`dp`'s `example_compose_test.go`":          "dp/example_compose_test.go",
-	"`cmd/dpgnn`'s `extending_example_test.go`": "cmd/dpgnn/extending_example_test.go",
-	"`cmd/dpgnn`'s `linktoy_test.go`":           "cmd/dpgnn/linktoy_test.go",
+	"`layers`' `example_nap_test.go`":     "layers/example_nap_test.go",
+	"`dp/dpnn`'s `example_test.go`":       "dp/dpnn/example_test.go",
+	"`dp`'s `example_compose_test.go`":    "dp/example_compose_test.go",
+	"`cli`'s `extending_example_test.go`": "cli/extending_example_test.go",
+	"`cli`'s `linktoy_test.go`":           "cli/linktoy_test.go",
 }
 
 // TestExtendingGoBlocks: every ```go block of docs/extending.md is an

@@ -141,7 +141,7 @@ func dpgnnBinary(flag string) (string, error) {
 		exe = p
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") || strings.HasSuffix(filepath.Base(exe), ".test") {
-		return "", fmt.Errorf("--emit slurm: this dpgnn is a temporary build (%s, from go run or go test); build one (go build -o dpgnn ./cmd/dpgnn) or pass --dpgnn PATH", exe)
+		return "", fmt.Errorf("--emit slurm: this dpgnn is a temporary build (%s, from go run or go test); build one (go build -o dpgnn ./cmd/dpgnn, or your own main package that calls cli.Main) or pass --dpgnn PATH", exe)
 	}
 	return exe, nil
 }

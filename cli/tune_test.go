@@ -216,7 +216,7 @@ func TestTuneScoreRulesCoverMethods(t *testing.T) {
 			t.Fatal(err)
 		}
 		if methodPackage(m) != builtinPackage(name) {
-			// A test method (cmd/dpgnn registers a few): refused.
+			// A test method (the cli tests register a few): refused.
 			if _, err := validationScore(m, methods.Node); err == nil {
 				t.Errorf("%s (%T) has a score rule", name, m)
 			}
