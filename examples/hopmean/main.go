@@ -10,10 +10,11 @@
 //
 // The method, hopmean, is a one-layer message-passing GNN trained with
 // node-level DP-SGD: node v's input is the row h_v = mean of x_w over
-// w ∈ {v} ∪ N(v) (one fixed mean-aggregation hop, as SGC or a SAGE-mean
-// layer without weights before the aggregation), and an MLP classifies h_v. Every training node is one DP-SGD example of one
-// row, so the per-example machinery is the one DP-MLP uses; only the
-// accounting is a group's (see plan).
+// w ∈ {v} ∪ N(v) (one fixed mean-aggregation hop, as in SGC), and an MLP
+// classifies h_v. Every training node is one DP-SGD example of one row, so
+// the per-example machinery is the one DP-MLP uses; only the accounting is
+// a group's (see plan): a node enters its own example and those of its
+// ≤ D neighbours.
 package main
 
 import (
@@ -55,10 +56,8 @@ type Config struct {
 // HopMean is the method.
 type HopMean struct{ cfg Config }
 
-func (*HopMean) Name() string { return "hopmean" }
-func (*HopMean) Short() string {
-	return "mean over each node and its neighbours, then an MLP (examples/hopmean)"
-}
+func (*HopMean) Name() string                 { return "hopmean" }
+func (*HopMean) Short() string                { return "a mean-aggregation hop, then an MLP (examples/hopmean)" }
 func (*HopMean) Levels() []methods.Level      { return []methods.Level{methods.None, methods.Node} }
 func (*HopMean) DefaultSplit(d string) string { return methods.DefaultSplitFor(d) }
 func (m *HopMean) Config() any                { return &m.cfg }
@@ -85,8 +84,11 @@ func (m *HopMean) group(n int, s float64) dp.PoissonGroupGaussian {
 	return dp.PoissonGroupGaussian{Rate: q, Occurrences: m.cfg.MaxDegree + 1, Multiplier: s, Change: 2, Steps: dpnn.Steps(m.cfg.Epochs, q)}
 }
 
-// plan is the privacy plan of a run on n training nodes: group's steps
-// (and a private selection's ε, if any), calibrated to the run's budget.
+// plan is the privacy plan of a run on n training nodes: group's steps,
+// calibrated to the run's budget. It refuses --selection private: the
+// exponential mechanism's accounting assumes a node's removal changes the
+// validation counts by at most 1, but here a prediction reads the rows of
+// the node's neighbours, so they change by up to D+1.
 //
 // Proof (node level, raw neighbours G and G − v, every node of G with at
 // most D neighbours counting both directions; G − v is then within D too,
@@ -99,10 +101,14 @@ func (m *HopMean) group(n int, s float64) dp.PoissonGroupGaussian {
 // two clipped gradients have norm ≤ C each). Each example is one batch row
 // with its own clip factor (Groups.Singletons; BuildSGD refuses layers that
 // mix rows), sampled independently: the conditions of
-// PoissonGroupGaussian's per-step bound, composed over the steps. N_train
-// and the split are treated as public, as DP-MLP's are; the report says so.
+// PoissonGroupGaussian's per-step bound, composed over the steps. The last
+// epoch is kept, so no label is read during training. N_train and the
+// split are treated as public, as DP-MLP's are; the report says so.
 func (m *HopMean) plan(ctx *methods.Context, n int) (*run.Calibrated, error) {
 	b, err := m.bound()
+	if err == nil && ctx.Selection == trainers.SelectPrivate {
+		err = errors.New("--selection private is not supported: a node's removal changes up to D+1 predictions, and the selection is accounted for 1")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +120,7 @@ func (m *HopMean) plan(ctx *methods.Context, n int) (*run.Calibrated, error) {
 		}
 		what := fmt.Sprintf("DP-Adam: %d Poisson steps at rate %.4g over one-row examples, clip %g, noise std %.4g; a node enters at most R=%d examples (its own, its ≤ %d neighbours')",
 			g.Steps, g.Rate, m.cfg.Clip, g.NoiseStd(m.cfg.Clip), b.D+1, b.D)
-		return append([]dp.Planned{{Name: "dpsgd", Kind: "dp-sgd", Event: ev, What: what}}, run.SelectionReleases(ctx, 1)...)
+		return []dp.Planned{{Name: "dpsgd", Kind: "dp-sgd", Event: ev, What: what}}
 	}
 	noise := func(s float64) map[string]float64 {
 		g := m.group(n, s)
@@ -145,42 +151,42 @@ func (m *HopMean) rows(ctx *methods.Context) (*graphs.Features, error) {
 }
 
 // build returns the run's DP-SGD task (no noise without privacy: the same
-// pipeline, clipped), its plan and its mechanism source.
-func (m *HopMean) build(ctx *methods.Context) (*trainers.SGDTask, *run.Calibrated, *dp.Source, error) {
+// pipeline, clipped) and its plan.
+func (m *HopMean) build(ctx *methods.Context) (*trainers.SGDTask, *run.Calibrated, error) {
 	g, train := ctx.Graph, ctx.Graph.Split.Train
 	if len(train) == 0 {
-		return nil, nil, nil, fmt.Errorf("the split has no training nodes")
+		return nil, nil, fmt.Errorf("the split has no training nodes")
 	}
 	cal, err := m.plan(ctx, len(train))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	h, err := m.rows(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	src, err := ctx.NoiseSource("hopmean")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	group := m.group(len(train), cal.Multiplier)
 	tr := run.ModuleTraining{Private: true, Rate: group.Rate} // records the training path for per-example norms
 	mlp := layers.MLPConfig{Dims: []int{h.F, m.cfg.Hidden, g.NumClasses}, Activation: layers.ReLU, PlainLast: true}
 	mod, err := run.BuildModule(ctx.Seed, []*graphs.Features{h}, []string{"H"}, tr, len(train), run.MLPBody("mlp", mlp))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	capacity := tr.Capacity(len(train))
 	cfg := dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: group.NoiseStd(1), Rate: group.Rate, Samples: len(train), Capacity: capacity}
 	if ctx.Private() {
 		if cfg.StepEvent, err = group.Step(); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		cfg.Ledger, cfg.LedgerName = ctx.Ledger(), "dpsgd"
 	}
 	sgd, err := dpnn.BuildSGD(mod.Model, mod.CE.PerRow, cfg, src.Split("hopmean.dpsgd"), []*G.Node{mod.Logits})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	batch := mod.Inputs[0].Train
 	batch.From(train) // sample s is training node train[s]
@@ -193,7 +199,7 @@ func (m *HopMean) build(ctx *methods.Context) (*trainers.SGDTask, *run.Calibrate
 		return errors.Join(batch.Fill(samples), mod.CE.SetRows(pos[:len(samples)], labels))
 	}
 	return &trainers.SGDTask{SGD: sgd, Model: mod.Model, Logits: mod.Logits, Opt: nn.NewAdam(m.cfg.LR, 0), Fill: fill,
-		TotalSteps: group.Steps, Epochs: m.cfg.Epochs, Recorder: ctx.Recorder, Run: ctx.Run}, cal, src, nil
+		TotalSteps: group.Steps, Epochs: m.cfg.Epochs, Recorder: ctx.Recorder, Run: ctx.Run}, cal, nil
 }
 
 // Run trains once and, at node level, reports the plan against the ledger.
@@ -201,16 +207,12 @@ func (m *HopMean) Run(ctx *methods.Context) (*methods.Outcome, error) {
 	if err := run.Begin(ctx, "hopmean", m.cfg.Hidden, 1); err != nil {
 		return nil, err
 	}
-	task, cal, src, err := m.build(ctx)
+	task, cal, err := m.build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sel := trainers.Selection{Mode: ctx.Selection}
-	if sel.Mode == trainers.SelectPrivate {
-		sel.Epsilon, sel.Src, sel.Ledger, sel.Name = ctx.SelectionEpsilon, src.Split("selection"), ctx.Ledger(), "selection"
-	}
-	g := ctx.Graph
-	res, err := trainers.FullBatch(task, g.Labels, g.Split, trainers.LoopConfig{Epochs: m.cfg.Epochs, Run: ctx.Run, Recorder: ctx.Recorder, Select: sel})
+	sel := trainers.Selection{Mode: ctx.Selection} // last at node level (plan refused private); best without privacy
+	res, err := trainers.FullBatch(task, ctx.Graph.Labels, ctx.Graph.Split, trainers.LoopConfig{Epochs: m.cfg.Epochs, Run: ctx.Run, Recorder: ctx.Recorder, Select: sel})
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +225,7 @@ func (m *HopMean) Run(ctx *methods.Context) (*methods.Outcome, error) {
 
 // BuildModel is the graph Run trains, for `dpgnn inspect`.
 func (m *HopMean) BuildModel(ctx *methods.Context) (*nn.Model, error) {
-	task, _, _, err := m.build(ctx)
+	task, _, err := m.build(ctx)
 	if err != nil {
 		return nil, err
 	}

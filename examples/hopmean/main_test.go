@@ -69,8 +69,9 @@ type report struct {
 // noise source stated, every use saying what covers it — refuses an input
 // above its public degree bound with a one-line error, shows its DP nodes
 // in inspect with the noise std account computes for the same counts, and
-// account reproduces the train run's calibrated multiplier; the built-in
-// methods are in the binary beside it.
+// account reproduces the train run's calibrated multiplier; without privacy
+// it learns (test accuracy above 0.7); it refuses a private selection; the
+// built-in methods are in the binary beside it.
 func TestOutOfTreeMethod(t *testing.T) {
 	bin := buildBinary(t)
 	help, _, status := exe(t, bin, "train", "--help")
@@ -130,6 +131,19 @@ func TestOutOfTreeMethod(t *testing.T) {
 	if want := "dpgnn: hopmean run 1: node level, --max-degree 10 (--degree-bound public) on cora: "; status != 1 || out != "" ||
 		!strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("cora above --max-degree 10: status %d, stdout %q, stderr %q; want status 1 and one line with %q", status, out, stderr, want)
+	}
+
+	// Without privacy the same pipeline (clipped, no noise) learns cora;
+	// --selection private is refused before anything is released (a node's
+	// removal changes up to D+1 predictions, the selection is accounted
+	// for 1).
+	out, stderr, status = exe(t, bin, "train", "hopmean", "--dataset", "cora", "--data-dir", data, "--json")
+	if err := json.Unmarshal([]byte(out), &r); status != 0 || err != nil || r.Privacy != nil || !(r.Metrics["test_acc"].Values[0] > 0.7) {
+		t.Errorf("train hopmean on cora without privacy: status %d (%v), test accuracy %v (want > 0.7), report %v\n%s", status, err, r.Metrics["test_acc"], r.Privacy, stderr)
+	}
+	out, stderr, status = exe(t, bin, "train", "hopmean", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5", "--selection", "private", "--selection-epsilon", "1")
+	if want := "dpgnn: hopmean run 1: --selection private is not supported"; status != 1 || out != "" || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--selection private: status %d, stdout %q, stderr %q; want status 1 and %q", status, out, stderr, want)
 	}
 
 	account := func(args ...string) map[string]any {
