@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,8 @@ type report struct {
 // in inspect with the noise std account computes for the same counts, and
 // account reproduces the train run's calibrated multiplier; without privacy
 // it learns (test accuracy above 0.7); it refuses a private selection; the
-// built-in methods are in the binary beside it.
+// built-in methods are in the binary beside it, and a Slurm job script
+// sweep emits runs this binary.
 func TestOutOfTreeMethod(t *testing.T) {
 	bin := buildBinary(t)
 	help, _, status := exe(t, bin, "train", "--help")
@@ -79,6 +81,15 @@ func TestOutOfTreeMethod(t *testing.T) {
 		if status != 0 || !strings.Contains(help, "\n  "+name+" ") {
 			t.Errorf("train --help (status %d) does not list %s:\n%s", status, name, help)
 		}
+	}
+
+	// sweep --emit slurm names this binary, not a dpgnn, in the job script.
+	dir := t.TempDir()
+	script := filepath.Join(dir, "sweep.sbatch")
+	_, stderr, status := exe(t, bin, "sweep", "--methods", "hopmean", "--privacy", "node", "--epsilons", "8", "--delta", "1e-5",
+		"--runs", "1", "--out", filepath.Join(dir, "s"), "--emit", "slurm", "--shards", "1", "--emit-out", script)
+	if b, err := os.ReadFile(script); status != 0 || err != nil || !strings.Contains(string(b), bin+" sweep") {
+		t.Errorf("sweep --emit slurm: status %d (%v), script does not run %s sweep:\n%s%s", status, err, bin, b, stderr)
 	}
 
 	data, ok := testutil.SharedDatasets()
