@@ -224,7 +224,9 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*trainRun, error) {
 		w, err := walk.NewSignedWalker(ph.pos, ph.neg, wc)
 		if err != nil {
 			if wc.Mode == degree.Public {
-				return nil, p.bound.Refusal(fmt.Sprintf("%s, G%s", ctx.Dataset, ph.name), err)
+				// The same refusal whichever of G+ and G− is above the
+				// bound: which one it is is private.
+				return nil, p.bound.Refusal(ctx.Dataset, err)
 			}
 			return nil, fmt.Errorf("walk graph G%s: %w", ph.name, err)
 		}
