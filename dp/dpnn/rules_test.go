@@ -502,3 +502,61 @@ func TestGCNConvDPSGDMatchesPerExampleReference(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPerSampleGANPlayers: ASGL's GAN players record sparse
+// embedding-lookup rules over examples of several pairs (each pair two
+// rows, U's and V's); both kinds pass the check.
+func TestCheckPerSampleGANPlayers(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	const nodes, dim, capacity = 7, 3, 8
+	// example → its pairs (1 to 3)
+	var examples [][]layers.GANPair
+	for range 5 {
+		var ps []layers.GANPair
+		for range 1 + r.IntN(3) {
+			u, v := r.IntN(nodes), r.IntN(nodes)
+			sign := 1.0
+			if r.IntN(2) == 0 {
+				sign = -1
+			}
+			ps = append(ps, layers.GANPair{U: u, V: v, Sign: sign, Target: float64(r.IntN(2)), Weight: 0.5 + r.Float64()})
+		}
+		examples = append(examples, ps)
+	}
+	for _, kind := range []layers.GANKind{layers.Discriminator, layers.Generator} {
+		t.Run(fmt.Sprint(kind), func(t *testing.T) {
+			m := nn.NewModel(2)
+			m.StartRecording()
+			p, err := layers.NewGANPlayer(m, "g", kind, nodes, dim, capacity)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.StopRecording()
+			for _, v := range [][]float64{p.Emb.Value(), p.Bias.Value()} {
+				for i := range v {
+					v[i] = r.NormFloat64() // a nonzero bias too
+				}
+			}
+			groups := &nn.RowGroups{Of: make([]int, 2*capacity)}
+			fill := func(ex []int) error {
+				var pairs []layers.GANPair
+				for k, e := range ex {
+					for _, q := range examples[e] {
+						q.Sample = k
+						pairs = append(pairs, q)
+					}
+				}
+				return p.SetPairs(pairs, groups, len(ex))
+			}
+			res, err := m.CheckPerSample(nn.PerSampleCheck{Loss: p.PerRow, Groups: groups, Fill: fill, Examples: []int{0, 1, 2, 3}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range res {
+				if x.NormErr > 1e-9 || x.GradErr > 1e-9 {
+					t.Errorf("%s (%s): relative errors %.2g, %.2g", x.Param, x.Rule, x.NormErr, x.GradErr)
+				}
+			}
+		})
+	}
+}
