@@ -183,7 +183,7 @@ func (r rowwiseRule) NormSq(delta *G.Node, _ *nn.RowGroups, name string) (*G.Nod
 	return nn.GhostNormSq(r.a, delta, r.rows, name)
 }
 func (r rowwiseRule) ClippedSum(cd *G.Node) (*G.Node, error) { return nn.MatMulTA(r.a, cd), nil }
-func (rowwiseRule) String() string                          { return "rowwise-linear (wrong)" }
+func (rowwiseRule) String() string                           { return "rowwise-linear (wrong)" }
 
 // negatedRule has LinearWeight's norms but sums the negated gradients: a
 // rule whose norms are right and whose clipped sum is wrong.
