@@ -42,8 +42,9 @@ func NewFeatures(m *nn.Model, x *graphs.Features, name string) (*Features, error
 // Linear applies l to the features after input dropout p: X·W + b. On
 // a model's recorded (DP-SGD) path it records the per-sample rules of W
 // (nn.LinearWeight over the dropped-out X, dense or sparse) and b, as
-// Linear.Forward and Linear.ForwardSparse do: each row of X is its own
-// row of the batch, so the rules hold whatever the row groups.
+// Linear.Forward and Linear.ForwardSparse do. The layer is row-wise, so
+// the rules hold for any row groups on a path that keeps examples apart
+// after it (nn.PerSampleRule).
 func (f *Features) Linear(m *nn.Model, l *Linear, p float64) *G.Node {
 	if f.Dense != nil {
 		x := m.Dropout(f.Dense, p)

@@ -560,3 +560,41 @@ func TestCheckPerSampleGANPlayers(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildSGDRefusesPathsWithoutRules: DP-SGD refuses, naming the
+// parameter, a parameter with no per-sample rule on the recorded path, one
+// recorded twice (a shared weight), and a rule whose recorded output does
+// not have the loss's rows (it would index examples by the wrong rows).
+func TestBuildSGDRefusesPathsWithoutRules(t *testing.T) {
+	d := newRulesData(rulesSizes, 3)
+	for _, tc := range []struct {
+		name  string
+		build func(*nn.Model, *rulesBatch) *G.Node
+		want  string
+	}{
+		{"no-rule", func(m *nn.Model, b *rulesBatch) *G.Node {
+			return layers.NewLinear(m, "lin", rulesF, rulesC, true, layers.InitPyG).Affine(b.xd)
+		}, "parameter lin.W has no per-sample gradient rule on the training path"},
+		{"shared-weight", func(m *nn.Model, b *rulesBatch) *G.Node {
+			l := layers.NewLinear(m, "lin", rulesF, rulesF, true, layers.InitPyG)
+			return l.Forward(nn.ReLU(l.Forward(b.xd)))
+		}, "parameter lin.W is used twice"},
+		{"rows-not-batch-rows", func(m *nn.Model, b *rulesBatch) *G.Node {
+			y := layers.NewLinear(m, "lin", rulesF, rulesC, true, layers.InitPyG).Forward(b.xd)
+			idx := make([]int, b.d.rows-1)
+			for i := range idx {
+				idx[i] = i
+			}
+			return G.Must(nn.GatherRows(y, idx, "first"))
+		}, fmt.Sprintf("parameter lin.W (linear-weight): its recorded output has %d rows, the per-row loss %d", d.rows, d.rows-1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, b := buildRulesModel(t, d, tc.build, true)
+			rows := b.ce.PerRow.Shape()[0]
+			_, err := BuildSGD(m, b.ce.PerRow, SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 4, Capacity: rows}, dp.NewSource(1), nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
