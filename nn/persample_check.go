@@ -191,7 +191,11 @@ func (m *Model) CheckPerSample(c PerSampleCheck) ([]PerSampleResult, error) {
 			return nil, fmt.Errorf("nn: per-sample check: %w", err)
 		}
 		for i := range np {
-			ruleNorm[i][k] = Values(norms[i])[k]
+			v := Values(norms[i])
+			if len(v) <= k {
+				return nil, fmt.Errorf("nn: per-sample check: parameter %s (%s): NormSq gave %d values for a batch of %d examples", m.Params[i].Name, byParam[m.Params[i]].Rule, len(v), ne)
+			}
+			ruleNorm[i][k] = v[k]
 			ruleGrad[i][k] = append([]float64(nil), Values(ruleGrads[i])...)
 		}
 	}
