@@ -22,7 +22,9 @@ import (
 // Every entry Â_{rj} ≠ 0 joins two rows of the same example (or two
 // padding rows), i.e. Â is block-diagonal over the batch's row groups,
 // and Â is square over the batch rows. Then example e's rows of the output
-// read only e's rows of H, and:
+// read only e's rows of H. If the rest of the path keeps examples apart as
+// well (nn.PerSampleRule's condition (a): ∂L_e/∂yᵣ = δᵣ for r in e, 0
+// otherwise), then
 //
 //	∂L_e/∂W = Σ_j H_jᵀ Σ_{r∈e} Â_{rj} δᵣ = Σ_{j∈e} H_jᵀ (Âᵀδ)_j,
 //
