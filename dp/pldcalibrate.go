@@ -93,8 +93,16 @@ func calibratePLD(targetEps, delta float64, events func(noise float64) []Event, 
 // quarter of the tolerance above the secant root (or just below hi when
 // that is next to it), each iterate replacing the end on its side, with
 // bisection when the step lands near lo, until hi/lo − 1 ≤ tol. It returns
-// hi, always a point where gap was evaluated and ≤ 0.
-func secantSafe(gap func(float64) (float64, error), hi, ratio, tol float64) (float64, error) {
+// hi, always a point where gap was evaluated and ≤ 0. A gap that is NaN
+// counts as over budget (+Inf), as in calibration.noise.
+func secantSafe(rawGap func(float64) (float64, error), hi, ratio, tol float64) (float64, error) {
+	gap := func(n float64) (float64, error) {
+		g, err := rawGap(n)
+		if math.IsNaN(g) {
+			g = math.Inf(1)
+		}
+		return g, err
+	}
 	gHi, err := gap(hi)
 	if err != nil {
 		return 0, err

@@ -39,22 +39,38 @@ func NewFeatures(m *nn.Model, x *graphs.Features, name string) (*Features, error
 	return f, nil
 }
 
-// Linear applies l to the features after input dropout p.
+// Linear applies l to the features after input dropout p: X·W + b. On
+// a model's recorded (DP-SGD) path it records the per-sample rules of W
+// (nn.LinearWeight over the dropped-out X, dense or sparse) and b, as
+// Linear.Forward and Linear.ForwardSparse do. The layer is row-wise, so
+// the rules hold for any row groups on a path that keeps examples apart
+// after it (nn.PerSampleRule).
 func (f *Features) Linear(m *nn.Model, l *Linear, p float64) *G.Node {
 	if f.Dense != nil {
-		return l.Affine(m.Dropout(f.Dense, p))
+		x := m.Dropout(f.Dense, p)
+		return m.RecordLinear(l.Affine(x), l.W, l.B, x, nil)
 	}
-	return l.AddBias(f.MatMul(m, l.W, p))
+	xw, _ := f.matMul(m, l.W, p)
+	return m.RecordLinear(l.AddBias(xw), l.W, l.B, nil, f.Sparse)
 }
 
 // MatMul returns X·W (no bias) after input dropout p; for sparse X the
 // product is a SpMM with the CSR, never a dense matrix.
 func (f *Features) MatMul(m *nn.Model, w *nn.Param, p float64) *G.Node {
+	y, _ := f.matMul(m, w, p)
+	return y
+}
+
+// matMul is MatMul with the per-sample rule of w in it: the dropped-out
+// dense input, or the sparse input (whose values input dropout rewrites
+// before each training run, so the rule reads the kept entries).
+func (f *Features) matMul(m *nn.Model, w *nn.Param, p float64) (*G.Node, nn.LinearWeight) {
 	if f.Sparse != nil {
 		m.SparseDropout(f.Sparse, p)
-		return G.Must(nn.SpMM(f.Sparse, w.Node))
+		return G.Must(nn.SpMM(f.Sparse, w.Node)), nn.LinearWeight{SparseInput: f.Sparse}
 	}
-	return nn.MatMul(m.Dropout(f.Dense, p), w.Node)
+	x := m.Dropout(f.Dense, p)
+	return nn.MatMul(x, w.Node), nn.LinearWeight{Input: x}
 }
 
 // MLP applies an MLP to the features (its InputDropout applies).

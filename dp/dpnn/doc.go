@@ -4,4 +4,10 @@
 // fixed-size batches, the ledger record of every noisy step) and GCON's
 // objective perturbation term. Every node it adds is tagged for `dpgnn
 // inspect`.
+//
+// DP-SGD's sensitivity rests on the per-sample rules the layers record
+// (nn.Model.Record registers one for a custom op): BuildSGD refuses a
+// parameter without a rule, and nn.Model.CheckPerSample, given the same
+// per-row loss and fill function as SGD.Step, tests every recorded rule
+// against per-example gradients computed one example at a time.
 package dpnn

@@ -183,20 +183,12 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	if mix := m.MixesSamples(); len(mix) > 0 {
 		return nil, fmt.Errorf("dp: DP-SGD needs per-sample layers, but the training path has %s, which mixes samples in a batch; use GroupNorm (--norm groupnorm) instead of BatchNorm", strings.Join(mix, ", "))
 	}
-	recs := m.PerSampleRecords()
-	byParam := map[*nn.Param]nn.PerSample{}
-	for _, r := range recs {
-		if _, dup := byParam[r.Param]; dup {
-			return nil, fmt.Errorf("dp: parameter %s is used twice on the DP-SGD training path; per-sample gradients of shared weights are not supported", r.Param.Name)
-		}
-		byParam[r.Param] = r
-	}
-	for _, p := range m.Params {
-		if _, ok := byParam[p]; !ok {
-			return nil, fmt.Errorf("dp: parameter %s has no per-sample gradient rule on the training path (a layer DP-SGD does not support, or a parameter not on the path)", p.Name)
-		}
-	}
 	rows := perRowLoss.Shape()[0]
+	recs := m.PerSampleRecords()
+	byParam, err := m.PerSampleRules(rows)
+	if err != nil {
+		return nil, fmt.Errorf("dp: %w", err)
+	}
 	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
 	build := func() error {
 		s.LossSum = G.Must(nn.SumAll(perRowLoss))
@@ -270,7 +262,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	// Every node built here is a privacy node for inspection ("dp:dp-sgd"),
 	// except the gradients at the layer outputs (Model.Grad labels them);
 	// the main ones are tagged with what they are.
-	err := m.TagNew(nn.DPTagPrefix+"dp-sgd", func() error { return nn.Build(build) })
+	err = m.TagNew(nn.DPTagPrefix+"dp-sgd", func() error { return nn.Build(build) })
 	if err != nil {
 		return nil, fmt.Errorf("dp: building DP-SGD: %w", err)
 	}

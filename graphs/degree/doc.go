@@ -3,7 +3,10 @@
 // degrees uses, the flag pair that sets it (Flags: --max-degree D,
 // --degree-bound public|sample|none), the keyed pair ranks its sampling
 // draws from (Key), its stability proofs, its refusal of inputs outside a
-// public bound (BoundError) and the report line it writes (Bound.Use).
+// public bound (BoundError), the report line it writes (Bound.Use), and
+// the K-hop rooted subgraphs DP-SGD trains a K-layer GNN on
+// (RootedSubgraphs), whose occurrence bound under node removal,
+// OccurrenceBound(K, D), rests on the bound.
 //
 // # What a degree bound has to prove
 //

@@ -313,7 +313,14 @@ func TestFetchBadTransferLeavesNothing(t *testing.T) {
 			if c.cancel {
 				time.AfterFunc(100*time.Millisecond, cancel)
 			}
-			_, err := Fetch(ctx, "cora", dataDir, FetchOptions{Mirror: srv.URL, Manifest: manifest, Stall: 200 * time.Millisecond})
+			// A cancelled transfer must end by the cancellation, not by the
+			// stall timer: under load the 100 ms cancel could come after a
+			// 200 ms stall, so that case waits 10 s for a stall.
+			stallAfter := 200 * time.Millisecond
+			if c.cancel {
+				stallAfter = 10 * time.Second
+			}
+			_, err := Fetch(ctx, "cora", dataDir, FetchOptions{Mirror: srv.URL, Manifest: manifest, Stall: stallAfter})
 			wantOneLine(t, err, append([]string{srv.URL + "/" + cora.Source + ": "}, c.want...)...)
 			if got := errors.Is(err, context.Canceled); got != c.isCtx {
 				t.Errorf("errors.Is(err, context.Canceled) = %v", got)

@@ -599,20 +599,11 @@ func (wk Walk) Pairs(w int) []SignedPair {
 	return out
 }
 
-// Key keys the per-root random streams of a Sampler. Draw a fresh one
-// from the mechanism's noise source for every round of sampling
-// (NewKey).
-type Key [32]byte
-
-// NewKey draws a key from src: pass the mechanism's *dp.Source, so the
-// walks are reproducible from the seed and unpredictable with secure noise.
-func NewKey(src rand.Source) Key {
-	var k Key
-	for i := 0; i < len(k); i += 8 {
-		binary.LittleEndian.PutUint64(k[i:], src.Uint64())
-	}
-	return k
-}
+// Key keys the per-root random streams of a Sampler: the one key type of
+// graphs/degree, drawn fresh from the mechanism's noise source for every
+// round of sampling (degree.NewKey), so the walks are reproducible from the
+// seed and unpredictable with secure noise.
+type Key = degree.Key
 
 // Sampler draws ASGL's per-root training data from a SignedWalker. Each
 // root's randomness is its own stream, ChaCha8 keyed by SHA-256 of the

@@ -13,7 +13,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/graphstest"
-	"github.com/dpgnn/dpgnn/graphs/io"
+	graphio "github.com/dpgnn/dpgnn/graphs/io"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 )
 
@@ -473,7 +473,7 @@ func TestOccurrencePublicBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := NewKey(rand.NewPCG(s, 1))
+		key := degree.NewKey(rand.NewPCG(s, 1))
 		scores := embScores(150, s, 0.7)
 		rule := Transition(s % 2)
 		base := sampleAll(t, w, key, rule, scores)
@@ -524,7 +524,7 @@ func TestOccurrenceCap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			key := NewKey(rand.NewPCG(s, 3))
+			key := degree.NewKey(rand.NewPCG(s, 3))
 			scores := embScores(300, s, 0.5)
 			checkOccurrences(t, "cap(G)", w, sampleAll(t, w, key, rule, scores))
 			for _, v := range []int{0, 1, 2, 150} { // 0, 1, 2 are the hubs
@@ -567,7 +567,7 @@ func TestCapNotStable(t *testing.T) {
 		return w
 	}
 	g, gv := capped(0), capped(1) // node 0 removed
-	key := NewKey(rand.NewPCG(1, 1))
+	key := degree.NewKey(rand.NewPCG(1, 1))
 	diff := differingRoots(sampleAll(t, g, key, TransitionPositive, nil), sampleAll(t, gv, key, TransitionPositive, nil))
 	if r := g.OccurrenceBound(); len(diff) <= r {
 		t.Fatalf("%d subgraphs differ, want more than R = %d", len(diff), r)
@@ -621,7 +621,7 @@ func TestStarNeedsBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	occ := walkOccurrences(sampleAll(t, w, NewKey(rand.NewPCG(2, 2)), TransitionPositive, nil))
+	occ := walkOccurrences(sampleAll(t, w, degree.NewKey(rand.NewPCG(2, 2)), TransitionPositive, nil))
 	r3, _ := ReceptiveField(3, 2)
 	if occ[0] != n || occ[0] <= r3 {
 		t.Errorf("centre in %d subgraphs, want all %d (> R_{3,2} = %d)", occ[0], n, r3)
@@ -640,7 +640,7 @@ func TestSampler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := NewKey(rand.NewPCG(9, 9))
+	key := degree.NewKey(rand.NewPCG(9, 9))
 	all := sampleAll(t, w, key, TransitionNegative, embScores(100, 1, 1))
 	s, _ := w.NewSampler(key, TransitionNegative, embScores(100, 1, 1))
 	batch, err := s.DiscBatch([]int{57, 3, 57, 99})
@@ -652,7 +652,7 @@ func TestSampler(t *testing.T) {
 			t.Errorf("root %d sampled alone differs from the full pass", r)
 		}
 	}
-	other := sampleAll(t, w, NewKey(rand.NewPCG(9, 10)), TransitionNegative, embScores(100, 1, 1))
+	other := sampleAll(t, w, degree.NewKey(rand.NewPCG(9, 10)), TransitionNegative, embScores(100, 1, 1))
 	if len(differingRoots(all, other)) < 10 {
 		t.Error("another key gives (almost) the same samples")
 	}
@@ -717,7 +717,7 @@ func TestOccurrenceRealData(t *testing.T) {
 		return h, degs[h]
 	}
 	scores := embScores(g.N, 1, 0.3)
-	key := NewKey(rand.NewPCG(11, 11))
+	key := degree.NewKey(rand.NewPCG(11, 11))
 	cfg := Config{Degree: 3, Paths: 3, MaxLen: 4, Mode: degree.Sample, SampleKey: graphstest.Key(5)}
 	for _, ph := range []struct {
 		name     string

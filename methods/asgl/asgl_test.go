@@ -240,12 +240,12 @@ func mustCalibrate(t *testing.T, m *ASGL, ctx *methods.Context, n int) *privacy 
 func subgraphs(t *testing.T, r *trainRun, ph *phase) [][]int {
 	t.Helper()
 	n := ph.adj.Rows
-	ph.key = walk.NewKey(dp.NewSource(5))
+	ph.key = degree.NewKey(dp.NewSource(5))
 	var err error
 	if ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores()); err != nil {
 		t.Fatal(err)
 	}
-	gs, err := ph.walker.NewSampler(walk.NewKey(dp.NewSource(6)), ph.rule, r.gen.p.Scores())
+	gs, err := ph.walker.NewSampler(degree.NewKey(dp.NewSource(6)), ph.rule, r.gen.p.Scores())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,5 +481,35 @@ func TestDiscNoiseAtAccountedScale(t *testing.T) {
 		if slack := float64(cfg.DiscBatch)*cfg.Clip + 5*std; math.Abs(norm-want) > slack {
 			t.Fatalf("seed %d: ‖B·release‖ = %.4g, noise alone ≈ %.4g (std %.4g over %d coordinates), want within %.4g", seed, norm, want, std, len(r), slack)
 		}
+	}
+}
+
+// TestRefusalSameForEitherSign: under the public bound the refusal does not
+// say which of G+ and G− has a node above it (an outside review found
+// "on X, G−" against "on X, G+"): one graph above the bound in G+ only and
+// its mirror above it in G− only get the same message.
+func TestRefusalSameForEitherSign(t *testing.T) {
+	h, hd := sparseSigned(t, 60, 12)
+	if hd <= 3 {
+		t.Fatalf("largest degree %d, not above the bound 3", hd)
+	}
+	empty := &graphs.CSR{Rows: h.N, Cols: h.N, Indptr: make([]int, h.N+1)}
+	onlyPos, onlyNeg := *h, *h
+	onlyPos.Neg = empty
+	onlyNeg.Adj, onlyNeg.Neg = empty, h.Adj
+	cfg := tinyConfig(3)
+	var msgs []string
+	for _, g := range []*graphs.Graph{&onlyPos, &onlyNeg} {
+		ctx := context(g, 2)
+		ctx.Dataset = "signed"
+		_, err := New(cfg).newRun(ctx, mustCalibrate(t, New(cfg), ctx, g.N))
+		var be *degree.BoundError
+		if !errors.As(err, &be) {
+			t.Fatalf("err = %v, want a *degree.BoundError", err)
+		}
+		msgs = append(msgs, err.Error())
+	}
+	if msgs[0] != msgs[1] {
+		t.Errorf("the refusal says which sign is above the bound: %q vs %q", msgs[0], msgs[1])
 	}
 }

@@ -86,7 +86,7 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.Au
 					return nil, err
 				}
 			}
-			ph := &phase{name: "+", sign: 1, rule: walk.TransitionPositive, walker: w, adj: w.Graph(), key: walk.NewKey(src.Split("asgl.walks"))}
+			ph := &phase{name: "+", sign: 1, rule: walk.TransitionPositive, walker: w, adj: w.Graph(), key: degree.NewKey(src.Split("asgl.walks"))}
 			if ph.disc, err = w.NewSampler(ph.key, ph.rule, gen.p.Scores()); err != nil {
 				return nil, err
 			}

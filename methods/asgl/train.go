@@ -224,7 +224,9 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*trainRun, error) {
 		w, err := walk.NewSignedWalker(ph.pos, ph.neg, wc)
 		if err != nil {
 			if wc.Mode == degree.Public {
-				return nil, p.bound.Refusal(fmt.Sprintf("%s, G%s", ctx.Dataset, ph.name), err)
+				// The same refusal whichever of G+ and G− is above the
+				// bound: which one it is is private.
+				return nil, p.bound.Refusal(ctx.Dataset, err)
 			}
 			return nil, fmt.Errorf("walk graph G%s: %w", ph.name, err)
 		}
@@ -348,7 +350,7 @@ func (r *trainRun) genPairs(ph *phase, s *walk.Sampler, roots []int) ([]layers.G
 // beginDisc starts phase ph's discriminator round: a fresh walk key; the
 // generator's scores stay fixed until its own steps.
 func (r *trainRun) beginDisc(ph *phase) error {
-	ph.key = walk.NewKey(r.keys)
+	ph.key = degree.NewKey(r.keys)
 	var err error
 	ph.disc, err = ph.walker.NewSampler(ph.key, ph.rule, r.gen.p.Scores())
 	return err
@@ -365,7 +367,7 @@ func (r *trainRun) loop() *trainers.Adversarial {
 				return r.disc.step(func(roots []int) ([]layers.GANPair, error) { return r.discPairs(ph, roots) })
 			},
 			Gen: func() (trainers.EpochStats, error) {
-				s, err := ph.walker.NewSampler(walk.NewKey(r.keys), ph.rule, r.gen.p.Scores())
+				s, err := ph.walker.NewSampler(degree.NewKey(r.keys), ph.rule, r.gen.p.Scores())
 				if err != nil {
 					return trainers.EpochStats{}, err
 				}

@@ -437,19 +437,7 @@ func (m *DPAR) inference(ctx *methods.Context, p *privacy, res *result) func(h *
 			if err != nil {
 				return nil, err
 			}
-			runner, err := res.net.m.NewRunner(out)
-			if err != nil {
-				return nil, err
-			}
-			return func(f *graphs.Features) ([]float64, error) {
-				if err := run.SetQueryInput(x, f); err != nil {
-					return nil, err
-				}
-				if err := runner.Run(); err != nil {
-					return nil, err
-				}
-				return m.scores(h, gs, nn.Values(out))
-			}, nil
+			return run.QueryRunner(res.net.m, x, out, func(v []float64) ([]float64, error) { return m.scores(h, gs, v) })
 		})
 		return &run.Inference{Query: q, Cost: cost}, nil
 	}

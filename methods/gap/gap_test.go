@@ -172,3 +172,36 @@ func TestGAPCrossFitOnlyWithoutNodePrivacy(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeQueriesNotCovered: a query shows every node's posterior, the
+// removed node's own included, and that posterior reads the node's own
+// aggregation row (a change up to its in-degree, beyond the √D the NAP
+// noise is calibrated for), so node-level queries are recorded but not
+// covered (ε = ∞), while edge-level ones are charged and finite.
+func TestNodeQueriesNotCovered(t *testing.T) {
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 8, AvgDegree: 4, Homophily: 0.9, Signal: 1.5}, 5, "ratio:0.5:0.25", 1)
+	for _, tc := range []struct {
+		level   methods.Level
+		covered bool
+	}{{methods.Edge, true}, {methods.Node, false}} {
+		m := newGAP(t, "--hops", "1", "--epochs", "2", "--encoder-epochs", "2", "--batch-size", "16", "--max-degree", "16")
+		out, err := m.Run(&methods.Context{Graph: g, Level: tc.level, Epsilon: 8, Delta: 1e-5, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, cost, err := out.QueryOn(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q(g.X); err != nil {
+			t.Fatal(err)
+		}
+		total, alone, err := cost.Epsilon()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.level, err)
+		}
+		if got := !math.IsInf(total, 1) && !math.IsInf(alone, 1); got != tc.covered || (tc.covered && !(alone > 0)) {
+			t.Errorf("%s: one query costs ε %g alone, %g in all; want covered = %v (uncovered: %q)", tc.level, alone, total, tc.covered, cost.Uncovered)
+		}
+	}
+}

@@ -182,19 +182,9 @@ func (n *net) inference(like *graphs.Features) func(h *graphs.Graph) (*run.Infer
 			if err != nil {
 				return nil, err
 			}
-			runner, err := n.model.NewRunner(logits)
-			if err != nil {
-				return nil, err
-			}
-			return func(f *graphs.Features) ([]float64, error) {
-				if err := run.SetQueryInput(x, f); err != nil {
-					return nil, err
-				}
-				if err := runner.Run(); err != nil {
-					return nil, err
-				}
-				return run.Softmax(nn.Values(logits), h.N, h.NumClasses), nil
-			}, nil
+			return run.QueryRunner(n.model, x, logits, func(v []float64) ([]float64, error) {
+				return run.Softmax(v, h.N, h.NumClasses), nil
+			})
 		})
 		return &run.Inference{Query: q}, nil
 	}

@@ -257,6 +257,26 @@ func NewQueryInput(m *nn.Model, like *graphs.Features, n int, name string) (*lay
 	return layers.NewFeatures(m, &graphs.Features{N: n, F: like.F, Dense: make([]float64, n*like.F)}, name)
 }
 
+// QueryRunner is the query function of a graph built on the query input x
+// (NewQueryInput): it sets x to the query's features, runs m up to out and
+// returns post of out's values (the method's scores). Wrap it in NewQuery,
+// which checks the features and charges the query's cost first.
+func QueryRunner(m *nn.Model, x *layers.Features, out *G.Node, post func(v []float64) ([]float64, error)) (methods.QueryFunc, error) {
+	runner, err := m.NewRunner(out)
+	if err != nil {
+		return nil, err
+	}
+	return func(f *graphs.Features) ([]float64, error) {
+		if err := SetQueryInput(x, f); err != nil {
+			return nil, err
+		}
+		if err := runner.Run(); err != nil {
+			return nil, err
+		}
+		return post(nn.Values(out))
+	}, nil
+}
+
 // SetQueryInput sets a query input to the features x (same shape; dense
 // and sparse convert into the input's kind).
 func SetQueryInput(f *layers.Features, x *graphs.Features) error {

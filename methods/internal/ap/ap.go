@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/graphs"
@@ -35,7 +36,7 @@ type Config struct {
 	// √D), public or sampled (Bound).
 	degree.Flags
 	EdgeUnit   string `flag:"edge-unit" help:"edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)"`
-	Accountant string `flag:"accountant" help:"edge level: gdp (exact Gaussian composition) or rdp-standard (Theorem 4.1's RDP route) or rdp; node level always uses rdp (improved conversion) unless rdp-standard is given"`
+	Accountant string `flag:"accountant" help:"edge level: gdp (exact Gaussian composition), rdp-standard (Theorem 4.1's RDP route), rdp or pld (privacy loss distribution); node level uses rdp (improved conversion) unless rdp-standard or pld is given"`
 }
 
 // DefaultConfig is GAP's and ProGAP's setting: the GAP paper's modules
@@ -147,7 +148,7 @@ func (a *Config) calibrate(ctx *methods.Context, setup *APSetup, releases func(z
 // Validate checks aggregation perturbation's hyperparameters.
 func (a *Config) Validate() error {
 	return methods.CheckAll(methods.CheckFields(a, methods.Depth(&a.Hops), methods.Positive(&a.MaxDegree),
-		methods.OneOf(&a.EdgeUnit, run.EdgeDirected, run.EdgeUndirected), a.degreeModeCheck()),
+		methods.OneOf(&a.EdgeUnit, run.EdgeDirected, run.EdgeUndirected), methods.OneOf(&a.Accountant, dp.AccountantNames()...), a.degreeModeCheck()),
 		a.Modules.Validate())
 }
 
@@ -236,9 +237,11 @@ func (a *Config) SetupAP(ctx *methods.Context) (*APSetup, error) {
 }
 
 // NodeAccountant is the accountant used at node level for the --accountant
-// value name: rdp-standard when asked, else rdp.
+// value name: rdp-standard or pld when asked, else rdp (gdp, the edge-level
+// default, cannot compose the modules' Poisson-subsampled DP-SGD). The
+// report names the accountant used.
 func NodeAccountant(name string) string {
-	if name == "rdp-standard" {
+	if name == "rdp-standard" || name == "pld" {
 		return name
 	}
 	return "rdp"
@@ -252,7 +255,7 @@ func EdgeAccountant(name string) (string, error) {
 			return n, nil
 		}
 	}
-	return "", fmt.Errorf("--accountant %q: want one of gdp, rdp, rdp-standard", name)
+	return "", fmt.Errorf("--accountant %q: want one of %s", name, strings.Join(dp.AccountantNames(), ", "))
 }
 
 // RecordNAP makes every release of a NAP layer (every noise draw) a
@@ -474,10 +477,23 @@ func (a *Config) QueryAdj(level methods.Level, h *graphs.Graph, src *dp.Source) 
 // NAPQueryCost is the cost of queries that run the K NAP calls of an
 // aggregation-perturbation model over the query graph with fresh noise:
 // K Gaussian releases at multiplier z each (nil without privacy).
+//
+// At node level the queries are recorded but not covered: a query returns
+// every node's posterior, the removed node v's own included, and v's
+// posterior reads v's own NAP row, the sum of its in-neighbours' rows — a
+// change of up to D (unbounded under an out-degree bound), where the
+// aggregation is calibrated for the √D of v's entries in the other rows.
+// The training release is covered because v's own row only enters v's own
+// example, which DP-SGD covers; a query shows it to the querier.
 func (a *Config) NAPQueryCost(ctx *methods.Context, cal *run.Calibrated, sensitivity float64) *methods.QueryCost {
 	if !ctx.Private() {
 		return nil
 	}
-	return methods.NewQueryCost(ctx, cal.Plan, fmt.Sprintf("%d NAP aggregation(s) over the query graph with fresh noise (std %.4g, sensitivity %.4g)",
+	c := methods.NewQueryCost(ctx, cal.Plan, fmt.Sprintf("%d NAP aggregation(s) over the query graph with fresh noise (std %.4g, sensitivity %.4g)",
 		a.Hops, cal.Multiplier*sensitivity, sensitivity), dp.GaussianEvent{Multiplier: cal.Multiplier, Count: a.Hops})
+	if ctx.Level == methods.Node {
+		c.Uncovered = "each query shows every node's posterior, the removed node's own included, and that posterior reads its own aggregation row " +
+			"(a change up to its in-degree, not the √D the noise is calibrated for)"
+	}
+	return c
 }
