@@ -75,13 +75,34 @@ func (m *HopMean) bound() (degree.Bound, error) {
 	return m.cfg.Bound(degree.Undirected, "every node's degree (edges in either direction)", degree.Public)
 }
 
-// group is DP-SGD on n training nodes at noise multiplier s as the
+// group is DP-SGD on n training nodes at noise multiplier z as the
 // accountant sees it: ⌈epochs/q⌉ steps at Poisson rate q = min(1, B/n),
 // one node changing at most R = D+1 examples by at most 2C each, noise std
-// s·R·C.
-func (m *HopMean) group(n int, s float64) dp.PoissonGroupGaussian {
+// z·R·2·C (z: the std over the sensitivity R·2·C of the whole released
+// sum, dp's one convention).
+type group struct {
+	Rate  float64
+	Steps int
+	step  dp.Occurrences // one step: Occurrences{R, 2, Poisson{q, Gaussian{z}}}
+	z     float64
+}
+
+func (m *HopMean) group(n int, z float64) group {
 	q := run.NodeRate(m.cfg.BatchSize, n)
-	return dp.PoissonGroupGaussian{Rate: q, Occurrences: m.cfg.MaxDegree + 1, Multiplier: s, Change: 2, Steps: dpnn.Steps(m.cfg.Epochs, q)}
+	return group{Rate: q, Steps: dpnn.Steps(m.cfg.Epochs, q), z: z,
+		step: dp.Occurrences{R: m.cfg.MaxDegree + 1, Change: 2, Event: dp.Poisson{Rate: q, Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}}
+}
+
+// NoiseStd is the noise std on the clipped sum: z·R·2·clip.
+func (g group) NoiseStd(clip float64) float64 {
+	return dp.OccurrencesNoiseStd(g.z, g.step.R, g.step.Change, clip)
+}
+
+// Step is the event of one noisy step; Event the plan's, all steps.
+func (g group) Step() (dp.Event, error) { return g.step, g.step.Validate() }
+func (g group) Event() (dp.Event, error) {
+	e := dp.Composed{Count: g.Steps, Event: g.step}
+	return e, e.Validate()
 }
 
 // plan is the privacy plan of a run on n training nodes: group's steps,
@@ -101,7 +122,7 @@ func (m *HopMean) group(n int, s float64) dp.PoissonGroupGaussian {
 // two clipped gradients have norm ≤ C each). Each example is one batch row
 // with its own clip factor (Groups.Singletons; BuildSGD refuses layers that
 // mix rows), sampled independently: the conditions of
-// PoissonGroupGaussian's per-step bound, composed over the steps. The last
+// dp.Occurrences' per-step bound, composed over the steps. The last
 // epoch is kept, so no label is read during training. N_train and the
 // split are treated as public, as DP-MLP's are; the report says so.
 func (m *HopMean) plan(ctx *methods.Context, n int) (*run.Calibrated, error) {
@@ -116,7 +137,7 @@ func (m *HopMean) plan(ctx *methods.Context, n int) (*run.Calibrated, error) {
 		g := m.group(n, s)
 		ev, err := g.Event()
 		if err != nil { // an invalid multiplier must never look cheap to the search
-			ev = dp.RDPEvent{Name: "invalid " + g.String(), Curve: func(float64) float64 { return math.Inf(1) }}
+			ev = dp.RDPEvent{Name: "invalid " + g.step.String(), Curve: func(float64) float64 { return math.Inf(1) }}
 		}
 		what := fmt.Sprintf("DP-Adam: %d Poisson steps at rate %.4g over one-row examples, clip %g, noise std %.4g; a node enters at most R=%d examples (its own, its ≤ %d neighbours')",
 			g.Steps, g.Rate, m.cfg.Clip, g.NoiseStd(m.cfg.Clip), b.D+1, b.D)

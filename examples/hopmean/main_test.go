@@ -113,10 +113,10 @@ func TestOutOfTreeMethod(t *testing.T) {
 		t.Errorf("report: level %q, accountant %q, ε %v, δ %v; want node, rdp, ε calibrated to 8, δ 1e-5", p.Level, p.Accountant, p.Epsilon, p.Delta)
 	}
 	z, n := p.Noise["multiplier"], p.Noise
-	if n["occurrences"] != 169 || !(z > 0) || math.Abs(n["std"]-z*169*n["clip"]) > 1e-9*n["std"] || n["steps"] != 5 {
-		t.Errorf("noise %v: want R = 169 and std = multiplier·R·C over 5 steps (q = 64/271)", n)
+	if n["occurrences"] != 169 || !(z > 0) || math.Abs(n["std"]-z*169*2*n["clip"]) > 1e-9*n["std"] || n["steps"] != 5 {
+		t.Errorf("noise %v: want R = 169 and std = multiplier·R·2·C over 5 steps (q = 64/271)", n)
 	}
-	if len(p.Ledger) != 1 || !strings.Contains(p.Ledger[0], "PoissonGroupGaussian(") || !strings.Contains(p.Ledger[0], "R=169") || !strings.HasSuffix(p.Ledger[0], "count=5)") {
+	if len(p.Ledger) != 1 || !strings.HasPrefix(p.Ledger[0], "Composed(count=5, Occurrences(R=169, change=2, Poisson(") {
 		t.Errorf("ledger %q: want the 5 recorded steps of the group event with R = 169", p.Ledger)
 	}
 	covered := map[string]string{}

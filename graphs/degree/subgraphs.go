@@ -147,7 +147,8 @@ func ballBound(k, d int, undirected bool) float64 {
 // DP-SGD over these examples clips each example's gradient to C: v's
 // deleted example moves the clipped sum by at most C and each modified
 // one by at most 2C, so Occurrences R with Change 2 bounds the step
-// (dp.PoissonGroupGaussian; R·C·2 over-covers the deleted one).
+// (dp.Occurrences{R, 2, Poisson{q, Gaussian{z}}}, noise std z·R·2·C;
+// R·C·2 over-covers the deleted one).
 //
 // Modes. b.Mode Public (proven): the input must lie within D as above,
 // or RootedSubgraphs refuses it with a *BoundError naming only the bound
