@@ -243,7 +243,7 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 				}
 			}
 			if !isAuditor {
-				return fmt.Errorf("%s has no audit of a release (it makes no private release to replay): attack it with --attack linkteller or --attack mia", name)
+				return fmt.Errorf("%s has no audit of a release (it implements no run.Auditor, so there is no release to replay on G and G′): attack it with --attack linkteller or --attack mia", name)
 			}
 			start := time.Now()
 			opts, err := c.options()
