@@ -709,34 +709,54 @@ func (m *pldPMF) delta(eps float64) float64 {
 // Between grid losses l_{j−1} ≤ ε < l_j, δ(ε) = inf + S_j − e^ε·T_j with
 // S_j, T_j the sums of p_i and p_i·e^{−l_i} over i ≥ j; the root is solved
 // in closed form with S_j and the mass at +∞ inflated, and T_j deflated, by
-// their summation error, then rounded up.
+// their rounding error, then rounded up.
+//
+// e^ε·T_j is kept scaled to the cell's lower end, u_j = Σ_{i≥j} p_i·e^{lower−l_i}:
+// every factor is ≤ 1, so nothing overflows at losses of hundreds of nats
+// (e^lower overflowed above 709 and T_j underflowed above 745, which made
+// the scan walk past the answer and report 0: an outside review's
+// counterexample). A term that underflows only lowers u, which raises δ,
+// the safe side; a non-finite sum gives +Inf.
 func (m *pldPMF) epsilon(delta float64) float64 {
-	g := 2 * float64(len(m.p)+4) * unitRoundoff
+	// Two roundings per cell (the rescaling and the addition) beside the
+	// sums': 4 unit roundoffs per cell bound the relative error of s and u.
+	g := 4 * float64(len(m.p)+4) * unitRoundoff
 	if m.inf*(1+g) >= delta {
 		return math.Inf(1)
 	}
-	var s, t float64
-	solve := func(lo float64) float64 {
-		num := (m.inf+s)*(1+g) - delta
-		if num <= 0 || t <= 0 {
-			return lo
-		}
-		e := math.Log(num / (t * (1 - g)))
-		e = math.Max(e, lo)
-		return math.Nextafter(math.Nextafter(e, math.Inf(1)), math.Inf(1))
-	}
+	up := func(e float64) float64 { return math.Nextafter(math.Nextafter(e, math.Inf(1)), math.Inf(1)) }
+	var s, u float64
+	prev := math.NaN() // the previous cell's lower end
 	for j := len(m.p) - 1; j >= 0; j-- {
 		l := float64(m.lo+j) * m.d
 		if l <= 0 {
 			break
 		}
+		lower := math.Max(0, float64(m.lo+j-1)*m.d) // ε ∈ [lower, l)
+		if !math.IsNaN(prev) {
+			u *= math.Exp(lower - prev)
+		}
+		prev = lower
 		s += m.p[j]
 		if m.p[j] > 0 {
-			t += m.p[j] * math.Exp(-l)
+			u += m.p[j] * math.Exp(lower-l)
 		}
-		lower := math.Max(0, float64(m.lo+j-1)*m.d) // ε ∈ [lower, l)
-		if (m.inf+s)*(1+g)-math.Exp(lower)*t*(1-g) > delta {
-			return solve(lower)
+		if math.IsNaN(s) || math.IsInf(s, 0) || math.IsNaN(u) || math.IsInf(u, 0) {
+			return math.Inf(1)
+		}
+		if (m.inf+s)*(1+g)-u*(1-g) > delta {
+			// δ(lower) > delta here, and δ(l) ≤ delta (the cell above did
+			// not trigger, or l is the top loss, where δ = inf): the root
+			// is in [lower, l], and l itself is always safe.
+			num := (m.inf+s)*(1+g) - delta
+			if num <= 0 || u <= 0 {
+				return up(l)
+			}
+			e := lower + math.Log(num/(u*(1-g)))
+			if math.IsNaN(e) {
+				return up(l)
+			}
+			return up(math.Min(math.Max(e, lower), l))
 		}
 	}
 	return 0

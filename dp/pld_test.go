@@ -348,3 +348,67 @@ func TestSecantSafeNaNIsOverBudget(t *testing.T) {
 		t.Fatalf("secantSafe returned %v, want an error or a level in [2, 3] where the gap is ≤ 0", got)
 	}
 }
+
+// TestPLDLargeLosses: ε at losses of hundreds to thousands of nats. An
+// outside review found ε(δ) reported as 0 or far below the truth there
+// (e^lower overflowed above 709 nats and T_j underflowed above 745); each
+// case's lower bound is independent of the PLD: the pure compositions'
+// exact ε (the binomial formula of optimal composition), the exact GDP ε, and for the subsampled Gaussian the test set
+// {Σx < −95.7}: P(S) ≥ 0.999¹⁰⁰·Φ(4.3) ≈ 0.905 on one side and
+// ln Q(S) ≈ −4584.7 on the other, so ε(1e-5) ≥ 4584.
+func TestPLDLargeLosses(t *testing.T) {
+	gdp := func(mu, delta float64) float64 {
+		e, err := GDPEpsilon(mu, delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, c := range []struct {
+		name    string
+		events  []Event
+		delta   float64
+		atLeast float64
+	}{
+		{"pure 500 × 2.5", []Event{PureEvent{Epsilon: 2.5, Count: 500}}, 1e-5, exactPureEpsilon(2.5, 500, 1e-5) - 1e-9},
+		{"pure 500 × 2.5 at δ 0.5", []Event{PureEvent{Epsilon: 2.5, Count: 500}}, 0.5, exactPureEpsilon(2.5, 500, 0.5) - 1e-9},
+		{"gaussian 10⁴ at z 1 forced numeric", []Event{GaussianEvent{Multiplier: 1, Count: 10000}, PureEvent{Epsilon: 1e-12, Count: 1}}, 1e-5, gdp(100, 1e-5) - 1},
+		{"sgm q 0.999 σ 0.1, 100 steps", []Event{PoissonGaussianEvent{Rate: 0.999, Multiplier: 0.1, Steps: 100}}, 1e-5, 4584},
+	} {
+		a, err := NewPLD()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ComposeAll(a, c.events); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		eps, err := a.Epsilon(c.delta)
+		if err != nil {
+			// A refusal is safe; a number must be right.
+			t.Logf("%s: refused: %v", c.name, err)
+			continue
+		}
+		if !(eps >= c.atLeast) {
+			t.Errorf("%s: ε(%g) = %g, below the independent lower bound %g", c.name, c.delta, eps, c.atLeast)
+		}
+		if d, err := a.Delta(eps); err == nil && d > c.delta*(1+1e-9) {
+			t.Errorf("%s: δ(ε(%g) = %g) = %g: the accountant contradicts itself", c.name, c.delta, eps, d)
+		}
+	}
+}
+
+// TestPLDCalibrationLargeLosses: the outside review's calibration that the
+// large-loss fault fooled (noise 1.18e-12, a per-run ε of 2e12, reported as
+// meeting ε = 10): the noise returned must give ε ≤ 10 under the exact
+// pure composition, or the search must refuse.
+func TestPLDCalibrationLargeLosses(t *testing.T) {
+	events := func(n float64) []Event { return []Event{PureEvent{Epsilon: 2.5 / n, Count: 500}} }
+	n, err := CalibrateNoise(10, 1e-5, "pld", events)
+	if err != nil {
+		t.Logf("refused: %v", err)
+		return
+	}
+	if exact := exactPureEpsilon(2.5/n, 500, 1e-5); !(exact <= 10) {
+		t.Errorf("calibrated noise %g gives exact ε %g, above the target 10", n, exact)
+	}
+}
