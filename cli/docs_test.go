@@ -67,14 +67,7 @@ const (
 // say. `go` commands and the Python references are checked without
 // running (checkGoCommand, checkPythonCommand).
 func TestDocsCommands(t *testing.T) {
-	root, ok := testutil.RepoRoot()
-	if !ok {
-		t.Skip("repository root not found")
-	}
-	data, ok := testutil.SharedDatasets()
-	if !ok {
-		t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
-	}
+	root, data := docsInputs(t)
 	t.Setenv("DPGNN_DATA", data)
 	t.Setenv(graphs.MemoryLimitEnv, "")
 	ran := map[string]string{}

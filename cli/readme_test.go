@@ -319,14 +319,7 @@ var readmeRuns = map[string]map[string]docRun{
 // (a failing-by-design one must fail with its message), writes what it
 // says it writes, and, with --json, prints one JSON value.
 func TestREADMECommands(t *testing.T) {
-	root, ok := testutil.RepoRoot()
-	if !ok {
-		t.Skip("repository root not found")
-	}
-	data, ok := testutil.SharedDatasets()
-	if !ok {
-		t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
-	}
+	root, data := docsInputs(t)
 	t.Setenv("DPGNN_DATA", "")
 	t.Setenv(graphs.MemoryLimitEnv, "")
 	ran := map[string]string{}
@@ -543,4 +536,19 @@ func TestDocCommandsExtraction(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
+}
+
+// docsInputs is the repository root and the real datasets the command
+// tests run on, or a skip saying which is missing.
+func docsInputs(t *testing.T) (root, data string) {
+	t.Helper()
+	root, ok := testutil.RepoRoot()
+	if !ok {
+		t.Skip("repository root not found")
+	}
+	data, ok = testutil.SharedDatasets()
+	if !ok {
+		t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
+	}
+	return root, data
 }
