@@ -190,3 +190,42 @@ func bisect(safe func(x float64) (bool, error), lo, hi float64, side safeSide, o
 	}
 	return lo, nil
 }
+
+// SearchAbove returns the smallest x ≥ lo, up to a relative tolerance, at
+// which the monotone predicate safe holds, rounded towards the safe side:
+// safe(x) is false below a crossing c and true at and above it (a total ε
+// that covers a mechanism, a tail radius whose survival is small enough),
+// and the returned x is always one at which safe returned true, so never
+// below c. It is dp's conservative bisection, for callers outside dp that
+// invert a bound of their own.
+//
+// Contract, for 0 ≤ lo < hi ≤ math.MaxFloat64 and relTol ≥ 0:
+//
+//   - the result x satisfies safe(x) = true, whatever safe is (a
+//     non-monotone predicate still gets a value at which it holds);
+//   - for a monotone safe with crossing c > lo: c ≤ x ≤ c·(1 + relTol),
+//     or x is the next float64 above the last unsafe point evaluated when
+//     relTol is below float64 resolution (relTol = 0 bisects to adjacent
+//     floats);
+//   - if safe(lo) already holds (c ≤ lo), x = lo: the bracket never grows
+//     downwards;
+//   - if safe(hi) does not hold, the bracket grows upwards, hi doubling (the
+//     old hi becoming lo) while it stays ≤ math.MaxFloat64; if no safe value
+//     is found that way, SearchAbove returns an error and no value.
+//
+// The number of evaluations is bounded even at relTol = 0 (at most about
+// 1,024 doublings plus 2,100 arithmetic bisection steps over the whole
+// float64 range; about 50 steps at relTol = 1e-15 once the bracket is
+// within a factor 2 of c). A nil predicate, an invalid bracket or a
+// negative or NaN relTol is an error.
+func SearchAbove(safe func(x float64) bool, lo, hi, relTol float64) (float64, error) {
+	if safe == nil {
+		return 0, errors.New("dp: search needs a predicate")
+	}
+	x, err := bisect(func(x float64) (bool, error) { return safe(x), nil },
+		lo, hi, safeAbove, bisectOpts{relTol: relTol, maxHi: math.MaxFloat64})
+	if errors.Is(err, errNoSafeValue) {
+		return 0, fmt.Errorf("dp: search: no value in [%g, %g] at which the predicate holds", lo, math.MaxFloat64)
+	}
+	return x, err
+}

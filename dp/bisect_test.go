@@ -415,3 +415,117 @@ func TestBisectPropertySafeSide(t *testing.T) {
 	}
 	t.Logf("%d failures, %d bracketed crossings", failures, bracketed)
 }
+
+// TestSearchAboveNeverUnsafe checks SearchAbove's contract over random
+// crossings c spanning the float64 range, random brackets below, around
+// and above c (lo = 0 included) and tolerances down to 0: the result is
+// always a value at which the predicate holds (never below c), within
+// relTol of c when c > lo (exactly c at relTol 0), lo itself when c ≤ lo,
+// and the same value dp's bisection returns for the safe-above search it
+// wraps (so callers moved onto it keep their results bit for bit).
+func TestSearchAboveNeverUnsafe(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	logUniform := func(a, b float64) float64 {
+		return math.Exp(math.Log(a) + r.Float64()*(math.Log(b)-math.Log(a)))
+	}
+	var grown, below int
+	for trial := range 20000 {
+		c := logUniform(1e-300, 1e300)
+		var lo, hi float64
+		switch r.IntN(4) {
+		case 0: // bracket far below c: it must grow upwards
+			hi = c * logUniform(1e-200, 1)
+			lo = hi * logUniform(1e-3, 0.999)
+		case 1: // around c
+			lo = c * logUniform(1e-6, 1)
+			hi = c * logUniform(1, 1e6)
+		case 2: // above c: the answer is lo
+			lo = c * logUniform(1, 1e6)
+			hi = lo * logUniform(1.001, 1e3)
+		default: // from 0
+			hi = c * logUniform(1e-100, 1e100)
+		}
+		if !(lo < hi) || math.IsInf(hi, 0) {
+			continue
+		}
+		relTol := 0.0
+		if r.IntN(4) > 0 {
+			relTol = logUniform(1e-16, 1e-1)
+		}
+		var calls int
+		safe := func(x float64) bool { calls++; return x >= c }
+		x, err := SearchAbove(safe, lo, hi, relTol)
+		if err != nil {
+			t.Fatalf("trial %d: c=%g [%g, %g] relTol %g: %v", trial, c, lo, hi, relTol, err)
+		}
+		if !safe(x) {
+			t.Fatalf("trial %d: c=%g [%g, %g] relTol %g: returned %g, below the crossing", trial, c, lo, hi, relTol, x)
+		}
+		switch {
+		case c <= lo:
+			below++
+			if x != lo {
+				t.Fatalf("trial %d: crossing %g ≤ lo %g, returned %g, want lo", trial, c, lo, x)
+			}
+		case relTol == 0 && x != c:
+			t.Fatalf("trial %d: relTol 0, crossing %g, returned %g", trial, c, x)
+		case x-c > relTol*c:
+			t.Fatalf("trial %d: crossing %g relTol %g, returned %g (rel err %g)", trial, c, relTol, x, (x-c)/c)
+		}
+		if c > hi {
+			grown++
+		}
+		if calls > 3200 {
+			t.Fatalf("trial %d: %d evaluations", trial, calls)
+		}
+		want, err := bisect(func(x float64) (bool, error) { return x >= c, nil }, lo, hi, safeAbove,
+			bisectOpts{relTol: relTol, maxHi: math.MaxFloat64})
+		if err != nil || want != x {
+			t.Fatalf("trial %d: SearchAbove %g, bisect %g (%v)", trial, x, want, err)
+		}
+	}
+	if grown < 2000 || below < 2000 {
+		t.Errorf("too few grown (%d) or below-lo (%d) cases", grown, below)
+	}
+
+	// A predicate that is not monotone still gets a value at which it holds.
+	for trial := range 2000 {
+		c := logUniform(1e-10, 1e10)
+		holes := make([]float64, 5)
+		for i := range holes {
+			holes[i] = c * logUniform(1, 1e3)
+		}
+		spiky := func(x float64) bool {
+			for _, h := range holes {
+				if x >= h && x < h*(1+1e-3) {
+					return false
+				}
+			}
+			return x >= c || math.Mod(x, 1) < 0.1
+		}
+		x, err := SearchAbove(spiky, 0, c*logUniform(1e-3, 1e3), 1e-12)
+		if err != nil || !spiky(x) {
+			t.Fatalf("trial %d: non-monotone: returned %g (%v), unsafe", trial, x, err)
+		}
+	}
+
+	for _, tc := range []struct {
+		name           string
+		safe           func(float64) bool
+		lo, hi, relTol float64
+	}{
+		{"nil predicate", nil, 0, 1, 0},
+		{"negative lo", func(float64) bool { return true }, -1, 1, 0},
+		{"empty bracket", func(float64) bool { return true }, 1, 1, 0},
+		{"infinite hi", func(float64) bool { return true }, 0, math.Inf(1), 0},
+		{"NaN hi", func(float64) bool { return true }, 0, math.NaN(), 0},
+		{"negative tolerance", func(float64) bool { return true }, 0, 1, -1e-9},
+		{"NaN tolerance", func(float64) bool { return true }, 0, 1, math.NaN()},
+		{"never safe", func(float64) bool { return false }, 0, 1, 1e-9},
+		{"safe only at +Inf", func(x float64) bool { return math.IsInf(x, 1) }, 1, 2, 1e-9},
+	} {
+		if x, err := SearchAbove(tc.safe, tc.lo, tc.hi, tc.relTol); err == nil {
+			t.Errorf("%s: returned %g, want an error", tc.name, x)
+		}
+	}
+}

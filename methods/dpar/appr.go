@@ -616,7 +616,7 @@ func (m APPRMechanism) paperCost(c APPRCost) (APPRCost, error) {
 	if err != nil {
 		return APPRCost{}, err
 	}
-	if c.Epsilon, err = dp.KairouzTotalEpsilon(c.RowEpsilon, c.Delta, c.Rows); err != nil {
+	if c.Epsilon, err = KairouzTotalEpsilon(c.RowEpsilon, c.Delta, c.Rows); err != nil {
 		return APPRCost{}, err
 	}
 	if d := optimalCompositionDelta(c.RowEpsilon, c.RowDelta, c.Rows, c.Epsilon); d > c.Delta {
@@ -739,7 +739,7 @@ func CalibrateAPPR(kind APPRKind, k int, clip float64, b APPRBudget) (APPRMechan
 }
 
 func (m *APPRMechanism) calibratePaper(b APPRBudget, s float64) error {
-	epsV, deltaV, err := dp.KairouzStepBudget(b.Epsilon, b.Delta, b.Rows)
+	epsV, deltaV, err := KairouzStepBudget(b.Epsilon, b.Delta, b.Rows)
 	if err != nil {
 		return err
 	}
