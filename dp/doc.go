@@ -1,13 +1,13 @@
 // Package dp owns dpgnn's differential-privacy core: the mechanisms
-// (Gaussian, Laplace, Gamma-norm vector noise, Gumbel top-K), the seeded
-// noise source (ChaCha8 and AES-256-CTR streams, a float64 ziggurat for
-// normal draws), DP approximate PageRank rows (DPAR), the privacy
-// events that describe what a mechanism
-// released, the accountants that turn a ledger of events into (ε, δ) (Rényi
-// DP with the Poisson- and hypergeometrically subsampled Gaussian, the
-// contractive noisy iteration, exact Gaussian / Gaussian DP), the RDP →
-// (ε, δ) conversions, noise calibration by conservative bisection, the
-// δ "auto" rule, privacy plans, ledgers and reports, and the audit
+// (Gaussian, Laplace, Gumbel top-K), the seeded noise source (ChaCha8 and
+// AES-256-CTR streams, a float64 ziggurat for normal draws), the privacy
+// events that describe what a mechanism released, the accountants that
+// turn a ledger of events into (ε, δ) (Rényi DP with the Poisson- and
+// hypergeometrically subsampled Gaussian, the contractive noisy iteration,
+// exact Gaussian / Gaussian DP), the RDP → (ε, δ) conversions, noise
+// calibration by conservative bisection (exported as SearchAbove for the
+// bounds a method keeps to itself: DPAR's Kairouz composition and GCON's
+// Gamma-norm tail live under their methods), the δ "auto" rule, privacy plans, ledgers and reports, and the audit
 // statistics. It builds no expression graph: the privacy nodes of gorgonia
 // models (DP-SGD, objective perturbation) are in dp/dpnn.
 //

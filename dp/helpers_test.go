@@ -33,37 +33,14 @@ func assertAbs(t *testing.T, name string, got, want, tol float64) {
 	}
 }
 
-// The goodness-of-fit tests live in internal/testutil (the dpar package uses them too).
+// The statistical helpers live in internal/testutil (one implementation,
+// shared with the method packages' tests): CheckMoments and ExactBinom are
+// called from there; these names are kept for the tests that used them.
 var (
 	ksPValue        = testutil.KSPValue
 	chiSquarePValue = testutil.ChiSquarePValue
+	meanVar         = testutil.MeanVar
 )
-
-func meanVar(x []float64) (mean, variance float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	for _, v := range x {
-		variance += (v - mean) * (v - mean)
-	}
-	return mean, variance / float64(len(x)-1)
-}
-
-// checkMoments asserts the sample mean and variance are within k standard
-// errors of the claimed values, given the law's fourth central moment m4.
-func checkMoments(t *testing.T, name string, x []float64, mean, variance, m4 float64) {
-	t.Helper()
-	const k = 4
-	n := float64(len(x))
-	m, v := meanVar(x)
-	if se := math.Sqrt(variance / n); math.Abs(m-mean) > k*se {
-		t.Errorf("%s: sample mean %.6g, want %.6g ± %.3g", name, m, mean, k*se)
-	}
-	if se := math.Sqrt((m4 - variance*variance) / n); math.Abs(v-variance) > k*se {
-		t.Errorf("%s: sample variance %.6g, want %.6g ± %.3g", name, v, variance, k*se)
-	}
-}
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 func itoa(n int) string     { return strconv.Itoa(n) }

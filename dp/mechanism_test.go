@@ -5,7 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -24,7 +23,7 @@ func TestGaussianMechanism(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := g.Std()
-	checkMoments(t, "Gaussian", x, 0, s*s, 3*s*s*s*s)
+	testutil.CheckMoments(t, "Gaussian", x, 0, s*s, 3*s*s*s*s)
 	if _, p := ksPValue(x, distuv.Normal{Mu: 0, Sigma: s}.CDF); p < statAlpha {
 		t.Errorf("Gaussian noise fails KS against N(0, %g²): p = %g", s, p)
 	}
@@ -45,7 +44,7 @@ func TestGaussianMechanism(t *testing.T) {
 			t.Fatalf("element %d got no noise", i)
 		}
 	}
-	checkMoments(t, "Gaussian AddNoise", diff, 0, s*s, 3*s*s*s*s)
+	testutil.CheckMoments(t, "Gaussian AddNoise", diff, 0, s*s, 3*s*s*s*s)
 
 	// Zero multiplier: no noise; the event is still refused by accountants.
 	z := append([]float64(nil), base...)
@@ -86,7 +85,7 @@ func TestLaplaceMechanism(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := l.Scale
-	checkMoments(t, "Laplace", x, 0, 2*b*b, 24*b*b*b*b)
+	testutil.CheckMoments(t, "Laplace", x, 0, 2*b*b, 24*b*b*b*b)
 	cdf := func(v float64) float64 {
 		if v < 0 {
 			return 0.5 * math.Exp(v/b)
@@ -119,119 +118,10 @@ func TestGumbelNoise(t *testing.T) {
 	}
 	const eulerGamma = 0.5772156649015329
 	v := math.Pi * math.Pi * g.Scale * g.Scale / 6
-	checkMoments(t, "Gumbel", x, eulerGamma*g.Scale, v, 5.4*v*v)
+	testutil.CheckMoments(t, "Gumbel", x, eulerGamma*g.Scale, v, 5.4*v*v)
 	cdf := func(y float64) float64 { return math.Exp(-math.Exp(-y / g.Scale)) }
 	if _, p := ksPValue(x, cdf); p < statAlpha {
 		t.Errorf("Gumbel noise fails KS: p = %g", p)
-	}
-}
-
-func TestGammaNormRadiusAndDirection(t *testing.T) {
-	for _, tc := range []struct {
-		dim  int
-		beta float64
-	}{{1, 0.8}, {3, 2}, {16, 2.5}} {
-		g := GammaNorm{Beta: tc.beta, Dim: tc.dim}
-		src := NewSource(uint64(40 + tc.dim))
-		d := float64(tc.dim)
-		radii := make([]float64, statN)
-		proj := make([]float64, statN) // projection of the direction on e_1
-		diag := make([]float64, statN) // projection on (1,…,1)/√d
-		second := make([]float64, tc.dim)
-		for n := range radii {
-			b, err := g.Sample(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r, s float64
-			for i, v := range b {
-				r += v * v
-				s += v
-				second[i] += v * v
-			}
-			r = math.Sqrt(r)
-			radii[n] = r
-			proj[n] = b[0] / r
-			diag[n] = s / (r * math.Sqrt(d))
-		}
-		// Radius ~ Gamma(shape d, rate β).
-		k, rate := d, tc.beta
-		checkMoments(t, "radius", radii, k/rate, k/(rate*rate), 3*k*(k+2)/math.Pow(rate, 4))
-		assertRel(t, "MeanNorm", g.MeanNorm(), d/tc.beta, 1e-15)
-		if _, p := ksPValue(radii, func(r float64) float64 { return mathext.GammaIncReg(k, rate*r) }); p < statAlpha {
-			t.Errorf("d=%d: radius fails KS against Gamma(%g, rate %g): p = %g", tc.dim, k, rate, p)
-		}
-		// E[b_i²] = (d+1)/β² for every coordinate.
-		for i, s := range second {
-			want := (d + 1) / (rate * rate)
-			// Var(b_i²) ≤ E b_i⁴; use a generous 5% band at n = 20,000.
-			if m := s / statN; math.Abs(m-want) > 0.05*want {
-				t.Errorf("d=%d: E[b_%d²] = %.4g, want %.4g", tc.dim, i, m, want)
-			}
-		}
-		// Direction: uniform on the sphere ⇒ (⟨u,x⟩+1)/2 ~ Beta((d−1)/2, (d−1)/2).
-		if tc.dim == 1 {
-			var pos int
-			for _, p := range proj {
-				if p != 1 && p != -1 {
-					t.Fatalf("d=1 direction %v is not ±1", p)
-				}
-				if p > 0 {
-					pos++
-				}
-			}
-			if p := chiSquarePValue([]int{pos, statN - pos}, []float64{0.5, 0.5}); p < statAlpha {
-				t.Errorf("d=1: sign is not fair (%d of %d positive), p = %g", pos, statN, p)
-			}
-			continue
-		}
-		a := (d - 1) / 2
-		beta := distuv.Beta{Alpha: a, Beta: a}
-		for name, xs := range map[string][]float64{"e1": proj, "diagonal": diag} {
-			if _, p := ksPValue(xs, func(v float64) float64 { return beta.CDF((v + 1) / 2) }); p < statAlpha {
-				t.Errorf("d=%d: direction projection on %s fails KS: p = %g", tc.dim, name, p)
-			}
-		}
-	}
-	if _, err := (GammaNorm{Beta: 0, Dim: 3}).Sample(NewSource(1)); err == nil {
-		t.Error("beta 0: want an error")
-	}
-	if _, err := (GammaNorm{Beta: 1, Dim: 0}).Sample(NewSource(1)); err == nil {
-		t.Error("dim 0: want an error")
-	}
-	if _, err := (GammaNorm{Beta: 1, Dim: 2}).Sample(nil); err == nil {
-		t.Error("nil source: want an error")
-	}
-}
-
-// TestGammaNormTailRadius checks GCON's c_sf (Eq. 21) against reference
-// values computed in float64, mostly for δ = 1/|E| with the |E| of GCON's
-// Table II and c its number of classes.
-func TestGammaNormTailRadius(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		dim  int
-		p    float64
-		want float64
-	}{
-		{"d=16, δ/c=1e-5", 16, 1e-5, 39.04710018},
-		{"Cora-ML d=16, δ=1/16316, c=7", 16, 1.0 / 16316 / 7, 39.25769121},
-		{"PubMed d=64, δ=1/88648, c=3", 64, 1.0 / 88648 / 3, 106.3584222},
-		{"Actor d=32, δ=1/30019, c=5", 32, 1.0 / 30019 / 5, 62.83596141},
-	} {
-		u, err := GammaNorm{Beta: 1, Dim: tc.dim}.TailRadius(tc.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		assertAbs(t, tc.name, u, tc.want, 6e-9*tc.want)
-		assertRel(t, tc.name+" survival", mathext.GammaIncRegComp(float64(tc.dim), u), tc.p, 1e-10)
-		u2, _ := GammaNorm{Beta: 4, Dim: tc.dim}.TailRadius(tc.p)
-		assertRel(t, tc.name+" at beta 4", u2, u/4, 1e-15)
-	}
-	for _, p := range []float64{0, 1, -0.1, math.NaN()} {
-		if _, err := (GammaNorm{Beta: 1, Dim: 3}).TailRadius(p); err == nil {
-			t.Errorf("p=%v: want an error", p)
-		}
 	}
 }
 

@@ -15,17 +15,6 @@ import (
 // their analytic values within a 5σ binomial band, with enough draws that a
 // deviation of about 1 % of a cell's probability is caught.
 
-// exactBinom fails unless count successes out of n are within 5σ of n·p
-// (plus one for the count's discreteness).
-func exactBinom(t *testing.T, name string, count, n int, p float64) {
-	t.Helper()
-	mean := float64(n) * p
-	sd := math.Sqrt(float64(n) * p * (1 - p))
-	if d := math.Abs(float64(count) - mean); d > 5*sd+1 {
-		t.Errorf("%s: %d of %d, want %.1f ± %.1f (5σ); off by %.1fσ", name, count, n, mean, 5*sd, d/sd)
-	}
-}
-
 // TestExactUniformWords: Uniform's map from a word is the midpoint
 // (k+½)/2⁵² of the word's top 52 bits, exactly, for every word including
 // the extremes; it is never 0 or 1, and the all-ones word (which gave
@@ -101,11 +90,11 @@ func TestExactLaplaceBranches(t *testing.T) {
 			}
 		}
 	}
-	exactBinom(t, "P(X < 0)", neg, n, 0.5)
+	testutil.ExactBinom(t, "P(X < 0)", neg, n, 0.5)
 	for i, s := range ts {
 		p := 0.5 * math.Exp(-s)
-		exactBinom(t, "P(X > "+ftoa(s)+"b)", pos[i], n, p)
-		exactBinom(t, "P(X < −"+ftoa(s)+"b)", lo[i], n, p)
+		testutil.ExactBinom(t, "P(X > "+ftoa(s)+"b)", pos[i], n, p)
+		testutil.ExactBinom(t, "P(X < −"+ftoa(s)+"b)", lo[i], n, p)
 	}
 }
 
@@ -127,7 +116,7 @@ func TestExactExponential(t *testing.T) {
 		}
 	}
 	for i, s := range ts {
-		exactBinom(t, "P(E > "+ftoa(s)+")", c[i], n, math.Exp(-s))
+		testutil.ExactBinom(t, "P(E > "+ftoa(s)+")", c[i], n, math.Exp(-s))
 	}
 }
 
@@ -152,7 +141,7 @@ func TestExactGumbelCDF(t *testing.T) {
 		}
 	}
 	for i, z := range zs {
-		exactBinom(t, "P(G ≤ "+ftoa(z)+"β)", c[i], n, math.Exp(-math.Exp(-z)))
+		testutil.ExactBinom(t, "P(G ≤ "+ftoa(z)+"β)", c[i], n, math.Exp(-math.Exp(-z)))
 	}
 }
 
@@ -182,7 +171,7 @@ func TestExactGumbelTopKPeeling(t *testing.T) {
 				}
 				cells++
 				pr := p[i] * p[j] / (1 - p[i]) * p[l] / (1 - p[i] - p[j])
-				exactBinom(t, "top-3 = ("+itoa(i)+","+itoa(j)+","+itoa(l)+")", counts[[3]int{i, j, l}], n, pr)
+				testutil.ExactBinom(t, "top-3 = ("+itoa(i)+","+itoa(j)+","+itoa(l)+")", counts[[3]int{i, j, l}], n, pr)
 			}
 		}
 	}
@@ -220,7 +209,7 @@ func TestExactFixedSampleSubsets(t *testing.T) {
 			t.Errorf("n=%d size=%d: %d distinct subsets, want %d", tc.n, tc.size, len(counts), tc.subsets)
 		}
 		for mask, c := range counts {
-			exactBinom(t, "FixedSample n="+itoa(tc.n)+" size="+itoa(tc.size)+" subset "+itoa(int(mask)), c, tc.draws, 1/float64(tc.subsets))
+			testutil.ExactBinom(t, "FixedSample n="+itoa(tc.n)+" size="+itoa(tc.size)+" subset "+itoa(int(mask)), c, tc.draws, 1/float64(tc.subsets))
 		}
 	}
 }
@@ -258,19 +247,19 @@ func TestExactPoissonSample(t *testing.T) {
 		total, together := 0, 0
 		for i, c := range kept {
 			if n <= 8 || i < 3 || i >= n-3 { // the first and last indices alone
-				exactBinom(t, name("P(index kept)", i), c, draws, q)
+				testutil.ExactBinom(t, name("P(index kept)", i), c, draws, q)
 			}
 			total += c
 		}
 		for _, c := range pairs {
 			together += c
 		}
-		exactBinom(t, name("P(kept), all indices", n), total, n*draws, q)
-		exactBinom(t, name("P(i and i+1 kept), all pairs", n-1), together, (n-1)*draws, q*q)
+		testutil.ExactBinom(t, name("P(kept), all indices", n), total, n*draws, q)
+		testutil.ExactBinom(t, name("P(i and i+1 kept), all pairs", n-1), together, (n-1)*draws, q*q)
 		b := distuv.Binomial{N: float64(n), P: q}
 		for s, c := range sizes {
 			if p := b.Prob(float64(s)); p > 1e-4 {
-				exactBinom(t, name("P(batch size)", s), c, draws, p)
+				testutil.ExactBinom(t, name("P(batch size)", s), c, draws, p)
 			}
 		}
 	}
@@ -283,37 +272,6 @@ func TestExactPoissonSample(t *testing.T) {
 	}
 	if s := PoissonSample(src, 0, 0.5); len(s) != 0 {
 		t.Errorf("n = 0 kept %v", s)
-	}
-}
-
-// TestExactGamma: Marsaglia–Tsang's output has the Gamma(a, 1)
-// probability below each of five quantiles (shape 1 is the exponential
-// branch; the others go through the squeeze and the log test).
-func TestExactGamma(t *testing.T) {
-	const n = 1_000_000
-	ps := []float64{0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999}
-	for _, a := range []float64{1, 1.5, 2, 5, 64, 1433} {
-		src := NewSource(107 + uint64(a))
-		g := distuv.Gamma{Alpha: a, Beta: 1}
-		qs := make([]float64, len(ps))
-		for i, p := range ps {
-			qs[i] = g.Quantile(p)
-		}
-		c := make([]int, len(ps))
-		for range n {
-			x := sampleGamma(a, src)
-			if !(x > 0) || math.IsInf(x, 0) {
-				t.Fatalf("Gamma(%g) draw %v", a, x)
-			}
-			for i, q := range qs {
-				if x <= q {
-					c[i]++
-				}
-			}
-		}
-		for i, p := range ps {
-			exactBinom(t, "Gamma("+ftoa(a)+") below its "+ftoa(p)+" quantile", c[i], n, p)
-		}
 	}
 }
 
@@ -343,8 +301,8 @@ func TestExactCandidatesDraw(t *testing.T) {
 				restP += p
 				continue
 			}
-			exactBinom(t, c.String()+" P(K="+itoa(k)+")", counts[k], n, p)
+			testutil.ExactBinom(t, c.String()+" P(K="+itoa(k)+")", counts[k], n, p)
 		}
-		exactBinom(t, c.String()+" small cells", rest, n, restP)
+		testutil.ExactBinom(t, c.String()+" small cells", rest, n, restP)
 	}
 }

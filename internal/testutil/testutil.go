@@ -1,6 +1,7 @@
 // Package testutil holds helpers shared by dpgnn's tests: locating the real
-// datasets, comparing floats with tolerances, and goodness-of-fit
-// p-values for tests of a mechanism's law.
+// datasets, comparing floats with tolerances, and the statistics of tests
+// of a mechanism's law (goodness-of-fit p-values, moment checks, binomial
+// bands for cell probabilities), each written once for every package.
 package testutil
 
 import (
@@ -126,6 +127,49 @@ func ChiSquarePValue(observed []int, probs []float64) float64 {
 		stat += (float64(o) - e) * (float64(o) - e) / e
 	}
 	return distuv.ChiSquared{K: float64(len(observed) - 1)}.Survival(stat)
+}
+
+// MeanVar returns the sample mean and the unbiased sample variance of x
+// (len(x) ≥ 2).
+func MeanVar(x []float64) (mean, variance float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	for _, v := range x {
+		variance += (v - mean) * (v - mean)
+	}
+	return mean, variance / float64(len(x)-1)
+}
+
+// CheckMoments fails the test unless the sample mean and variance of x are
+// within 4 standard errors of the claimed mean and variance, given the
+// law's fourth central moment m4 (the variance estimate's standard error
+// is sqrt((m4 − variance²)/n)).
+func CheckMoments(t testing.TB, name string, x []float64, mean, variance, m4 float64) {
+	t.Helper()
+	const k = 4
+	n := float64(len(x))
+	m, v := MeanVar(x)
+	if se := math.Sqrt(variance / n); !(math.Abs(m-mean) <= k*se) {
+		t.Errorf("%s: sample mean %.6g, want %.6g ± %.3g", name, m, mean, k*se)
+	}
+	if se := math.Sqrt((m4 - variance*variance) / n); !(math.Abs(v-variance) <= k*se) {
+		t.Errorf("%s: sample variance %.6g, want %.6g ± %.3g", name, v, variance, k*se)
+	}
+}
+
+// ExactBinom fails the test unless count successes out of n draws are
+// within 5 binomial standard deviations of n·p (plus one for the count's
+// discreteness): the band the samplers' exactness tests use for a cell
+// probability p the accounting relies on.
+func ExactBinom(t testing.TB, name string, count, n int, p float64) {
+	t.Helper()
+	mean := float64(n) * p
+	sd := math.Sqrt(float64(n) * p * (1 - p))
+	if d := math.Abs(float64(count) - mean); !(d <= 5*sd+1) {
+		t.Errorf("%s: %d of %d, want %.1f ± %.1f (5σ); off by %.1fσ", name, count, n, mean, 5*sd, d/sd)
+	}
 }
 
 // Softmax returns exp(u_i/scale)/Σ_j exp(u_j/scale): the exponential

@@ -164,7 +164,7 @@ func Calibrate(in CalibrationInput) (Calibration, error) {
 	}
 	c, d, n1 := float64(in.Classes), float64(in.Dim), float64(in.N1)
 	eps, om, psi := in.Epsilon, in.Omega, cal.Psi
-	csf, err := dp.GammaNorm{Beta: 1, Dim: in.Dim}.TailRadius(in.Delta / c)
+	csf, err := GammaNorm{Beta: 1, Dim: in.Dim}.TailRadius(in.Delta / c)
 	if err != nil {
 		return Calibration{}, fmt.Errorf("gcon: c_sf: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"gonum.org/v1/gonum/mathext"
 )
 
@@ -260,7 +259,7 @@ func TestPsiClosedForm(t *testing.T) {
 	assertRel(t, "Ψ([0,2]) α=.6", Psi(0.6, []int{0, 2}), 0.56, 1e-12)
 	// c_sf reference values of unit test 7.
 	for _, tc := range []struct{ p, want float64 }{{1e-5, 39.04710018}, {1.0 / 16316 / 7, 39.25769121}} {
-		u, err := dp.GammaNorm{Beta: 1, Dim: 16}.TailRadius(tc.p)
+		u, err := GammaNorm{Beta: 1, Dim: 16}.TailRadius(tc.p)
 		if err != nil {
 			t.Fatal(err)
 		}

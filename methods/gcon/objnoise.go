@@ -23,7 +23,7 @@ func SampleObjectiveNoise(d, c int, beta float64, src *dp.Source) ([]float64, er
 	if math.IsInf(beta, 1) {
 		return b, nil
 	}
-	g := dp.GammaNorm{Beta: beta, Dim: d}
+	g := GammaNorm{Beta: beta, Dim: d}
 	for j := 0; j < c; j++ {
 		col, err := g.Sample(src)
 		if err != nil {

@@ -20,7 +20,7 @@ func TestSampleObjectiveNoise(t *testing.T) {
 	// Column j is the j-th GammaNorm draw from the same stream.
 	src := dp.NewSource(7)
 	for j := 0; j < c; j++ {
-		col, err := dp.GammaNorm{Beta: 2, Dim: d}.Sample(src)
+		col, err := GammaNorm{Beta: 2, Dim: d}.Sample(src)
 		if err != nil {
 			t.Fatal(err)
 		}
