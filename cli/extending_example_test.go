@@ -13,7 +13,7 @@ import (
 )
 
 // The method of docs/extending.md, "A method the CLI can run", as the guide
-// prints it (TestExtendingGoBlocks holds the guide's block to this file),
+// prints it (cli/docstest's TestExtendingGoBlocks holds the guide's block to this file),
 // completed with the methods the guide elides. Its Run is the smallest
 // honest one, the training set's most frequent label for every node, a
 // non-private baseline: what the example shows is that the flags, the

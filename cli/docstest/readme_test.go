@@ -1,7 +1,8 @@
-package cli
+package docstest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,8 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/cli"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
+	_ "github.com/dpgnn/dpgnn/methods/all" // the built-in methods the docs run
 )
 
 // docCommand is one command a Markdown file shows: a line of a ```sh block
@@ -551,4 +554,15 @@ func docsInputs(t *testing.T) (root, data string) {
 		t.Skip("real datasets not found: set DPGNN_DATA or place them at ../shared/datasets beside the repository")
 	}
 	return root, data
+}
+
+// runCLIStreams runs the dpgnn command args in-process (cli.Command) and
+// returns its standard output, its standard error and its error.
+func runCLIStreams(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := cli.Command(&out, &errb)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), errb.String(), err
 }

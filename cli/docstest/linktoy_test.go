@@ -1,4 +1,4 @@
-package cli
+package docstest
 
 import (
 	"encoding/json"
@@ -15,7 +15,9 @@ import (
 )
 
 // linkToy is a link-prediction method written as a user of the framework
-// would: two parameter groups — an edge-free node encoder trained without
+// would (docs/extending.md names this file and runs it as `dpgnn train
+// linktoy`, so it is registered in this package, whose tests run the
+// guide's commands): two parameter groups — an edge-free node encoder trained without
 // noise on features and labels (public at edge level), and a scorer of node
 // pairs trained with DP-SGD, each training edge one sample (edge level) —
 // its own task (held-out edges against random pairs, AUC), a privacy plan
@@ -93,7 +95,7 @@ func init() { methods.Register(func() methods.Method { return &linkToy{GroupEpoc
 // its plan and ledger.
 func TestLinkToyTrainsThroughTheCLI(t *testing.T) {
 	for _, args := range [][]string{{"--privacy", "none"}, {"--privacy", "edge", "--epsilon", "8", "--delta", "1e-5"}} {
-		out, err := runCLI(t, append([]string{"train", "linktoy", "--epochs", "20", "--runs", "2", "--json"}, args...)...)
+		out, _, err := runCLIStreams(t, append([]string{"train", "linktoy", "--epochs", "20", "--runs", "2", "--json"}, args...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
-package cli
+package docstest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/cli"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/testutil"
 	"github.com/dpgnn/dpgnn/methods"
@@ -193,7 +195,7 @@ func countFlags(fs *pflag.FlagSet) []string {
 // no command (cobra's Find returns the deepest command it knows and
 // leaves unknown words as arguments).
 func findCommand(args []string) (*cobra.Command, []string, error) {
-	root := newRoot(io.Discard, io.Discard)
+	root := cli.Command(io.Discard, io.Discard)
 	cmd, rest, err := root.Find(args)
 	if err != nil {
 		return nil, nil, err
@@ -220,14 +222,40 @@ func checkParses(args []string) error {
 	if err := cmd.ValidateArgs(pos); err != nil {
 		return err
 	}
-	if cmd.Name() == "reproduce" {
+	if cmd.Name() == "reproduce" && len(pos) > 0 {
+		names, err := presetNames()
+		if err != nil {
+			return err
+		}
 		for _, p := range pos {
-			if !slices.Contains(reproPresetNames(), p) {
-				return fmt.Errorf("reproduce: no preset %q (presets: %s)", p, strings.Join(reproPresetNames(), ", "))
+			if !slices.Contains(names, p) {
+				return fmt.Errorf("reproduce: no preset %q (presets: %s)", p, strings.Join(names, ", "))
 			}
 		}
 	}
 	return nil
+}
+
+// presetNames are the presets `dpgnn reproduce --list` lists: the first
+// word of each line after its header.
+func presetNames() ([]string, error) {
+	var out bytes.Buffer
+	root := cli.Command(&out, io.Discard)
+	root.SetArgs([]string{"reproduce", "--list"})
+	if err := root.Execute(); err != nil {
+		return nil, fmt.Errorf("reproduce --list: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "NAME") {
+		return nil, fmt.Errorf("reproduce --list printed no table of presets: %q", out.String())
+	}
+	var names []string
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) > 0 {
+			names = append(names, f[0])
+		}
+	}
+	return names, nil
 }
 
 // lastFlag is the value of the last --name VALUE or --name=VALUE of
@@ -449,7 +477,9 @@ func TestCheckGoCommand(t *testing.T) {
 	}{
 		{"go test ./...", true},
 		{"go build -o dpgnn ./cmd/dpgnn", true},
-		{"go test ./cli -run TestREADMECommands", true},
+		{"go test ./cli/docstest -run TestREADMECommands", true},
+		{"go test ./cli -run TestREADMECommands", false}, // moved out of cli
+		{"go test ./cli -run TestTrainRecordProvenance", true},
 		{"go test ./cli -run TestNoSuchTest", false},
 		{"go test ./nosuchpackage -run X", false},
 		{"go test ./dp -run '^$' -bench 'RDPEpsilon|NoSuch'", true},
@@ -597,7 +627,7 @@ var extendingExamples = map[string]string{
 	"`dp/dpnn`'s `example_test.go`":       "dp/dpnn/example_test.go",
 	"`dp`'s `example_compose_test.go`":    "dp/example_compose_test.go",
 	"`cli`'s `extending_example_test.go`": "cli/extending_example_test.go",
-	"`cli`'s `linktoy_test.go`":           "cli/linktoy_test.go",
+	"`cli/docstest`'s `linktoy_test.go`":  "cli/docstest/linktoy_test.go",
 	"`examples/hopmean` is such a binary": "examples/hopmean/main_test.go",
 }
 
