@@ -126,6 +126,25 @@ func TestGammaNormTailRadius(t *testing.T) {
 		u2, _ := GammaNorm{Beta: 4, Dim: tc.dim}.TailRadius(tc.p)
 		assertRel(t, tc.name+" at beta 4", u2, u/4, 1e-15)
 	}
+	// The radius is never below the quantile (δ must cover P[‖b‖ > c_sf]):
+	// over dimensions 1 … 4096 and tail probabilities 1e-15 … 0.5, the
+	// survival at the radius is at most p, and 1e-12 (relative) below the
+	// radius it is above p.
+	for _, dim := range []int{1, 2, 3, 7, 16, 64, 301, 1433, 4096} {
+		for _, p := range []float64{1e-15, 1e-10, 1.0 / 88648 / 3, 1e-3, 0.05, 0.5} {
+			d := float64(dim)
+			u, err := GammaNorm{Beta: 1, Dim: dim}.TailRadius(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q := mathext.GammaIncRegComp(d, u); q > p {
+				t.Errorf("d=%d p=%g: radius %v has survival %g > p: below the quantile", dim, p, u, q)
+			}
+			if q := mathext.GammaIncRegComp(d, u*(1-1e-12)); q <= p {
+				t.Errorf("d=%d p=%g: radius %v is not the smallest safe one (survival %g at u·(1−1e-12))", dim, p, u, q)
+			}
+		}
+	}
 	for _, p := range []float64{0, 1, -0.1, math.NaN()} {
 		if _, err := (GammaNorm{Beta: 1, Dim: 3}).TailRadius(p); err == nil {
 			t.Errorf("p=%v: want an error", p)
