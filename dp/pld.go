@@ -52,8 +52,11 @@ func WithDiscretization(d float64) PLDOption {
 //	Poisson{q, GaussianEvent{z, 1}}  as PoissonGaussianEvent{q, z, 1}
 //	Poisson{q, PureEvent{ε, c}}      randomized response with ln(1 + q(e^{cε} − 1))
 //	a GDPer                   μ-GDP, merged with the Gaussians
+//	Occurrences{R, Change, Poisson{q, GaussianEvent{z, 1}}}
+//	                          the exact group pair (Occurrences.GroupPair):
+//	                          the binomial mixtures of GroupPair, both ways
 //	RDPEvent, an RDPer        unsupported (an RDP curve does not determine a PLD)
-//	Occurrences, anything else unsupported
+//	other Occurrences, anything else unsupported
 //
 // and, through ComposeGroupPair, the group-subsampled Gaussian (GroupPair).
 //
@@ -137,8 +140,8 @@ func (a *PLD) Name() string { return "pld" }
 func (a *PLD) Discretization() float64 { return a.d }
 
 // Supports reports whether Compose can account for e: whether every part
-// of its structure has a rule here (see PLD). RDPEvent, RDPer events and
-// Occurrences are refused (a curve does not determine a PLD).
+// of its structure has a rule here (see PLD). RDPEvent, RDPer events and Occurrences
+// without a group pair are refused (a curve does not determine a PLD).
 func (a *PLD) Supports(e Event) bool {
 	if e == nil {
 		return false
@@ -260,8 +263,12 @@ func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
 			Hint: "an RDP curve does not determine a privacy loss distribution; use the rdp accountant"}
 	case Occurrences:
-		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
-			Hint: "the PLD accountant has no rule for a unit that changes several examples (PLD.ComposeGroupPair accounts the group pair); use the rdp accountant"}
+		g, ok := e.GroupPair()
+		if !ok {
+			return &UnsupportedEventError{Accountant: a.Name(), Event: e,
+				Hint: "the PLD accountant accounts Occurrences over Poisson{q, GaussianEvent{z, 1}} with change ≤ 2 (or a stated deletion/insertion split) through the exact group pair; use the rdp accountant"}
+		}
+		*terms = append(*terms, pldTerm{src: newMixSrc(g.pair()), count: n})
 	case nil:
 		return errNilEvent
 	case GDPer:

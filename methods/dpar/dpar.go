@@ -210,6 +210,17 @@ func (m *DPAR) paper() bool { return m.accounting() == APPRPaper }
 // post-processing of the released rows), noise std σ·R·C = z·R·2·C. The plan's report composes the same
 // events at δ/q′ and amplifies.
 //
+// The exact group pair (dp.GroupPair, which the accountants use under
+// Poisson sampling) is stated with Deleted = R and Inserted = R − 1. Proof
+// (exampleRows, with Π fixed by the released rows): the examples of G − v
+// are those of G but v's own, so v's own example is present on G only (a
+// deletion: one clipped vector of norm ≤ C), no example is present on G − v
+// only, and the at most R − 1 others that differ are present on both with
+// a different row (modified: the old version deleted, the new inserted).
+// So at most R deletions and R − 1 insertions, for every raw neighbour; a
+// v that is no training member has no example and fewer changes.
+// TestOccurrenceBound checks exactly this split on adversarial graphs.
+//
 // Paper (--accounting paper, or --amplification linear): the noise is
 // calibrated as DPAR does it (Kairouz composition of Cor. 1 / classical
 // Gaussian rows, DP-SGD with std z·τ·C by the Poisson-Gaussian RDP,
@@ -288,7 +299,8 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	// state dp's one convention, z = std / (R·2·C) = σ/2 (exact), the
 	// multiplier the plan reports.
 	group := func(sigma float64) dp.Occurrences {
-		return dp.Occurrences{R: r, Change: 2, Event: dp.Poisson{Rate: p.rate, Event: dp.GaussianEvent{Multiplier: sigma / 2, Count: 1}}}
+		return dp.Occurrences{R: r, Change: 2, Deleted: r, Inserted: r - 1,
+			Event: dp.Poisson{Rate: p.rate, Event: dp.GaussianEvent{Multiplier: sigma / 2, Count: 1}}}
 	}
 	groupStd := func(sigma float64) float64 { return dp.OccurrencesNoiseStd(sigma/2, r, 2, m.cfg.Clip) }
 	releases := func(sigma float64) []dp.Planned {
