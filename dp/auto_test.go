@@ -38,3 +38,21 @@ func TestAutoAccountant(t *testing.T) {
 		}
 	}
 }
+
+// TestPLDProfileBeyond709Nats: the sampled Gaussian's profile at losses
+// past e^709 (a calibration's first brackets at tiny noise reach them) is
+// a number, not NaN: the closed-form inverse loss overflowed to −∞ and the
+// error bound took 0·∞ (DP-MLP's plan under pld refused to calibrate on a
+// small graph).
+func TestPLDProfileBeyond709Nats(t *testing.T) {
+	for _, c := range []struct{ q, z, eps float64 }{{0.5, 0.01, 710.08}, {0.02, 0.02, 800}, {0.9, 0.03, 1200}} {
+		p := sgmPair(c.q, c.z)
+		v, e := p.profile(c.eps)
+		if v != v || e != e || v < -e || v > 1 {
+			t.Errorf("q=%g z=%g: δ(%g) = %g ± %g", c.q, c.z, c.eps, v, e)
+		}
+		if _, err := EpsilonOf("pld", []Event{PoissonGaussianEvent{Rate: c.q, Multiplier: c.z, Steps: 3}}, 1e-5); err != nil {
+			t.Errorf("q=%g z=%g: %v", c.q, c.z, err)
+		}
+	}
+}
