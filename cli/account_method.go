@@ -86,6 +86,9 @@ target_epsilon the target, target_met whether it holds).`, name, name, countList
 				}
 				r := map[string]any{"method": name, "mechanism": name, "level": string(lv), "solve": "epsilon", "accountant": rep.Accountant,
 					"delta": c.delta, "noise": cal.Plan.Multiplier, "epsilon": jsonFloat(eps), "accounted_epsilon": jsonFloat(eps), "ledger": rep.Ledger}
+				if rep.Discretization != nil {
+					r["discretization"] = rep.Discretization
+				}
 				for k, v := range cal.Plan.Noise {
 					if _, clash := r[k]; !clash && k != "multiplier" {
 						r[k] = v
@@ -125,6 +128,9 @@ target_epsilon the target, target_met whether it holds).`, name, name, countList
 					}
 				}
 				lines := []string{head}
+				if rep.Discretization != nil {
+					lines = append(lines, fmt.Sprintf("  accountant %s: %s", rep.Accountant, rep.Discretization))
+				}
 				for _, rel := range releases {
 					lines = append(lines, fmt.Sprintf("  %s: %s [ε = %s alone]", rel["kind"], rel["what"], fmtUp(rel["epsilon"].(float64))))
 				}

@@ -317,6 +317,9 @@ func printSummary(w io.Writer, r *trainers.Record) {
 	}
 	if p := r.PrivacyReport; p != nil {
 		fmt.Fprintf(w, "privacy: %s-level, accountant %s, ε=%s at δ=%.3g", p.Level, p.Accountant, fmtEps(p.Epsilon), p.Delta)
+		if p.Discretization != nil {
+			fmt.Fprintf(w, " (%s)", p.Discretization)
+		}
 		if len(p.Noise) > 0 {
 			keys := make([]string, 0, len(p.Noise))
 			for k := range p.Noise {

@@ -59,6 +59,28 @@ func NewAccountant(name string) (Accountant, error) {
 	return nil, fmt.Errorf("dp: unknown accountant %q (want one of %s)", name, strings.Join(AccountantNames(), ", "))
 }
 
+// Auto is the accountant name a plan gives to have AutoAccountant choose.
+const Auto = "auto"
+
+// AutoAccountant returns "pld" when the PLD accountant has a rule for every
+// one of the events (it is then the tightest of dpgnn's accountants: only
+// its discretisation is lost, pessimistically), and "rdp" otherwise (an
+// RDP curve, an RDPer or an occurrence structure without a group pair).
+// Either is a valid bound; the choice reads only the events' structure,
+// never data.
+func AutoAccountant(events []Event) string {
+	a, err := NewPLD()
+	if err != nil || len(events) == 0 {
+		return "rdp"
+	}
+	for _, e := range events {
+		if !a.Supports(e) {
+			return "rdp"
+		}
+	}
+	return "pld"
+}
+
 func isUnsupported(err error) bool {
 	var u *UnsupportedEventError
 	return errors.As(err, &u)

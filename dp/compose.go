@@ -75,11 +75,11 @@ func (s SampledWithoutReplacement) String() string {
 // the Gaussian of multiplier z. (PoissonGroupGaussian, which this replaces,
 // stated σ = std/(R·C) = z·Change.)
 //
-// Rules (rdp only; gdp and pld refuse, since their exact rules assume one
-// record):
+// Rules (gdp refuses, its exact rules assume one record; pld has only the
+// first, through the exact group pair below):
 //
-//	Occurrences{R, Change, Poisson{q, GaussianEvent{z, 1}}}
-//	Occurrences{R, Change, SampledWithoutReplacement{N, B, GaussianEvent{z, 1}}}
+//	Occurrences{R, Change, Poisson{q, GaussianEvent{z, 1}}}            rdp, pld
+//	Occurrences{R, Change, SampledWithoutReplacement{N, B, GaussianEvent{z, 1}}}  rdp
 //
 // with the per-step curve
 //
@@ -102,13 +102,48 @@ func (s SampledWithoutReplacement) String() string {
 // PoissonGaussianEvent's analysis (which assumes one record); at q = 1 it is
 // the Gaussian of multiplier z. The hypergeometric case is ASGL's Theorem 2
 // (Ke et al., appendix) with the factor 1/(α−1) the appendix drops.
+//
+// The exact group pair (Poisson sampling only). Under Poisson sampling the
+// accountants also use the exact group-subsampled Gaussian of the unit's
+// examples (GroupPair, Schuchardt et al. 2024; its doc states the theorem
+// and its conditions): rdp takes, at every order, the smaller of γ above
+// and the pair's certified RDP (both valid, so the minimum is); pld
+// composes the pair's privacy loss distribution. The pair needs to know
+// how many of the R examples are deletions (a clipped vector of norm ≤ C
+// present only on the input that holds the unit) and how many insertions
+// (present only on the other); a modified example is one of each (its old
+// and its new version: under Poisson sampling each input's output depends
+// only on its own examples, so the inclusion draws of the two versions may
+// be shared or not without changing either side's law). Deleted and
+// Inserted state that split; when both are 0 it is derived conservatively:
+//
+//	Change ≤ 2   Deleted = Inserted = R   (every changed example is at worst
+//	                                       modified: one deletion and one
+//	                                       insertion of clipped vectors)
+//	Change > 2   no pair (no clipped example moves the sum by more than 2C;
+//	             such an event is accounted by γ alone)
+//
+// The derived split needs what Change's unit C means here: every example's
+// contribution is clipped to norm C (DP-SGD's per-example clipping). A
+// larger split is always safe: the pair with one more deletion dominates
+// the pair without it (the theorem covers every gradient of norm ≤ C, the
+// zero vector included, and a zero-gradient deletion leaves the output
+// unchanged), so overstating either count only loosens the bound. Stating
+// a smaller split than the truth under-reports ε: a method that sets them
+// must prove them for every raw neighbour, as it proves R (DPAR: its own
+// example is deleted under node removal, its R−1 other examples modified,
+// so Deleted = R, Inserted = R − 1).
 type Occurrences struct {
 	R      int     // ≥ 1: most examples one unit changes
 	Change float64 // > 0: most one changed example moves the clipped sum, in units of C
 	Event  Event   // the per-example mechanism (a sampler over a Gaussian)
+	// Deleted and Inserted (each 0 … R, both 0: derived as above) are the
+	// most examples present only with the unit and only without it.
+	Deleted, Inserted int
 }
 
-// Validate checks R, Change and the inner event.
+// Validate checks R, Change, the deletion/insertion split and the inner
+// event.
 func (o Occurrences) Validate() error {
 	if o.R < 1 {
 		return fmt.Errorf("dp: occurrences: R = %d examples per unit, want ≥ 1", o.R)
@@ -116,11 +151,55 @@ func (o Occurrences) Validate() error {
 	if err := CheckPositiveFinite("occurrences: change per example", o.Change); err != nil {
 		return err
 	}
+	if o.Deleted < 0 || o.Inserted < 0 || o.Deleted > o.R || o.Inserted > o.R {
+		return fmt.Errorf("dp: occurrences: %d deleted and %d inserted examples, want 0 … R = %d each", o.Deleted, o.Inserted, o.R)
+	}
+	if (o.Deleted > 0 || o.Inserted > 0) && o.Change > 2 {
+		return fmt.Errorf("dp: occurrences: a deletion/insertion split needs change ≤ 2 (clipped examples), got %g", o.Change)
+	}
 	return validateInner(o.Event, o)
 }
 
 func (o Occurrences) String() string {
+	if o.Deleted > 0 || o.Inserted > 0 {
+		return fmt.Sprintf("Occurrences(R=%d, change=%g, deleted=%d, inserted=%d, %s)", o.R, o.Change, o.Deleted, o.Inserted, innerString(o.Event))
+	}
 	return fmt.Sprintf("Occurrences(R=%d, change=%g, %s)", o.R, o.Change, innerString(o.Event))
+}
+
+// maxPairExamples bounds Deleted + Inserted of the pair an accountant
+// builds (the mixtures have that many components plus two); larger groups
+// are accounted by the occurrence curve γ alone.
+const maxPairExamples = 1000
+
+// GroupPair returns the exact group pair of one step of o (Steps 1), and
+// false when o has none: o is not over Poisson{q, GaussianEvent{z, 1}},
+// Change > 2 with no split stated, or the group exceeds 1000 examples. The
+// pair's noise is the std o states in units of C: z·R·Change.
+func (o Occurrences) GroupPair() (GroupPair, bool) {
+	p, ok := o.Event.(Poisson)
+	if !ok {
+		return GroupPair{}, false
+	}
+	z, ok := unitGaussian(p.Event)
+	if !ok {
+		return GroupPair{}, false
+	}
+	del, ins := o.Deleted, o.Inserted
+	if del == 0 && ins == 0 {
+		if !(o.Change <= 2) {
+			return GroupPair{}, false
+		}
+		del, ins = o.R, o.R
+	}
+	if del+ins > maxPairExamples {
+		return GroupPair{}, false
+	}
+	g := GroupPair{Rate: p.Rate, Deleted: del, Inserted: ins, Noise: z * float64(o.R) * o.Change, Steps: 1}
+	if g.Validate() != nil {
+		return GroupPair{}, false
+	}
+	return g, true
 }
 
 // OccurrencesNoiseStd returns the noise std on each coordinate of the

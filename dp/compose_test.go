@@ -74,7 +74,9 @@ func TestUnsupportedStructures(t *testing.T) {
 			cases = append(cases, occ, hg, Poisson{Rate: 0.1, Event: g1}, Composed{Count: 2, Event: occ},
 				Poisson{Rate: 0.1, Event: PureEvent{Epsilon: 1, Count: 1}})
 		case "pld":
-			cases = append(cases, occ, hg, Composed{Count: 2, Event: hg})
+			// pld has Occurrences over Poisson sampling (the group pair),
+			// not over sampling without replacement.
+			cases = append(cases, hg, Composed{Count: 2, Event: hg})
 		}
 		for _, e := range cases {
 			if err := e.Validate(); err != nil {
@@ -98,6 +100,12 @@ func TestUnsupportedStructures(t *testing.T) {
 			if after, _ := acct.Epsilon(1e-5); after != before || len(acct.Ledger()) != 1 {
 				t.Errorf("%s: refused %s changed ε %v → %v", name, e, before, after)
 			}
+		}
+	}
+	// And pld supports the occurrences over Poisson sampling.
+	for _, e := range []Event{occ, Composed{Count: 50, Event: occ}} {
+		if eps, err := EpsilonOf("pld", []Event{e}, 1e-5); err != nil || !(eps > 0) {
+			t.Errorf("pld: %s: ε %v, %v", e, eps, err)
 		}
 	}
 	// And the RDP accountants do support the occurrence structures.

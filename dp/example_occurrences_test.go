@@ -20,12 +20,22 @@ func Example_occurrences() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("noise std %.1f per unit of clip; ε = %.3f at δ = 1e-5\n", dp.OccurrencesNoiseStd(z, r, change, clip), eps)
-	// The exact accountants have no rule for a unit that changes several
-	// examples: they refuse it rather than count it as one.
+	fmt.Printf("noise std %.1f per unit of clip; ε = %.3f at δ = 1e-5 (rdp)\n", dp.OccurrencesNoiseStd(z, r, change, clip), eps)
+	// Under Poisson sampling both rdp (at each order the smaller of the
+	// occurrence curve and the pair's certified RDP) and pld (the pair's
+	// privacy loss distribution) use the exact group pair: with no split
+	// stated, every changed example is one deletion and one insertion.
+	if eps, err = dp.EpsilonOf("pld", []dp.Event{run}, 1e-5); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("ε = %.3f at δ = 1e-5 (pld)\n", eps)
+	// gdp has no rule for a unit that changes several examples: it refuses
+	// it rather than count it as one.
 	_, err = dp.EpsilonOf("gdp", []dp.Event{run}, 1e-5)
 	fmt.Println(err != nil)
 	// Output:
-	// noise std 18.0 per unit of clip; ε = 7.384 at δ = 1e-5
+	// noise std 18.0 per unit of clip; ε = 2.296 at δ = 1e-5 (rdp)
+	// ε = 2.113 at δ = 1e-5 (pld)
 	// true
 }

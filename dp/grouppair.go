@@ -3,6 +3,8 @@ package dp
 import (
 	"fmt"
 	"math"
+	"sort"
+	"sync"
 )
 
 // GroupPair is DP-SGD (Poisson sampling with rate Rate, clipping norm C,
@@ -29,14 +31,32 @@ import (
 //
 // (σ = Noise·C): every sampled deleted example pushes the sum to one side
 // by the full clipping norm, every inserted one to the other, all aligned.
-// The conditions are those of this mechanism: independent (Poisson)
-// inclusion of each example, per-example clipping to norm C, isotropic
-// Gaussian noise, and add/remove neighbours at the level of examples (the
-// group's examples are the only ones whose presence differs; the rest are
-// shared and contribute the same vectors on both sides, so they are
-// post-processing). The statement above is taken from the authors' code;
-// the paper's text was not checked here, and no plan uses GroupPair until
-// it is (issue 39). The tests check the pair against what it must meet:
+// The conditions, checked for how the accountants use it (Occurrences
+// over Poisson{q, GaussianEvent{z, 1}}, DP-SGD's clipped sum):
+//
+//   - Poisson sampling: every example is included independently with
+//     probability q (dpnn's Poisson draw over public ids; a modified
+//     example's two versions may share their draw, since each input's
+//     output law depends only on its own examples);
+//   - the base mechanism is the Gaussian with std σ on a function of the
+//     batch that moves by at most C per inserted or deleted batch element
+//     (the "induced distance" of the theorem): a sum of per-example
+//     gradients clipped to norm C has exactly this property;
+//   - the neighbouring inputs differ by Deleted deletions and Inserted
+//     insertions of examples: the group's examples are the only ones whose
+//     presence or content differs, the rest are shared and contribute the
+//     same vectors on both sides (a modified example counts once in each);
+//   - isotropic noise: the pair is one-dimensional because the worst case
+//     puts every vector on one line.
+//
+// Source checked: the authors' code (jan-schuchardt/group_amplification,
+// privacy_analysis/subsampling/rdp/poisson.py: rdp_tight_group, "Theorem
+// 3.7", and its Gaussian quadrature, "Theorem 3.8": numerator Σ_k
+// Binom(deletions, q)(k)·N(k, σ²), denominator Σ_j Binom(insertions,
+// q)(j)·N(−j, σ²), i.e. this pair mirrored). The paper's own text was not
+// available to this project's sessions (not among ../shared/papers); what
+// the accountants claim for Occurrences rests on that theorem as its code
+// states it. The tests check the pair against what it must meet:
 // it equals the plain Poisson-subsampled Gaussian for one deletion, its
 // RDP matches an mpmath brute-force integral, and it is never looser than
 // joint convexity or Occurrences over Poisson sampling. Whether non-aligned gradients
@@ -329,4 +349,105 @@ func logSinhc(y float64) float64 {
 		return y * y / 6
 	}
 	return y + math.Log(-math.Expm1(-2*y)/(2*y))
+}
+
+// pairAnchors are the orders at which the RDP accountant evaluates a group
+// pair's certified RDP (pairCurve): α − 1 = 2^{k/4}, k = −20 … 32, i.e.
+// 1.03 … 257, consecutive ones 19 % apart in α − 1. Orders above the last
+// anchor take the joint-convexity bound alone.
+var pairAnchors = func() []float64 {
+	var o []float64
+	for k := -20; k <= 32; k++ {
+		o = append(o, 1+math.Exp2(float64(k)/4))
+	}
+	return o
+}()
+
+// pairRDPCache memoises ExactStepRDP's upper end per (pair, order), shared
+// by every accountant (a calibration, tune's candidates and repeated runs
+// evaluate the same pairs many times). It holds at most pairCacheMax
+// entries and is emptied when full.
+var pairRDPCache = struct {
+	sync.Mutex
+	m map[pairRDPKey]float64
+}{m: map[pairRDPKey]float64{}}
+
+const pairCacheMax = 1 << 16
+
+type pairRDPKey struct {
+	rate, noise, alpha float64
+	del, ins           int
+}
+
+// exactHi returns ExactStepRDP's certified upper end at alpha, memoised.
+func (g GroupPair) exactHi(alpha float64) float64 {
+	k := pairRDPKey{rate: g.Rate, noise: g.Noise, alpha: alpha, del: g.Deleted, ins: g.Inserted}
+	pairRDPCache.Lock()
+	v, ok := pairRDPCache.m[k]
+	pairRDPCache.Unlock()
+	if ok {
+		return v
+	}
+	_, hi, err := g.ExactStepRDP(alpha)
+	if err != nil || math.IsNaN(hi) {
+		hi = math.Inf(1)
+	}
+	pairRDPCache.Lock()
+	if len(pairRDPCache.m) >= pairCacheMax {
+		clear(pairRDPCache.m)
+	}
+	pairRDPCache.m[k] = hi
+	pairRDPCache.Unlock()
+	return hi
+}
+
+// chordRDP returns an upper bound on the pair's one-step RDP at alpha
+// from its certified values at the two anchors around alpha (+Inf above
+// the last anchor). Proof: K(α) = (α−1)·D_α = ln ∫ p^α q^{1−α} is convex in
+// α (Hölder's inequality), K(1) = 0, and so is the larger of the two
+// directions' K; a convex function lies below its chords, and replacing
+// the anchors' values by upper bounds only raises the chord. So
+// K(α) ≤ ((a₂ − α)·K̂(a₁) + (α − a₁)·K̂(a₂))/(a₂ − a₁) for a₁ ≤ α ≤ a₂
+// (a₁ = 1, K̂ = 0, below the first anchor), and D_α = K(α)/(α−1).
+func (g GroupPair) chordRDP(alpha float64) float64 {
+	i := sort.SearchFloat64s(pairAnchors, alpha) // first anchor ≥ alpha
+	if i == len(pairAnchors) {
+		return math.Inf(1)
+	}
+	a2 := pairAnchors[i]
+	k2 := (a2 - 1) * g.exactHi(a2)
+	if a2 == alpha {
+		return g.exactHi(a2)
+	}
+	a1, k1 := 1.0, 0.0
+	if i > 0 {
+		a1 = pairAnchors[i-1]
+		k1 = (a1 - 1) * g.exactHi(a1)
+	}
+	if math.IsInf(k1, 1) || math.IsInf(k2, 1) {
+		return math.Inf(1)
+	}
+	k := ((a2-alpha)*k1 + (alpha-a1)*k2) / (a2 - a1)
+	return math.Max(0, k/(alpha-1)*(1+1e-12))
+}
+
+// occurrencesPairCurve is the RDP accountant's per-step curve of an
+// Occurrences over Poisson sampling that has a group pair (see
+// Occurrences): at every order the smallest of the occurrence curve γ, the
+// pair's joint-convexity bound and its certified exact RDP (by chordRDP).
+// Each is a valid bound, so the minimum is.
+func occurrencesPairCurve(name string, count int, c *hgCurve, g GroupPair) RDPEvent {
+	return RDPEvent{Name: name, Count: count, Curve: func(alpha float64) float64 {
+		v := c.gamma(alpha)
+		if math.IsNaN(v) {
+			v = math.Inf(1)
+		}
+		if jc, err := g.JointConvexityStepRDP(alpha); err == nil && !math.IsNaN(jc) {
+			v = math.Min(v, jc)
+		}
+		if e := g.chordRDP(alpha); !math.IsNaN(e) {
+			v = math.Min(v, e)
+		}
+		return v
+	}}
 }

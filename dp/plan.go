@@ -99,15 +99,36 @@ type Report struct {
 	Level string `json:"level"`
 	// Relation is the neighbouring relation of the guarantee (nil without
 	// privacy).
-	Relation    *Relation          `json:"relation,omitempty"`
-	Accountant  string             `json:"accountant"`
-	Epsilon     *float64           `json:"epsilon"`
-	Delta       float64            `json:"delta"`
-	DeltaSource string             `json:"delta_source,omitempty"`
-	Noise       map[string]float64 `json:"noise,omitempty"`
-	Ledger      []string           `json:"ledger,omitempty"`
-	Uses        []Use              `json:"uses,omitempty"`
-	Notes       string             `json:"notes,omitempty"`
+	Relation   *Relation `json:"relation,omitempty"`
+	Accountant string    `json:"accountant"`
+	// Discretization describes the PLD accountant's approximation (nil
+	// for the others, which are closed-form or convert an RDP curve).
+	Discretization *Discretization    `json:"discretization,omitempty"`
+	Epsilon        *float64           `json:"epsilon"`
+	Delta          float64            `json:"delta"`
+	DeltaSource    string             `json:"delta_source,omitempty"`
+	Noise          map[string]float64 `json:"noise,omitempty"`
+	Ledger         []string           `json:"ledger,omitempty"`
+	Uses           []Use              `json:"uses,omitempty"`
+	Notes          string             `json:"notes,omitempty"`
+}
+
+// Discretization is how the PLD accountant approximated the privacy loss
+// distributions whose ε a report states: GridInterval is the loss grid's
+// step (nats; a composition that does not fit 2²¹ points doubles it),
+// Pessimistic that every event's PLD is rounded so that its privacy
+// profile only rises (connect-the-dots), and TruncationToDelta that the
+// mass outside the FFT window and the FFT's rounding are added to δ (never
+// dropped). See PLD.
+type Discretization struct {
+	GridInterval      float64 `json:"grid_interval"`
+	Pessimistic       bool    `json:"pessimistic"`
+	TruncationToDelta bool    `json:"truncation_to_delta"`
+}
+
+// String is the report's text form.
+func (d Discretization) String() string {
+	return fmt.Sprintf("loss grid %g nats, pessimistic, truncation mass added to δ", d.GridInterval)
 }
 
 // EpsilonJSON converts ε to its JSON form (nil for +Inf or NaN).
@@ -263,6 +284,9 @@ func (p *Plan) Report(l *Ledger) (*Report, error) {
 	}
 	rep := &Report{Level: p.Level, Accountant: p.Accountant, Delta: p.Delta, DeltaSource: p.DeltaSource,
 		Noise: p.Noise, Notes: strings.Join(p.Notes, ". ")}
+	if strings.EqualFold(p.Accountant, "pld") {
+		rep.Discretization = &Discretization{GridInterval: DefaultPLDDiscretization, Pessimistic: true, TruncationToDelta: true}
+	}
 	rel, err := p.Neighbours()
 	if err != nil {
 		return nil, err

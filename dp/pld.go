@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"math/cmplx"
+	"strconv"
+	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 )
@@ -52,8 +54,11 @@ func WithDiscretization(d float64) PLDOption {
 //	Poisson{q, GaussianEvent{z, 1}}  as PoissonGaussianEvent{q, z, 1}
 //	Poisson{q, PureEvent{ε, c}}      randomized response with ln(1 + q(e^{cε} − 1))
 //	a GDPer                   μ-GDP, merged with the Gaussians
+//	Occurrences{R, Change, Poisson{q, GaussianEvent{z, 1}}}
+//	                          the exact group pair (Occurrences.GroupPair):
+//	                          the binomial mixtures of GroupPair, both ways
 //	RDPEvent, an RDPer        unsupported (an RDP curve does not determine a PLD)
-//	Occurrences, anything else unsupported
+//	other Occurrences, anything else unsupported
 //
 // and, through ComposeGroupPair, the group-subsampled Gaussian (GroupPair).
 //
@@ -137,8 +142,8 @@ func (a *PLD) Name() string { return "pld" }
 func (a *PLD) Discretization() float64 { return a.d }
 
 // Supports reports whether Compose can account for e: whether every part
-// of its structure has a rule here (see PLD). RDPEvent, RDPer events and
-// Occurrences are refused (a curve does not determine a PLD).
+// of its structure has a rule here (see PLD). RDPEvent, RDPer events and Occurrences
+// without a group pair are refused (a curve does not determine a PLD).
 func (a *PLD) Supports(e Event) bool {
 	if e == nil {
 		return false
@@ -260,8 +265,12 @@ func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
 			Hint: "an RDP curve does not determine a privacy loss distribution; use the rdp accountant"}
 	case Occurrences:
-		return &UnsupportedEventError{Accountant: a.Name(), Event: e,
-			Hint: "the PLD accountant has no rule for a unit that changes several examples (PLD.ComposeGroupPair accounts the group pair); use the rdp accountant"}
+		g, ok := e.GroupPair()
+		if !ok {
+			return &UnsupportedEventError{Accountant: a.Name(), Event: e,
+				Hint: "the PLD accountant accounts Occurrences over Poisson{q, GaussianEvent{z, 1}} with change ≤ 2 (or a stated deletion/insertion split) through the exact group pair; use the rdp accountant"}
+		}
+		*terms = append(*terms, pldTerm{src: newMixSrc(g.pair()), count: n})
 	case nil:
 		return errNilEvent
 	case GDPer:
@@ -305,6 +314,10 @@ func (a *PLD) Epsilon(delta float64) (float64, error) {
 	if len(a.terms) == 0 && !a.numericGauss {
 		return GDPEpsilon(math.Sqrt(a.muSq), delta)
 	}
+	key := a.compositionKey() + "@" + strconv.FormatFloat(delta, 'g', -1, 64)
+	if eps, ok := pldEpsCache.get(key); ok {
+		return eps, nil
+	}
 	res, err := a.composed()
 	if err != nil {
 		return 0, err
@@ -313,7 +326,54 @@ func (a *PLD) Epsilon(delta float64) (float64, error) {
 	for i := range res {
 		eps = math.Max(eps, res[i].epsilon(delta))
 	}
+	pldEpsCache.put(key, eps)
 	return eps, nil
+}
+
+// compositionKey identifies what Epsilon computes from: the grid step, the
+// merged Gaussian μ², the numeric flag and the terms (mechanism keys and
+// counts) in their order, so two accountants with the same key run the
+// same arithmetic and get the same bits.
+func (a *PLD) compositionKey() string {
+	b := strconv.AppendFloat([]byte("pld:"), a.d, 'g', -1, 64)
+	b = strconv.AppendUint(append(b, '|'), math.Float64bits(a.muSq), 16)
+	b = strconv.AppendBool(append(b, '|'), a.numericGauss)
+	for _, t := range a.terms {
+		b = append(append(b, '|'), t.src.key()...)
+		b = strconv.AppendInt(append(b, '×'), int64(t.count), 10)
+	}
+	return string(b)
+}
+
+// pldEpsCache memoises PLD.Epsilon across accountants by compositionKey
+// and δ: a plan is calibrated again for every run, every tune candidate
+// and every account command, and a calibration evaluates the same
+// compositions at the same noise levels each time (an ε, not a composed
+// distribution, is kept: a few bytes each). At most pldEpsCacheMax entries;
+// emptied when full.
+var pldEpsCache = epsCache{m: map[string]float64{}}
+
+const pldEpsCacheMax = 1 << 14
+
+type epsCache struct {
+	mu sync.Mutex
+	m  map[string]float64
+}
+
+func (c *epsCache) get(k string) (float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *epsCache) put(k string, v float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= pldEpsCacheMax {
+		clear(c.m)
+	}
+	c.m[k] = v
 }
 
 // Delta returns δ(epsilon), the larger of the two directions, for

@@ -218,7 +218,14 @@ func gaussProfile(mu, eps float64) (float64, float64) {
 // absolute error (16u of its parts' magnitudes, a 4× margin) becomes a
 // relative error of e^{la} and e^{lb}, plus the subtraction's.
 func profileErr(a, b, la, lb, eps float64) float64 {
-	return 16*unitRoundoff*((math.Abs(la)+4)*a+(math.Abs(lb)+2*math.Abs(eps)+4)*b) + 1e-300
+	var ea, eb float64 // a term that is exactly 0 (ln = −∞) has no error
+	if a > 0 {
+		ea = (math.Abs(la) + 4) * a
+	}
+	if b > 0 {
+		eb = (math.Abs(lb) + 2*math.Abs(eps) + 4) * b
+	}
+	return 16*unitRoundoff*(ea+eb) + 1e-300
 }
 
 // pureSrc is an ε-DP mechanism: it is dominated by randomized response, the
@@ -383,8 +390,12 @@ func (m mixPair) invLoss(eps float64) float64 {
 	if len(m.pm) == 2 && len(m.qm) == 1 && m.qm[0] == 0 && m.pm[0] == 0 && m.pm[1] < 0 {
 		// P = (1−q)N(0) + qN(−c), Q = N(0): L = ln(1−q + q·e^{−c(2x+c)/(2s²)}).
 		c, lq := -m.pm[1], m.pl[1]
-		// q·e^{t} = e^ε − (1 − q), t = −c(2x+c)/(2s²)
+		// q·e^{t} = e^ε − (1 − q), t = −c(2x+c)/(2s²); above ε = 1 as
+		// ε + ln(1 − (1−q)e^{−ε}), which does not overflow past 709 nats.
 		u := math.Log(math.Expm1(eps)+math.Exp(lq)) - lq
+		if eps > 1 {
+			u = eps + math.Log1p(-math.Exp(math.Log1p(-math.Exp(lq))-eps)) - lq
+		}
 		return -(u*s2/c + c/2)
 	}
 	if len(m.pm) == 1 && m.pm[0] == 0 && len(m.qm) == 2 && m.qm[0] == 0 && m.qm[1] > 0 {

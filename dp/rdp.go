@@ -201,7 +201,10 @@ func WithoutRefinement() RDPOption {
 //	Poisson{q, GaussianEvent{z, 1}}  as PoissonGaussianEvent{q, z, 1}
 //	Poisson{q, PureEvent{ε, c}}      min(ε', α·ε'²/2), ε' = ln(1 + q(e^{cε} − 1))
 //	Occurrences{R, Change, Poisson{…} or SampledWithoutReplacement{…}}
-//	                       the occurrence curve (see Occurrences)
+//	                       the occurrence curve (see Occurrences); under
+//	                       Poisson sampling, at each order the smaller of it
+//	                       and the exact group pair's certified RDP
+//	                       (Occurrences.GroupPair, GroupPair)
 //	an RDPer               its RDP(α) (an event defined outside dp)
 //	a GDPer (not RDPer)    α·μ²/2
 //
@@ -552,7 +555,12 @@ func (t *rdpTerms) add(e Event, n int, acct string) error {
 		if err != nil {
 			return err
 		}
-		t.addCurve(curveEvent(fmt.Sprintf("%T:%s", e, e), n, c))
+		name := fmt.Sprintf("%T:%s", e, e)
+		if g, ok := e.GroupPair(); ok {
+			t.addCurve(occurrencesPairCurve(name, n, c, g))
+			return nil
+		}
+		t.addCurve(curveEvent(name, n, c))
 	default:
 		if r, ok := e.(RDPer); ok {
 			t.addCurve(rdperEvent(r, n))

@@ -203,12 +203,24 @@ func (m *DPAR) paper() bool { return m.accounting() == APPRPaper }
 // budget on the node subsample G by inverting the amplification
 // (--amplification exact: ln(1 + (e^ε − 1)/q′), δ/q′); DP-APPR gets
 // --ratio of it (GM rows by the Gaussian's RDP; EM rows as pure events),
-// and DP-SGD the noise multiplier σ that keeps the RDP composition of every
-// release within it, accounted as dp.Occurrences{R, 2, Poisson{q,
+// and DP-SGD the noise multiplier σ that keeps the composition of every
+// release within it (dp.Auto: the PLD accountant, which has a rule for
+// each of DPAR's releases), accounted as dp.Occurrences{R, 2, Poisson{q,
 // Gaussian{z}}} with R = 1 + --max-refs occurrences of a node among the
 // examples and Change 2 (Π's columns are capped at --max-refs other rows,
 // post-processing of the released rows), noise std σ·R·C = z·R·2·C. The plan's report composes the same
 // events at δ/q′ and amplifies.
+//
+// The exact group pair (dp.GroupPair, which the accountants use under
+// Poisson sampling) is stated with Deleted = R and Inserted = R − 1. Proof
+// (exampleRows, with Π fixed by the released rows): the examples of G − v
+// are those of G but v's own, so v's own example is present on G only (a
+// deletion: one clipped vector of norm ≤ C), no example is present on G − v
+// only, and the at most R − 1 others that differ are present on both with
+// a different row (modified: the old version deleted, the new inserted).
+// So at most R deletions and R − 1 insertions, for every raw neighbour; a
+// v that is no training member has no example and fewer changes.
+// TestOccurrenceBound checks exactly this split on adversarial graphs.
 //
 // Paper (--accounting paper, or --amplification linear): the noise is
 // calibrated as DPAR does it (Kairouz composition of Cor. 1 / classical
@@ -269,10 +281,11 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	}
 	budget := APPRBudget{Rows: m.cfg.Rows, Epsilon: m.cfg.Ratio * epsIn, Delta: m.cfg.Ratio * deltaIn, Accounting: m.accounting()}
 	if m.kind() == APPRGM && !m.paper() {
-		// The joint plan composes in RDP: calibrate the GM rows there too.
-		zg, err := dp.CalibrateNoise(budget.Epsilon, budget.Delta, "rdp", func(z float64) []dp.Event {
-			return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: m.cfg.Rows}}
-		})
+		// The GM rows take their share under the accountant the joint plan
+		// uses for them (dp.Auto: pld, the exact Gaussian composition); the
+		// plan then composes every release in one accountant.
+		gm := func(z float64) []dp.Event { return []dp.Event{dp.GaussianEvent{Multiplier: z, Count: m.cfg.Rows}} }
+		zg, err := dp.CalibrateNoise(budget.Epsilon, budget.Delta, dp.AutoAccountant(gm(1)), gm)
 		if err != nil {
 			return nil, fmt.Errorf("calibrating DP-APPR (gm): %w", err)
 		}
@@ -288,7 +301,8 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 	// state dp's one convention, z = std / (R·2·C) = σ/2 (exact), the
 	// multiplier the plan reports.
 	group := func(sigma float64) dp.Occurrences {
-		return dp.Occurrences{R: r, Change: 2, Event: dp.Poisson{Rate: p.rate, Event: dp.GaussianEvent{Multiplier: sigma / 2, Count: 1}}}
+		return dp.Occurrences{R: r, Change: 2, Deleted: r, Inserted: r - 1,
+			Event: dp.Poisson{Rate: p.rate, Event: dp.GaussianEvent{Multiplier: sigma / 2, Count: 1}}}
 	}
 	groupStd := func(sigma float64) float64 { return dp.OccurrencesNoiseStd(sigma/2, r, 2, m.cfg.Clip) }
 	releases := func(sigma float64) []dp.Planned {
@@ -350,7 +364,7 @@ func (m *DPAR) calibrate(ctx *methods.Context, nTrain int) (*privacy, error) {
 		// unproven claim: the report states the proven ε, the notes this).
 		p.paperEps = ctx.Epsilon
 	}
-	c, err := run.Calibrate(&inner, units, "rdp", releases, noise)
+	c, err := run.Calibrate(&inner, units, dp.Auto, releases, noise)
 	if err != nil {
 		return nil, fmt.Errorf("calibrating DP-SGD after DP-APPR (ratio %g): %w", m.cfg.Ratio, err)
 	}

@@ -85,13 +85,21 @@ func TestOccurrenceBound(t *testing.T) {
 					if !slices.Equal(sources, drawSources(gsp, m.cfg.Rows, dp.NewSource(6))) {
 						t.Fatalf("%s: the sources depend on the data", name)
 					}
-					diff, refs := differingExamples(ex, gs.members, exampleRows(pi, gsp.members), gsp.members)
+					d := differingExamples(ex, gs.members, exampleRows(pi, gsp.members), gsp.members)
+					diff, refs := d.total(), d.refs
 					bound := 1 + maxRefs
 					if maxRefs == 0 {
 						bound = 1 + m.cfg.Rows
 					}
 					if diff > bound {
 						t.Errorf("%s: %d examples differ, the accounting assumes at most R = %d", name, diff, bound)
+					}
+					// The exact group pair's split (dp.Occurrences Deleted
+					// = R, Inserted = R − 1): only v's own example is
+					// present on one side, G's, none only on G′'s.
+					if d.deleted() > bound || d.inserted() > bound-1 || d.onlyB > 0 || d.onlyA > 1 {
+						t.Errorf("%s: %d examples only on G, %d only on G − v, %d modified: the accounting assumes at most %d deletions and %d insertions, one example only on G",
+							name, d.onlyA, d.onlyB, d.modified, bound, bound-1)
 					}
 					if maxRefs > 0 && refs > maxRefs {
 						t.Errorf("%s: %d other rows of Π reference node %d after the cap %d", name, refs, v, maxRefs)
@@ -115,16 +123,28 @@ func TestOccurrenceBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	gsp := splitGraphs(removeNode(g, 0), 1, nil)
-	if diff, _ := differingExamples(exampleRows(pi, gs.members), gs.members, exampleRows(pi, gsp.members), gsp.members); diff != 3 {
-		t.Errorf("star, hub removed: %d examples differ, want exactly 1 + max-refs = 3", diff)
+	if d := differingExamples(exampleRows(pi, gs.members), gs.members, exampleRows(pi, gsp.members), gsp.members); d.total() != 3 || d.deleted() != 3 || d.inserted() != 2 {
+		t.Errorf("star, hub removed: %d examples only on G, %d only on G − v, %d modified; want exactly 1 + max-refs = 3 differing, 3 deletions and 2 insertions", d.onlyA, d.onlyB, d.modified)
 	}
 }
+
+// exampleDiff is how the examples of G and G − v differ: present on G only
+// (onlyA), on G − v only (onlyB), present on both with different rows
+// (modified), and refs as differingExamples states.
+type exampleDiff struct{ onlyA, onlyB, modified, refs int }
+
+func (d exampleDiff) total() int { return d.onlyA + d.onlyB + d.modified }
+
+// deleted and inserted are the group pair's counts: a modified example is
+// one deletion (its version on G) and one insertion (on G − v).
+func (d exampleDiff) deleted() int  { return d.onlyA + d.modified }
+func (d exampleDiff) inserted() int { return d.onlyB + d.modified }
 
 // differingExamples counts the universe ids whose example differs between
 // two example sets (present on one side only, or with a different row),
 // and how many examples other than a removed one reference a node absent
 // from the second set.
-func differingExamples(a *graphs.CSR, am []int, b *graphs.CSR, bm []int) (int, int) {
+func differingExamples(a *graphs.CSR, am []int, b *graphs.CSR, bm []int) exampleDiff {
 	row := func(ex *graphs.CSR, members []int) map[int]string {
 		out := map[int]string{}
 		for k, u := range members {
@@ -137,15 +157,17 @@ func differingExamples(a *graphs.CSR, am []int, b *graphs.CSR, bm []int) (int, i
 		return out
 	}
 	ra, rb := row(a, am), row(b, bm)
-	diff := 0
+	var d exampleDiff
 	for u, s := range ra {
-		if t, ok := rb[u]; !ok || s != t {
-			diff++
+		if t, ok := rb[u]; !ok {
+			d.onlyA++
+		} else if s != t {
+			d.modified++
 		}
 	}
 	for u := range rb {
 		if _, ok := ra[u]; !ok {
-			diff++
+			d.onlyB++
 		}
 	}
 	refs := 0
@@ -163,7 +185,8 @@ func differingExamples(a *graphs.CSR, am []int, b *graphs.CSR, bm []int) (int, i
 			}
 		}
 	}
-	return diff, refs
+	d.refs = refs
+	return d
 }
 
 // TestAPPRVectorsWithinSensitivity: under the coupling (same keep bits,

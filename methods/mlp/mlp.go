@@ -4,6 +4,7 @@ package mlp
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
@@ -31,13 +32,13 @@ type Config struct {
 	// DP-SGD (node level)
 	BatchSize  int     `flag:"batch-size" help:"node level: expected Poisson batch size B (sampling rate q = B/N_train)"`
 	Clip       float64 `flag:"clip" help:"node level: per-sample gradient L2 clipping bound C"`
-	Accountant string  `flag:"conversion" help:"node level: RDP to (ε, δ) conversion, improved or standard"`
+	Accountant string  `flag:"conversion" help:"node level: auto (the PLD accountant where every release has a PLD, else RDP with the improved conversion), improved or standard (RDP to (ε, δ) conversion)"`
 }
 
 // DefaultConfig is the baseline's setting.
 func DefaultConfig() Config {
 	return Config{Hidden: 64, Layers: 2, TrainEpochs: 200, LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5, InDropout: -1,
-		Activation: "relu", Norm: "none", BatchSize: 64, Clip: 1, Accountant: "improved"}
+		Activation: "relu", Norm: "none", BatchSize: 64, Clip: 1, Accountant: dp.Auto}
 }
 
 // Validate checks the hyperparameters.
@@ -156,7 +157,7 @@ func (m *MLP) dpModule(ctx *methods.Context) (*run.Module, run.ModuleTraining, *
 	if cfg.Norm == layers.NormBatch {
 		return nil, tr, nil, fmt.Errorf("--norm batchnorm mixes samples and cannot be trained with DP-SGD; use --norm groupnorm")
 	}
-	conv, err := dp.ParseConversion(m.cfg.Accountant)
+	conv, err := m.accountant()
 	if err != nil {
 		return nil, tr, nil, err
 	}
@@ -260,7 +261,7 @@ func (m *MLP) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, 
 	if err := methods.CheckAll(m.Validate(), run.CheckCounts(c, []string{run.CountTrainNodes})); err != nil {
 		return nil, err
 	}
-	conv, err := dp.ParseConversion(m.cfg.Accountant)
+	conv, err := m.accountant()
 	if err != nil {
 		return nil, err
 	}
@@ -268,13 +269,26 @@ func (m *MLP) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, 
 	return calibrate(ctx, c.TrainNodes, q, dpnn.Steps(m.cfg.TrainEpochs, q), m.cfg.Clip, conv)
 }
 
+// accountant returns the accountant --conversion names: dp.Auto, or the
+// RDP accountant with that conversion.
+func (m *MLP) accountant() (string, error) {
+	if strings.EqualFold(m.cfg.Accountant, dp.Auto) {
+		return dp.Auto, nil
+	}
+	conv, err := dp.ParseConversion(m.cfg.Accountant)
+	if err != nil {
+		return "", fmt.Errorf("--conversion: %w (or auto)", err)
+	}
+	return conv.Accountant(), nil
+}
+
 // calibrate is DP-MLP's privacy plan: one Poisson-subsampled Gaussian
 // DP-SGD run of `steps` steps at rate q over n training nodes (node units;
-// RDP accountant with the conversion conv), plus the run's private model
-// selection. A private plan lists n as treated as public
+// the named accountant: dp.Auto, rdp or rdp-standard), plus the run's
+// private model selection. A private plan lists n as treated as public
 // (run.TrainCountUse): the rate, the steps and the noise follow it.
-func calibrate(ctx *methods.Context, n int, q float64, steps int, clip float64, conv dp.Conversion) (*run.Calibrated, error) {
-	c, err := run.Calibrate(ctx, run.DeltaUnits{Unit: "node", Paper: run.PaperDigits(n, "training nodes")}, conv.Accountant(),
+func calibrate(ctx *methods.Context, n int, q float64, steps int, clip float64, accountant string) (*run.Calibrated, error) {
+	c, err := run.Calibrate(ctx, run.DeltaUnits{Unit: "node", Paper: run.PaperDigits(n, "training nodes")}, accountant,
 		func(z float64) []dp.Planned {
 			return append([]dp.Planned{run.SGDRelease(q, steps, clip, z)}, run.SelectionReleases(ctx, 1)...)
 		},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/methods"
@@ -154,7 +155,9 @@ type Calibrated struct {
 // smallest noise multiplier z whose releases(z) (each a dp.Planned: Name
 // keys the run's ledger, where the mechanism records every release it
 // makes under that name) meet the context's (ε, δ) under the named
-// accountant (gdp, rdp, rdp-standard) — dp.CalibrateNoise on their events,
+// accountant (gdp, rdp, rdp-standard, pld, or dp.Auto: pld when it has a
+// rule for every release's event, rdp otherwise, dp.AutoAccountant; the
+// plan names the one chosen) — dp.CalibrateNoise on their events,
 // the one search — and returns z with the run's privacy plan: its level
 // and unit, δ and its source, the releases at z, and noise
 // (method-specific noise levels, stds). With a fixed ctx.Multiplier it
@@ -180,6 +183,13 @@ func Calibrate(ctx *methods.Context, units DeltaUnits, accountant string, releas
 	}
 	events := func(z float64) []dp.Event { return Events(releases(z)) }
 	z := ctx.Multiplier
+	if strings.EqualFold(accountant, dp.Auto) {
+		probe := z
+		if probe <= 0 {
+			probe = 1
+		}
+		accountant = dp.AutoAccountant(events(probe))
+	}
 	if z > 0 {
 		// A fixed multiplier: the plan states the ε it gives.
 		if plan.Epsilon, err = dp.EpsilonOf(accountant, events(z), delta); err != nil {
