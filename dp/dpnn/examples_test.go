@@ -1,6 +1,8 @@
 package dpnn_test
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -67,7 +69,8 @@ type sageModel struct {
 	retag  bool
 }
 
-func newSageModel(t *testing.T, s *starExamples, ex *dpnn.Examples, capacity int, z float64, adj *graphs.CSR) (*sageModel, error) {
+func newSageNet(t *testing.T, s *starExamples, ex *dpnn.Examples, capacity int, z float64, adj *graphs.CSR,
+	private func(m *nn.Model, loss *G.Node) (*dpnn.SGD, error)) (*sageModel, error) {
 	t.Helper()
 	sm := &sageModel{m: nn.NewModel(7), s: s, xbuf: make([]float64, capacity*s.f)}
 	if adj == nil {
@@ -93,9 +96,18 @@ func newSageModel(t *testing.T, s *starExamples, ex *dpnn.Examples, capacity int
 	if err != nil {
 		t.Fatal(err)
 	}
+	if private != nil {
+		sm.sgd, err = private(sm.m, sm.ce.PerRow)
+		return sm, err
+	}
 	cfg := dpnn.SGDConfig{Clip: 1, Multiplier: z, Rate: 0.3, Samples: ex.N, Capacity: capacity, Examples: ex}
 	sm.sgd, err = dpnn.BuildSGD(sm.m, sm.ce.PerRow, cfg, dp.NewSource(11), nil)
 	return sm, err
+}
+
+// newSageModel is the model with DP-SGD built by BuildSGD at multiplier z.
+func newSageModel(t *testing.T, s *starExamples, ex *dpnn.Examples, capacity int, z float64, adj *graphs.CSR) (*sageModel, error) {
+	return newSageNet(t, s, ex, capacity, z, adj, nil)
 }
 
 func (sm *sageModel) fill(b *dpnn.Batch) error {
@@ -238,4 +250,59 @@ func TestExamplesRefuseCrossingBlocks(t *testing.T) {
 			t.Fatalf("loss %.3f → %.3f: the correct construction does not train", loss[0], loss[1])
 		}
 	})
+}
+
+// TestPrivateNoiseAndLedger: dpnn.Private adds noise of std z·R·Change·C
+// to the clipped sum (measured as the difference from the same step at
+// z = 0, times the expected batch size) and records every noisy step in
+// the ledger under its name with the step event Occurrences{R, Change,
+// Poisson{q, Gaussian{z}}}; the plan's event composes exactly Steps of
+// them.
+func TestPrivateNoiseAndLedger(t *testing.T) {
+	const n, f, c = 40, 5, 3
+	s := newStarExamples(n, f, c)
+	for _, tc := range []struct{ r, change int }{{1, 1}, {4, 2}, {7, 1}} {
+		ex, err := dpnn.NewExamples(n, s.start, s.adj, tc.r, tc.change, "star")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := dpnn.ConfigFor(ex, 10, 2, 0.5)
+		capacity := dpnn.RowCapacity(ex, cfg.Rate())
+		const z = 0.8
+		release := func(z float64, ledger *dp.Ledger) []float64 {
+			sm, err := newSageNet(t, s, ex, capacity, 0, nil, func(m *nn.Model, loss *G.Node) (*dpnn.SGD, error) {
+				return dpnn.Private(m, loss, nil, ex, cfg, z, ledger, dp.NewSource(21))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := sm.sgd.ReleaseExamples(sm.fill)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		ledger := dp.NewLedger()
+		clean, noisy := release(0, nil), release(z, ledger)
+		ss := 0.0
+		b := cfg.Rate() * float64(n)
+		for i := range clean {
+			d := (noisy[i] - clean[i]) * b
+			ss += d * d
+		}
+		got, want := math.Sqrt(ss/float64(len(clean))), z*float64(tc.r*tc.change)*cfg.Clip
+		if math.Abs(got/want-1) > 0.15 {
+			t.Errorf("R=%d Change=%d: noise std %.4g, want z·R·Change·C = %.4g", tc.r, tc.change, got, want)
+		}
+		recs := ledger.Entries()
+		if len(recs) != 1 || recs[0].Name != "dpsgd" {
+			t.Fatalf("R=%d: ledger %+v, want one dpsgd step", tc.r, recs)
+		}
+		if want := cfg.StepEvent(z); fmt.Sprint(recs[0].Event) != fmt.Sprint(want) {
+			t.Errorf("R=%d: recorded %v, want %v", tc.r, recs[0].Event, want)
+		}
+		if _, err := dpnn.Private(nn.NewModel(1), nil, nil, ex, cfg, z, nil, dp.NewSource(1)); err == nil {
+			t.Errorf("R=%d: noise without a ledger was accepted", tc.r)
+		}
+	}
 }
