@@ -70,6 +70,9 @@ func PlanSGD(ctx *methods.Context, p SGDPlan) (*Calibrated, error) {
 		cal.Plan.Uses = append(cal.Plan.Uses, TrainCountUse(p.N, p.Rate()))
 		if p.Bound != nil {
 			cal.Plan.Uses = append(cal.Plan.Uses, p.Bound.Use())
+			if n := p.Bound.Note(fmt.Sprintf("the occurrence bound R=%d", p.R)); n != "" {
+				cal.Plan.Notes = append(cal.Plan.Notes, n)
+			}
 		}
 	}
 	NoteSelection(ctx, cal.Plan, 1)
