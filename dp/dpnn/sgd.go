@@ -207,7 +207,13 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 		return nil, fmt.Errorf("dp: %w", err)
 	}
 	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
-	s.mixing = m.RowMixing(perRowLoss, rows)
+	// Only a construction over declared Examples knows that the batch rows
+	// are its rows: the old path's square products may map another row
+	// space (DPAR's Pi.batch: reference rows → example rows) and are not
+	// checked.
+	if cfg.Examples != nil {
+		s.mixing = m.RowMixing(perRowLoss, rows)
+	}
 	if x := cfg.Examples; x != nil && x.Start == nil {
 		// One-row examples: batch rows i ≠ j may hold two examples, so any
 		// off-diagonal entry of a fixed product is refused now.
@@ -421,8 +427,10 @@ func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		if s.Groups.Samples != len(chunk) {
 			return nil, st, fmt.Errorf("dp: fill set %d samples for a chunk of %d", s.Groups.Samples, len(chunk))
 		}
-		if err := nn.CheckBlocks(s.mixing, s.Groups, s.exampleName(chunk)); err != nil {
-			return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
+		if s.Cfg.Examples != nil {
+			if err := nn.CheckBlocks(s.mixing, s.Groups, s.exampleName(chunk)); err != nil {
+				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
+			}
 		}
 		if last && std > 0 && !drawn {
 			// The noise does not depend on the batch: draw it while the

@@ -64,8 +64,12 @@ func (s *Sage) Validate() error {
 		methods.PositiveF(&c.LR), methods.Positive(&c.BatchSize), methods.PositiveF(&c.Clip)))
 }
 
-func (s *Sage) bound() (degree.Bound, error) {
-	return s.cfg.Bound(degree.Undirected, "every node's degree (edges in either direction)")
+func (s *Sage) bound() (degree.Bound, error) { return s.cfg.Bound() }
+
+// Bound is the node-level degree bound the flags set: D on every node's
+// degree in the symmetrised graph.
+func (c *Config) Bound() (degree.Bound, error) {
+	return c.Flags.Bound(degree.Undirected, "every node's degree (edges in either direction)")
 }
 
 // plan is the DP-SGD plan over n training nodes: R = OccurrenceBound(K, D)
