@@ -213,6 +213,9 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	// checked.
 	if cfg.Examples != nil {
 		s.mixing = m.RowMixing(perRowLoss, rows)
+		for r := range s.Groups.Of { // an empty batch until the first step
+			s.Groups.Of[r] = -1
+		}
 	}
 	if x := cfg.Examples; x != nil && x.Start == nil {
 		// One-row examples: batch rows i ≠ j may hold two examples, so any
