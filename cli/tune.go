@@ -398,6 +398,9 @@ var scoreRules = map[string]func(m methods.Method, level methods.Level) (scoreRu
 	"gcn": func(methods.Method, methods.Level) (scoreRule, error) {
 		return scoreRule{}, fmt.Errorf("gcn makes no privacy claim")
 	},
+	"sage": func(methods.Method, methods.Level) (scoreRule, error) {
+		return scoreRule{}, fmt.Errorf("sage predicts each validation node from its K-hop neighbourhood without noise, so removing one node changes up to R = OccurrenceBound(K, D) predictions (any number with --degree-bound sample on a graph above D); no score rule is stated")
+	},
 }
 
 // apScoreRule is the score rule of an aggregation-perturbation method

@@ -46,15 +46,16 @@ func ParseAggr(s string) (Aggr, error) {
 // not weights (an explicitly stored 0 is not a neighbour). The sparse
 // inputs Aggregate multiplies are built once here, from A as it is now,
 // and shared by every path (a training and an evaluation path over the
-// same matrix); a later change of A is not seen.
+// same matrix); a later change of A is seen only through Set.
 //
 // Privacy. Aggregation has no parameters and records nothing on a DP-SGD
 // path, so per-sample gradients stay those of the layers around it only
 // when no row of one sample gathers a row of another: the adjacency of a
 // training path must be block-diagonal over its samples (the K-hop rooted
-// subgraphs of degree.RootedSubgraphs are), which the Examples of the
-// DP-SGD step are to check on every sparse input of the path (Pattern and
-// MeanMatrix here).
+// subgraphs of degree.RootedSubgraphs are). DP-SGD checks this for you:
+// its products (nn.SpMM, nn.SpMax) are nn.RowMixers, and dpnn's SGD
+// refuses, at every step, an entry joining two examples' rows, naming the
+// op and the examples.
 type Neighbours struct {
 	Name string
 	// A is the adjacency as given (rows × cols; x has cols rows).
@@ -95,6 +96,30 @@ func NewNeighbours(name string, a *graphs.CSR) (*Neighbours, error) {
 		}
 	}
 	return &Neighbours{Name: name, A: a, Pattern: nn.NewSparse(name, p).Fixed(), Degree: p.Degrees()}, nil
+}
+
+// Set replaces the adjacency by a (same shape), e.g. a DP-SGD batch's
+// block of the examples' adjacency (dpnn.Batch.Adj): the pattern, the
+// degrees and the mean matrix follow, for every path built over nb.
+func (nb *Neighbours) Set(a *graphs.CSR) error {
+	fresh, err := NewNeighbours(nb.Name, a)
+	if err != nil {
+		return err
+	}
+	if a.Rows != nb.A.Rows || a.Cols != nb.A.Cols {
+		return fmt.Errorf("layers: neighbours %s are %d×%d, cannot set a %d×%d adjacency", nb.Name, nb.A.Rows, nb.A.Cols, a.Rows, a.Cols)
+	}
+	if err := nb.Pattern.Set(fresh.Pattern.A); err != nil {
+		return err
+	}
+	nb.A, nb.Degree = a, fresh.Degree
+	if nb.mean != nil {
+		m := fresh.MeanMatrix()
+		if err := nb.mean.Set(m.A); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MeanMatrix is D⁻¹·P: the pattern P with row i scaled by 1/|N(i)| (Mean's

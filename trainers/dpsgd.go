@@ -19,7 +19,10 @@ type SGDTask struct {
 	Opt    nn.Optimizer
 	// Fill loads a chunk of sampled training samples into the batch inputs
 	// (features, targets, row groups).
-	Fill       func(samples []int) error
+	Fill func(samples []int) error
+	// FillBatch, for a construction over declared dpnn.Examples, loads a
+	// chunk the framework laid out (SGD.StepExamples); Fill is then unused.
+	FillBatch  func(b *dpnn.Batch) error
 	TotalSteps int
 	Epochs     int
 	Recorder   Recorder
@@ -50,7 +53,14 @@ func (t *SGDTask) TrainEpoch() (float64, error) {
 		// Between steps only the optimiser, the recorder and the loop's
 		// monitoring run, none of which reads the noise source.
 		t.SGD.Ahead = t.done+1 < t.TotalSteps
-		grads, st, err := t.SGD.Step(t.Fill)
+		var grads [][]float64
+		var st dpnn.StepStats
+		var err error
+		if t.FillBatch != nil {
+			grads, st, err = t.SGD.StepExamples(t.FillBatch)
+		} else {
+			grads, st, err = t.SGD.Step(t.Fill)
+		}
 		if err != nil {
 			return 0, err
 		}

@@ -10,4 +10,14 @@
 // parameter without a rule, and nn.Model.CheckPerSample, given the same
 // per-row loss and fill function as SGD.Step, tests every recorded rule
 // against per-example gradients computed one example at a time.
+//
+// Examples are the unit of DP-SGD on a graph: a method declares them
+// (blocks of rows, the adjacency over them, the occurrence bound R and
+// Change), and the framework lays out every batch, builds its row groups
+// and refuses any row-mixing product of the training path (nn.RowMixer:
+// SpMM, SpMax, DropoutSpMM over the batch rows) whose entries join two
+// examples, at build time for one-row examples and at every step
+// otherwise. Private (with methods/run.MakePrivate) is the one call that
+// turns a model, its per-row loss and its Examples into the calibrated,
+// self-recording DP-SGD construction a trainer runs.
 package dpnn

@@ -57,6 +57,13 @@ type SGDConfig struct {
 	// StepEvent is the event of one noisy step (required with Batch and a
 	// Ledger).
 	StepEvent dp.Event
+	// Examples, when set, declares the examples (Samples must be
+	// Examples.N, Capacity counts batch rows, Poisson sampling only): the
+	// construction steps with StepExamples, which lays out every chunk's
+	// rows and builds its row groups itself, and BuildSGD refuses a
+	// training path whose row-mixing products can join two one-row
+	// examples.
+	Examples *Examples
 }
 
 // ExpectedBatch is q·n with Poisson sampling and Batch with fixed-size
@@ -78,6 +85,12 @@ func (c SGDConfig) Validate() error {
 	}
 	if c.Samples <= 0 || c.Capacity <= 0 {
 		return fmt.Errorf("dp: DP-SGD needs positive sample count and capacity, got %d and %d", c.Samples, c.Capacity)
+	}
+	if x := c.Examples; x != nil {
+		if x.N != c.Samples || c.Batch != 0 || c.Capacity < x.MaxRows() {
+			return fmt.Errorf("dp: DP-SGD over %d examples of up to %d rows: want Samples = %d (got %d), Poisson sampling (batch %d) and a capacity of at least %d rows (got %d)",
+				x.N, x.MaxRows(), x.N, c.Samples, c.Batch, x.MaxRows(), c.Capacity)
+		}
 	}
 	if c.Present != nil && (len(c.Present) != c.Samples || c.Batch != 0) {
 		return fmt.Errorf("dp: DP-SGD's present ids: %d flags for %d samples (Poisson sampling only)", len(c.Present), c.Samples)
@@ -146,6 +159,10 @@ type SGD struct {
 	// a Step's chunks and per-parameter sums, reused by the next
 	chunks  [][]int
 	paramSq []float64
+	// mixing are the training path's row-mixing products, checked
+	// against the row groups of every chunk.
+	mixing []nn.Mixing
+	batch  Batch // the chunk's layout (StepExamples)
 }
 
 // sample draws a step's batch from the source: Poisson with Cfg.Rate, or
@@ -190,6 +207,25 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 		return nil, fmt.Errorf("dp: %w", err)
 	}
 	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
+	// Only a construction over declared Examples knows that the batch rows
+	// are its rows: the old path's square products may map another row
+	// space (DPAR's Pi.batch: reference rows → example rows) and are not
+	// checked.
+	if cfg.Examples != nil {
+		s.mixing = m.RowMixing(perRowLoss, rows)
+		for r := range s.Groups.Of { // an empty batch until the first step
+			s.Groups.Of[r] = -1
+		}
+	}
+	if x := cfg.Examples; x != nil && x.Start == nil {
+		// One-row examples: batch rows i ≠ j may hold two examples, so any
+		// off-diagonal entry of a fixed product is refused now.
+		single := &nn.RowGroups{Of: make([]int, rows), Samples: rows}
+		single.Singletons(rows)
+		if err := nn.CheckBlocks(s.mixing, single, func(k int) string { return fmt.Sprintf("the example in batch row %d", k) }); err != nil {
+			return nil, fmt.Errorf("dp: one-row examples: %w", err)
+		}
+	}
 	build := func() error {
 		s.LossSum = G.Must(nn.SumAll(perRowLoss))
 		var probes G.Nodes
@@ -307,6 +343,40 @@ type StepStats struct {
 // in buffers the next Step overwrites. Noise is added exactly once per
 // step, also for an empty batch.
 func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, error) {
+	if s.Cfg.Examples != nil {
+		return nil, StepStats{}, errNoExamples
+	}
+	return s.step(fill)
+}
+
+// StepExamples is Step over the declared Examples: it draws a Poisson
+// sample of example ids, splits it into chunks whose rows fit the batch
+// capacity, and for each chunk lays out its examples' rows (Batch), sets
+// the row groups from the blocks, calls fill (which loads the rows'
+// inputs, the loss rows and the batch adjacency; the groups it finds are
+// the framework's and are set again after it returns), checks every
+// row-mixing product of the training path against the groups (one pass
+// over their entries), and runs the graph. Noise is added once per step.
+func (s *SGD) StepExamples(fill func(b *Batch) error) ([][]float64, StepStats, error) {
+	x := s.Cfg.Examples
+	if x == nil {
+		return nil, StepStats{}, errors.New("dp: DP-SGD: StepExamples needs declared Examples")
+	}
+	return s.step(func(chunk []int) error {
+		if err := x.layout(chunk, len(s.Groups.Of), &s.batch, s.Groups); err != nil {
+			return err
+		}
+		of, n := slices.Clone(s.Groups.Of), s.Groups.Samples
+		if err := fill(&s.batch); err != nil {
+			return err
+		}
+		copy(s.Groups.Of, of) // a fill function cannot re-tag rows
+		s.Groups.Samples = n
+		return nil
+	})
+}
+
+func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, error) {
 	batch, drawn := s.next, s.hasNext
 	s.next, s.hasNext = nil, false
 	done := false
@@ -322,8 +392,15 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		}
 	}
 	chunks := s.chunks[:0]
-	for lo := 0; lo < len(batch); lo += s.Cfg.Capacity {
-		chunks = append(chunks, batch[lo:min(lo+s.Cfg.Capacity, len(batch))])
+	if x := s.Cfg.Examples; x != nil {
+		var err error
+		if chunks, err = x.chunks(batch, s.Cfg.Capacity, chunks); err != nil {
+			return nil, StepStats{}, err
+		}
+	} else {
+		for lo := 0; lo < len(batch); lo += s.Cfg.Capacity {
+			chunks = append(chunks, batch[lo:min(lo+s.Cfg.Capacity, len(batch))])
+		}
 	}
 	if len(chunks) == 0 {
 		chunks = append(chunks, nil)
@@ -352,6 +429,11 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		}
 		if s.Groups.Samples != len(chunk) {
 			return nil, st, fmt.Errorf("dp: fill set %d samples for a chunk of %d", s.Groups.Samples, len(chunk))
+		}
+		if s.Cfg.Examples != nil {
+			if err := nn.CheckBlocks(s.mixing, s.Groups, s.exampleName(chunk)); err != nil {
+				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
+			}
 		}
 		if last && std > 0 && !drawn {
 			// The noise does not depend on the batch: draw it while the
@@ -438,11 +520,34 @@ func (s *SGD) Step(fill func(samples []int) error) ([][]float64, StepStats, erro
 	return total, st, nil
 }
 
+// exampleName names batch example k of a chunk by its sample id.
+func (s *SGD) exampleName(chunk []int) func(k int) string {
+	return func(k int) string {
+		if k < len(chunk) {
+			return fmt.Sprintf("example %d", chunk[k])
+		}
+		return fmt.Sprintf("batch example %d", k)
+	}
+}
+
 // Release runs one Step and returns the privatised gradients of every
 // parameter concatenated in parameter order: what a step releases, as an
 // audit compares it.
 func (s *SGD) Release(fill func(samples []int) error) ([]float64, error) {
 	grads, _, err := s.Step(fill)
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for _, g := range grads {
+		out = append(out, g...)
+	}
+	return out, nil
+}
+
+// ReleaseExamples is Release over declared Examples (StepExamples).
+func (s *SGD) ReleaseExamples(fill func(b *Batch) error) ([]float64, error) {
+	grads, _, err := s.StepExamples(fill)
 	if err != nil {
 		return nil, err
 	}

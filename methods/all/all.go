@@ -10,4 +10,5 @@ import (
 	_ "github.com/dpgnn/dpgnn/methods/gcon"    // register gcon
 	_ "github.com/dpgnn/dpgnn/methods/mlp"     // register mlp
 	_ "github.com/dpgnn/dpgnn/methods/progap"  // register progap
+	_ "github.com/dpgnn/dpgnn/methods/sage"    // register sage
 )

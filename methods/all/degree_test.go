@@ -17,6 +17,7 @@ var boundedMethods = map[string][]degree.Mode{
 	"progap":  {degree.Public, degree.Sample},
 	"caribou": {degree.Public},
 	"asgl":    {degree.Public, degree.Sample, degree.None},
+	"sage":    {degree.Public, degree.Sample, degree.None},
 }
 
 // TestOneDegreeBoundVocabulary: every method that bounds degrees has the

@@ -292,6 +292,8 @@ func TestReportStatesNoiseSource(t *testing.T) {
 		reportCase{name: "caribou edge", method: "caribou", args: []string{"--epochs", "2", "--encoder-epochs", "2"},
 			opts: run.TrainOptions{Level: methods.Edge, Epsilon: 2, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"}},
 		reportCase{name: "dpar node", method: "dpar", args: []string{"--epochs", "2"},
+			opts: run.TrainOptions{Level: methods.Node, Epsilon: 8, Delta: 1e-5, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"}},
+		reportCase{name: "sage node", method: "sage", args: []string{"--epochs", "1", "--max-degree", "200"},
 			opts: run.TrainOptions{Level: methods.Node, Epsilon: 8, Delta: 1e-5, Runs: 1, Seed: 1, Split: "ratio:0.3:0.3"}})
 	seen := map[string]bool{}
 	for _, tc := range cases {

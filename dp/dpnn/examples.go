@@ -1,0 +1,229 @@
+package dpnn
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/nn"
+)
+
+// Examples is the unit of DP-SGD on a graph: N examples, each a block of
+// rows of a row universe (a node's rooted subgraph from
+// degree.RootedSubgraphs, a PPR row, one row of an MLP's input), with the
+// adjacency the training path aggregates over, and the declared
+// occurrence bound.
+//
+// Privacy meaning. DP-SGD clips each example's gradient (the sum over its
+// rows) to C and adds Gaussian noise to the sum over a Poisson sample of
+// examples. If one privacy unit (an edge, a node with its edges, features
+// and label) changes at most R examples between raw neighbours G and G′,
+// each by at most Change·C in the clipped sum (Change 1: the example is
+// only deleted or added; 2: it is modified, its two clipped gradients of
+// norm ≤ C each), one step is dp.Occurrences{R, Change,
+// Poisson{q, Gaussian{z}}} with noise std z·R·Change·C. R and Change are
+// the method's claim, proven in its doc comment for every raw neighbour;
+// what the framework guarantees is the other half: every batch's row
+// groups are built here from the blocks (a fill function cannot mis-tag a
+// row), and every row-mixing product of the training path (SpMM, SpMax,
+// DropoutSpMM over a square batch-rows matrix, nn.RowMixer) is checked
+// against them at every step, so an example's clipped gradient is a
+// function of its own rows only.
+type Examples struct {
+	// N is the number of examples: DP-SGD samples ids 0 … N−1.
+	N int
+	// Start, when non-nil (len N+1, non-decreasing from 0), gives example
+	// e's rows Start[e] … Start[e+1]−1 of the row universe; nil: example
+	// e is the one row e.
+	Start []int
+	// Adj, when non-nil, is the adjacency over the row universe
+	// (Start[N] square) that the training path aggregates over (row i
+	// lists the rows it gathers); every batch gets its sub-block in batch
+	// rows (Batch.Adj). NewExamples refuses one that joins two examples.
+	Adj *graphs.CSR
+	// R is the occurrence bound: the most examples one privacy unit
+	// changes between raw neighbours.
+	R int
+	// Change is how far one changed example moves the clipped sum, in
+	// units of the clip C: 1 (deleted or added only) or 2 (modified).
+	Change int
+	// What describes one example for the plan ("a training node's 1-hop
+	// rooted subgraph").
+	What string
+
+	maxRows int
+}
+
+// OneRow is n one-row examples (row e of the batch input is example e's
+// only row), with occurrence bound r and change c.
+func OneRow(n, r, c int, what string) (*Examples, error) {
+	return NewExamples(n, nil, nil, r, c, what)
+}
+
+// NewExamples validates and returns Examples (see the fields). It refuses
+// an adjacency entry (i, j) whose rows lie in different examples, naming
+// the two examples.
+func NewExamples(n int, start []int, adj *graphs.CSR, r, c int, what string) (*Examples, error) {
+	x := &Examples{N: n, Start: start, Adj: adj, R: r, Change: c, What: what}
+	if err := x.validate(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Rows returns the number of rows of the row universe.
+func (x *Examples) Rows() int {
+	if x.Start == nil {
+		return x.N
+	}
+	return x.Start[x.N]
+}
+
+// MaxRows is the most rows of one example.
+func (x *Examples) MaxRows() int { return x.maxRows }
+
+// RowsOf returns example e's universe rows lo … hi−1.
+func (x *Examples) RowsOf(e int) (lo, hi int) {
+	if x.Start == nil {
+		return e, e + 1
+	}
+	return x.Start[e], x.Start[e+1]
+}
+
+func (x *Examples) validate() error {
+	if x.N <= 0 {
+		return fmt.Errorf("dp: examples: need at least one, got %d", x.N)
+	}
+	if x.R < 1 {
+		return fmt.Errorf("dp: examples: occurrence bound R must be at least 1, got %d", x.R)
+	}
+	if x.Change != 1 && x.Change != 2 {
+		return fmt.Errorf("dp: examples: Change must be 1 (deleted or added) or 2 (modified), got %d", x.Change)
+	}
+	x.maxRows = 1
+	if x.Start != nil {
+		if len(x.Start) != x.N+1 || x.Start[0] != 0 {
+			return fmt.Errorf("dp: examples: Start has %d entries (want N+1 = %d) starting at %d (want 0)", len(x.Start), x.N+1, x.Start[0])
+		}
+		x.maxRows = 0
+		for e := 0; e < x.N; e++ {
+			d := x.Start[e+1] - x.Start[e]
+			if d < 1 {
+				return fmt.Errorf("dp: examples: example %d has %d rows, want at least 1", e, d)
+			}
+			x.maxRows = max(x.maxRows, d)
+		}
+	}
+	if a := x.Adj; a != nil {
+		if err := a.Validate(); err != nil {
+			return fmt.Errorf("dp: examples: adjacency: %w", err)
+		}
+		if a.Rows != x.Rows() || a.Cols != x.Rows() {
+			return fmt.Errorf("dp: examples: adjacency is %d×%d, the examples have %d rows", a.Rows, a.Cols, x.Rows())
+		}
+		of := x.universeGroups()
+		if err := nn.CheckBlocks([]nn.Mixing{{Op: "the examples' adjacency", S: nn.NewSparse("examples", a)}}, &nn.RowGroups{Of: of, Samples: x.N},
+			func(k int) string { return fmt.Sprintf("example %d", k) }); err != nil {
+			return fmt.Errorf("dp: examples: %w", err)
+		}
+	}
+	return nil
+}
+
+// universeGroups returns every universe row's example.
+func (x *Examples) universeGroups() []int {
+	of := make([]int, x.Rows())
+	for e := 0; e < x.N; e++ {
+		lo, hi := x.RowsOf(e)
+		for r := lo; r < hi; r++ {
+			of[r] = e
+		}
+	}
+	return of
+}
+
+// Batch is the layout of one chunk of sampled examples in the batch rows,
+// built by the framework (SGD.StepExamples) before it calls the method's
+// fill function: batch example k is example Examples[k], whose rows are
+// batch rows First[k] … First[k+1]−1 (First[k] is its first row: the root
+// of a rooted subgraph), holding universe rows Rows[First[k]] …; rows from
+// First[len(Examples)] on are padding.
+type Batch struct {
+	Examples []int
+	First    []int
+	Rows     []int
+	// Adj is the batch's adjacency (capacity × capacity, in batch rows),
+	// the examples' blocks of Examples.Adj; nil without one. The fill
+	// function gives it to the layers that aggregate (layers.Neighbours.Set).
+	Adj *graphs.CSR
+}
+
+// layout fills b (and groups) with ids laid out in at most capacity rows.
+func (x *Examples) layout(ids []int, capacity int, b *Batch, groups *nn.RowGroups) error {
+	b.Examples = append(b.Examples[:0], ids...)
+	b.First, b.Rows = b.First[:0], b.Rows[:0]
+	if len(groups.Of) != capacity {
+		return fmt.Errorf("dp: DP-SGD: %d row groups for a batch of %d rows", len(groups.Of), capacity)
+	}
+	var src, dst []int
+	var val []float64
+	for k, e := range ids {
+		if e < 0 || e >= x.N {
+			return fmt.Errorf("dp: DP-SGD: example %d outside 0 … %d", e, x.N-1)
+		}
+		lo, hi := x.RowsOf(e)
+		base := len(b.Rows)
+		if base+hi-lo > capacity {
+			return fmt.Errorf("dp: DP-SGD: the batch's examples need more than its %d rows", capacity)
+		}
+		b.First = append(b.First, base)
+		for r := lo; r < hi; r++ {
+			groups.Of[len(b.Rows)] = k
+			b.Rows = append(b.Rows, r)
+		}
+		if x.Adj != nil {
+			for r := lo; r < hi; r++ {
+				for q := x.Adj.Indptr[r]; q < x.Adj.Indptr[r+1]; q++ {
+					src, dst = append(src, base+r-lo), append(dst, base+x.Adj.Indices[q]-lo)
+					if x.Adj.Data != nil {
+						val = append(val, x.Adj.Data[q])
+					}
+				}
+			}
+		}
+	}
+	b.First = append(b.First, len(b.Rows))
+	for r := len(b.Rows); r < capacity; r++ {
+		groups.Of[r] = -1
+	}
+	groups.Samples = len(ids)
+	b.Adj = nil
+	if x.Adj != nil {
+		b.Adj = graphs.FromCOO(capacity, capacity, src, dst, val)
+	}
+	return nil
+}
+
+// chunks splits a sampled batch into chunks whose rows fit capacity.
+func (x *Examples) chunks(batch []int, capacity int, out [][]int) ([][]int, error) {
+	out = out[:0]
+	lo, rows := 0, 0
+	for i, e := range batch {
+		a, b := x.RowsOf(e)
+		if b-a > capacity {
+			return nil, fmt.Errorf("dp: DP-SGD: example %d has %d rows, more than the batch's %d", e, b-a, capacity)
+		}
+		if rows+b-a > capacity {
+			out = append(out, batch[lo:i])
+			lo, rows = i, 0
+		}
+		rows += b - a
+	}
+	if lo < len(batch) || len(out) == 0 {
+		out = append(out, batch[lo:])
+	}
+	return out, nil
+}
+
+// errNoExamples is Step's refusal of a construction over Examples.
+var errNoExamples = errors.New("dp: DP-SGD over declared Examples steps with StepExamples (the framework lays out the rows)")

@@ -1,0 +1,147 @@
+package dpnn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// PrivateConfig is DP-SGD over declared Examples as the accountant sees
+// it: everything a plan needs, none of it read off the private data except
+// N (the example count, treated as public by the DP-SGD convention; the
+// run's report says so).
+type PrivateConfig struct {
+	// Name keys the plan's release and the ledger entry ("dpsgd" if
+	// empty).
+	Name string
+	// N, R and Change are the examples' count, occurrence bound and
+	// change (Examples' fields; Private checks they agree).
+	N, R, Change int
+	// What describes one example ("a training node's 1-hop rooted
+	// subgraph"), for the plan.
+	What string
+	// BatchSize is the expected Poisson batch size B: q = min(1, B/N).
+	BatchSize int
+	// Epochs: the run takes ⌈epochs/q⌉ steps (Steps), exactly.
+	Epochs int
+	// Clip is C, the L2 bound of one example's gradient.
+	Clip float64
+}
+
+// ConfigFor is a PrivateConfig for x's count, bound and change.
+func ConfigFor(x *Examples, batch, epochs int, clip float64) PrivateConfig {
+	return PrivateConfig{N: x.N, R: x.R, Change: x.Change, What: x.What, BatchSize: batch, Epochs: epochs, Clip: clip}
+}
+
+// LedgerName is the name of the release in the plan and the ledger.
+func (c PrivateConfig) LedgerName() string {
+	if c.Name == "" {
+		return "dpsgd"
+	}
+	return c.Name
+}
+
+// Validate checks the configuration.
+func (c PrivateConfig) Validate() error {
+	if c.N <= 0 || c.R < 1 || (c.Change != 1 && c.Change != 2) {
+		return fmt.Errorf("dp: DP-SGD over %d examples with R = %d and Change = %d: want N ≥ 1, R ≥ 1 and Change 1 or 2", c.N, c.R, c.Change)
+	}
+	if c.BatchSize <= 0 || c.Epochs <= 0 {
+		return fmt.Errorf("dp: DP-SGD with batch size %d and %d epochs: want both positive", c.BatchSize, c.Epochs)
+	}
+	return dp.CheckPositiveFinite("clipping bound C", c.Clip)
+}
+
+// Rate is the Poisson rate q = min(1, B/N).
+func (c PrivateConfig) Rate() float64 { return math.Min(1, float64(c.BatchSize)/float64(c.N)) }
+
+// Steps is the number of noisy steps, ⌈epochs/q⌉: the plan's count and the
+// trainer's.
+func (c PrivateConfig) Steps() int { return Steps(c.Epochs, c.Rate()) }
+
+// NoiseStd is the std of the noise added to the clipped sum at multiplier
+// z: z·R·Change·C (z is the std over the sensitivity R·Change·C of the
+// whole released sum, dp's one convention).
+func (c PrivateConfig) NoiseStd(z float64) float64 {
+	return dp.OccurrencesNoiseStd(z, c.R, float64(c.Change), c.Clip)
+}
+
+// single reports whether one unit changes one example by at most C: the
+// plain Poisson-subsampled Gaussian.
+func (c PrivateConfig) single() bool { return c.R == 1 && c.Change == 1 }
+
+// StepEvent is the event of one noisy step at multiplier z:
+// Occurrences{R, Change, Poisson{q, Gaussian{z}}}, or the plain Poisson
+// Gaussian step when R = Change = 1.
+func (c PrivateConfig) StepEvent(z float64) dp.Event {
+	if c.single() {
+		return dp.PoissonGaussianEvent{Rate: c.Rate(), Multiplier: z, Steps: 1}
+	}
+	return dp.Occurrences{R: c.R, Change: float64(c.Change), Event: dp.Poisson{Rate: c.Rate(), Event: dp.GaussianEvent{Multiplier: z, Count: 1}}}
+}
+
+// Event is the plan's event of all Steps at multiplier z:
+// Composed{T, StepEvent(z)} (PoissonGaussianEvent with T steps when R =
+// Change = 1).
+func (c PrivateConfig) Event(z float64) dp.Event {
+	if c.single() {
+		return dp.PoissonGaussianEvent{Rate: c.Rate(), Multiplier: z, Steps: c.Steps()}
+	}
+	return dp.Composed{Count: c.Steps(), Event: c.StepEvent(z)}
+}
+
+// Planned is the plan's release at multiplier z (an invalid z gives an
+// event of infinite cost, so a calibration search never takes it as
+// cheap).
+func (c PrivateConfig) Planned(z float64) dp.Planned {
+	ev := c.Event(z)
+	if err := ev.Validate(); err != nil {
+		ev = dp.RDPEvent{Name: "invalid DP-SGD at z=" + fmt.Sprint(z), Curve: func(float64) float64 { return math.Inf(1) }}
+	}
+	what := fmt.Sprintf("DP-SGD: %d Poisson steps at rate %.4g over %d examples (%s), clip %g, noise std %.4g",
+		c.Steps(), c.Rate(), c.N, c.What, c.Clip, c.NoiseStd(z))
+	if !c.single() {
+		what += fmt.Sprintf("; one unit changes at most R=%d examples, each by at most %d·C", c.R, c.Change)
+	}
+	return dp.Planned{Name: c.LedgerName(), Kind: "dp-sgd", Event: ev, What: what}
+}
+
+// Noise is the plan's noise record at multiplier z.
+func (c PrivateConfig) Noise(z float64) map[string]float64 {
+	return map[string]float64{"std": c.NoiseStd(z), "clip": c.Clip, "rate": c.Rate(), "steps": float64(c.Steps()),
+		"occurrences": float64(c.R), "change": float64(c.Change)}
+}
+
+// Private builds DP-SGD over the examples x on the model's recorded
+// training path at multiplier z (0: the same pipeline clipped, without
+// noise): Poisson sampling at c.Rate(), noise std c.NoiseStd(z), every
+// noisy step recorded in ledger under c.LedgerName() as c.StepEvent(z) —
+// the mechanism records its own releases; a nil ledger is refused when
+// z > 0. Capacity is in rows: DefaultCapacity examples of x's largest
+// size. perRowLoss and outputs are as for BuildSGD; the construction steps
+// with StepExamples (trainers.SGDTask.FillBatch).
+func Private(m *nn.Model, perRowLoss *G.Node, outputs []*G.Node, x *Examples, c PrivateConfig, z float64, ledger *dp.Ledger, src *dp.Source) (*SGD, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if x == nil || x.N != c.N || x.R != c.R || x.Change != c.Change {
+		return nil, errors.New("dp: DP-SGD: the examples' count, occurrence bound and change must be the plan's")
+	}
+	if z > 0 && ledger == nil {
+		return nil, errors.New("dp: DP-SGD with noise needs the run's ledger")
+	}
+	cfg := SGDConfig{Clip: c.Clip, Multiplier: c.NoiseStd(z) / c.Clip, Rate: c.Rate(), Samples: c.N,
+		Capacity: perRowLoss.Shape()[0], Examples: x}
+	if z > 0 {
+		cfg.Ledger, cfg.LedgerName, cfg.StepEvent = ledger, c.LedgerName(), c.StepEvent(z)
+	}
+	return BuildSGD(m, perRowLoss, cfg, src, outputs)
+}
+
+// RowCapacity is the batch rows DP-SGD over x needs at rate q:
+// DefaultCapacity(q, N) examples of x's largest size.
+func RowCapacity(x *Examples, q float64) int { return DefaultCapacity(q, x.N) * x.MaxRows() }

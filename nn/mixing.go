@@ -1,0 +1,101 @@
+package nn
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// RowMixer is implemented by an op whose output row i reads the input rows
+// j with A[i,j] ≠ 0 of a sparse matrix A (SpMM, SpMMT, SpMax and
+// DropoutSpMM implement it; a custom op that gathers rows should too).
+// On a DP-SGD training path such an op keeps examples apart only when A is
+// block-diagonal over the batch's row groups; dp/dpnn checks every one it
+// finds (Model.RowMixing) against the groups of every batch.
+type RowMixer interface {
+	// MixedRows is the matrix whose entries (i, j) say output row i
+	// reads input row j (for SpMMT, the transpose of its pattern: the
+	// same-example relation is symmetric, so checking A suffices).
+	MixedRows() *Sparse
+}
+
+func (op *spmmOp) MixedRows() *Sparse     { return op.s }
+func (op *spMaxOp) MixedRows() *Sparse    { return op.s }
+func (op *dropSpMMOp) MixedRows() *Sparse { return op.s }
+
+// Mixing is one row-mixing product on a training path: the op's name (as
+// inspect shows it) and its matrix.
+type Mixing struct {
+	Op string
+	S  *Sparse
+}
+
+// RowMixing returns the row-mixing products (RowMixer ops) among the
+// ancestors of out (the per-row loss of a training path) that mix the
+// batch rows: a square rows × rows matrix applied to a node that is not a
+// parameter. A product from another row space (a sparse feature matrix
+// times a weight, a PPR row gathering all nodes' features) is not listed:
+// its rows are the batch rows but its columns are not.
+func (m *Model) RowMixing(out *G.Node, rows int) []Mixing {
+	params := map[*G.Node]bool{}
+	for _, p := range m.Params {
+		params[p.Node] = true
+	}
+	seen := map[*G.Node]bool{out: true}
+	stack := []*G.Node{out}
+	var mix []Mixing
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		in := children(m.G, n)
+		if rm, ok := n.Op().(RowMixer); ok && n.Op() != nil {
+			s := rm.MixedRows()
+			if s != nil && s.A != nil && s.A.Rows == rows && s.A.Cols == rows && len(in) > 0 && !params[in[0]] {
+				mix = append(mix, Mixing{Op: fmt.Sprint(n.Op()), S: s})
+			}
+		}
+		for _, c := range in {
+			if !seen[c] {
+				seen[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	return mix
+}
+
+// CheckBlocks returns an error naming the op and the two examples when an
+// entry (i, j) of one of the products joins rows of different examples of
+// groups (a padding row, Of = −1, counts as its own block), nil when every
+// product is block-diagonal over the groups. name(k) names batch example k
+// in the error (nil: "batch example k"). It makes one pass over each
+// matrix's entries; stored zeros are not entries.
+func CheckBlocks(mix []Mixing, groups *RowGroups, name func(k int) string) error {
+	if name == nil {
+		name = func(k int) string { return fmt.Sprintf("batch example %d", k) }
+	}
+	label := func(k int) string {
+		if k < 0 {
+			return "a padding row"
+		}
+		return name(k)
+	}
+	of := groups.Of
+	for _, mx := range mix {
+		a := mx.S.A
+		if a.Rows != len(of) || a.Cols != len(of) {
+			return fmt.Errorf("nn: %s is %d×%d, the batch has %d rows", mx.Op, a.Rows, a.Cols, len(of))
+		}
+		for i := 0; i < a.Rows; i++ {
+			gi := of[i]
+			for k := a.Indptr[i]; k < a.Indptr[i+1]; k++ {
+				j := a.Indices[k]
+				if of[j] != gi && a.Value(k) != 0 {
+					return fmt.Errorf("nn: %s on the DP-SGD training path joins row %d (%s) with row %d (%s): its adjacency must keep examples apart (block-diagonal over the examples' rows), or one example's clipped gradient would carry another's",
+						mx.Op, i, label(gi), j, label(of[j]))
+				}
+			}
+		}
+	}
+	return nil
+}
