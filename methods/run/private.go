@@ -15,7 +15,9 @@ import (
 
 // DefaultSGDAccountant is the accountant MakePrivate and PlanSGD use when
 // the method names none: the one place a run-wide default (a context's
-// accountant) flows into DP-SGD over Examples.
+// accountant) flows into DP-SGD over Examples. It is rdp until the group
+// pair's PLD is fast (dp.Auto would pick pld for every Occurrences step:
+// 28 s to calibrate sage at R = 3, minutes above; issue 39's speed item).
 func DefaultSGDAccountant(*methods.Context) string { return "rdp" }
 
 // SGDPlan is what a method says about its DP-SGD over examples, beyond
