@@ -416,7 +416,9 @@ func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *run.Calibrated, layers
 
 // Run trains CARIBOU once, with its configuration resolved for the
 // run's level (Config.At).
-func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) { return m.at(ctx.Level).run(ctx) }
+func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	return m.at(ctx.Level).run(ctx)
+}
 
 // run trains the resolved method once.
 func (m *CARIBOU) run(ctx *methods.Context) (*methods.Outcome, error) {
