@@ -31,12 +31,12 @@ func init() { methods.Register(func() methods.Method { return New(DefaultConfig(
 type Config struct {
 	Hops int `flag:"hops" help:"K: number of contractive graph layers (only the K-th is released)"`
 	ap.Modules
-	EncoderLayers int `flag:"encoder-layers" help:"encoder MLP layers (0: no encoder, aggregate the row-normalised raw features);\n-1: automatic, 0 without privacy and 2 at edge and node level (selected on validation, docs/results.md)"`
+	EncoderLayers int `flag:"encoder-layers" help:"encoder MLP layers (0: no encoder, aggregate the row-normalised raw features);\n-1: automatic, 0 without privacy (--privacy none or ε = inf) and 2 in a private run (selected on validation, docs/results.md)"`
 	EncoderEpochs int `flag:"encoder-epochs" help:"encoder pre-training epochs"`
 	// Lipschitz is C_L, Alpha1 α₁ (α₂ = 1 − α₁), Beta β of the CGL.
 	Lipschitz float64 `flag:"lipschitz" help:"C_L in [0, 1): the CGL's contraction factor (1 = no contraction: linear composition)"`
 	Alpha1    float64 `flag:"alpha1" help:"α₁ in [0, 1]: weight of the normalised adjacency (α₂ = 1 − α₁ weighs the global mean)"`
-	Beta      float64 `flag:"beta" help:"β ≥ 0: weight of the initial residual X⁽⁰⁾;\n-1: automatic, 0.2 without privacy and 4 at edge and node level (selected on validation, docs/results.md)"`
+	Beta      float64 `flag:"beta" help:"β ≥ 0: weight of the initial residual X⁽⁰⁾;\n-1: automatic, 0.2 without privacy (--privacy none or ε = inf) and 4 in a private run (selected on validation, docs/results.md)"`
 	// MinDegree is a public degree floor D_min (0: none): the CGL normalises
 	// with max(d, D_min) + 1 in place of d + 1 (layers.NewCGLFloored), so
 	// the sensitivities, which fall with D_min, hold for every graph and
@@ -59,13 +59,13 @@ type Config struct {
 // 0.7 between layers and 0.5 on the raw features at edge level and
 // without privacy, none under DP-SGD), ten contractive hops at C_L = 0.9
 // without the global mean (α₁ = 1), the strict sensitivity and projected
-// rows; the encoder and the initial residual β by level (Auto, resolved by
-// At): without privacy no encoder and β = 0.2 (the graph term carries the
-// signal), at edge and node level GAP's two-layer encoder and β = 4 (the
-// private hop is mostly noise, the classifier leans on X⁽⁰⁾). Each level's
+// rows; the encoder and the initial residual β by privacy (Auto, resolved
+// by At): without privacy no encoder and β = 0.2 (the exact graph term
+// carries the signal), in a private run GAP's two-layer encoder and β = 4
+// (the private hop is mostly noise, the classifier leans on X⁽⁰⁾). Each
 // setting was selected on validation accuracy on cora 70 / 10 / 20
 // (docs/results.md, "CARIBOU, edge level"; the grids in
-// docs/notebook/results-history.md).
+// docs/notebook/caribou-gap-defaults.md).
 func DefaultConfig() Config {
 	m := ap.DefaultModules()
 	m.Hidden, m.WeightDecay, m.Dropout, m.InDropout = 64, 1e-3, ap.AutoDropout, ap.AutoDropout
@@ -77,32 +77,35 @@ func DefaultConfig() Config {
 // privacy level.
 const Auto = -1
 
-// Level defaults of the Auto fields, selected on validation accuracy on
-// cora 70 / 10 / 20 (docs/results.md): without privacy the row-normalised
-// raw features and a small residual (the exact graph term is worth 14
-// points there); at edge and node level GAP's encoder and β = 4.
+// Defaults of the Auto fields, selected on validation accuracy on cora
+// 70 / 10 / 20 (docs/results.md): without privacy the row-normalised raw
+// features and a small residual (the exact graph term is worth about 14
+// points there); in a private run GAP's encoder and β = 4.
 const (
 	encoderLayersNone, encoderLayersPrivate = 0, 2
 	betaNone, betaPrivate                   = 0.2, 4
 )
 
-// At is the configuration a run at level uses: c with every Auto field
-// set to its level default (the others as given, so an explicit flag
-// always wins). It reads only the level and the flags, never the data, so
-// the configuration — and with it PCMP's sensitivity, which depends on β
-// at node level — is the same for every input and its neighbours: the
-// noise calibrated for it is the noise the run adds. At is idempotent.
-func (c Config) At(level methods.Level) Config {
+// At is the configuration a run uses: c with every Auto field set to its
+// default for a private run (edge or node level with a finite ε or a
+// fixed multiplier: methods.Context.Private) or a non-private one
+// (--privacy none, or ε = ∞ at any level, which adds no noise), the others
+// as given, so an explicit flag always wins. It reads only whether the run
+// is private and the flags, never the data, so the configuration — and
+// with it PCMP's sensitivity, which depends on β at node level — is the
+// same for every input and its neighbours: the noise calibrated for it is
+// the noise the run adds. At is idempotent.
+func (c Config) At(private bool) Config {
 	if c.EncoderLayers == Auto {
-		c.EncoderLayers = encoderLayersPrivate
-		if level == methods.None {
-			c.EncoderLayers = encoderLayersNone
+		c.EncoderLayers = encoderLayersNone
+		if private {
+			c.EncoderLayers = encoderLayersPrivate
 		}
 	}
 	if c.Beta == Auto {
-		c.Beta = betaPrivate
-		if level == methods.None {
-			c.Beta = betaNone
+		c.Beta = betaNone
+		if private {
+			c.Beta = betaPrivate
 		}
 	}
 	return c
@@ -142,10 +145,10 @@ func (c *Config) Validate() error {
 // edge level that is C_L = 0 (every layer is β·X⁽⁰⁾, projected) or α₁ = 0
 // (the layers weigh the global mean and the residual, neither of which
 // reads an edge); at node level C_L = β = 0 (every layer is 0). The rule
-// reads only the flags (and the level, which resolves the Auto fields: At),
+// reads only the flags (and whether the run is private, which resolves the Auto fields: At),
 // so it is the same for every input.
 func (m *CARIBOU) ValidateLevel(level methods.Level, private bool) error {
-	c := m.cfg.At(level)
+	c := m.cfg.At(private)
 	if !private {
 		return nil
 	}
@@ -176,11 +179,11 @@ type CARIBOU struct{ cfg Config }
 // New returns CARIBOU with the configuration cfg.
 func New(cfg Config) *CARIBOU { return &CARIBOU{cfg: cfg} }
 
-// at is the method with its configuration resolved for level (Config.At):
-// every entry point that knows the level (Run, AccountPlan, AuditTarget,
-// BuildModel, ValidateLevel) works on it, so the plan, the layers and the
-// modules of one run read the same values.
-func (m *CARIBOU) at(level methods.Level) *CARIBOU { return &CARIBOU{cfg: m.cfg.At(level)} }
+// at is the method with its configuration resolved for a private or a
+// non-private run (Config.At): every entry point (Run, AccountPlan,
+// AuditTarget, BuildModel, ValidateLevel) works on it, so the plan, the
+// layers and the modules of one run read the same values.
+func (m *CARIBOU) at(private bool) *CARIBOU { return &CARIBOU{cfg: m.cfg.At(private)} }
 
 // pcmpEvent is PCMP at multiplier z with effective release count g
 // (dp.CNIEvent with g computed once): μ-GDP with μ = √g/z.
@@ -197,8 +200,9 @@ func (*CARIBOU) Short() string {
 }
 
 // Epochs counts the encoder's and the classifier's epochs (an automatic
-// --encoder-layers counts the encoder: the level is not known here, so a
-// run without privacy, which has none, reports fewer than planned).
+// --encoder-layers counts the encoder: whether the run is private is not
+// known here, so a non-private run, which has none, reports fewer than
+// planned).
 func (m *CARIBOU) Epochs() int {
 	if m.cfg.EncoderLayers == 0 {
 		return m.cfg.TrainEpochs
@@ -253,7 +257,7 @@ func (m *CARIBOU) setupCounts(level methods.Level, c run.Counts) (*setup, error)
 	if !m.cfg.resolved() {
 		// Δ_n reads β: an unresolved β (−1) would give a sensitivity for a
 		// layer no run builds. Every entry point resolves first (at).
-		return nil, fmt.Errorf("caribou: configuration not resolved for the %s level (--beta or --encoder-layers still automatic)", level)
+		return nil, fmt.Errorf("caribou: configuration not resolved for the run (--beta or --encoder-layers still automatic) at the %s level", level)
 	}
 	s := &setup{units: run.DeltaUnits{Unit: "undirected edge"}}
 	floor := "the CGL normalises with the raw degrees, d + 1 (--min-degree 0: no floor); no input is refused for a low degree"
@@ -414,10 +418,10 @@ func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *run.Calibrated, layers
 	return ap.Prepare(ctx, &m.cfg.Modules, m.setupGraph, m.calibrate)
 }
 
-// Run trains CARIBOU once, with its configuration resolved for the
-// run's level (Config.At).
+// Run trains CARIBOU once, with its configuration resolved for the run
+// (Config.At).
 func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	return m.at(ctx.Level).run(ctx)
+	return m.at(ctx.Private()).run(ctx)
 }
 
 // run trains the resolved method once.
@@ -659,7 +663,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run
 	if !ctx.Private() {
 		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
 	}
-	m = m.at(ctx.Level)
+	m = m.at(ctx.Private())
 	if opts.Multiplier > 0 {
 		c := *ctx
 		c.Multiplier = opts.Multiplier
@@ -730,7 +734,7 @@ func (m *CARIBOU) AccountCounts(level methods.Level) []string {
 // AccountPlan is the privacy plan of a CARIBOU run with these counts
 // (`dpgnn account caribou`).
 func (m *CARIBOU) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
-	m = m.at(ctx.Level)
+	m = m.at(ctx.Private())
 	s, err := m.setupCounts(ctx.Level, c)
 	if err != nil {
 		return nil, err
@@ -748,7 +752,7 @@ var (
 // are seeded placeholders: PCMP is a release computed outside the
 // expression graph (layers.PCMP), and the encoder is a module of its own.
 func (m *CARIBOU) BuildModel(ctx *methods.Context) (*nn.Model, error) {
-	m = m.at(ctx.Level)
+	m = m.at(ctx.Private())
 	g := ctx.Graph
 	s, cal, norm, err := m.prepare(ctx)
 	if err != nil {

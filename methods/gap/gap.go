@@ -26,17 +26,17 @@ func init() { methods.Register(func() methods.Method { return New(DefaultConfig(
 // encoder's.
 type Config struct {
 	ap.Config
-	EncoderLayers int `flag:"encoder-layers" help:"encoder MLP layers (0: no encoder, aggregate raw features); -1: automatic, 0 without privacy\nand 2 at edge and node level (and with --encoder-folds), selected on validation (docs/results.md)"`
+	EncoderLayers int `flag:"encoder-layers" help:"encoder MLP layers (0: no encoder, aggregate raw features); -1: automatic, 0 without privacy\n(--privacy none or ε = inf) and 2 in a private run or with --encoder-folds, selected on validation (docs/results.md)"`
 	EncoderEpochs int `flag:"encoder-epochs" help:"encoder pre-training epochs"`
 	EncoderFolds  int `flag:"encoder-folds" help:"k ≥ 2: cross-fit the encoder over k folds of the training nodes and use its class probabilities\n(out-of-fold on training nodes) as X0 — not in the GAP paper; edge level and non-private only. 0: GAP's encoder"`
 }
 
 // DefaultConfig is aggregation perturbation's defaults (selected on
-// validation) and GAP's encoder by level (Auto, resolved by At): none
-// without privacy (NAP aggregates the raw features; on cora 70 / 10 / 20
-// validation accuracy 0.873 against 0.847 with the encoder,
+// validation) and GAP's encoder by privacy (Auto, resolved by At): none
+// without privacy (the hops aggregate the raw features; on cora 70 / 10 /
+// 20 validation accuracy 0.873 against 0.847 with the encoder,
 // docs/results.md), the paper's two-layer encoder trained for 100 epochs
-// at edge and node level.
+// in a private run.
 func DefaultConfig() Config {
 	return Config{Config: ap.DefaultConfig(), EncoderLayers: Auto, EncoderEpochs: 100}
 }
@@ -44,17 +44,17 @@ func DefaultConfig() Config {
 // Auto is the value of --encoder-layers that At resolves by privacy level.
 const Auto = -1
 
-// At is the configuration a run at level uses: an automatic
-// --encoder-layers set to 0 without privacy and to 2 at edge and node
-// level or with --encoder-folds (which needs an encoder); an explicit
-// value as given. It reads only the level and the flags, never the data,
-// and at the private levels it gives what the defaults were before (two
-// encoder layers), so no private run's releases or accounting change. At
-// is idempotent.
-func (c Config) At(level methods.Level) Config {
+// At is the configuration a run uses: an automatic --encoder-layers set
+// to 0 for a non-private run (--privacy none, or ε = ∞ at any level: no
+// noise) and to 2 for a private one (methods.Context.Private) or with
+// --encoder-folds (which needs an encoder); an explicit value as given. It
+// reads only whether the run is private and the flags, never the data,
+// and for a private run it gives the old default (two encoder layers), so
+// no private run's releases or accounting change. At is idempotent.
+func (c Config) At(private bool) Config {
 	if c.EncoderLayers == Auto {
 		c.EncoderLayers = 2
-		if level == methods.None && c.EncoderFolds < 2 {
+		if !private && c.EncoderFolds < 2 {
 			c.EncoderLayers = 0
 		}
 	}
@@ -86,9 +86,10 @@ func New(cfg Config) *GAP {
 	return m
 }
 
-// at is the method with its configuration resolved for level (Config.At);
-// Run and BuildModel work on it, calibrate resolves its own.
-func (m *GAP) at(level methods.Level) *GAP { return New(m.cfg.At(level)) }
+// at is the method with its configuration resolved for a private or a
+// non-private run (Config.At); Run and BuildModel work on it, calibrate
+// resolves its own.
+func (m *GAP) at(private bool) *GAP { return New(m.cfg.At(private)) }
 
 func (*GAP) Name() string { return "gap" }
 func (*GAP) Short() string {
@@ -100,8 +101,9 @@ func (m *GAP) Validate() error { return m.cfg.Validate() }
 
 // Epochs is the number of training epochs a run reports (the progress bar's
 // total): every encoder's (k of them when cross-fitting), then the
-// classifier's. An automatic --encoder-layers counts the encoder (the level
-// is not known here; a run without privacy, which has none, reports fewer).
+// classifier's. An automatic --encoder-layers counts the encoder (whether
+// the run is private is not known here; a non-private run, which has none,
+// reports fewer).
 func (m *GAP) Epochs() int {
 	if m.cfg.EncoderLayers == 0 {
 		return m.cfg.TrainEpochs
@@ -120,7 +122,7 @@ const (
 // selections), composed in RDP.
 func (m *GAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*run.Calibrated, error) {
 	// account and audit reach here unresolved
-	m = m.at(ctx.Level)
+	m = m.at(ctx.Private())
 	modules := 1 // the classifier, plus each encoder
 	if m.cfg.EncoderLayers > 0 {
 		modules += max(1, m.cfg.EncoderFolds)
@@ -151,9 +153,11 @@ func (m *GAP) prepare(ctx *methods.Context) (*ap.APSetup, *run.Calibrated, layer
 	return ap.Prepare(ctx, &m.cfg.Modules, m.cfg.SetupAP, m.calibrate)
 }
 
-// Run trains GAP once, with its configuration resolved for the run's
-// level (Config.At).
-func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) { return m.at(ctx.Level).run(ctx) }
+// Run trains GAP once, with its configuration resolved for the run
+// (Config.At).
+func (m *GAP) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	return m.at(ctx.Private()).run(ctx)
+}
 
 // run trains the resolved method once.
 func (m *GAP) run(ctx *methods.Context) (*methods.Outcome, error) {
@@ -410,7 +414,7 @@ func (m *GAP) hops(nap *layers.NAP, n int, x0 *graphs.Features, width int) ([]*g
 // node level — plus the K NAP hops over the encoder output, where edges
 // enter.
 func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
-	m = m.at(ctx.Level)
+	m = m.at(ctx.Private())
 	g := ctx.Graph
 	setup, priv, norm, err := m.prepare(ctx)
 	if err != nil {

@@ -208,26 +208,25 @@ func TestNodeQueriesNotCovered(t *testing.T) {
 }
 
 // TestLevelDefaults: an automatic --encoder-layers is 0 without privacy
-// and 2 at edge and node level or with --encoder-folds, an explicit value
-// wins, a run with the automatic value is bit for bit the run with the
-// resolved value given explicitly, and at the private levels the plan
-// (which counts the encoder's releases and model selections) is the plan
-// of the old default, two encoder layers.
+// (--privacy none or ε = ∞) and 2 in a private run or with
+// --encoder-folds, an explicit value wins, and a run with the automatic
+// value is bit for bit (predictions and reported ε) the run with the
+// resolved value given explicitly — at the private levels the old default,
+// two encoder layers, so their plans are unchanged.
 func TestLevelDefaults(t *testing.T) {
 	for _, tc := range []struct {
-		level methods.Level
-		args  []string
-		want  int
+		private bool
+		args    []string
+		want    int
 	}{
-		{methods.None, nil, 0},
-		{methods.Edge, nil, 2},
-		{methods.Node, nil, 2},
-		{methods.None, []string{"--encoder-folds", "3"}, 2},
-		{methods.None, []string{"--encoder-layers", "1"}, 1},
-		{methods.Edge, []string{"--encoder-layers", "0"}, 0},
+		{false, nil, 0},
+		{true, nil, 2},
+		{false, []string{"--encoder-folds", "3"}, 2},
+		{false, []string{"--encoder-layers", "1"}, 1},
+		{true, []string{"--encoder-layers", "0"}, 0},
 	} {
-		if got := newGAP(t, tc.args...).at(tc.level).cfg.EncoderLayers; got != tc.want {
-			t.Errorf("%s %v: %d encoder layers, want %d", tc.level, tc.args, got, tc.want)
+		if got := newGAP(t, tc.args...).at(tc.private).cfg.EncoderLayers; got != tc.want {
+			t.Errorf("private %v %v: %d encoder layers, want %d", tc.private, tc.args, got, tc.want)
 		}
 	}
 	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 200, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.9, Signal: 1.5}, 5, "ratio:0.5:0.25", 1)
@@ -236,13 +235,13 @@ func TestLevelDefaults(t *testing.T) {
 		level    methods.Level
 		eps      float64
 		explicit string
-	}{{methods.None, math.Inf(1), "0"}, {methods.Edge, 4, "2"}, {methods.Node, 4, "2"}} {
+	}{{methods.None, math.Inf(1), "0"}, {methods.Edge, math.Inf(1), "0"}, {methods.Edge, 4, "2"}, {methods.Node, 4, "2"}} {
 		var preds [2][]int
 		var eps [2]float64
-		for i, args := range [][]string{short, append(append([]string(nil), short...), "--encoder-layers", tc.explicit)} {
+		for i, args := range [][]string{short, append(slices.Clone(short), "--encoder-layers", tc.explicit)} {
 			out, err := newGAP(t, args...).Run(&methods.Context{Graph: g, Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Seed: 3})
 			if err != nil {
-				t.Fatalf("%s %v: %v", tc.level, args, err)
+				t.Fatalf("%s ε=%g %v: %v", tc.level, tc.eps, args, err)
 			}
 			preds[i] = out.Pred
 			if out.Privacy != nil && out.Privacy.Epsilon != nil {
@@ -250,7 +249,7 @@ func TestLevelDefaults(t *testing.T) {
 			}
 		}
 		if !slices.Equal(preds[0], preds[1]) || eps[0] != eps[1] {
-			t.Errorf("%s: automatic (ε %v) ran differently from --encoder-layers %s (ε %v)", tc.level, eps[0], tc.explicit, eps[1])
+			t.Errorf("%s ε=%g: automatic (ε %v) ran differently from --encoder-layers %s (ε %v)", tc.level, tc.eps, eps[0], tc.explicit, eps[1])
 		}
 	}
 	for _, args := range [][]string{{"--encoder-layers", "-2"}, {"--encoder-layers", "0", "--encoder-folds", "3"}} {
