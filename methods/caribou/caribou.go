@@ -31,12 +31,12 @@ func init() { methods.Register(func() methods.Method { return New(DefaultConfig(
 type Config struct {
 	Hops int `flag:"hops" help:"K: number of contractive graph layers (only the K-th is released)"`
 	ap.Modules
-	EncoderLayers int `flag:"encoder-layers" help:"encoder MLP layers (0: no encoder, aggregate the row-normalised raw features)"`
+	EncoderLayers int `flag:"encoder-layers" help:"encoder MLP layers (0: no encoder, aggregate the row-normalised raw features);\n-1: automatic, 0 without privacy (--privacy none or ε = inf) and 2 in a private run (selected on validation, docs/results.md)"`
 	EncoderEpochs int `flag:"encoder-epochs" help:"encoder pre-training epochs"`
 	// Lipschitz is C_L, Alpha1 α₁ (α₂ = 1 − α₁), Beta β of the CGL.
 	Lipschitz float64 `flag:"lipschitz" help:"C_L in [0, 1): the CGL's contraction factor (1 = no contraction: linear composition)"`
 	Alpha1    float64 `flag:"alpha1" help:"α₁ in [0, 1]: weight of the normalised adjacency (α₂ = 1 − α₁ weighs the global mean)"`
-	Beta      float64 `flag:"beta" help:"β ≥ 0: weight of the initial residual X⁽⁰⁾"`
+	Beta      float64 `flag:"beta" help:"β ≥ 0: weight of the initial residual X⁽⁰⁾;\n-1: automatic, 0.2 without privacy (--privacy none or ε = inf) and 4 in a private run (selected on validation, docs/results.md)"`
 	// MinDegree is a public degree floor D_min (0: none): the CGL normalises
 	// with max(d, D_min) + 1 in place of d + 1 (layers.NewCGLFloored), so
 	// the sensitivities, which fall with D_min, hold for every graph and
@@ -54,19 +54,65 @@ type Config struct {
 	Accountant string `flag:"accountant" help:"edge level: gdp (exact μ-GDP conversion, as the authors calibrated) or rdp-standard (Theorem 11's RDP route) or rdp;\nnode level always composes in RDP"`
 }
 
-// DefaultConfig is CARIBOU's default setting: the GAP paper's modules with
-// a two-layer encoder, ten contractive hops at C_L = 0.9 without the
-// global mean (α₁ = 1), the strict sensitivity and projected rows; the
-// initial residual β = 4, weight decay 1e-3 and input dropout by level
-// (0.5 at edge level, 0 under DP-SGD) were selected on validation accuracy
-// on cora 70 / 10 / 20 at edge and node level (docs/results.md, "CARIBOU,
-// edge level").
+// DefaultConfig is CARIBOU's default setting: the GAP paper's modules at
+// width 64 with weight decay 1e-3 and dropout by level (ap.DropoutFor:
+// 0.7 between layers and 0.5 on the raw features at edge level and
+// without privacy, none under DP-SGD), ten contractive hops at C_L = 0.9
+// without the global mean (α₁ = 1), the strict sensitivity and projected
+// rows; the encoder and the initial residual β by privacy (Auto, resolved
+// by At): without privacy no encoder and β = 0.2 (the exact graph term
+// carries the signal), in a private run GAP's two-layer encoder and β = 4
+// (the private hop is mostly noise, the classifier leans on X⁽⁰⁾). Each
+// setting was selected on validation accuracy on cora 70 / 10 / 20
+// (docs/results.md, "CARIBOU, edge level"; the grids in
+// docs/notebook/caribou-gap-defaults.md).
 func DefaultConfig() Config {
 	m := ap.DefaultModules()
-	m.WeightDecay, m.InDropout = 1e-3, ap.AutoDropout
-	return Config{Hops: 10, Modules: m, EncoderLayers: 2, EncoderEpochs: 100, Lipschitz: 0.9, Alpha1: 1, Beta: 4,
+	m.Hidden, m.WeightDecay, m.Dropout, m.InDropout = 64, 1e-3, ap.AutoDropout, ap.AutoDropout
+	return Config{Hops: 10, Modules: m, EncoderLayers: Auto, EncoderEpochs: 100, Lipschitz: 0.9, Alpha1: 1, Beta: Auto,
 		Flags: degree.DefaultFlags(100), Sensitivity: "strict", Rows: "project", Accountant: "gdp"}
 }
+
+// Auto is the value of --encoder-layers and --beta that At resolves by
+// privacy level.
+const Auto = -1
+
+// Defaults of the Auto fields, selected on validation accuracy on cora
+// 70 / 10 / 20 (docs/results.md): without privacy the row-normalised raw
+// features and a small residual (the exact graph term is worth about 14
+// points there); in a private run GAP's encoder and β = 4.
+const (
+	encoderLayersNone, encoderLayersPrivate = 0, 2
+	betaNone, betaPrivate                   = 0.2, 4
+)
+
+// At is the configuration a run uses: c with every Auto field set to its
+// default for a private run (edge or node level with a finite ε or a
+// fixed multiplier: methods.Context.Private) or a non-private one
+// (--privacy none, or ε = ∞ at any level, which adds no noise), the others
+// as given, so an explicit flag always wins. It reads only whether the run
+// is private and the flags, never the data, so the configuration — and
+// with it PCMP's sensitivity, which depends on β at node level — is the
+// same for every input and its neighbours: the noise calibrated for it is
+// the noise the run adds. At is idempotent.
+func (c Config) At(private bool) Config {
+	if c.EncoderLayers == Auto {
+		c.EncoderLayers = encoderLayersNone
+		if private {
+			c.EncoderLayers = encoderLayersPrivate
+		}
+	}
+	if c.Beta == Auto {
+		c.Beta = betaNone
+		if private {
+			c.Beta = betaPrivate
+		}
+	}
+	return c
+}
+
+// resolved reports whether every Auto field has been resolved (At).
+func (c *Config) resolved() bool { return c.EncoderLayers != Auto && c.Beta != Auto }
 
 // Bound is D_max, the node-level public bound on every node's degree in
 // the symmetrised graph without self-loops (what the CGL normalises).
@@ -79,11 +125,13 @@ func (c *Config) Bound() (degree.Bound, error) {
 // Validate checks the hyperparameters (the CGL's as layers.CheckCGL does).
 func (c *Config) Validate() error {
 	_, modeErr := c.Flags.Mode(degree.Public)
-	return methods.CheckAll(c.Modules.Validate(), methods.CheckFields(c, methods.Depth(&c.Hops), methods.DepthOrZero(&c.EncoderLayers),
+	encoder := methods.Require(&c.EncoderLayers, c.EncoderLayers == Auto || (c.EncoderLayers >= 0 && c.EncoderLayers <= methods.MaxDepth),
+		"must be in [0, %d] (or -1: automatic), got %d", methods.MaxDepth, c.EncoderLayers)
+	return methods.CheckAll(c.Modules.Validate(), methods.CheckFields(c, methods.Depth(&c.Hops), encoder,
 		methods.Epochs(&c.EncoderEpochs), methods.Positive(&c.MaxDegree),
 		methods.Require(&c.Lipschitz, c.Lipschitz >= 0 && c.Lipschitz <= 1, "must be in [0, 1] (< 1 for a contraction), got %v", c.Lipschitz),
 		methods.Require(&c.Alpha1, c.Alpha1 >= 0 && c.Alpha1 <= 1, "must be in [0, 1] (α₂ = 1 − α₁), got %v", c.Alpha1),
-		methods.Require(&c.Beta, c.Beta >= 0 && !math.IsInf(c.Beta, 1), "must be non-negative and finite, got %v", c.Beta),
+		methods.Require(&c.Beta, c.Beta == Auto || (c.Beta >= 0 && !math.IsInf(c.Beta, 1)), "must be non-negative and finite (or -1: automatic), got %v", c.Beta),
 		methods.Require(&c.MinDegree, c.MinDegree >= 0, "must be non-negative, got %d", c.MinDegree),
 		methods.Require(&c.MinDegree, c.MinDegree <= c.MaxDegree, "must be at most MaxDegree (--max-degree) %d, got %d", c.MaxDegree, c.MinDegree),
 		methods.Require(&c.DegreeBound, modeErr == nil, "%v (caribou's node-level sensitivity is proven for a public bound only)", modeErr),
@@ -97,9 +145,10 @@ func (c *Config) Validate() error {
 // edge level that is C_L = 0 (every layer is β·X⁽⁰⁾, projected) or α₁ = 0
 // (the layers weigh the global mean and the residual, neither of which
 // reads an edge); at node level C_L = β = 0 (every layer is 0). The rule
-// reads only the flags, so it is the same for every input.
+// reads only the flags (and whether the run is private, which resolves the Auto fields: At),
+// so it is the same for every input.
 func (m *CARIBOU) ValidateLevel(level methods.Level, private bool) error {
-	c := m.cfg
+	c := m.cfg.At(private)
 	if !private {
 		return nil
 	}
@@ -130,6 +179,12 @@ type CARIBOU struct{ cfg Config }
 // New returns CARIBOU with the configuration cfg.
 func New(cfg Config) *CARIBOU { return &CARIBOU{cfg: cfg} }
 
+// at is the method with its configuration resolved for a private or a
+// non-private run (Config.At): every entry point (Run, AccountPlan,
+// AuditTarget, BuildModel, ValidateLevel) works on it, so the plan, the
+// layers and the modules of one run read the same values.
+func (m *CARIBOU) at(private bool) *CARIBOU { return &CARIBOU{cfg: m.cfg.At(private)} }
+
 // pcmpEvent is PCMP at multiplier z with effective release count g
 // (dp.CNIEvent with g computed once): μ-GDP with μ = √g/z.
 func pcmpEvent(z, g float64) dp.GaussianEvent {
@@ -144,7 +199,10 @@ func (*CARIBOU) Short() string {
 	return "CARIBOU: encoder, K contractive noisy hops with convergent privacy (only the last released), classifier on [X0, XK] (edge or node DP)"
 }
 
-// Epochs counts the encoder's and the classifier's epochs.
+// Epochs counts the encoder's and the classifier's epochs (an automatic
+// --encoder-layers counts the encoder: whether the run is private is not
+// known here, so a non-private run, which has none, reports fewer than
+// planned).
 func (m *CARIBOU) Epochs() int {
 	if m.cfg.EncoderLayers == 0 {
 		return m.cfg.TrainEpochs
@@ -195,6 +253,11 @@ func (s *setup) accounted(z float64) float64 {
 func (m *CARIBOU) setupCounts(level methods.Level, c run.Counts) (*setup, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
+	}
+	if !m.cfg.resolved() {
+		// Δ_n reads β: an unresolved β (−1) would give a sensitivity for a
+		// layer no run builds. Every entry point resolves first (at).
+		return nil, fmt.Errorf("caribou: configuration not resolved for the run (--beta or --encoder-layers still automatic) at the %s level", level)
 	}
 	s := &setup{units: run.DeltaUnits{Unit: "undirected edge"}}
 	floor := "the CGL normalises with the raw degrees, d + 1 (--min-degree 0: no floor); no input is refused for a low degree"
@@ -355,8 +418,14 @@ func (m *CARIBOU) prepare(ctx *methods.Context) (*setup, *run.Calibrated, layers
 	return ap.Prepare(ctx, &m.cfg.Modules, m.setupGraph, m.calibrate)
 }
 
-// Run trains CARIBOU once.
+// Run trains CARIBOU once, with its configuration resolved for the run
+// (Config.At).
 func (m *CARIBOU) Run(ctx *methods.Context) (*methods.Outcome, error) {
+	return m.at(ctx.Private()).run(ctx)
+}
+
+// run trains the resolved method once.
+func (m *CARIBOU) run(ctx *methods.Context) (*methods.Outcome, error) {
 	g := ctx.Graph
 	if err := run.Begin(ctx, "caribou", m.cfg.Hidden, 2*max(1, m.cfg.BaseLayers)+m.cfg.EncoderLayers+2); err != nil {
 		return nil, err
@@ -594,6 +663,7 @@ func (m *CARIBOU) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run
 	if !ctx.Private() {
 		return nil, fmt.Errorf("audit needs a private level (--privacy edge or node) and a finite --epsilon")
 	}
+	m = m.at(ctx.Private())
 	if opts.Multiplier > 0 {
 		c := *ctx
 		c.Multiplier = opts.Multiplier
@@ -664,6 +734,7 @@ func (m *CARIBOU) AccountCounts(level methods.Level) []string {
 // AccountPlan is the privacy plan of a CARIBOU run with these counts
 // (`dpgnn account caribou`).
 func (m *CARIBOU) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
+	m = m.at(ctx.Private())
 	s, err := m.setupCounts(ctx.Level, c)
 	if err != nil {
 		return nil, err
@@ -681,6 +752,7 @@ var (
 // are seeded placeholders: PCMP is a release computed outside the
 // expression graph (layers.PCMP), and the encoder is a module of its own.
 func (m *CARIBOU) BuildModel(ctx *methods.Context) (*nn.Model, error) {
+	m = m.at(ctx.Private())
 	g := ctx.Graph
 	s, cal, norm, err := m.prepare(ctx)
 	if err != nil {

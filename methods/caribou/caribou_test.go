@@ -78,6 +78,7 @@ func TestRunsWithinPlan(t *testing.T) {
 		if out.Privacy == nil || out.Privacy.Epsilon == nil || *out.Privacy.Epsilon > 4+1e-9 {
 			t.Fatalf("%s: report %+v", level, out.Privacy)
 		}
+		m = m.at(true) // the configuration the run used
 		s, err := m.setupGraph(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -112,7 +113,7 @@ func TestPublicDegreeBounds(t *testing.T) {
 		t.Errorf("the refusal prints numbers %q besides the bound: %v", nums, err)
 	}
 	for _, level := range []methods.Level{methods.Edge, methods.Node} {
-		m = newCARIBOU(t, "--min-degree", "50", "--max-degree", "100")
+		m = newCARIBOU(t, "--min-degree", "50", "--max-degree", "100").at(true)
 		s, err := m.setupGraph(&methods.Context{Graph: g, Level: level, Epsilon: 4, Delta: 1e-5, Seed: 1})
 		if err != nil {
 			t.Fatalf("%s, --min-degree 50 on a graph below it: %v (a floor refuses nothing)", level, err)
@@ -343,7 +344,7 @@ func TestNeighboursAcceptedAndCovered(t *testing.T) {
 		{"random, --min-degree 3", 12, random(12, 0.35), []string{"--min-degree", "3", "--max-degree", "11", "--beta", "0.5"}},
 	} {
 		for _, level := range []methods.Level{methods.Edge, methods.Node} {
-			m := newCARIBOU(t, tc.args...)
+			m := newCARIBOU(t, tc.args...).at(true)
 			ctx := func(g *graphs.Graph) *methods.Context {
 				return &methods.Context{Graph: g, Level: level, Epsilon: 4, Delta: 1e-5, Seed: 1}
 			}
@@ -506,6 +507,7 @@ func TestPaperSensitivityReportsProvenEpsilon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m = m.at(true)
 	s, err := m.setupGraph(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -662,7 +664,7 @@ func TestNodeAuditIsolatedIdWithinClaim(t *testing.T) {
 		if tc.antipodal {
 			gc := *ctx
 			gc.Graph, gc.Multiplier = gp, z
-			s, err := m.setupGraph(&gc)
+			s, err := m.at(true).setupGraph(&gc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -690,6 +692,97 @@ func TestNodeAuditIsolatedIdWithinClaim(t *testing.T) {
 		}
 		if tc.g == star && res.MuLB < 0.3 {
 			t.Errorf("%s: μ_lb %.3f: the audit did not tell G from G′", tc.name, res.MuLB)
+		}
+	}
+}
+
+// TestLevelDefaults: the automatic --encoder-layers and --beta resolve by
+// privacy (no encoder and β = 0.2 without privacy — --privacy none or
+// ε = ∞ — the encoder and β = 4 in a private run), an explicit flag always
+// wins, a run with the automatic values is bit for bit the run with the
+// resolved values given explicitly, the node-level plan's Δ_n is computed
+// with the resolved β (the β the layer applies), and an unresolved
+// configuration is refused where the sensitivity is set up rather than
+// given a Δ for a layer no run builds.
+func TestLevelDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		private  bool
+		args     []string
+		wantEnc  int
+		wantBeta float64
+	}{
+		{false, nil, 0, 0.2},
+		{true, nil, 2, 4},
+		{false, []string{"--encoder-layers", "2", "--beta", "4"}, 2, 4},
+		{true, []string{"--encoder-layers", "0", "--beta", "0.2"}, 0, 0.2},
+		{true, []string{"--beta", "1"}, 2, 1},
+		{false, []string{"--beta", "0"}, 0, 0},
+	} {
+		m := newCARIBOU(t, tc.args...)
+		r := m.at(tc.private)
+		if r.cfg.EncoderLayers != tc.wantEnc || r.cfg.Beta != tc.wantBeta {
+			t.Errorf("private %v %v: encoder layers %d, β %g; want %d, %g", tc.private, tc.args, r.cfg.EncoderLayers, r.cfg.Beta, tc.wantEnc, tc.wantBeta)
+		}
+		if again := r.cfg.At(!tc.private); again != r.cfg {
+			t.Errorf("private %v %v: At is not idempotent: %+v then %+v", tc.private, tc.args, r.cfg, again)
+		}
+	}
+
+	// Whole runs: automatic = the resolved values given explicitly; ε = ∞
+	// at edge level is a non-private run.
+	g := testGraph(t)
+	short := []string{"--hops", "3", "--epochs", "3", "--encoder-epochs", "3", "--batch-size", "32", "--max-degree", "40"}
+	none, private := []string{"--encoder-layers", "0", "--beta", "0.2"}, []string{"--encoder-layers", "2", "--beta", "4"}
+	for _, tc := range []struct {
+		level    methods.Level
+		eps      float64
+		explicit []string
+	}{
+		{methods.None, math.Inf(1), none},
+		{methods.Edge, math.Inf(1), none},
+		{methods.Edge, 4, private},
+		{methods.Node, 4, private},
+	} {
+		var preds [2][]int
+		for i, args := range [][]string{short, append(slices.Clone(short), tc.explicit...)} {
+			out, err := newCARIBOU(t, args...).Run(&methods.Context{Graph: g, Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Seed: 3})
+			if err != nil {
+				t.Fatalf("%s ε=%g %v: %v", tc.level, tc.eps, args, err)
+			}
+			preds[i] = out.Pred
+		}
+		if !slices.Equal(preds[0], preds[1]) {
+			t.Errorf("%s ε=%g: the automatic defaults ran differently from %v", tc.level, tc.eps, tc.explicit)
+		}
+	}
+
+	// Node level: the plan's Δ_n reads the resolved β.
+	for _, tc := range []struct {
+		args []string
+		beta float64
+	}{{nil, 4}, {[]string{"--beta", "0.2"}, 0.2}} {
+		m := newCARIBOU(t, append([]string{"--max-degree", "40"}, tc.args...)...)
+		c, err := m.AccountPlan(&methods.Context{Level: methods.Node, Epsilon: 8, Delta: 1e-5}, run.Counts{TrainNodes: 150})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := layers.NodeSensitivity(0.9, 1, tc.beta, 0, 40)
+		if got := c.Plan.Noise["sensitivity"]; got != want {
+			t.Errorf("node level %v: sensitivity %v, want Δ_n(β = %g) = %v", tc.args, got, tc.beta, want)
+		}
+	}
+
+	// Unresolved: refused where the sensitivity is set up; bad values refused by Validate.
+	if _, err := newCARIBOU(t).setupCounts(methods.Node, run.Counts{TrainNodes: 150}); err == nil || !strings.Contains(err.Error(), "not resolved") {
+		t.Errorf("unresolved configuration at node level: err = %v", err)
+	}
+	for _, args := range [][]string{{"--beta", "-2"}, {"--encoder-layers", "-2"}, {"--beta", "-0.5"}} {
+		m := New(DefaultConfig())
+		if err := methods.ParseConfigFlags(m.Config(), args); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Validate(); err == nil {
+			t.Errorf("%v: accepted", args)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gap
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,6 +203,62 @@ func TestNodeQueriesNotCovered(t *testing.T) {
 		}
 		if got := !math.IsInf(total, 1) && !math.IsInf(alone, 1); got != tc.covered || (tc.covered && !(alone > 0)) {
 			t.Errorf("%s: one query costs ε %g alone, %g in all; want covered = %v (uncovered: %q)", tc.level, alone, total, tc.covered, cost.Uncovered)
+		}
+	}
+}
+
+// TestLevelDefaults: an automatic --encoder-layers is 0 without privacy
+// (--privacy none or ε = ∞) and 2 in a private run or with
+// --encoder-folds, an explicit value wins, and a run with the automatic
+// value is bit for bit (predictions and reported ε) the run with the
+// resolved value given explicitly — at the private levels the old default,
+// two encoder layers, so their plans are unchanged.
+func TestLevelDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		private bool
+		args    []string
+		want    int
+	}{
+		{false, nil, 0},
+		{true, nil, 2},
+		{false, []string{"--encoder-folds", "3"}, 2},
+		{false, []string{"--encoder-layers", "1"}, 1},
+		{true, []string{"--encoder-layers", "0"}, 0},
+	} {
+		if got := newGAP(t, tc.args...).at(tc.private).cfg.EncoderLayers; got != tc.want {
+			t.Errorf("private %v %v: %d encoder layers, want %d", tc.private, tc.args, got, tc.want)
+		}
+	}
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 200, Classes: 3, Features: 8, AvgDegree: 6, Homophily: 0.9, Signal: 1.5}, 5, "ratio:0.5:0.25", 1)
+	short := []string{"--epochs", "3", "--encoder-epochs", "3", "--batch-size", "32", "--max-degree", "16"}
+	for _, tc := range []struct {
+		level    methods.Level
+		eps      float64
+		explicit string
+	}{{methods.None, math.Inf(1), "0"}, {methods.Edge, math.Inf(1), "0"}, {methods.Edge, 4, "2"}, {methods.Node, 4, "2"}} {
+		var preds [2][]int
+		var eps [2]float64
+		for i, args := range [][]string{short, append(slices.Clone(short), "--encoder-layers", tc.explicit)} {
+			out, err := newGAP(t, args...).Run(&methods.Context{Graph: g, Level: tc.level, Epsilon: tc.eps, Delta: 1e-5, Seed: 3})
+			if err != nil {
+				t.Fatalf("%s ε=%g %v: %v", tc.level, tc.eps, args, err)
+			}
+			preds[i] = out.Pred
+			if out.Privacy != nil && out.Privacy.Epsilon != nil {
+				eps[i] = *out.Privacy.Epsilon
+			}
+		}
+		if !slices.Equal(preds[0], preds[1]) || eps[0] != eps[1] {
+			t.Errorf("%s ε=%g: automatic (ε %v) ran differently from --encoder-layers %s (ε %v)", tc.level, tc.eps, eps[0], tc.explicit, eps[1])
+		}
+	}
+	for _, args := range [][]string{{"--encoder-layers", "-2"}, {"--encoder-layers", "0", "--encoder-folds", "3"}} {
+		m := New(DefaultConfig())
+		if err := methods.ParseConfigFlags(m.Config(), args); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Validate(); err == nil {
+			t.Errorf("%v: accepted", args)
 		}
 	}
 }
