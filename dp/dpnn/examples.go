@@ -34,13 +34,31 @@ type Examples struct {
 	N int
 	// Start, when non-nil (len N+1, non-decreasing from 0), gives example
 	// e's rows Start[e] … Start[e+1]−1 of the row universe; nil: example
-	// e is the one row e.
+	// e is the one row e. An example may have no rows (its clipped
+	// gradient is then 0).
 	Start []int
 	// Adj, when non-nil, is the adjacency over the row universe
 	// (Start[N] square) that the training path aggregates over (row i
 	// lists the rows it gathers); every batch gets its sub-block in batch
 	// rows (Batch.Adj). NewExamples refuses one that joins two examples.
 	Adj *graphs.CSR
+	// Present, when non-nil (one flag per id), says which of the N ids
+	// hold an example in this run: the ids are a public universe (DPAR's
+	// node ids, an absent node or one outside the node subsample keeping
+	// its id). Every id is drawn, so whether an id is drawn does not
+	// depend on which others are present; an absent id is then dropped
+	// from the batch (its clipped gradient would be 0), and the noisy sum
+	// is still divided by q·N. An absent id must have no rows.
+	Present []bool
+	// Weights, when non-nil (one per universe row), says the training
+	// path pools each example's rows into one output row: batch example
+	// k's output row is Σ over its rows i of Weights[row]·(row i), a
+	// non-square product from the batch rows to PoolRows output rows
+	// (DPAR: z_v = Σ_u Π[v,u]·f_θ(x_u) over v's rows of Π). Every batch
+	// gets that matrix (Batch.Pool), and the construction checks every
+	// such product of the training path: an entry (k, i) must have row i
+	// in batch example k (Pool mixing, nn.CheckPools).
+	Weights []float64
 	// R is the occurrence bound: the most examples one privacy unit
 	// changes between raw neighbours.
 	R int
@@ -70,6 +88,21 @@ func NewExamples(n int, start []int, adj *graphs.CSR, r, c int, what string) (*E
 	}
 	return x, nil
 }
+
+// PooledExamples is NewExamples for examples whose rows the training path
+// pools into one output row each with the given weights (Examples.Weights,
+// one per universe row), over ids of which present says which hold an
+// example (Examples.Present; nil: all).
+func PooledExamples(n int, start []int, weights []float64, present []bool, r, c int, what string) (*Examples, error) {
+	x := &Examples{N: n, Start: start, Weights: weights, Present: present, R: r, Change: c, What: what}
+	if err := x.validate(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// absent reports whether id e holds no example (Present).
+func (x *Examples) absent(e int) bool { return x.Present != nil && !x.Present[e] }
 
 // Rows returns the number of rows of the row universe.
 func (x *Examples) Rows() int {
@@ -105,14 +138,26 @@ func (x *Examples) validate() error {
 		if len(x.Start) != x.N+1 || x.Start[0] != 0 {
 			return fmt.Errorf("dp: examples: Start has %d entries (want N+1 = %d) starting at %d (want 0)", len(x.Start), x.N+1, x.Start[0])
 		}
-		x.maxRows = 0
 		for e := 0; e < x.N; e++ {
 			d := x.Start[e+1] - x.Start[e]
-			if d < 1 {
-				return fmt.Errorf("dp: examples: example %d has %d rows, want at least 1", e, d)
+			if d < 0 {
+				return fmt.Errorf("dp: examples: example %d has %d rows (Start decreases)", e, d)
 			}
 			x.maxRows = max(x.maxRows, d)
 		}
+	}
+	if x.Present != nil {
+		if len(x.Present) != x.N {
+			return fmt.Errorf("dp: examples: %d presence flags for %d ids", len(x.Present), x.N)
+		}
+		for e, in := range x.Present {
+			if lo, hi := x.RowsOf(e); !in && hi > lo {
+				return fmt.Errorf("dp: examples: id %d is absent but has %d rows", e, hi-lo)
+			}
+		}
+	}
+	if x.Weights != nil && len(x.Weights) != x.Rows() {
+		return fmt.Errorf("dp: examples: %d pooling weights for %d rows", len(x.Weights), x.Rows())
 	}
 	if a := x.Adj; a != nil {
 		if err := a.Validate(); err != nil {
@@ -156,14 +201,27 @@ type Batch struct {
 	// the examples' blocks of Examples.Adj; nil without one. The fill
 	// function gives it to the layers that aggregate (layers.Neighbours.Set).
 	Adj *graphs.CSR
+	// Pool is the batch's pooling matrix (pool rows × capacity, output row
+	// k = batch example k, its entries Examples.Weights of k's rows in
+	// batch rows); nil without Weights. The fill function gives it to the
+	// pooling product (DPAR's Π batch).
+	Pool *graphs.CSR
 }
 
-// layout fills b (and groups) with ids laid out in at most capacity rows.
-func (x *Examples) layout(ids []int, capacity int, b *Batch, groups *nn.RowGroups) error {
+// layout fills b (and groups) with ids laid out in at most capacity rows
+// (and, for pooled examples, poolRows output rows).
+func (x *Examples) layout(ids []int, capacity, poolRows int, b *Batch, groups *nn.RowGroups) error {
 	b.Examples = append(b.Examples[:0], ids...)
 	b.First, b.Rows = b.First[:0], b.Rows[:0]
 	if len(groups.Of) != capacity {
 		return fmt.Errorf("dp: DP-SGD: %d row groups for a batch of %d rows", len(groups.Of), capacity)
+	}
+	if x.Weights != nil && len(ids) > poolRows {
+		return fmt.Errorf("dp: DP-SGD: %d examples for %d pooled output rows", len(ids), poolRows)
+	}
+	var pool *graphs.CSR
+	if x.Weights != nil {
+		pool = &graphs.CSR{Rows: poolRows, Cols: capacity, Indptr: make([]int, 1, poolRows+1), Data: []float64{}}
 	}
 	var src, dst []int
 	var val []float64
@@ -178,8 +236,15 @@ func (x *Examples) layout(ids []int, capacity int, b *Batch, groups *nn.RowGroup
 		}
 		b.First = append(b.First, base)
 		for r := lo; r < hi; r++ {
+			if pool != nil {
+				pool.Indices = append(pool.Indices, len(b.Rows))
+				pool.Data = append(pool.Data, x.Weights[r])
+			}
 			groups.Of[len(b.Rows)] = k
 			b.Rows = append(b.Rows, r)
+		}
+		if pool != nil {
+			pool.Indptr = append(pool.Indptr, len(pool.Indices))
 		}
 		if x.Adj != nil {
 			for r := lo; r < hi; r++ {
@@ -201,11 +266,20 @@ func (x *Examples) layout(ids []int, capacity int, b *Batch, groups *nn.RowGroup
 	if x.Adj != nil {
 		b.Adj = graphs.FromCOO(capacity, capacity, src, dst, val)
 	}
+	b.Pool = nil
+	if pool != nil {
+		for len(pool.Indptr) < poolRows+1 {
+			pool.Indptr = append(pool.Indptr, len(pool.Indices))
+		}
+		b.Pool = pool
+	}
 	return nil
 }
 
-// chunks splits a sampled batch into chunks whose rows fit capacity.
-func (x *Examples) chunks(batch []int, capacity int, out [][]int) ([][]int, error) {
+// chunks splits a sampled batch into chunks whose rows fit capacity and,
+// when maxEx > 0, that hold at most maxEx examples (pooled examples: one
+// output row each).
+func (x *Examples) chunks(batch []int, capacity, maxEx int, out [][]int) ([][]int, error) {
 	out = out[:0]
 	lo, rows := 0, 0
 	for i, e := range batch {
@@ -213,7 +287,7 @@ func (x *Examples) chunks(batch []int, capacity int, out [][]int) ([][]int, erro
 		if b-a > capacity {
 			return nil, fmt.Errorf("dp: DP-SGD: example %d has %d rows, more than the batch's %d", e, b-a, capacity)
 		}
-		if rows+b-a > capacity {
+		if rows+b-a > capacity || (maxEx > 0 && i-lo == maxEx) {
 			out = append(out, batch[lo:i])
 			lo, rows = i, 0
 		}
