@@ -97,7 +97,9 @@ func (c PrivateConfig) NoiseStd(z float64) float64 {
 
 // single reports whether one unit changes one example by at most C: the
 // plain Poisson-subsampled Gaussian.
-func (c PrivateConfig) single() bool { return c.R == 1 && c.Change == 1 && c.Deleted == 0 && c.Inserted == 0 }
+func (c PrivateConfig) single() bool {
+	return c.R == 1 && c.Change == 1 && c.Deleted == 0 && c.Inserted == 0
+}
 
 // StepEvent is the event of one noisy step at multiplier z:
 // Occurrences{R, Change, Poisson{q, Gaussian{z}}}, or the plain Poisson
