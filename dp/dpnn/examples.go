@@ -59,6 +59,18 @@ type Examples struct {
 	// such product of the training path: an entry (k, i) must have row i
 	// in batch example k (Pool mixing, nn.CheckPools).
 	Weights []float64
+	// Generated, when > 0, says the examples' rows are drawn at every step
+	// by the fill function, at most Generated batch rows per example
+	// (ASGL: a root's training subgraph is the pairs of walks drawn from
+	// it with the step's key, known only then). The framework lays out no
+	// rows: it hands the fill the chunk's example ids and a row-tag vector
+	// (Batch.Tags, every row −1), the fill tags each row it loads with its
+	// batch example, and the framework checks every tag (a batch example
+	// of the chunk or −1) before it sets the row groups from them, and
+	// checks every row-mixing product of the training path against them.
+	// A chunk holds capacity/Generated examples. Start, Adj, Weights and
+	// Present must be nil.
+	Generated int
 	// R is the occurrence bound: the most examples one privacy unit
 	// changes between raw neighbours.
 	R int
@@ -101,6 +113,19 @@ func PooledExamples(n int, start []int, weights []float64, present []bool, r, c 
 	return x, nil
 }
 
+// GeneratedExamples is n examples whose rows the fill draws at every step,
+// at most maxRows each (Examples.Generated).
+func GeneratedExamples(n, maxRows, r, c int, what string) (*Examples, error) {
+	if maxRows < 1 {
+		return nil, fmt.Errorf("dp: examples: generated examples of at most %d rows, want at least 1", maxRows)
+	}
+	x := &Examples{N: n, Generated: maxRows, R: r, Change: c, What: what}
+	if err := x.validate(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // absent reports whether id e holds no example (Present).
 func (x *Examples) absent(e int) bool { return x.Present != nil && !x.Present[e] }
 
@@ -134,6 +159,12 @@ func (x *Examples) validate() error {
 		return fmt.Errorf("dp: examples: Change must be 1 (deleted or added) or 2 (modified), got %d", x.Change)
 	}
 	x.maxRows = 1
+	if x.Generated > 0 {
+		if x.Start != nil || x.Adj != nil || x.Weights != nil || x.Present != nil {
+			return errors.New("dp: examples: generated examples take no Start, Adj, Weights or Present (the fill draws their rows)")
+		}
+		x.maxRows = x.Generated
+	}
 	if x.Start != nil {
 		if len(x.Start) != x.N+1 || x.Start[0] != 0 {
 			return fmt.Errorf("dp: examples: Start has %d entries (want N+1 = %d) starting at %d (want 0)", len(x.Start), x.N+1, x.Start[0])
@@ -206,6 +237,11 @@ type Batch struct {
 	// batch rows); nil without Weights. The fill function gives it to the
 	// pooling product (DPAR's Π batch).
 	Pool *graphs.CSR
+	// Tags, for generated examples (Examples.Generated), is the row-tag
+	// vector the fill sets: Tags.Of[r] the batch example of row r, −1 for
+	// a row it does not use; every tag starts at −1 and Tags.Samples is
+	// the chunk's example count. nil otherwise.
+	Tags *nn.RowGroups
 }
 
 // layout fills b (and groups) with ids laid out in at most capacity rows
@@ -216,6 +252,10 @@ func (x *Examples) layout(ids []int, capacity, poolRows int, b *Batch, groups *n
 	if len(groups.Of) != capacity {
 		return fmt.Errorf("dp: DP-SGD: %d row groups for a batch of %d rows", len(groups.Of), capacity)
 	}
+	if x.Generated > 0 {
+		return x.layoutGenerated(ids, capacity, b, groups)
+	}
+	b.Tags = nil
 	if x.Weights != nil && len(ids) > poolRows {
 		return fmt.Errorf("dp: DP-SGD: %d examples for %d pooled output rows", len(ids), poolRows)
 	}
@@ -276,11 +316,72 @@ func (x *Examples) layout(ids []int, capacity, poolRows int, b *Batch, groups *n
 	return nil
 }
 
+// layoutGenerated is layout for generated examples: no rows, a tag
+// vector of −1 for the fill, and the groups all padding until the fill's
+// tags are checked (tagged).
+func (x *Examples) layoutGenerated(ids []int, capacity int, b *Batch, groups *nn.RowGroups) error {
+	if len(ids)*x.Generated > capacity {
+		return fmt.Errorf("dp: DP-SGD: %d generated examples of up to %d rows exceed the batch's %d rows", len(ids), x.Generated, capacity)
+	}
+	for _, e := range ids {
+		if e < 0 || e >= x.N {
+			return fmt.Errorf("dp: DP-SGD: example %d outside 0 … %d", e, x.N-1)
+		}
+	}
+	b.Examples = append(b.Examples[:0], ids...)
+	b.First, b.Rows, b.Adj, b.Pool = b.First[:0], b.Rows[:0], nil, nil
+	if b.Tags == nil || len(b.Tags.Of) != capacity {
+		b.Tags = &nn.RowGroups{Of: make([]int, capacity)}
+	}
+	for r := range b.Tags.Of {
+		b.Tags.Of[r], groups.Of[r] = -1, -1
+	}
+	b.Tags.Samples, groups.Samples = len(ids), len(ids)
+	return nil
+}
+
+// tagged sets groups from the fill's tags of a generated chunk of k
+// examples, refusing a tag outside the chunk and a chunk count the fill
+// changed, and an example with more rows than declared.
+func (x *Examples) tagged(b *Batch, groups *nn.RowGroups) error {
+	k := len(b.Examples)
+	if b.Tags.Samples != k || len(b.Tags.Of) != len(groups.Of) {
+		return fmt.Errorf("dp: DP-SGD: the fill's tags describe %d examples over %d rows, the chunk has %d examples over %d rows", b.Tags.Samples, len(b.Tags.Of), k, len(groups.Of))
+	}
+	count := make([]int, k)
+	for r, t := range b.Tags.Of {
+		if t < -1 || t >= k {
+			return fmt.Errorf("dp: DP-SGD: the fill tagged batch row %d with example %d of a chunk of %d", r, t, k)
+		}
+		if t >= 0 {
+			if count[t]++; count[t] > x.Generated {
+				return fmt.Errorf("dp: DP-SGD: the fill gave example %d more than its declared %d rows", b.Examples[t], x.Generated)
+			}
+		}
+		groups.Of[r] = t
+	}
+	groups.Samples = k
+	return nil
+}
+
 // chunks splits a sampled batch into chunks whose rows fit capacity and,
 // when maxEx > 0, that hold at most maxEx examples (pooled examples: one
 // output row each).
 func (x *Examples) chunks(batch []int, capacity, maxEx int, out [][]int) ([][]int, error) {
 	out = out[:0]
+	if x.Generated > 0 {
+		per := capacity / x.Generated
+		if per < 1 {
+			return nil, fmt.Errorf("dp: DP-SGD: generated examples of up to %d rows do not fit the batch's %d rows", x.Generated, capacity)
+		}
+		for lo := 0; lo < len(batch); lo += per {
+			out = append(out, batch[lo:min(lo+per, len(batch))])
+		}
+		if len(out) == 0 {
+			out = append(out, batch)
+		}
+		return out, nil
+	}
 	lo, rows := 0, 0
 	for i, e := range batch {
 		a, b := x.RowsOf(e)

@@ -92,8 +92,8 @@ func (c SGDConfig) Validate() error {
 		return fmt.Errorf("dp: DP-SGD needs positive sample count and capacity, got %d and %d", c.Samples, c.Capacity)
 	}
 	if x := c.Examples; x != nil {
-		if x.N != c.Samples || c.Batch != 0 || c.Capacity < x.MaxRows() {
-			return fmt.Errorf("dp: DP-SGD over %d examples of up to %d rows: want Samples = %d (got %d), Poisson sampling (batch %d) and a capacity of at least %d rows (got %d)",
+		if x.N != c.Samples || (c.Batch != 0 && x.Present != nil) || c.Capacity < x.MaxRows() {
+			return fmt.Errorf("dp: DP-SGD over %d examples of up to %d rows: want Samples = %d (got %d), Poisson sampling over a universe with absent ids (batch %d) and a capacity of at least %d rows (got %d)",
 				x.N, x.MaxRows(), x.N, c.Samples, c.Batch, x.MaxRows(), c.Capacity)
 		}
 	}
@@ -246,7 +246,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 			s.Groups.Of[r] = -1
 		}
 	}
-	if x := cfg.Examples; x != nil && x.Start == nil {
+	if x := cfg.Examples; x != nil && x.Start == nil && x.Generated == 0 {
 		// One-row examples: batch rows i ≠ j may hold two examples, so any
 		// off-diagonal entry of a fixed product is refused now.
 		single := &nn.RowGroups{Of: make([]int, rows), Samples: rows}
@@ -398,6 +398,9 @@ func (s *SGD) StepExamples(fill func(b *Batch) error) ([][]float64, StepStats, e
 		of, n := slices.Clone(s.Groups.Of), s.Groups.Samples
 		if err := fill(&s.batch); err != nil {
 			return err
+		}
+		if x.Generated > 0 {
+			return x.tagged(&s.batch, s.Groups) // the fill's tags, checked
 		}
 		copy(s.Groups.Of, of) // a fill function cannot re-tag rows
 		s.Groups.Samples = n
