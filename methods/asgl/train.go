@@ -55,16 +55,16 @@ type phase struct {
 // DP-SGD with fixed-size batches when private, plain minibatch gradients
 // otherwise.
 type player struct {
-	m      *nn.Model
-	p      *layers.GANPlayer
-	opt    nn.Optimizer
-	decay  float64
-	lr     float64
-	sgd    *dpnn.SGD  // nil without privacy
-	src    *dp.Source // batch draws without privacy
-	n      int        // node ids: the population of roots
-	batch  int        // roots per step
-	chunk  int        // roots per graph run
+	m     *nn.Model
+	p     *layers.GANPlayer
+	opt   nn.Optimizer
+	decay float64
+	lr    float64
+	sgd   *dpnn.SGD  // nil without privacy
+	src   *dp.Source // batch draws without privacy
+	n     int        // node ids: the population of roots
+	batch int        // roots per step
+	chunk int        // roots per graph run
 	// record, if set, records a step of a player without noise that the
 	// plan declares (the paper's generators).
 	record func()
