@@ -224,8 +224,9 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
 	// Only a construction over declared Examples knows that the batch rows
 	// are its rows: the old path's square products may map another row
-	// space (DPAR's Pi.batch: reference rows → example rows) and are not
-	// checked.
+	// space (a pooling product whose output rows happen to number the
+	// batch rows, as DPAR's Π batch did before its examples were declared
+	// pooled; its audit still builds on this path) and are not checked.
 	if cfg.Examples != nil {
 		s.mixing = m.RowMixing(perRowLoss, rows)
 		if cfg.PoolRows > 0 {
