@@ -37,6 +37,21 @@ type Mixing struct {
 // times a weight, a PPR row gathering all nodes' features) is not listed:
 // its rows are the batch rows but its columns are not.
 func (m *Model) RowMixing(out *G.Node, rows int) []Mixing {
+	return m.mixingProducts(out, rows, rows)
+}
+
+// PoolMixing returns the pooling products among the ancestors of out: a
+// RowMixer whose matrix is outRows × rows (it reads the batch rows and
+// writes one output row per batch example) applied to a node that is not
+// a parameter. dp/dpnn checks them with CheckPools when the examples are
+// pooled (dpnn.Examples.Weights).
+func (m *Model) PoolMixing(out *G.Node, rows, outRows int) []Mixing {
+	return m.mixingProducts(out, outRows, rows)
+}
+
+// mixingProducts lists the RowMixer products among out's ancestors whose matrix
+// is r × c, applied to a node that is not a parameter.
+func (m *Model) mixingProducts(out *G.Node, r, c int) []Mixing {
 	params := map[*G.Node]bool{}
 	for _, p := range m.Params {
 		params[p.Node] = true
@@ -50,7 +65,7 @@ func (m *Model) RowMixing(out *G.Node, rows int) []Mixing {
 		in := children(m.G, n)
 		if rm, ok := n.Op().(RowMixer); ok && n.Op() != nil {
 			s := rm.MixedRows()
-			if s != nil && s.A != nil && s.A.Rows == rows && s.A.Cols == rows && len(in) > 0 && !params[in[0]] {
+			if s != nil && s.A != nil && s.A.Rows == r && s.A.Cols == c && len(in) > 0 && !params[in[0]] {
 				mix = append(mix, Mixing{Op: fmt.Sprint(n.Op()), S: s})
 			}
 		}
@@ -93,6 +108,48 @@ func CheckBlocks(mix []Mixing, groups *RowGroups, name func(k int) string) error
 				if of[j] != gi && a.Value(k) != 0 {
 					return fmt.Errorf("nn: %s on the DP-SGD training path joins row %d (%s) with row %d (%s): its adjacency must keep examples apart (block-diagonal over the examples' rows), or one example's clipped gradient would carry another's",
 						mx.Op, i, label(gi), j, label(of[j]))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// CheckPools returns an error naming the op, the output row and the input
+// row's example when an entry (k, i) of one of the pooling products (output
+// rows × batch rows, PoolMixing) reads a row i that is not in batch example
+// k: for k < groups.Samples row i must be in example k, for a padding
+// output row k ≥ groups.Samples it must be a padding row (Of = −1). So
+// output row k, and every loss term computed from it alone, is a function
+// of example k's rows only, and the gradient reaching a row of example k
+// comes from example k's output only. nil when every entry keeps to that.
+// name is as for CheckBlocks.
+func CheckPools(mix []Mixing, groups *RowGroups, name func(k int) string) error {
+	if name == nil {
+		name = func(k int) string { return fmt.Sprintf("batch example %d", k) }
+	}
+	label := func(k int) string {
+		if k < 0 {
+			return "a padding row"
+		}
+		return name(k)
+	}
+	of := groups.Of
+	for _, mx := range mix {
+		a := mx.S.A
+		if a.Cols != len(of) {
+			return fmt.Errorf("nn: %s reads %d rows, the batch has %d", mx.Op, a.Cols, len(of))
+		}
+		for k := 0; k < a.Rows; k++ {
+			want := k
+			if k >= groups.Samples {
+				want = -1
+			}
+			for q := a.Indptr[k]; q < a.Indptr[k+1]; q++ {
+				i := a.Indices[q]
+				if of[i] != want && a.Value(q) != 0 {
+					return fmt.Errorf("nn: %s on the DP-SGD training path pools row %d (%s) into output row %d (%s): each output row must read only its own example's rows, or one example's clipped gradient would carry another's",
+						mx.Op, i, label(of[i]), k, label(want))
 				}
 			}
 		}

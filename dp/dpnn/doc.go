@@ -17,7 +17,14 @@
 // and refuses any row-mixing product of the training path (nn.RowMixer:
 // SpMM, SpMax, DropoutSpMM over the batch rows) whose entries join two
 // examples, at build time for one-row examples and at every step
-// otherwise. Private (with methods/run.MakePrivate) is the one call that
+// otherwise. Two shapes beyond blocks: pooled examples (Examples.Weights:
+// each example's rows summed into one output row, a non-square product
+// checked as a pool at every step; DPAR's Π rows, over a public id universe
+// with absent ids, Examples.Present) and generated examples
+// (Examples.Generated: rows drawn by the fill at step time and tagged by
+// it, the tags checked; ASGL's walk pairs, with fixed-size batches without
+// replacement, PrivateConfig.WithoutReplacement). Private (with
+// methods/run.MakePrivate) is the one call that
 // turns a model, its per-row loss and its Examples into the calibrated,
 // self-recording DP-SGD construction a trainer runs.
 package dpnn

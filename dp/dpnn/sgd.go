@@ -64,6 +64,11 @@ type SGDConfig struct {
 	// training path whose row-mixing products can join two one-row
 	// examples.
 	Examples *Examples
+	// PoolRows, for pooled Examples (Examples.Weights), is the number of
+	// output rows of the pooling product: a chunk holds at most this many
+	// examples, and every product from the batch rows to PoolRows rows on
+	// the training path is checked against the examples at every step.
+	PoolRows int
 }
 
 // ExpectedBatch is q·n with Poisson sampling and Batch with fixed-size
@@ -87,10 +92,13 @@ func (c SGDConfig) Validate() error {
 		return fmt.Errorf("dp: DP-SGD needs positive sample count and capacity, got %d and %d", c.Samples, c.Capacity)
 	}
 	if x := c.Examples; x != nil {
-		if x.N != c.Samples || c.Batch != 0 || c.Capacity < x.MaxRows() {
-			return fmt.Errorf("dp: DP-SGD over %d examples of up to %d rows: want Samples = %d (got %d), Poisson sampling (batch %d) and a capacity of at least %d rows (got %d)",
+		if x.N != c.Samples || (c.Batch != 0 && x.Present != nil) || c.Capacity < x.MaxRows() {
+			return fmt.Errorf("dp: DP-SGD over %d examples of up to %d rows: want Samples = %d (got %d), Poisson sampling over a universe with absent ids (batch %d) and a capacity of at least %d rows (got %d)",
 				x.N, x.MaxRows(), x.N, c.Samples, c.Batch, x.MaxRows(), c.Capacity)
 		}
+	}
+	if pooled := c.Examples != nil && c.Examples.Weights != nil; pooled != (c.PoolRows > 0) {
+		return fmt.Errorf("dp: DP-SGD: pooled examples need the pooling product's output rows and only they take them (PoolRows %d)", c.PoolRows)
 	}
 	if c.Present != nil && (len(c.Present) != c.Samples || c.Batch != 0) {
 		return fmt.Errorf("dp: DP-SGD's present ids: %d flags for %d samples (Poisson sampling only)", len(c.Present), c.Samples)
@@ -162,7 +170,10 @@ type SGD struct {
 	// mixing are the training path's row-mixing products, checked
 	// against the row groups of every chunk.
 	mixing []nn.Mixing
-	batch  Batch // the chunk's layout (StepExamples)
+	// pools are its pooling products (SGDConfig.PoolRows), checked the
+	// same way.
+	pools []nn.Mixing
+	batch Batch // the chunk's layout (StepExamples)
 }
 
 // sample draws a step's batch from the source: Poisson with Cfg.Rate, or
@@ -174,6 +185,10 @@ func (s *SGD) sample() ([]int, error) {
 	batch := dp.PoissonSample(s.src, s.Cfg.Samples, s.Cfg.Rate)
 	if s.Cfg.Present != nil {
 		batch = slices.DeleteFunc(batch, func(i int) bool { return !s.Cfg.Present[i] })
+	}
+	if x := s.Cfg.Examples; x != nil && x.Present != nil {
+		// absent ids: drawn like the others, then dropped (Examples.Present)
+		batch = slices.DeleteFunc(batch, x.absent)
 	}
 	return batch, nil
 }
@@ -209,15 +224,30 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
 	// Only a construction over declared Examples knows that the batch rows
 	// are its rows: the old path's square products may map another row
-	// space (DPAR's Pi.batch: reference rows → example rows) and are not
-	// checked.
+	// space (a pooling product whose output rows happen to number the
+	// batch rows, as DPAR's Π batch did before its examples were declared
+	// pooled; its audit still builds on this path) and are not checked.
 	if cfg.Examples != nil {
 		s.mixing = m.RowMixing(perRowLoss, rows)
+		if cfg.PoolRows > 0 {
+			s.pools = m.PoolMixing(perRowLoss, rows, cfg.PoolRows)
+			if len(s.pools) == 0 {
+				return nil, fmt.Errorf("dp: DP-SGD over pooled examples: the training path has no %d×%d pooling product", cfg.PoolRows, rows)
+			}
+			if cfg.PoolRows == rows {
+				// A square product then has the pool's shape too: it is
+				// checked as a pool (output row k reads only batch example
+				// k's rows), the stricter reading; a within-example
+				// aggregation over the batch rows is refused in this
+				// shape (give the pool fewer rows than the batch).
+				s.mixing = nil
+			}
+		}
 		for r := range s.Groups.Of { // an empty batch until the first step
 			s.Groups.Of[r] = -1
 		}
 	}
-	if x := cfg.Examples; x != nil && x.Start == nil {
+	if x := cfg.Examples; x != nil && x.Start == nil && x.Generated == 0 {
 		// One-row examples: batch rows i ≠ j may hold two examples, so any
 		// off-diagonal entry of a fixed product is refused now.
 		single := &nn.RowGroups{Of: make([]int, rows), Samples: rows}
@@ -363,12 +393,15 @@ func (s *SGD) StepExamples(fill func(b *Batch) error) ([][]float64, StepStats, e
 		return nil, StepStats{}, errors.New("dp: DP-SGD: StepExamples needs declared Examples")
 	}
 	return s.step(func(chunk []int) error {
-		if err := x.layout(chunk, len(s.Groups.Of), &s.batch, s.Groups); err != nil {
+		if err := x.layout(chunk, len(s.Groups.Of), s.Cfg.PoolRows, &s.batch, s.Groups); err != nil {
 			return err
 		}
 		of, n := slices.Clone(s.Groups.Of), s.Groups.Samples
 		if err := fill(&s.batch); err != nil {
 			return err
+		}
+		if x.Generated > 0 {
+			return x.tagged(&s.batch, s.Groups) // the fill's tags, checked
 		}
 		copy(s.Groups.Of, of) // a fill function cannot re-tag rows
 		s.Groups.Samples = n
@@ -394,7 +427,7 @@ func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, erro
 	chunks := s.chunks[:0]
 	if x := s.Cfg.Examples; x != nil {
 		var err error
-		if chunks, err = x.chunks(batch, s.Cfg.Capacity, chunks); err != nil {
+		if chunks, err = x.chunks(batch, s.Cfg.Capacity, s.Cfg.PoolRows, chunks); err != nil {
 			return nil, StepStats{}, err
 		}
 	} else {
@@ -432,6 +465,9 @@ func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		}
 		if s.Cfg.Examples != nil {
 			if err := nn.CheckBlocks(s.mixing, s.Groups, s.exampleName(chunk)); err != nil {
+				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
+			}
+			if err := nn.CheckPools(s.pools, s.Groups, s.exampleName(chunk)); err != nil {
 				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/walk"
@@ -62,11 +63,13 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.Au
 	t.Prepare = func(g *graphs.Graph) (run.Release1, error) {
 		n := g.N
 		r := &trainRun{cfg: cfg}
-		disc, err := m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, p.noiseMultiplier(), nil, nil, dp.NewSource(0))
+		// the audit's steps are recorded in a ledger of its own (the audit
+		// compares releases; it accounts nothing)
+		disc, err := m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, &p.disc, nil, dp.NewLedger(), dp.NewSource(0))
 		if err != nil {
 			return nil, err
 		}
-		gen, err := m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, 1, 1, 1, 0, nil, nil, dp.NewSource(0))
+		gen, err := m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, 1, 1, 1, nil, nil, nil, dp.NewSource(0))
 		if err != nil {
 			return nil, err
 		}
@@ -91,12 +94,12 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.Au
 				return nil, err
 			}
 			disc.sgd.SetSource(src.Split("asgl.disc"))
-			return disc.sgd.Release(func(roots []int) error {
-				pairs, err := r.discPairs(ph, roots)
+			return disc.sgd.ReleaseExamples(func(b *dpnn.Batch) error {
+				pairs, err := r.discPairs(ph, b.Examples)
 				if err != nil {
 					return err
 				}
-				return disc.p.SetPairs(pairs, disc.groups, len(roots))
+				return disc.p.SetPairs(pairs, b.Tags, len(b.Examples))
 			})
 		}, nil
 	}

@@ -19,7 +19,8 @@ func TestAuditNodesMatchParameters(t *testing.T) {
 	cfg := tinyConfig(d)
 	cfg.Dim, cfg.DiscBatch = 3, 10
 	m := New(cfg)
-	pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, 0.5, nil, nil, dp.NewSource(0))
+	hg := dp.HypergeomGaussian{Population: g.N, Batch: cfg.DiscBatch, Occurrences: 1, Multiplier: 0.5, Change: 2, Steps: 1}
+	pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, &hg, nil, dp.NewLedger(), dp.NewSource(0))
 	if err != nil {
 		t.Fatal(err)
 	}

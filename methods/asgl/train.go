@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -54,17 +55,16 @@ type phase struct {
 // DP-SGD with fixed-size batches when private, plain minibatch gradients
 // otherwise.
 type player struct {
-	m      *nn.Model
-	p      *layers.GANPlayer
-	opt    nn.Optimizer
-	decay  float64
-	lr     float64
-	sgd    *dpnn.SGD  // nil without privacy
-	src    *dp.Source // batch draws without privacy
-	n      int        // node ids: the population of roots
-	batch  int        // roots per step
-	chunk  int        // roots per graph run
-	groups *nn.RowGroups
+	m     *nn.Model
+	p     *layers.GANPlayer
+	opt   nn.Optimizer
+	decay float64
+	lr    float64
+	sgd   *dpnn.SGD  // nil without privacy
+	src   *dp.Source // batch draws without privacy
+	n     int        // node ids: the population of roots
+	batch int        // roots per step
+	chunk int        // roots per graph run
 	// record, if set, records a step of a player without noise that the
 	// plan declares (the paper's generators).
 	record func()
@@ -81,14 +81,20 @@ type trainRun struct {
 }
 
 // newPlayer builds a player on n nodes with a capacity of chunk roots of
-// perRoot pairs each: recorded for DP-SGD (noise std mult·C on the summed
-// clipped gradient, fixed batches, every noisy step recorded in the ledger
-// under name with the event step) when mult > 0, plain otherwise (every
-// step then recorded with the event step when there is one).
-func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch, chunk, perRoot int, mult float64, step dp.Event, ledger *dp.Ledger, src *dp.Source) (*player, error) {
+// perRoot pairs each. With hg (a private player) it is DP-SGD over the n
+// roots as generated examples (a root's training subgraph: the pairs of
+// the walks drawn from it with the step's key, 2·perRoot rows at most),
+// built by dpnn.Private with fixed-size batches of hg.Batch roots drawn
+// without replacement, noise std hg.NoiseStd(C) on the summed clipped
+// gradient and every noisy step recorded by the construction under name
+// as hg's step; it refuses a construction whose step is not hg's. Without
+// hg it is plain minibatch training, every step recorded as record when
+// the plan declares one (the paper's generators: walks on the private
+// graph without noise, an event of no bound).
+func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch, chunk, perRoot int, hg *dp.HypergeomGaussian, record dp.Event, ledger *dp.Ledger, src *dp.Source) (*player, error) {
 	c := m.cfg
 	mod := nn.NewModel(seed)
-	private := mult > 0
+	private := hg != nil
 	if private {
 		mod.StartRecording()
 	}
@@ -105,21 +111,54 @@ func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch
 		pl.opt = &nn.SGD{LR: c.LR}
 	}
 	if private {
-		pl.sgd, err = dpnn.BuildSGD(mod, gp.PerRow, dpnn.SGDConfig{Clip: c.Clip, Multiplier: mult, Batch: batch, Samples: n, Capacity: chunk,
-			Ledger: ledger, LedgerName: name, StepEvent: step}, src, nil)
-		if err != nil {
+		if pl.sgd, err = privatePlayer(mod, gp, name, n, batch, perRoot, c.Clip, *hg, ledger, src); err != nil {
 			return nil, err
 		}
-		pl.groups = pl.sgd.Groups
 		return pl, nil
 	}
 	if err := mod.Compile(gp.Loss, nil); err != nil {
 		return nil, err
 	}
-	if step != nil {
-		pl.record = func() { ledger.Record(name, step) }
+	if record != nil {
+		pl.record = func() { ledger.Record(name, record) }
 	}
 	return pl, nil
+}
+
+// privatePlayer is a player's DP-SGD over the n roots (dpnn.Private with
+// generated examples and fixed-size batches, newPlayer).
+//
+// What the framework checks, and what it cannot. A root's rows are the
+// pairs of its walks, drawn at step time, so the framework lays out no
+// rows: the fill (layers.GANPlayer.SetPairs) tags pair p's two rows (p
+// and P+p) with the pair's root, and the framework refuses a tag outside
+// the chunk or more rows than a root may have before it sets the row
+// groups from the tags, then checks every row-mixing product of the
+// training path against them. The GAN player has none (its rows read
+// the embedding tables, parameters, and a pair's score multiplies its own
+// two rows), so that check has nothing to refuse; what no check can see
+// is whether a pair tagged with root r really is one of r's walk pairs,
+// the method's claim on which R = min(R_{D,L}, n) rests (discPairs and
+// genPairs tag every pair with the root it was drawn from; Claim 2 of
+// walk.SignedWalker bounds the roots whose pairs change).
+func privatePlayer(mod *nn.Model, gp *layers.GANPlayer, name string, n, batch, perRoot int, clip float64, hg dp.HypergeomGaussian, ledger *dp.Ledger, src *dp.Source) (*dpnn.SGD, error) {
+	step, err := hg.Step()
+	if err != nil {
+		return nil, err
+	}
+	if hg.Change != math.Trunc(hg.Change) || hg.Population != n || hg.Batch != batch {
+		return nil, fmt.Errorf("asgl: %s: the plan's step %v is not over batches of %d of the %d roots with an integer change", name, hg, batch, n)
+	}
+	x, err := dpnn.GeneratedExamples(n, 2*perRoot, hg.Occurrences, int(hg.Change), "a root's training subgraph: the pairs of the walks drawn from it with the step's key")
+	if err != nil {
+		return nil, err
+	}
+	cfg := dpnn.PrivateConfig{Name: name, N: n, R: x.R, Change: x.Change, What: x.What, BatchSize: batch, WithoutReplacement: true,
+		StepCount: hg.Steps, Clip: clip}
+	if got, want := cfg.StepEvent(hg.Multiplier).String(), step.String(); got != want || cfg.Steps() != hg.Steps {
+		return nil, fmt.Errorf("asgl: %s: the DP-SGD construction's step %s × %d is not the plan's %s × %d", name, got, cfg.Steps(), want, hg.Steps)
+	}
+	return dpnn.Private(mod, gp.PerRow, nil, x, cfg, hg.Multiplier, ledger, src)
 }
 
 // step takes one optimiser step on a batch of roots whose pairs pairsOf
@@ -128,12 +167,12 @@ func (pl *player) step(pairsOf func(roots []int) ([]layers.GANPair, error)) (tra
 	var grads [][]float64
 	var st trainers.EpochStats
 	if pl.sgd != nil {
-		g, s, err := pl.sgd.Step(func(roots []int) error {
-			pairs, err := pairsOf(roots)
+		g, s, err := pl.sgd.StepExamples(func(b *dpnn.Batch) error {
+			pairs, err := pairsOf(b.Examples)
 			if err != nil {
 				return err
 			}
-			return pl.p.SetPairs(pairs, pl.groups, len(roots))
+			return pl.p.SetPairs(pairs, b.Tags, len(b.Examples))
 		})
 		if err != nil {
 			return st, err
@@ -232,30 +271,22 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*trainRun, error) {
 		}
 		r.phases = append(r.phases, &phase{name: ph.name, sign: ph.sign, rule: ph.rule, walker: w, adj: w.Graph()})
 	}
-	mult, discStep, genStep := 0.0, dp.Event(nil), dp.Event(nil)
+	var disc, gen *dp.HypergeomGaussian
+	var genRecord dp.Event
 	if p.private {
-		mult = p.noiseMultiplier()
-		if discStep, err = p.disc.Step(); err != nil {
-			return nil, err
-		}
+		disc = &p.disc
 		switch {
 		case p.paper:
-			genStep = infiniteEvent(1)
+			genRecord = infiniteEvent(1) // the paper's generators: no clipping, no noise
 		case p.gen.Steps > 0:
-			if genStep, err = p.gen.Step(); err != nil {
-				return nil, err
-			}
+			gen = &p.gen
 		}
 	}
 	ledger := ctx.Ledger()
-	if r.disc, err = m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, c.DiscBatch, c.DiscBatch, 2*c.Paths, mult, discStep, ledger, src.Split("asgl.disc")); err != nil {
+	if r.disc, err = m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, c.DiscBatch, c.DiscBatch, 2*c.Paths, disc, nil, ledger, src.Split("asgl.disc")); err != nil {
 		return nil, err
 	}
-	genMult := mult
-	if p.paper {
-		genMult = 0 // the paper's generators: no clipping, no noise
-	}
-	if r.gen, err = m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, c.GenBatch, min(c.GenBatch, genChunk), c.Paths*walkPairs(c.MaxLen, c.Window), genMult, genStep, ledger, src.Split("asgl.gen")); err != nil {
+	if r.gen, err = m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, c.GenBatch, min(c.GenBatch, genChunk), c.Paths*walkPairs(c.MaxLen, c.Window), gen, genRecord, ledger, src.Split("asgl.gen")); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -337,6 +337,109 @@ func (n *net) filler(ex *graphs.CSR, labels []int, exOf []int, groups *nn.RowGro
 	}
 }
 
+// privateSGD is DPAR's DP-SGD construction with its step count.
+type privateSGD struct {
+	*dpnn.SGD
+	Steps int // the noisy steps the plan accounts (⌈epochs/q⌉)
+}
+
+// examplesOf declares G's examples for DP-SGD over the public universe of
+// node ids: id u's example is u's row of Π restricted to G's nodes
+// (exampleRows), pooled with Π's values, z_u = Σ_t Π[u,t]·f_θ(x_t); an
+// id that is not a node of G (absent, outside the node subsample, on the
+// inference side) holds no example (Examples.Present): it is drawn like
+// every other id and then dropped. A node of G whose row has no entry on
+// G's nodes keeps an example with no rows (logits 0, a zero gradient). Universe row t of the examples is entry t of ex (ids in
+// order), so feat[t] = ex.Indices[t] is the feature row it loads.
+//
+// What the framework checks, and what it cannot. An example's rows are
+// copies: two examples that both reference node t each load x_t into rows
+// of their own, so the only product on DPAR's training path that joins
+// rows is Π's batch (nn.SpMM of the pooling matrix, capEx output rows ×
+// the batch rows), non-square. dpnn checks it at every step as a pooling
+// product: an entry (k, i) must read a row of batch example k
+// (nn.CheckPools), so z_k and example k's loss are functions of example
+// k's rows only and the clipped gradient of example k carries no other
+// example's. The row groups come from the blocks (a fill cannot re-tag a
+// row). What no check can see is whether an example's rows are the right
+// ones: that example u reads Π[u, ·] on G's nodes and nothing else is
+// exampleRows' claim, and R (with the Deleted/Inserted split) is proven
+// there and in calibrate, property-tested by TestOccurrenceBound.
+func examplesOf(gs *graphsOf, ex *graphs.CSR, r, change, deleted, inserted int) (*dpnn.Examples, []int, error) {
+	exOf := exampleIndex(gs.n, gs.members)
+	start := make([]int, gs.n+1)
+	for u := range gs.n {
+		start[u+1] = start[u]
+		if k := exOf[u]; k >= 0 {
+			start[u+1] += ex.Indptr[k+1] - ex.Indptr[k]
+		}
+	}
+	weights := make([]float64, ex.NNZ())
+	for t := range weights {
+		weights[t] = ex.Value(t)
+	}
+	x, err := dpnn.PooledExamples(gs.n, start, weights, gs.present(), r, change,
+		fmt.Sprintf("a node id's row of Π over G's nodes, its own and at most %d other rows referencing a node (empty for an id outside G)", r-1))
+	if err != nil {
+		return nil, nil, err
+	}
+	return x, ex.Indices, nil
+}
+
+// private builds DP-SGD over G's examples on n's recorded training path
+// with the plan's noise (dpnn.Private): Poisson sampling over the node ids
+// at p.rate, the noise std and the step event of the plan's group pair
+// (Occurrences{R, 2, Deleted R, Inserted R−1, Poisson{q, Gaussian{z}}}),
+// each noisy step recorded by the construction in ledger. It refuses a
+// construction whose step event is not the plan's, so the run cannot
+// record what the plan did not account. The fill loads a laid-out batch:
+// the rows' features, Π's pooling matrix, the examples' labels.
+func (m *DPAR) private(n *net, gs *graphsOf, ex *graphs.CSR, labels []int, p *privacy, ledger *dp.Ledger, src *dp.Source) (*privateSGD, func(*dpnn.Batch) error, error) {
+	pg, ok := p.sgd.Event.(dp.Poisson)
+	if !ok {
+		return nil, nil, fmt.Errorf("dpar: the plan's DP-SGD step %v is not Poisson sampled", p.sgd)
+	}
+	gauss, ok := pg.Event.(dp.GaussianEvent)
+	if !ok || p.sgd.Change != math.Trunc(p.sgd.Change) {
+		return nil, nil, fmt.Errorf("dpar: the plan's DP-SGD step %v is not a Gaussian with an integer change", p.sgd)
+	}
+	x, feat, err := examplesOf(gs, ex, p.sgd.R, int(p.sgd.Change), p.sgd.Deleted, p.sgd.Inserted)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := dpnn.PrivateConfig{Name: ledgerSGD, N: x.N, R: x.R, Change: x.Change, What: x.What, SampleRate: pg.Rate,
+		Epochs: m.cfg.TrainEpochs, Clip: m.cfg.Clip, Deleted: p.sgd.Deleted, Inserted: p.sgd.Inserted, PoolRows: n.capEx}
+	z := gauss.Multiplier
+	if got, want := cfg.StepEvent(z).String(), p.sgd.String(); got != want || cfg.Steps() != p.steps {
+		return nil, nil, fmt.Errorf("dpar: the DP-SGD construction's step %s × %d is not the plan's %s × %d", got, cfg.Steps(), want, p.steps)
+	}
+	sgd, err := dpnn.Private(n.m, n.perRow, []*G.Node{n.h}, x, cfg, z, ledger, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := make([]int, 0, n.rows)
+	pos := make([]int, 0, n.capEx)
+	y := make([]int, n.capEx)
+	fill := func(b *dpnn.Batch) error {
+		rows, pos = rows[:0], pos[:0]
+		for _, r := range b.Rows {
+			rows = append(rows, feat[r])
+		}
+		for k, u := range b.Examples {
+			pos = append(pos, k)
+			y[k] = labels[u]
+		}
+		if err := n.batch.Fill(rows); err != nil {
+			return err
+		}
+		if err := n.agg.Set(b.Pool); err != nil {
+			return err
+		}
+		return n.ce.SetRows(pos, y)
+	}
+	return &privateSGD{SGD: sgd, Steps: cfg.Steps()}, fill, nil
+}
+
 // present flags G's nodes among the universe ids.
 func (gs *graphsOf) present() []bool {
 	out := make([]bool, gs.n)
@@ -510,19 +613,12 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(ex), true); err != nil {
 			return nil, err
 		}
-		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: gs.n, Present: gs.present(), Capacity: capEx},
-			src.Split("dpar.dpsgd"), []*G.Node{n.h})
+		sgd, fill, err := m.private(n, gs, ex, g.Labels, p, ctx.Ledger(), src.Split("dpar.dpsgd"))
 		if err != nil {
 			return nil, err
 		}
-		l := ctx.Ledger()
-		ev := p.sgd // one step
-		if err := ev.Validate(); err != nil {
-			return nil, err
-		}
-		sgd.Noise[0].OnDraw = func() { l.Record(ledgerSGD, ev) }
-		task = &trainers.SGDTask{SGD: sgd, Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.cfg.LR, 0), Fill: n.filler(ex, labels, exampleIndex(gs.n, gs.members), sgd.Groups),
-			TotalSteps: p.steps, Epochs: m.cfg.TrainEpochs, Recorder: ctx.Recorder, Run: ctx.Run}
+		task = &trainers.SGDTask{SGD: sgd.SGD, Model: n.m, Logits: n.h, Opt: nn.NewAdam(m.cfg.LR, 0), FillBatch: fill,
+			TotalSteps: sgd.Steps, Epochs: m.cfg.TrainEpochs, Recorder: ctx.Recorder, Run: ctx.Run}
 	} else {
 		nG := len(gs.members)
 		if n, err = m.buildNet(ctx.Seed, g.X, g.NumClasses, nG, max(1, ex.NNZ()), false); err != nil {
@@ -642,8 +738,8 @@ func (m *DPAR) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: gs.n, Present: gs.present(), Capacity: capEx},
-			dp.NewSource(ctx.Seed), []*G.Node{n.h}); err != nil {
+		// inspect runs no noisy step: the ledger is the construction's own
+		if _, _, err := m.private(n, gs, ex, g.Labels, p, dp.NewLedger(), dp.NewSource(ctx.Seed)); err != nil {
 			return nil, err
 		}
 		return n.m, nil

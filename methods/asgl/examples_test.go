@@ -1,0 +1,75 @@
+package asgl
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/layers"
+)
+
+// TestTrainingPathRefusesMisgroupedExample: a discriminator's DP-SGD is
+// built over generated examples (dpnn.Private): a step whose fill tags
+// every root's pairs with that root trains and is recorded by the
+// construction, exactly once, as the plan's HypergeomGaussian step under
+// the player's name. Tagging every pair of the batch with the first root
+// (the one-line mistake, Sample: 0) gives that example more rows than a
+// root's walks can make and is refused before the step runs, naming the
+// example, and records nothing; a tag outside the chunk is refused too.
+// The old path (dpnn.BuildSGD's Step, groups set by SetPairs) trained on
+// both. What the framework cannot see is a pair tagged with another root
+// of the chunk within the row budget (two roots' pairs swapped): which
+// pairs are a root's is the method's claim (privatePlayer's doc comment).
+func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
+	g, d := tinySigned(t, 40)
+	cfg := tinyConfig(d)
+	m := New(cfg)
+	p, err := m.calibrate(context(g, 4), g.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRoot := 2 * cfg.Paths // a discriminator root: N real pairs and N fakes
+	for _, tc := range []struct {
+		name string
+		tag  func(k int) int
+		want string // "" trains
+	}{
+		{"each root's pairs tagged with it", func(k int) int { return k }, ""},
+		{"every pair tagged with the first root", func(int) int { return 0 }, "more than its declared"},
+		{"a tag outside the chunk", func(k int) int { return k + cfg.DiscBatch }, "sample"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ledger := dp.NewLedger()
+			pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, perRoot, &p.disc, nil, ledger, dp.NewSource(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = pl.sgd.StepExamples(func(b *dpnn.Batch) error {
+				var pairs []layers.GANPair
+				for k, root := range b.Examples {
+					for j := range perRoot {
+						pairs = append(pairs, layers.GANPair{U: root, V: (root + 1 + j) % g.N, Sign: 1, Target: float64(j % 2), Weight: 1, Sample: tc.tag(k)})
+					}
+				}
+				return pl.p.SetPairs(pairs, b.Tags, len(b.Examples))
+			})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				step, _ := p.disc.Step()
+				if e := ledger.Entries(); len(e) != 1 || e[0].Name != ledgerDisc || e[0].Event.String() != step.String() {
+					t.Fatalf("ledger after one step: %v, want one %s step %v", e, ledgerDisc, step)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if e := ledger.Entries(); len(e) != 0 {
+				t.Fatalf("a refused step recorded %v", e)
+			}
+		})
+	}
+}
