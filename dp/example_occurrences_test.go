@@ -35,7 +35,7 @@ func Example_occurrences() {
 	_, err = dp.EpsilonOf("gdp", []dp.Event{run}, 1e-5)
 	fmt.Println(err != nil)
 	// Output:
-	// noise std 18.0 per unit of clip; ε = 2.296 at δ = 1e-5 (rdp)
+	// noise std 18.0 per unit of clip; ε = 2.298 at δ = 1e-5 (rdp)
 	// ε = 2.113 at δ = 1e-5 (pld)
 	// true
 }
