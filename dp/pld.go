@@ -189,7 +189,7 @@ func (a *PLD) ComposeGroupPair(g GroupPair) error {
 	if err != nil {
 		return err
 	}
-	a.addTerm(pldTerm{src: newMixSrc(g.pair()), count: g.Steps})
+	a.addTerm(pldTerm{src: newMixSrc(g.pldPair()), count: g.Steps})
 	a.ledger = append(a.ledger, ev)
 	a.cache = nil
 	return nil
@@ -270,7 +270,7 @@ func (a *PLD) flatten(e Event, n int, muSq *float64, terms *[]pldTerm) error {
 			return &UnsupportedEventError{Accountant: a.Name(), Event: e,
 				Hint: "the PLD accountant accounts Occurrences over Poisson{q, GaussianEvent{z, 1}} with change ≤ 2 (or a stated deletion/insertion split) through the exact group pair; use the rdp accountant"}
 		}
-		*terms = append(*terms, pldTerm{src: newMixSrc(g.pair()), count: n})
+		*terms = append(*terms, pldTerm{src: newMixSrc(g.pldPair()), count: n})
 	case nil:
 		return errNilEvent
 	case GDPer:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 )
 
 // This file builds the discretised privacy-loss distribution (PLD) of one
@@ -263,10 +264,17 @@ func (s pureSrc) build(_ int, d float64) (pldPMF, error) {
 //
 // The subsampled Gaussian is the case P = (1−q)N(0) + qN(−1), Q = N(0)
 // (and its reverse); the group pair of GroupPair has binomial weights.
+//
+// tp and tq (normally 0) are masses moved to points outside both supports:
+// P̂ = P + tp·δ_⊥P and Q̂ = Q + tq·δ_⊥Q with P's and Q's weights then
+// summing to 1 − tp and 1 − tq (GroupPair.pldPair's truncated binomial
+// tails). P̂'s mass at ⊥P has loss +∞ (it adds tp to δ at every ε), Q̂'s
+// at ⊥Q is never seen under P̂ (E_P̂[e^{−L}] = 1 − tq).
 type mixPair struct {
 	s      float64
 	pm, pl []float64
 	qm, ql []float64
+	tp, tq float64
 }
 
 // newMixPair builds the pair from P's and Q's means and weights, dropping
@@ -296,11 +304,12 @@ func (m mixPair) swap() mixPair {
 		}
 		return out
 	}
-	return mixPair{s: m.s, pm: neg(m.qm), pl: m.ql, qm: neg(m.pm), ql: m.pl}
+	return mixPair{s: m.s, pm: neg(m.qm), pl: m.ql, qm: neg(m.pm), ql: m.pl, tp: m.tq, tq: m.tp}
 }
 
 func (m mixPair) key() string {
-	b := []byte("mix:" + strconv.FormatFloat(m.s, 'g', -1, 64))
+	b := []byte("mix:" + strconv.FormatFloat(m.s, 'g', -1, 64) + "/" +
+		strconv.FormatFloat(m.tp, 'g', -1, 64) + "/" + strconv.FormatFloat(m.tq, 'g', -1, 64))
 	for _, a := range [][]float64{m.pm, m.pl, m.qm, m.ql} {
 		b = append(b, '|')
 		for _, v := range a {
@@ -312,23 +321,41 @@ func (m mixPair) key() string {
 
 // logMix returns ln Σ_i e^{l_i}·φ_s(x − m_i) up to the common factor
 // 1/(s√(2π)), and the posterior mean of the m_i given x.
+//
+// Terms more than logMixSkip nats below the largest are skipped (no exp):
+// each is below e^{−logMixSkip} of the largest, so with at most 1000
+// components (GroupPair.Validate) the omitted part is below
+// 1000·e^{−60} ≈ 9e-24 of the sum, far below the unit roundoff that every
+// caller's error bound already carries per component. The exponents are a
+// multiply-add each, so a mixture of many binomial components (most of
+// them negligible at any x) costs a few exps instead of one per
+// component (issue 39's speed item).
 func logMix(x, s float64, means, logw []float64) (float64, float64) {
+	inv := 1 / (s * s)
 	best := math.Inf(-1)
 	for i, mu := range means {
-		t := (x - mu) / s
-		if v := logw[i] - t*t/2; v > best {
+		d := x - mu
+		if v := logw[i] - d*d*inv/2; v > best {
 			best = v
 		}
 	}
 	var sum, mean float64
 	for i, mu := range means {
-		t := (x - mu) / s
-		e := math.Exp(logw[i] - t*t/2 - best)
+		d := x - mu
+		v := logw[i] - d*d*inv/2 - best
+		if v < -logMixSkip {
+			continue
+		}
+		e := math.Exp(v)
 		sum += e
 		mean += e * mu
 	}
 	return best + math.Log(sum), mean / sum
 }
+
+// logMixSkip is how far below the largest term (in nats) logMix and
+// logMixCDF skip a component.
+const logMixSkip = 60
 
 // loss returns L(x) and L'(x) = (E_P[mean | x] − E_Q[mean | x])/s² ≤ 0.
 func (m mixPair) loss(x float64) (float64, float64) {
@@ -371,7 +398,15 @@ func (m mixPair) lossLimits() (lo, hi float64) {
 }
 
 // lossRange returns the losses at P's tails: x = min mean − 9s and max
-// mean + 9s.
+// mean + 9s, for a pair of more than three components (a group pair)
+// clipped to [−pldMaxLoss, pldMaxLoss]. The range sets accuracy
+// only (ctdPMF's measure dominates the pair on any grid range: below the
+// first point its chord runs to (e^ε = 0, 1), above the last the rest of δ
+// is an atom at +∞), so the clip is valid; it keeps a build at a tiny
+// noise level (a calibration's first bisection steps, where the loss
+// spans hundreds of nats) from costing 10⁵ profile evaluations, and costs
+// accuracy only where one step's δ(pldMaxLoss) is not negligible, i.e.
+// where ε is far beyond any target.
 func (m mixPair) lossRange() (float64, float64) {
 	lo, hi := m.pm[0], m.pm[0]
 	for _, v := range m.pm {
@@ -379,8 +414,15 @@ func (m mixPair) lossRange() (float64, float64) {
 	}
 	a, _ := m.loss(hi + pldTailSigmas*m.s)
 	b, _ := m.loss(lo - pldTailSigmas*m.s)
+	if len(m.pm)+len(m.qm) > 3 { // group pairs; the sampled Gaussian keeps its full range
+		a, b = math.Max(a, -pldMaxLoss), math.Min(b, pldMaxLoss)
+	}
 	return a, b
 }
+
+// pldMaxLoss (nats) bounds the loss range a mixture pair is discretised
+// on (see mixPair.lossRange).
+const pldMaxLoss = 60
 
 // invLoss returns x with L(x) = eps, for inf L < eps < sup L, by
 // safeguarded Newton iteration on a bracket (closed form for the
@@ -424,7 +466,13 @@ func (m mixPair) invLoss(eps float64) float64 {
 			return b
 		}
 	}
-	x := (a + b) / 2
+	return m.newton(eps, a, b, (a+b)/2)
+}
+
+// newton returns the root of L(x) = eps in the bracket L(a) > eps > L(b)
+// by Newton's iteration from x, safeguarded by bisection, to near machine
+// precision.
+func (m mixPair) newton(eps, a, b, x float64) float64 {
 	for it := 0; it < 200 && b-a > 1e-15*(math.Abs(a)+math.Abs(b)+m.s); it++ {
 		l, dl := m.loss(x)
 		if l > eps {
@@ -444,22 +492,89 @@ func (m mixPair) invLoss(eps float64) float64 {
 	return x
 }
 
-// logMixCDF returns ln Σ_i e^{l_i}·Φ((x − m_i)/s).
+// logMixCDF returns ln Σ_i e^{l_i}·Φ((x − m_i)/s). Each term has the
+// cheap upper bound l_i + ln Φ(t) ≤ l_i − t²/2 − ln 2 for t = (x − m_i)/s ≤ 0
+// (Φ(t) ≤ e^{−t²/2}/2 there) and ≤ l_i otherwise; the term with the largest
+// bound is computed first, and a term whose bound is more than logMixSkip
+// nats below the largest computed term is skipped, as in logMix: the
+// omitted part is below 1000·e^{−60} of the sum.
 func logMixCDF(x, s float64, means, logw []float64) float64 {
-	best := math.Inf(-1)
-	terms := make([]float64, len(means))
+	var buf [64]float64
+	bounds := buf[:0]
+	if len(means) > len(buf) {
+		bounds = make([]float64, 0, len(means))
+	}
+	top := 0
 	for i, mu := range means {
-		terms[i] = logw[i] + logNormCDF((x-mu)/s)
-		best = math.Max(best, terms[i])
+		u := logw[i]
+		if t := (x - mu) / s; t < 0 {
+			u -= t*t/2 + math.Ln2
+		}
+		bounds = append(bounds, u)
+		if u > bounds[top] {
+			top = i
+		}
+	}
+	best := logw[top] + logNormCDF((x-means[top])/s)
+	first := best
+	for i, mu := range means {
+		if i == top || bounds[i] < best-logMixSkip {
+			continue
+		}
+		t := logw[i] + logNormCDF((x-mu)/s)
+		bounds[i] = t
+		best = math.Max(best, t)
 	}
 	if math.IsInf(best, -1) {
 		return best
 	}
-	var sum float64
-	for _, t := range terms {
-		sum += math.Exp(t - best)
+	sum := math.Exp(first - best)
+	for i := range means {
+		if i != top && bounds[i] >= best-logMixSkip {
+			sum += math.Exp(bounds[i] - best)
+		}
 	}
 	return best + math.Log(sum)
+}
+
+// invLossNear returns x with L(x) = eps given a point x0 where L(x0) =
+// l0 < eps and L'(x0) = dl0 (the previous grid point's last Newton
+// evaluation), and the same for the returned root. The root lies left of
+// x0 (L is non-increasing). Newton's iteration runs from x0 and stops when
+// its step falls below 1e-9·s (quadratic convergence puts the next error
+// near 1e-18·s; δ is stationary at x_ε, so its error is of second order in
+// that); a step that leaves the bracket, a non-negative slope or more than
+// 40 iterations fall back to invLoss's search from scratch, so the root is
+// always found. Typically two loss evaluations per grid point.
+func (m mixPair) invLossNear(eps, x0, l0, dl0 float64) (x, l, dl float64) {
+	a, b := math.Inf(-1), x0 // L(a) > eps > L(b) once a is finite
+	x, l, dl = x0, l0, dl0
+	for it := 0; it < 40; it++ {
+		if !(dl < 0) || math.IsNaN(l) {
+			break
+		}
+		nx := x - (l-eps)/dl
+		if math.IsInf(a, -1) {
+			if !(nx < b) {
+				break
+			}
+		} else if !(nx > a && nx < b) {
+			nx = (a + b) / 2
+		}
+		if math.Abs(nx-x) <= 1e-9*m.s {
+			return nx, l, dl
+		}
+		x = nx
+		l, dl = m.loss(x)
+		if l > eps {
+			a = x
+		} else {
+			b = x
+		}
+	}
+	x = m.invLoss(eps)
+	l, dl = m.loss(x)
+	return x, l, dl
 }
 
 // profile returns δ_{P‖Q}(ε) and an absolute error bound (profileErr, plus
@@ -472,16 +587,22 @@ func (m mixPair) profile(eps float64) (float64, float64) {
 		return 0, 0
 	}
 	if eps <= lo {
-		v := -math.Expm1(eps)
-		return v, 4 * unitRoundoff * v
+		// P̂(ℝ ∪ ⊥P) − e^ε·Q(ℝ) = 1 − e^ε(1 − tq).
+		v := -math.Expm1(eps) + math.Exp(eps)*m.tq
+		return v, 4 * unitRoundoff * (v + math.Exp(eps)*m.tq)
 	}
-	x := m.invLoss(eps)
+	return m.profileAt(eps, m.invLoss(eps))
+}
+
+// profileAt is profile with the root x = x_ε of L(x) = ε given (eps
+// strictly between the loss limits).
+func (m mixPair) profileAt(eps, x float64) (float64, float64) {
 	lp := logMixCDF(x, m.s, m.pm, m.pl)
 	lq := eps + logMixCDF(x, m.s, m.qm, m.ql)
 	a, b := math.Exp(lp), math.Exp(lq)
 	// The mixture sums add a relative error of (components)·u to each term.
 	k := float64(len(m.pm) + len(m.qm))
-	return a - b, profileErr(a, b, lp, lq, eps) + 4*k*unitRoundoff*(a+b)
+	return a - b + m.tp, profileErr(a, b, lp, lq, eps) + 4*k*unitRoundoff*(a+b+m.tp)
 }
 
 // mixSrc is a mixPair as a pldSource: dir 0 is P‖Q, dir 1 is Q‖P.
@@ -500,12 +621,77 @@ func (m mixSrc) dirPair(dir int) mixPair {
 func (m mixSrc) lossRange(dir int) (float64, float64) { return m.dirPair(dir).lossRange() }
 func (m mixSrc) build(dir int, d float64) (pldPMF, error) {
 	p := m.dirPair(dir)
+	if len(p.pm)+len(p.qm) <= 3 {
+		return p.build(d)
+	}
+	// Group pairs are cached across accountants: a calibration builds a
+	// fresh accountant per noise level, and the snapped noise grid
+	// (GroupPair.pldPair) makes its last steps repeat levels.
+	key := fmt.Sprintf("%s@%d@%g", m.key(), dir, d)
+	mixPMFCache.Lock()
+	c, ok := mixPMFCache.m[key]
+	mixPMFCache.Unlock()
+	if ok {
+		return c, nil
+	}
+	out, err := p.build(d)
+	if err != nil {
+		return out, err
+	}
+	mixPMFCache.Lock()
+	if len(mixPMFCache.m) >= mixPMFCacheMax {
+		clear(mixPMFCache.m)
+	}
+	mixPMFCache.m[key] = out
+	mixPMFCache.Unlock()
+	return out, nil
+}
+
+// mixPMFCache memoises group pairs' discretisations by pair, direction
+// and grid step (values are never modified after construction: the
+// composition copies what it transforms). At most mixPMFCacheMax entries;
+// emptied when full.
+var mixPMFCache = struct {
+	sync.Mutex
+	m map[string]pldPMF
+}{m: map[string]pldPMF{}}
+
+const mixPMFCacheMax = 64
+
+// build discretises the pair on the grid d·ℤ over its loss range.
+func (p mixPair) build(d float64) (pldPMF, error) {
 	lo, hi := p.lossRange()
 	iLo, iHi, err := gridRange(lo, hi, d)
 	if err != nil {
 		return pldPMF{}, err
 	}
-	return ctdPMF(p.profile, iLo, iHi, d)
+	return ctdPMF(p.sweepProfile(), iLo, iHi, d)
+}
+
+// sweepProfile returns profile as a function for ctdPMF, which asks for ε
+// in increasing order: each root x_ε is searched from the previous one
+// (invLossNear). Any other order falls back to a search from scratch, so
+// the values do not depend on the order.
+func (m mixPair) sweepProfile() func(eps float64) (float64, float64) {
+	if len(m.pm)+len(m.qm) <= 3 { // invLoss has the closed forms
+		return m.profile
+	}
+	lo, hi := m.lossLimits()
+	prevEps, prevX, prevL, prevDL := math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	return func(eps float64) (float64, float64) {
+		if eps >= hi || eps <= lo {
+			return m.profile(eps)
+		}
+		var x float64
+		if eps > prevEps && prevL < eps {
+			x, prevL, prevDL = m.invLossNear(eps, prevX, prevL, prevDL)
+		} else {
+			x = m.invLoss(eps)
+			prevL, prevDL = m.loss(x)
+		}
+		prevEps, prevX = eps, x
+		return m.profileAt(eps, x)
+	}
 }
 
 // sgmPair returns the Poisson-subsampled Gaussian's pair with rate q and

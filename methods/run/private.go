@@ -15,10 +15,14 @@ import (
 
 // DefaultSGDAccountant is the accountant MakePrivate and PlanSGD use when
 // the method names none: the one place a run-wide default (a context's
-// accountant) flows into DP-SGD over Examples. It is rdp until the group
-// pair's PLD is fast (dp.Auto would pick pld for every Occurrences step:
-// 28 s to calibrate sage at R = 3, minutes above; issue 39's speed item).
-func DefaultSGDAccountant(*methods.Context) string { return "rdp" }
+// accountant) flows into DP-SGD over Examples. It is dp.Auto: pld where
+// every release has a PLD (Occurrences over Poisson sampling through the
+// exact group pair's PLD), else rdp, as run.Calibrate resolves it; the
+// plan and report name the one chosen. Both are valid upper bounds; pld is
+// the tighter, and its group-pair construction is fast enough for every
+// default plan since issue 39's speed work (the timings are in
+// docs/performance.md).
+func DefaultSGDAccountant(*methods.Context) string { return dp.Auto }
 
 // SGDPlan is what a method says about its DP-SGD over examples, beyond
 // the dpnn.PrivateConfig: how δ is derived, the accountant, and the
