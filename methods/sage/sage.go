@@ -327,6 +327,21 @@ func (s *Sage) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	return nt.m, nil
 }
 
+// AuditTarget is one DP-SGD step of sage over its rooted subgraphs, for
+// `dpgnn audit sage`: run.ExamplesAudit replays the step on G and on G − v,
+// each with the examples built from that raw graph (v's own deleted, the
+// up to R − 1 that read v modified), claims Occurrences{R, 2, Poisson{q,
+// Gaussian{z}}} for the one step and compares every released gradient
+// value.
+func (s *Sage) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.AuditTarget, error) {
+	return run.ExamplesAudit(ctx, opts, func(ctx *methods.Context) (*run.Private, func(*dpnn.Batch) error, error) {
+		priv, _, fill, err := s.build(ctx)
+		return priv, fill, err
+	})
+}
+
+var _ run.Auditor = (*Sage)(nil)
+
 // AccountCounts and AccountPlan are `dpgnn account sage`: the plan of a
 // run with a given training-node count.
 func (s *Sage) AccountCounts(l methods.Level) []string { return run.NodeCountPlan{}.Counts(l) }
