@@ -616,7 +616,7 @@ func TestCheckParses(t *testing.T) {
 var extendingBlocks = map[string]string{
 	"m.StartRecording() // layers record what per-sample norms need": "dp/dpnn/example_test.go",
 	"type Config struct {": "cli/extending_example_test.go",
-	"func main() { cli.Main(func() methods.Method { return &HopMean{cfg: defaults} }) }": "examples/hopmean/main.go",
+	"func main() { cli.Main(func() methods.Method { return &SageMLP{cfg: defaults} }) }": "examples/sagemlp/main.go",
 }
 
 // extendingExamples are the example files docs/extending.md names as
@@ -628,7 +628,7 @@ var extendingExamples = map[string]string{
 	"`dp`'s `example_compose_test.go`":    "dp/example_compose_test.go",
 	"`cli`'s `extending_example_test.go`": "cli/extending_example_test.go",
 	"`cli/docstest`'s `linktoy_test.go`":  "cli/docstest/linktoy_test.go",
-	"`examples/hopmean` is such a binary": "examples/hopmean/main_test.go",
+	"`examples/sagemlp` is such a binary": "examples/sagemlp/main_test.go",
 }
 
 // TestExtendingGoBlocks: every ```go block of docs/extending.md is an

@@ -69,7 +69,7 @@ const (
 type Flags struct {
 	// MaxDegree is D: a public bound on every node's degree (the method's
 	// Kind says which), in edges per node.
-	MaxDegree int `flag:"max-degree" help:"node level: D, a public bound on every node's degree in the graph the method aggregates over (gap, progap: out-degree;\ncaribou: degree; asgl: degree in G+ and in G−), stated without looking at the data; --degree-bound says how it is enforced"`
+	MaxDegree int `flag:"max-degree" help:"node level: D, a public bound on every node's degree in the graph the method aggregates over (gap, progap: out-degree;\ncaribou, sage: degree; asgl: degree in G+ and in G−), stated without looking at the data; --degree-bound says how it is enforced"`
 	// DegreeBound is the Mode by name (ParseMode).
 	DegreeBound string `flag:"degree-bound" help:"node level: public (D bounds the raw graph: an input above it is refused before anything is released and no edge is dropped;\nproven for every graph within D), sample (every node keeps ≤ D edges chosen by keyed ranks from the mechanism source; the guarantee\nassumes the raw graph is already within D) or none (no bound: only without privacy, or where the report states ε = ∞).\nA method refuses a mode it does not offer"`
 }

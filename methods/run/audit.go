@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
@@ -130,29 +131,24 @@ func ClaimedEpsilon(e dp.Event, delta float64) (float64, error) {
 	return dp.EpsilonOf("rdp", []dp.Event{e}, delta)
 }
 
-// SGDAudit is the audit target of one DP-SGD step of a module: from the
-// module's initial parameters, one Poisson-sampled step on the graph's
-// training nodes, releasing the privatised gradient of every parameter
-// (what the optimiser receives). build returns the module, its training
-// configuration (calibrated for the graph) and the calibration.
+// SGDAudit is the audit target of one DP-SGD step of a module whose
+// examples are one row each, one per unit (DP-MLP): from the module's
+// initial parameters, one Poisson-sampled step on the graph's training
+// nodes, releasing the privatised gradient of every parameter (what the
+// optimiser receives). build returns the module, its training
+// configuration (calibrated for the graph) and the calibration. The claim
+// is one step's Poisson Gaussian; DP-SGD over declared Examples, where a
+// unit changes up to R examples, is ExamplesAudit.
 func SGDAudit(ctx *methods.Context, opts AuditOptions, build func(*methods.Context) (*Module, ModuleTraining, *Calibrated, error)) (*AuditTarget, error) {
-	if opts.Multiplier > 0 {
-		return nil, fmt.Errorf("--multiplier is for aggregation releases (gap, progap)")
-	}
-	if !ctx.Private() || ctx.Level != methods.Node {
-		return nil, fmt.Errorf("a DP-SGD step is audited at node level with a finite --epsilon")
+	if err := checkSGDAudit(ctx, opts); err != nil {
+		return nil, err
 	}
 	_, tr, cal, err := build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := ClaimedEpsilon(dp.PoissonGaussianEvent{Rate: tr.Rate, Multiplier: tr.Multiplier, Steps: 1}, cal.Plan.Delta)
-	if err != nil {
-		return nil, err
-	}
-	t := &AuditTarget{Claimed: claimed, Delta: cal.Plan.Delta,
-		What: fmt.Sprintf("one DP-SGD step: Poisson rate %.4g, clip %g, noise multiplier %.4g; released: the privatised gradient of every parameter", tr.Rate, tr.Clip, tr.Multiplier)}
-	t.Prepare = func(g *graphs.Graph) (Release1, error) {
+	what := fmt.Sprintf("one DP-SGD step: Poisson rate %.4g, clip %g, noise multiplier %.4g; released: the privatised gradient of every parameter", tr.Rate, tr.Clip, tr.Multiplier)
+	return sgdStepTarget(dp.PoissonGaussianEvent{Rate: tr.Rate, Multiplier: tr.Multiplier, Steps: 1}, cal.Plan.Delta, what, func(g *graphs.Graph) (Release1, error) {
 		gc := *ctx
 		gc.Graph = g
 		mod, tr, _, err := build(&gc)
@@ -171,6 +167,69 @@ func SGDAudit(ctx *methods.Context, opts AuditOptions, build func(*methods.Conte
 			st.SGD.SetSource(src)
 			return st.SGD.Release(st.Fill)
 		}, nil
+	})
+}
+
+// ExamplesAudit is the audit target of one DP-SGD step over declared
+// dpnn.Examples (a model made private by MakePrivate, e.g. sage's rooted
+// subgraphs): from the model's initial parameters, one Poisson-sampled
+// step over the examples built from the raw graph given, releasing the
+// privatised gradient of every parameter. build makes the method's model
+// private on a context (its graph, examples, calibration) and returns it
+// with the method's batch fill; it is called once for the claim and once
+// per audited graph, so on a node neighbour G − v the examples are those
+// of G − v: v's own deleted (v leaves the split) and every example that
+// read v modified — all of the up to R the claim covers, none of them
+// dropped. The claim is the ε of one step's event at the calibrated
+// multiplier, Occurrences{R, Change, Poisson{q, Gaussian{z}}} (the plain
+// Poisson Gaussian when R = Change = 1), at the plan's δ. The output is the
+// parameters' gradients, so no value belongs to a node and every value is
+// compared. As in a run, each graph's build calibrates for its own
+// training-node count (treated as public, as the run's report says), and
+// randomness drawn at build time (a --degree-bound sample key) comes from
+// the context's seed, the same on both graphs.
+func ExamplesAudit(ctx *methods.Context, opts AuditOptions, build func(*methods.Context) (*Private, func(*dpnn.Batch) error, error)) (*AuditTarget, error) {
+	if err := checkSGDAudit(ctx, opts); err != nil {
+		return nil, err
 	}
-	return t, nil
+	p, _, err := build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, z := p.Cfg, p.Multiplier
+	what := fmt.Sprintf("one DP-SGD step over %d examples (%s): Poisson rate %.4g, clip %g, noise multiplier %.4g (std %.4g); a unit changes at most R=%d examples (its own deleted, the others modified), each by at most %d·C; released: the privatised gradient of every parameter",
+		c.N, c.What, c.Rate(), c.Clip, z, c.NoiseStd(z), c.R, c.Change)
+	return sgdStepTarget(c.StepEvent(z), p.Plan.Delta, what, func(g *graphs.Graph) (Release1, error) {
+		gc := *ctx
+		gc.Graph = g
+		p, fill, err := build(&gc)
+		if err != nil {
+			return nil, err
+		}
+		return func(src *dp.Source) ([]float64, error) {
+			p.SGD.SetSource(src)
+			return p.SGD.ReleaseExamples(fill)
+		}, nil
+	})
+}
+
+// checkSGDAudit refuses what a DP-SGD step audit cannot do.
+func checkSGDAudit(ctx *methods.Context, opts AuditOptions) error {
+	if opts.Multiplier > 0 {
+		return fmt.Errorf("--multiplier is for aggregation releases (gap, progap)")
+	}
+	if !ctx.Private() || ctx.Level != methods.Node {
+		return fmt.Errorf("a DP-SGD step is audited at node level with a finite --epsilon")
+	}
+	return nil
+}
+
+// sgdStepTarget is the target of one DP-SGD step claimed as step at delta:
+// every value compared (Width 0, no Nodes, OwnRow empty).
+func sgdStepTarget(step dp.Event, delta float64, what string, prepare func(*graphs.Graph) (Release1, error)) (*AuditTarget, error) {
+	claimed, err := ClaimedEpsilon(step, delta)
+	if err != nil {
+		return nil, err
+	}
+	return &AuditTarget{Claimed: claimed, Delta: delta, What: what, Prepare: prepare}, nil
 }

@@ -3,12 +3,16 @@ package sage
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/internal/methodtest"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -110,4 +114,110 @@ func TestSageRefusals(t *testing.T) {
 			t.Errorf("%s: released before refusing", tc.name)
 		}
 	}
+}
+
+// withoutNode is g − v at node level: v's edges, feature row, label and
+// split membership removed, its id kept (isolated).
+func withoutNode(g *graphs.Graph, v int) *graphs.Graph {
+	gp := g.WithAdj(graphs.RemoveNode(g.Adj, v))
+	x := *g.X
+	x.Dense = slices.Clone(g.X.Dense)
+	clear(x.Dense[v*x.F : (v+1)*x.F])
+	gp.X, gp.Labels = &x, slices.Clone(g.Labels)
+	gp.Labels[v] = 0
+	drop := func(ids []int) []int { return slices.DeleteFunc(slices.Clone(ids), func(i int) bool { return i == v }) }
+	gp.Split = graphs.Split{Train: drop(g.Split.Train), Val: drop(g.Split.Val), Test: drop(g.Split.Test)}
+	return gp
+}
+
+// TestSageAudit: `dpgnn audit sage` replays one DP-SGD step over the
+// rooted subgraphs of G and of G − v, v the training node of largest
+// degree. The claim is one step's Occurrences{R, 2, Poisson{q,
+// Gaussian{z}}} at the run's calibrated z with R = 1 + D — strictly above
+// the ε of the same noise read as one example per unit (SGDAudit's
+// assumption, which would under-state what G − v may change); every
+// released value is compared (none is indexed by node, none left out); the
+// replay on G − v is built from G − v (one example fewer: v's own deleted;
+// with the same noise source the release differs from G's, so the examples
+// that read v changed); and the empirical lower bound of 300 + 300
+// releases stays at or below the claim.
+func TestSageAudit(t *testing.T) {
+	g := methodtest.Graph(t, "ratio:0.5:0.25")
+	d := maxDegree(t) + 2
+	cfg := DefaultConfig()
+	cfg.Flags = degree.DefaultFlags(d)
+	cfg.Hidden, cfg.BatchSize = 8, 32
+	s := New(cfg)
+	ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Delta: 1e-4, Seed: 3, Selection: trainers.SelectLast}
+	target, err := s.AuditTarget(ctx, run.AuditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.plan(ctx, len(g.Split.Train))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := run.PlanSGD(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := run.ClaimedEpsilon(dp.Occurrences{R: 1 + d, Change: 2, Event: dp.Poisson{Rate: p.Rate(), Event: dp.GaussianEvent{Multiplier: cal.Multiplier, Count: 1}}}, 1e-4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same noise read as one example per unit (SGDAudit's assumption):
+	// std z·R·2·C over one example's change 2C, multiplier z·R.
+	one, err := run.ClaimedEpsilon(dp.PoissonGaussianEvent{Rate: p.Rate(), Multiplier: cal.Multiplier * float64(1+d), Steps: 1}, 1e-4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Claimed != want || !(want > one) || target.Delta != 1e-4 {
+		t.Errorf("claimed ε %v at δ %v, want %v (R = %d) at 1e-4, above the one-example reading %v", target.Claimed, target.Delta, want, 1+d, one)
+	}
+	if nodes, err := target.CoordinateNodes(g.N); err != nil || nodes != nil || target.OwnRow != "" || !strings.Contains(target.What, fmt.Sprintf("R=%d", 1+d)) {
+		t.Errorf("coordinates %v (%v), OwnRow %q, What %q: want every value compared and R=%d stated", nodes, err, target.OwnRow, target.What, 1+d)
+	}
+
+	deg := graphs.Symmetrize(g.Adj).Degrees()
+	v := g.Split.Train[0]
+	for _, u := range g.Split.Train {
+		if deg[u] > deg[v] {
+			v = u
+		}
+	}
+	gp := withoutNode(g, v)
+	ctxp := *ctx
+	ctxp.Graph = gp
+	priv, _, _, err := s.build(&ctxp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if priv.Cfg.N != len(g.Split.Train)-1 {
+		t.Errorf("G − v has %d examples, want %d (v's own deleted)", priv.Cfg.N, len(g.Split.Train)-1)
+	}
+	var samples [2][][]float64
+	for side, h := range []*graphs.Graph{g, gp} {
+		rel, err := target.Prepare(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 300 {
+			out, err := rel(dp.NewSource(uint64(i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples[side] = append(samples[side], out)
+		}
+	}
+	if slices.Equal(samples[0][0], samples[1][0]) {
+		t.Errorf("the release on G − v equals G's under the same source: the removed node's examples were not replayed")
+	}
+	res, err := dp.Audit(samples[0], samples[1], dp.AuditConfig{Delta: 1e-4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EpsilonLB > target.Claimed {
+		t.Errorf("empirical ε_lb %v above the claim %v (%s)", res.EpsilonLB, target.Claimed, res.Statistic)
+	}
+	t.Logf("v = %d (degree %d), claimed ε %.3f (one-example reading: %.3f), ε_lb %.3f", v, deg[v], target.Claimed, one, res.EpsilonLB)
 }

@@ -21,7 +21,7 @@ func buildBinary(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds the example's binary")
 	}
-	bin := filepath.Join(t.TempDir(), "hopmean")
+	bin := filepath.Join(t.TempDir(), "sagemlp")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -65,8 +65,8 @@ type report struct {
 // TestOutOfTreeMethod builds the example as its own binary and checks
 // what issue 38 asks of a method outside the framework: it trains on cora
 // at node level (ε = 8, δ = 1e-5, one epoch) with a complete privacy report
-// — its DP-SGD release accounted within ε, the group's R = D+1 in the
-// noise and the ledger, the degree bound, the counts, the split and the
+// — its DP-SGD release over rooted subgraphs accounted within ε, the
+// occurrence bound R = 1 + D in the noise and the ledger, the degree bound, the counts, the split and the
 // noise source stated, every use saying what covers it — refuses an input
 // above its public degree bound with a one-line error, shows its DP nodes
 // in inspect with the noise std account computes for the same counts, and
@@ -77,7 +77,7 @@ type report struct {
 func TestOutOfTreeMethod(t *testing.T) {
 	bin := buildBinary(t)
 	help, _, status := exe(t, bin, "train", "--help")
-	for _, name := range []string{"hopmean", "gcn", "mlp", "gap"} {
+	for _, name := range []string{"sagemlp", "gcn", "mlp", "gap"} {
 		if status != 0 || !strings.Contains(help, "\n  "+name+" ") {
 			t.Errorf("train --help (status %d) does not list %s:\n%s", status, name, help)
 		}
@@ -86,7 +86,7 @@ func TestOutOfTreeMethod(t *testing.T) {
 	// sweep --emit slurm names this binary, not a dpgnn, in the job script.
 	dir := t.TempDir()
 	script := filepath.Join(dir, "sweep.sbatch")
-	_, stderr, status := exe(t, bin, "sweep", "--methods", "hopmean", "--privacy", "node", "--epsilons", "8", "--delta", "1e-5",
+	_, stderr, status := exe(t, bin, "sweep", "--methods", "sagemlp", "--privacy", "node", "--epsilons", "8", "--delta", "1e-5",
 		"--runs", "1", "--out", filepath.Join(dir, "s"), "--emit", "slurm", "--shards", "1", "--emit-out", script)
 	if b, err := os.ReadFile(script); status != 0 || err != nil || !strings.Contains(string(b), bin+" sweep") {
 		t.Errorf("sweep --emit slurm: status %d (%v), script does not run %s sweep:\n%s%s", status, err, bin, b, stderr)
@@ -97,20 +97,20 @@ func TestOutOfTreeMethod(t *testing.T) {
 		t.Skip("the real datasets are not at ../shared/datasets or $DPGNN_DATA (the cora runs need them)")
 	}
 	cora := []string{"--dataset", "cora", "--data-dir", data, "--privacy", "node", "--epsilon", "8", "--delta", "1e-5", "--epochs", "1"}
-	out, stderr, status := exe(t, bin, append([]string{"train", "hopmean", "--max-degree", "168", "--json"}, cora...)...)
+	out, stderr, status := exe(t, bin, append([]string{"train", "sagemlp", "--max-degree", "168", "--json"}, cora...)...)
 	if status != 0 {
-		t.Fatalf("train hopmean on cora: status %d\n%s", status, stderr)
+		t.Fatalf("train sagemlp on cora: status %d\n%s", status, stderr)
 	}
 	var r report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("train --json: %v\n%s", err, out)
 	}
 	p := r.Privacy
-	if r.Method != "hopmean" || len(r.Metrics["test_acc"].Values) != 1 || p == nil {
+	if r.Method != "sagemlp" || len(r.Metrics["test_acc"].Values) != 1 || p == nil {
 		t.Fatalf("record: method %q, metrics %v, report %v", r.Method, r.Metrics, p)
 	}
-	if p.Level != "node" || p.Accountant != "rdp" || !(p.Epsilon <= 8 && p.Epsilon > 7.99) || p.Delta != 1e-5 {
-		t.Errorf("report: level %q, accountant %q, ε %v, δ %v; want node, rdp, ε calibrated to 8, δ 1e-5", p.Level, p.Accountant, p.Epsilon, p.Delta)
+	if p.Level != "node" || p.Accountant == "" || !(p.Epsilon <= 8 && p.Epsilon > 7.99) || p.Delta != 1e-5 {
+		t.Errorf("report: level %q, accountant %q, ε %v, δ %v; want node, an accountant, ε calibrated to 8, δ 1e-5", p.Level, p.Accountant, p.Epsilon, p.Delta)
 	}
 	z, n := p.Noise["multiplier"], p.Noise
 	if n["occurrences"] != 169 || !(z > 0) || math.Abs(n["std"]-z*169*2*n["clip"]) > 1e-9*n["std"] || n["steps"] != 5 {
@@ -138,30 +138,30 @@ func TestOutOfTreeMethod(t *testing.T) {
 		}
 	}
 
-	out, stderr, status = exe(t, bin, append([]string{"train", "hopmean", "--max-degree", "10"}, cora...)...)
-	if want := "dpgnn: hopmean run 1: node level, --max-degree 10 (--degree-bound public) on cora: "; status != 1 || out != "" ||
+	out, stderr, status = exe(t, bin, append([]string{"train", "sagemlp", "--max-degree", "10"}, cora...)...)
+	if want := "dpgnn: sagemlp run 1: node level, --max-degree 10 (--degree-bound public) on cora: "; status != 1 || out != "" ||
 		!strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("cora above --max-degree 10: status %d, stdout %q, stderr %q; want status 1 and one line with %q", status, out, stderr, want)
 	}
 
 	// Without privacy the same pipeline (clipped, no noise) learns cora;
 	// --selection private is refused before anything is released (a node's
-	// removal changes up to D+1 predictions, the selection is accounted
-	// for 1).
-	out, stderr, status = exe(t, bin, "train", "hopmean", "--dataset", "cora", "--data-dir", data, "--json")
+	// removal changes up to R = 1 + D predictions, the selection is
+	// accounted for 1).
+	out, stderr, status = exe(t, bin, "train", "sagemlp", "--dataset", "cora", "--data-dir", data, "--json")
 	if err := json.Unmarshal([]byte(out), &r); status != 0 || err != nil || r.Privacy != nil || !(r.Metrics["test_acc"].Values[0] > 0.7) {
-		t.Errorf("train hopmean on cora without privacy: status %d (%v), test accuracy %v (want > 0.7), report %v\n%s", status, err, r.Metrics["test_acc"], r.Privacy, stderr)
+		t.Errorf("train sagemlp on cora without privacy: status %d (%v), test accuracy %v (want > 0.7), report %v\n%s", status, err, r.Metrics["test_acc"], r.Privacy, stderr)
 	}
-	out, stderr, status = exe(t, bin, "train", "hopmean", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5", "--selection", "private", "--selection-epsilon", "1")
-	if want := "dpgnn: hopmean run 1: --selection private is not supported"; status != 1 || out != "" || !strings.HasPrefix(stderr, want) {
+	out, stderr, status = exe(t, bin, "train", "sagemlp", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5", "--selection", "private", "--selection-epsilon", "1")
+	if want := "dpgnn: sagemlp run 1: --selection private is not supported"; status != 1 || out != "" || !strings.HasPrefix(stderr, want) {
 		t.Errorf("--selection private: status %d, stdout %q, stderr %q; want status 1 and %q", status, out, stderr, want)
 	}
 
 	account := func(args ...string) map[string]any {
-		out, stderr, status := exe(t, bin, append([]string{"account", "hopmean", "--level", "node", "--epsilon", "8", "--delta", "1e-5", "--json"}, args...)...)
+		out, stderr, status := exe(t, bin, append([]string{"account", "sagemlp", "--level", "node", "--epsilon", "8", "--delta", "1e-5", "--json"}, args...)...)
 		var a map[string]any
 		if err := json.Unmarshal([]byte(out), &a); status != 0 || err != nil {
-			t.Fatalf("account hopmean %v: status %d, %v\n%s%s", args, status, err, out, stderr)
+			t.Fatalf("account sagemlp %v: status %d, %v\n%s%s", args, status, err, out, stderr)
 		}
 		return a
 	}
@@ -172,10 +172,10 @@ func TestOutOfTreeMethod(t *testing.T) {
 	// inspect on the embedded csbm graph (200 training nodes, the default
 	// 20 epochs and D = 40): the DP-SGD nodes, with account's noise std.
 	std := account("--train-nodes", "200")["std"].(float64)
-	out, stderr, status = exe(t, bin, "inspect", "hopmean", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5")
-	for _, want := range []string{"GhostNormSq(mlp.0.W)", "ClipFactor(C=1)", fmt.Sprintf("GaussianNoise(mlp.0.W, std=%.4g)", std)} {
+	out, stderr, status = exe(t, bin, "inspect", "sagemlp", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5")
+	for _, want := range []string{"GhostNormSq(conv.l.W)", "GhostNormSq(enc.0.W)", "ClipFactor(C=1)", fmt.Sprintf("GaussianNoise(enc.0.W, std=%.4g)", std)} {
 		if status != 0 || !strings.Contains(out, want) {
-			t.Errorf("inspect hopmean (status %d) lacks %q:\n%s%s", status, want, out, stderr)
+			t.Errorf("inspect sagemlp (status %d) lacks %q:\n%s%s", status, want, out, stderr)
 		}
 	}
 }
