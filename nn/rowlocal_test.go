@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +88,63 @@ func TestCheckRowLocal(t *testing.T) {
 		err = CheckRowReads(reads, &RowGroups{Of: []int{0, 1, 1, 0}, Samples: 2}, nil)
 		if err == nil || !strings.Contains(err.Error(), "GatherRows(V") {
 			t.Errorf("%s: pairs across examples: got %v, want a refusal naming the gather", tc.name, err)
+		}
+	}
+}
+
+// TestClippingNonFinite: an example whose squared norm is NaN or +Inf gets
+// clip factor exactly 0 (the old min(1, C/(√n+1e-6)) gave NaN for NaN),
+// and its rows add exactly 0 to a clipped sum even where the inputs or the
+// output gradients are infinite or NaN (0·Inf = NaN before), so every
+// example's contribution is 0 or has norm ≤ C.
+func TestClippingNonFinite(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	m := NewModel(1)
+	var f, sum, colsum *G.Node
+	var nsq, a, d *G.Node
+	err := Build(func() error {
+		nsq = m.Input("n2", []float64{4, nan, inf, 0.25}, 4, 1)
+		v := G.Must(G.Reshape(nsq, []int{4}))
+		f = G.Must(ClipFactors(v, 1))
+		a = m.Input("a", []float64{1, 2, inf, 0, nan, 1, 3, 4}, 4, 2)
+		d = m.Input("d", []float64{1, 1, 2, inf, nan, 0, 1, -1}, 4, 2)
+		cd := ScaleRows(d, f)
+		lw := LinearWeight{Input: a}
+		var err error
+		if sum, err = lw.ClippedSum(cd); err != nil {
+			return err
+		}
+		colsum, err = NormScale{Normalized: a}.ClippedSum(cd)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.NewRunner(f, sum, colsum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(); err != nil {
+		t.Fatal(err)
+	}
+	c := 1 / (2 + 1e-6)
+	if got, want := Values(f), []float64{c, 0, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("factors %v, want %v", got, want)
+	}
+	// rows 1 and 2 are clipped out; rows 0 (factor c) and 3 (factor 1) remain:
+	// aᵀ·cd = c·a₀ᵀd₀ + a₃ᵀd₃
+	want := []float64{c*1*1 + 3*1, c*1*1 + 3*-1, c*2*1 + 4*1, c*2*1 + 4*-1}
+	for i, v := range Values(sum) {
+		if !(math.Abs(v-want[i]) <= 1e-12) {
+			t.Errorf("clipped sum %v, want %v", Values(sum), want)
+			break
+		}
+	}
+	wantCol := []float64{c*1*1 + 3*1, c*2*1 + 4*-1}
+	for i, v := range Values(colsum) {
+		if !(math.Abs(v-wantCol[i]) <= 1e-12) {
+			t.Errorf("norm-scale clipped sum %v, want %v", Values(colsum), wantCol)
+			break
 		}
 	}
 }
