@@ -84,3 +84,35 @@ func TestHugeFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAbortOnPrivateLoss (from the outside audit of issue 38): with
+// extreme public hyperparameters (lr 1e4, 24 hops) and v's features at
+// 1e30 (inside the public range), training used to abort on G ("loss
+// became NaN", the private noiseless loss) while G − v released a model.
+// The abort is now on public values only, so G and G − v end alike.
+func TestNoAbortOnPrivateLoss(t *testing.T) {
+	var errs [2]error
+	for s, side := range []string{"G", "G-v"} {
+		g := gen.Path(4)
+		g.X.Dense = slices.Clone(g.X.Dense)
+		for j := 0; j < g.X.F; j++ {
+			g.X.Dense[j] = 1e30
+		}
+		g.Split.Train, g.Split.Val, g.Split.Test = []int{0, 1, 2, 3}, nil, []int{1, 2, 3}
+		if side == "G-v" {
+			g = withoutNode(g, 0)
+		}
+		cfg := DefaultConfig()
+		cfg.Hidden, cfg.Hops, cfg.LR, cfg.Epochs, cfg.BatchSize = 16, 24, 1e4, 20, 4
+		cfg.Flags = degree.Flags{MaxDegree: 2, DegreeBound: "public"}
+		ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 1, Delta: 1e-5, Seed: 3, Selection: trainers.SelectLast}
+		_, errs[s] = New(cfg).Run(ctx)
+		t.Logf("%s: %v", side, errs[s])
+		if errs[s] != nil && strings.Contains(errs[s].Error(), "loss became") {
+			t.Errorf("%s: aborted on the private loss: %v", side, errs[s])
+		}
+	}
+	if (errs[0] == nil) != (errs[1] == nil) {
+		t.Errorf("G and G − v end differently: %v / %v", errs[0], errs[1])
+	}
+}
