@@ -59,55 +59,75 @@ func (c rowClass) String() string {
 
 // CheckRowLocal returns an error naming the op when the training path from
 // the batch inputs to out (the per-row loss) has an op that is neither
-// row-local nor a row-mixing product of a checked shape, nil otherwise.
-// rows is the number of batch rows, pool the number of a pooling
-// product's output rows (one per batch example; 0: the examples are not
-// pooled).
+// row-local nor a row-mixing product of a checked shape; otherwise it
+// returns the path's fixed row selections (GatherRows of batch rows), which
+// the caller checks against every batch's groups with CheckRowReads. rows
+// is the number of batch rows, pool the number of a pooling product's
+// output rows (one per batch example; 0: the examples are not pooled).
+// dp/dpnn calls it for every DP-SGD construction over declared Examples.
 //
 // It is a whitelist over nn's op types (the ops nn's machine runs): every
 // node among out's ancestors gets a class —
 //   - a leaf: a parameter reads no batch row; any other leaf whose first
 //     dimension is rows holds batch rows (row i = batch row i), one whose
-//     first dimension is pool holds pooled rows (row k = example k), any
-//     other is a constant not indexed by the batch;
+//     first dimension is pool holds pooled rows (row k = example k), one
+//     whose first dimension is both is laid out as what it is joined with,
+//     any other is a constant not indexed by the batch;
 //   - a row-wise op (nn's rowKernel ops: activations, row-wise
 //     softmax/log-softmax, row norms, x·W and x·W + b, per-row vectors,
-//     column selections and concatenations, dropout masks) and the
-//     element-wise and per-row ops (Add, ScaleRows, RowSums, NLLRows): its
-//     row inputs must all be of one class (or read no batch row) and have
-//     its rows, its whole inputs (a weight, a bias, a broadcast row) must
-//     read no batch row; the output has the row inputs' class;
+//     column selections and concatenations, dropout masks), nn's Add,
+//     ScaleRows, RowSums and NLLRows, gorgonia's element-wise ops, its Sum
+//     along the columns of a matrix and a Reshape that keeps the rows:
+//     its row inputs must all be of one class (or read no batch row) and
+//     have its rows, its whole inputs (a weight, a bias, a broadcast
+//     operand) must read no batch row; the output has the row inputs'
+//     class (the union of their row selections);
 //   - a row-mixing product (SpMM, SpMMT, SpMax, DropoutSpMM: RowMixer) of
-//     a batch-rows input: its matrix must be rows × rows (checked at every
-//     step by CheckBlocks: block-diagonal over the examples) or pool × rows
-//     (checked by CheckPools: output row k reads only example k's rows);
-//     the output has batch rows, or pooled rows for a pool (and for a
-//     square product when pool = rows, which dpnn checks as a pool). A
-//     product of a constant (a sparse feature batch times a weight) has
-//     the class its row count names, as a leaf has;
-//   - GatherRows of a constant is classed as a leaf by its rows;
+//     a plain batch-rows input: its matrix must be rows × rows (checked at
+//     every step by CheckBlocks: block-diagonal over the examples) or
+//     pool × rows, not transposed (checked by CheckPools: output row k
+//     reads only example k's rows); the output has batch rows, or pooled
+//     rows for a pool (and for a square product when pool = rows, which
+//     dpnn checks as a pool). A product of a constant (a sparse feature
+//     batch times a weight) has the class its row count names, as a leaf;
+//   - GatherRows of batch rows: row r reads the batch rows its index
+//     names (a row selection, checked at every step by CheckRowReads:
+//     each row of it, and of every op joining it, reads one example's
+//     rows); GatherRows of a constant is classed as a leaf by its rows;
 //   - anything else — a product whose right operand (or a transposed
-//     left operand) reads batch rows, a gather or scatter over batch rows,
-//     a sum or column sum over rows, a product chained onto a pool, an
-//     op of two classes, any op type not named here — is refused when an
-//     input reads batch rows, and reads no batch row when none does.
+//     left operand) reads batch rows, a gather over pooled rows, a scatter,
+//     a sum or column sum over rows, a product chained onto a pool or onto
+//     a row selection, an op joining batch rows with pooled rows, any op
+//     type not named here — is refused when an input reads batch rows, and
+//     reads no batch row when none does.
 //
-// Claim: if CheckRowLocal accepts out, then for every fill that writes
-// batch data only into the batch rows of leaves (first dimension rows or
-// pool), into the rows of ops' row-indexed state (labels, the rows of a
-// sparse batch matrix) and into the matrices of the checked products, and
-// whose products pass CheckBlocks/CheckPools for the batch's groups, row i
-// of every batch-rows node is a function of the constants and of the
-// example of batch row i only, and row k of every pooled node of example k
-// only. Proof: by induction over the ancestors in topological order, each
-// rule above reads, for output row i, only row i of inputs of its class and
-// whole inputs of no batch row; a checked product's output row i reads
-// rows j of the same example (CheckBlocks) or pooled row k reads rows of
-// example k (CheckPools). Hence out's row i (the loss of one row) depends on
-// one example only, and so does the gradient that reaches a row of example
-// k through the row-local ops (their adjoints are again row-local or the
-// transposed checked products): the per-example gradients the ghost norms
-// group are those of separate examples.
+// The per-row loss may be a concatenation of loss vectors (a pool's
+// losses, then padding zeros): only its sum is differentiated, so each
+// part is classed on its own.
+//
+// Claim: if CheckRowLocal accepts out, and for a batch every checked
+// product passes CheckBlocks/CheckPools and every returned selection
+// passes CheckRowReads against the batch's groups, then for every fill
+// that writes batch data only into the rows of leaves laid out by batch
+// row (first dimension rows) or by example (first dimension pool, or the
+// rows of the vector it is joined with), into the rows of ops' row-indexed
+// state and into the checked products' matrices, each row of every node on
+// the path reads the data of one example only (plus constants). Proof: by
+// induction over the ancestors in topological order; each rule reads, for
+// output row i, only row i of inputs of its class and whole inputs that
+// read no batch row; a checked square product's row i reads rows of
+// row i's example, a pool's row k rows of example k, and a selection's row
+// r the rows Of[r], which CheckRowReads requires to lie in one example.
+// So the loss Σ_i ℓ_i splits as Σ_k L_k with L_k a function of example k
+// alone, and the gradient reaching a probe row of example k (through the
+// adjoints: row-local ops, the transposed checked products, a selection's
+// scatter back to rows of the same example) is ∇L_k there: the ghost
+// norms and the clipped sum see separate examples, and one example's
+// change moves only its own clipped contribution (norm ≤ C).
+//
+// Assumed, not checked: that the fill keeps to that layout (a fill that
+// writes batch data into a leaf of another shape that is then read whole,
+// e.g. as a product's weight, is not seen).
 func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) ([]RowReads, error) {
 	params := map[*G.Node]bool{}
 	for _, p := range m.Params {
