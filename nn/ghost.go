@@ -183,14 +183,25 @@ func (s *Sparse) rowDot(r, q int) float64 {
 }
 
 // clipFactorOp maps squared norms n to min(1, C/(√n + 1e-6)) (Opacus's flat
-// clipping factor).
+// clipping factor), and a squared norm that is not a finite number ≥ 0
+// (NaN, +Inf: an example whose features or loss overflow) to 0.
 type clipFactorOp struct {
 	pure
 	c float64
 }
 
 // ClipFactors returns the per-sample clipping factors min(1, C/(‖g‖+1e-6))
-// for a vector of squared per-sample gradient norms.
+// for a vector of squared per-sample gradient norms, and exactly 0 for a
+// squared norm that is NaN, infinite or negative.
+//
+// Privacy meaning: a factor is always a finite number in [0, 1] with
+// factor·‖g‖ ≤ C when ‖g‖ is finite (min(1, C/(‖g‖+1e-6))·‖g‖ < C), so
+// an example whose gradient overflows contributes nothing instead of
+// turning the released sum into NaN (math.Min(1, NaN) is NaN). With
+// ScaleRows (which selects a zero row for factor 0, not 0·δ) and the
+// per-sample rules' ClippedSum (which select zero input rows where the
+// clipped gradient row is zero), each example's contribution to the
+// clipped sum is exactly 0 or c·g with c·‖g‖ ≤ C, for every input.
 func ClipFactors(normSq *G.Node, c float64) (*G.Node, error) {
 	return G.ApplyOp(clipFactorOp{c: c}, normSq)
 }
@@ -212,7 +223,11 @@ func (op clipFactorOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 	}
 	t, out := output(prealloc, len(n))
 	for i, v := range n {
-		out[i] = math.Min(1, op.c/(math.Sqrt(v)+1e-6))
+		if v >= 0 && !math.IsInf(v, 1) { // false for NaN
+			out[i] = math.Min(1, op.c/(math.Sqrt(v)+1e-6))
+		} else {
+			out[i] = 0 // select: no example's non-finite norm reaches the sum
+		}
 	}
 	return t, nil
 }

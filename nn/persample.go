@@ -54,7 +54,10 @@ type PerSampleRule interface {
 	NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Node, error)
 	// ClippedSum returns a node computing Γ(cd), shaped like θ, for
 	// cd = δ with each row r multiplied by c_{Of[r]} (0 for padding
-	// rows): by linearity this is Σ_k c_k·g_k. With c = 1 for example k
+	// rows): by linearity this is Σ_k c_k·g_k. A row of cd that is
+	// entirely 0 (a clipped-out example, whose inputs may be infinite or
+	// NaN) must add exactly 0: select, do not multiply (the built-in
+	// rules use ZeroRowsWhereZero on their inputs). With c = 1 for example k
 	// and 0 elsewhere it is g_k, which is how CheckPerSample reads the
 	// rule's per-example gradient.
 	ClippedSum(cd *G.Node) (*G.Node, error)
@@ -88,7 +91,13 @@ func (r LinearWeight) ClippedSum(cd *G.Node) (*G.Node, error) {
 	if r.SparseInput != nil {
 		return SpMMT(r.SparseInput, cd)
 	}
-	return MatMulTA(r.Input, cd), nil
+	// rows of clipped-out examples (cd = 0) select 0, even for an input
+	// row that overflowed (ZeroRowsWhereZero)
+	a, err := ZeroRowsWhereZero(r.Input, cd)
+	if err != nil {
+		return nil, err
+	}
+	return MatMulTA(a, cd), nil
 }
 
 func (LinearWeight) String() string { return "linear-weight" }
@@ -115,7 +124,11 @@ func (r NormScale) NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Nod
 }
 
 func (r NormScale) ClippedSum(cd *G.Node) (*G.Node, error) {
-	return ColSums(G.Must(G.HadamardProd(cd, r.Normalized))), nil
+	xhat, err := ZeroRowsWhereZero(r.Normalized, cd)
+	if err != nil {
+		return nil, err
+	}
+	return ColSums(G.Must(G.HadamardProd(cd, xhat))), nil
 }
 
 func (NormScale) String() string { return "norm-scale" }

@@ -217,7 +217,9 @@ func (o rowVecOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 type scaleRowsOp struct{ pure }
 
 // ScaleRows returns x with row i multiplied by f[i] (DP-SGD's per-sample
-// clip factors applied to the output gradients).
+// clip factors applied to the output gradients); a row with f[i] = 0 is
+// exactly 0 even where x is infinite or NaN (selected, not multiplied:
+// 0·Inf is NaN), so a clipped-out example contributes nothing.
 func ScaleRows(x, f *G.Node) *G.Node { return G.Must(G.ApplyOp(scaleRowsOp{}, x, f)) }
 
 func (scaleRowsOp) Arity() int { return 2 }
@@ -253,6 +255,11 @@ func (scaleRowsOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 	}
 	t, out := output(prealloc, n, d)
 	vec.ScaleRows(out, xd, fd, d)
+	for i, f := range fd {
+		if f == 0 {
+			clear(out[i*d : (i+1)*d])
+		}
+	}
 	return t, nil
 }
 

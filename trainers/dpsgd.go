@@ -2,6 +2,7 @@ package trainers
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/nn"
@@ -31,6 +32,23 @@ type SGDTask struct {
 	Watch MonitorFunc
 
 	epoch, done int
+}
+
+// CheckPublic fails when a parameter is not finite (the updates overflowed:
+// a learning rate too high). The parameters are a function of the noisy
+// gradients and the public initialisation only, so the check releases
+// nothing beyond them; the noiseless batch loss, which an overflowing
+// example can make NaN on G and not on G − v, is not checked
+// (trainers.PublicCheck).
+func (t *SGDTask) CheckPublic() error {
+	for i, p := range t.Model.ParamValues() {
+		for _, v := range p {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("parameter %s became %v after the noisy updates (learning rate too high?)", t.Model.Params[i].Name, v)
+			}
+		}
+	}
+	return nil
 }
 
 // TrainEpoch runs this epoch's share of the DP-SGD steps.

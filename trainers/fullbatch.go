@@ -263,11 +263,28 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 	return res, nil
 }
 
-// trainEpoch runs epoch ep and checks its loss.
+// PublicCheck is implemented by a task whose training loss is private (DP-SGD's
+// noiseless batch loss). The loop then never aborts on that loss: an abort
+// on G where G − v trains (one node's features overflowing the loss) would
+// itself release private data. It calls CheckPublic instead, which may
+// fail only on public values (the parameters, a function of the noisy
+// releases and the public initialisation).
+type PublicCheck interface {
+	CheckPublic() error
+}
+
+// trainEpoch runs epoch ep and checks its loss (PublicCheck: public values
+// only).
 func trainEpoch(task Task, ep int) (float64, error) {
 	loss, err := task.TrainEpoch()
 	if err != nil {
 		return 0, err
+	}
+	if pc, ok := task.(PublicCheck); ok {
+		if err := pc.CheckPublic(); err != nil {
+			return 0, fmt.Errorf("trainers: epoch %d: %w", ep, err)
+		}
+		return loss, nil
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, fmt.Errorf("trainers: loss became %v at epoch %d (learning rate too high?)", loss, ep)

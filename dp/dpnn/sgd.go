@@ -173,6 +173,9 @@ type SGD struct {
 	// pools are its pooling products (SGDConfig.PoolRows), checked the
 	// same way.
 	pools []nn.Mixing
+	// reads are its fixed row selections (nn.CheckRowLocal), checked the
+	// same way.
+	reads []nn.RowReads
 	batch Batch // the chunk's layout (StepExamples)
 }
 
@@ -228,6 +231,13 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	// batch rows, as DPAR's Π batch did before its examples were declared
 	// pooled; its audit still builds on this path) and are not checked.
 	if cfg.Examples != nil {
+		// Every op from the batch inputs to the loss must be row-local or
+		// a product checked below (nn.CheckRowLocal: a whitelist).
+		reads, err := m.CheckRowLocal(perRowLoss, rows, cfg.PoolRows)
+		if err != nil {
+			return nil, fmt.Errorf("dp: %w", err)
+		}
+		s.reads = reads
 		s.mixing = m.RowMixing(perRowLoss, rows)
 		if cfg.PoolRows > 0 {
 			s.pools = m.PoolMixing(perRowLoss, rows, cfg.PoolRows)
@@ -253,6 +263,9 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 		single := &nn.RowGroups{Of: make([]int, rows), Samples: rows}
 		single.Singletons(rows)
 		if err := nn.CheckBlocks(s.mixing, single, func(k int) string { return fmt.Sprintf("the example in batch row %d", k) }); err != nil {
+			return nil, fmt.Errorf("dp: one-row examples: %w", err)
+		}
+		if err := nn.CheckRowReads(s.reads, single, func(k int) string { return fmt.Sprintf("the example in batch row %d", k) }); err != nil {
 			return nil, fmt.Errorf("dp: one-row examples: %w", err)
 		}
 	}
@@ -468,6 +481,9 @@ func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, erro
 				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
 			}
 			if err := nn.CheckPools(s.pools, s.Groups, s.exampleName(chunk)); err != nil {
+				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
+			}
+			if err := nn.CheckRowReads(s.reads, s.Groups, s.exampleName(chunk)); err != nil {
 				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
 			}
 		}

@@ -268,6 +268,14 @@ func (s *Sage) build(ctx *methods.Context) (*run.Private, *net, func(*dpnn.Batch
 	if len(train) == 0 {
 		return nil, nil, nil, errors.New("the split has no training nodes")
 	}
+	// The public feature range (graphs.CheckFeatureRange) on the library
+	// path too (the CLI's loader checks it): beyond it the forward pass
+	// overflows; the refusal names only the public bound, and removing a
+	// node never takes an input outside it, so every neighbour of an
+	// accepted input is accepted.
+	if err := graphs.CheckFeatureRange(g.X); err != nil {
+		return nil, nil, nil, fmt.Errorf("sage: %w", err)
+	}
 	p, err := s.plan(ctx, len(train))
 	if err != nil {
 		return nil, nil, nil, err
