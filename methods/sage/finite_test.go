@@ -6,26 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/trainers"
 )
-
-// withoutNode is G − v at node level on the raw input: v's edges removed,
-// its features and label zeroed, v out of every split.
-func withoutNode(g *graphs.Graph, v int) *graphs.Graph {
-	gp := g.WithAdj(graphs.RemoveNode(g.Adj, v))
-	x := &graphs.Features{N: g.X.N, F: g.X.F, Dense: slices.Clone(g.X.Dense)}
-	clear(x.Dense[v*g.X.F : (v+1)*g.X.F])
-	gp.X = x
-	gp.Labels = slices.Clone(g.Labels)
-	gp.Labels[v] = 0
-	drop := func(ids []int) []int { return slices.DeleteFunc(slices.Clone(ids), func(i int) bool { return i == v }) }
-	gp.Split = graphs.Split{Train: drop(g.Split.Train), Val: drop(g.Split.Val), Test: drop(g.Split.Test)}
-	return gp
-}
 
 // TestHugeFeatures (from the outside audit of issue 38): a node v whose
 // features are mag. Inside the public range (1e30, even through 64 hops)
