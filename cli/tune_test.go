@@ -58,8 +58,11 @@ func TestTunePrivate(t *testing.T) {
 	if r.Selection != "rdp" || !p.Covered || p.CandidateEpsilon == nil || p.TunedEpsilon == nil || p.Delta == nil || *p.Delta != 1e-5 || p.RunEpsilon == nil {
 		t.Fatalf("privacy %+v", p)
 	}
-	// One candidate is its runs (calibrated to ε = 4) and its noisy score.
-	if !(*p.TunedEpsilon > *p.CandidateEpsilon) || !(*p.CandidateEpsilon > *p.RunEpsilon) || *p.RunEpsilon > 4.001 {
+	// One candidate is its runs (calibrated to ε = 4 by the PLD accountant,
+	// DP-MLP's default) and its noisy score. Tuning composes RDP curves, and
+	// the RDP ε of the PLD-calibrated noise is above the PLD's 4 (4.50 here):
+	// the tuned ε is stated for the noise actually added, never below it.
+	if !(*p.TunedEpsilon > *p.CandidateEpsilon) || !(*p.CandidateEpsilon > *p.RunEpsilon) || *p.RunEpsilon < 4 || *p.RunEpsilon > 4*1.15 {
 		t.Errorf("runs ε %g, one candidate ε %g, tuned ε %g", *p.RunEpsilon, *p.CandidateEpsilon, *p.TunedEpsilon)
 	}
 	// K is not released: the bound covers the best candidate with K hidden.
