@@ -183,7 +183,8 @@ func Calibrate(ctx *methods.Context, units DeltaUnits, accountant string, releas
 	}
 	events := func(z float64) []dp.Event { return Events(releases(z)) }
 	z := ctx.Multiplier
-	if strings.EqualFold(accountant, dp.Auto) {
+	auto := strings.EqualFold(accountant, dp.Auto)
+	if auto {
 		probe := z
 		if probe <= 0 {
 			probe = 1
@@ -191,9 +192,18 @@ func Calibrate(ctx *methods.Context, units DeltaUnits, accountant string, releas
 		accountant = dp.AutoAccountant(events(probe))
 	}
 	if z > 0 {
-		// A fixed multiplier: the plan states the ε it gives.
+		// A fixed multiplier: the plan states the ε it gives. Under dp.Auto
+		// both accountants bound the same releases, so the smaller ε is
+		// proven too and the plan names the accountant that gave it (pld
+		// reports ∞ where losses leave its grid and rdp stays finite, e.g.
+		// DPAR's paper-rule noise at ε = 8).
 		if plan.Epsilon, err = dp.EpsilonOf(accountant, events(z), delta); err != nil {
 			return nil, err
+		}
+		if auto && accountant == "pld" {
+			if e, err := dp.EpsilonOf("rdp", events(z), delta); err == nil && e < plan.Epsilon {
+				plan.Epsilon, accountant = e, "rdp"
+			}
 		}
 	} else if z, err = dp.CalibrateNoise(ctx.Epsilon, delta, accountant, events); err != nil {
 		return nil, fmt.Errorf("calibrating the noise for ε=%g, δ=%g: %w", ctx.Epsilon, delta, err)
