@@ -79,6 +79,20 @@ func (m *Model) mixingProducts(out *G.Node, r, c int) []Mixing {
 	return mix
 }
 
+// exampleLabel names batch example k for the checks' errors: name(k)
+// (nil: "batch example k"), "a padding row" for k < 0.
+func exampleLabel(name func(k int) string) func(k int) string {
+	return func(k int) string {
+		switch {
+		case k < 0:
+			return "a padding row"
+		case name == nil:
+			return fmt.Sprintf("batch example %d", k)
+		}
+		return name(k)
+	}
+}
+
 // CheckBlocks returns an error naming the op and the two examples when an
 // entry (i, j) of one of the products joins rows of different examples of
 // groups (a padding row, Of = −1, counts as its own block), nil when every
@@ -86,15 +100,7 @@ func (m *Model) mixingProducts(out *G.Node, r, c int) []Mixing {
 // in the error (nil: "batch example k"). It makes one pass over each
 // matrix's entries; stored zeros are not entries.
 func CheckBlocks(mix []Mixing, groups *RowGroups, name func(k int) string) error {
-	if name == nil {
-		name = func(k int) string { return fmt.Sprintf("batch example %d", k) }
-	}
-	label := func(k int) string {
-		if k < 0 {
-			return "a padding row"
-		}
-		return name(k)
-	}
+	label := exampleLabel(name)
 	of := groups.Of
 	for _, mx := range mix {
 		a := mx.S.A
@@ -125,15 +131,7 @@ func CheckBlocks(mix []Mixing, groups *RowGroups, name func(k int) string) error
 // comes from example k's output only. nil when every entry keeps to that.
 // name is as for CheckBlocks.
 func CheckPools(mix []Mixing, groups *RowGroups, name func(k int) string) error {
-	if name == nil {
-		name = func(k int) string { return fmt.Sprintf("batch example %d", k) }
-	}
-	label := func(k int) string {
-		if k < 0 {
-			return "a padding row"
-		}
-		return name(k)
-	}
+	label := exampleLabel(name)
 	of := groups.Of
 	for _, mx := range mix {
 		a := mx.S.A

@@ -198,15 +198,7 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) ([]RowReads, error) {
 // examples (a padding row, Of = −1, counts as its own), nil when each row
 // reads within one example. name is as for CheckBlocks.
 func CheckRowReads(reads []RowReads, groups *RowGroups, name func(k int) string) error {
-	if name == nil {
-		name = func(k int) string { return fmt.Sprintf("batch example %d", k) }
-	}
-	label := func(k int) string {
-		if k < 0 {
-			return "a padding row"
-		}
-		return name(k)
-	}
+	label := exampleLabel(name)
 	of := groups.Of
 	for _, rd := range reads {
 		for r, js := range rd.Of {
