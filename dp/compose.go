@@ -170,11 +170,14 @@ func (o Occurrences) String() string {
 // maxPairExamples bounds Deleted + Inserted of the pair an accountant
 // builds (the mixtures have that many components plus two); larger groups
 // are accounted by the occurrence curve γ alone (rdp) or refused (pld, so
-// dp.Auto picks rdp). It was 1000; at 338 examples the pair's composed PLD
-// reported ε = 0 for a noise that protects nothing (R = 169, q = 0.236,
-// z = 0.001, 5 steps; TestPairPLDLargeGroupTinyNoise), an under-report not
-// yet explained, so the pair is used only where it was reviewed (R ≤ 8).
-const maxPairExamples = 16
+// dp.Auto picks rdp). For a while it was 16: the composed PLD of a pair
+// whose whole loss distribution sat at +∞ (R = 169, q = 0.236, z = 0.001)
+// reported ε = 0. The cause was the composition's error bound, not the
+// pair: a factor with no finite mass put ln 0 into it as 0·∞, a NaN mass at
+// +∞ that the ε query read as "no δ". composeDir now takes that case
+// exactly and the queries read NaN as δ = 1 (TestPairPLDLargeGroupTinyNoise,
+// and TestPairPLDComposedAboveMonteCarlo at R = 60 and 169).
+const maxPairExamples = 1000
 
 // GroupPair returns the exact group pair of one step of o (Steps 1), and
 // false when o has none: o is not over Poisson{q, GaussianEvent{z, 1}},

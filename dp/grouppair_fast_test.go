@@ -191,9 +191,6 @@ func TestExactHiSnappedIsUpperBound(t *testing.T) {
 func BenchmarkCalibrateSageGroupPair(b *testing.B) {
 	for _, acct := range []string{"pld", "rdp"} {
 		for _, r := range []int{3, 6, 41, 169} {
-			if acct == "pld" && 2*r > maxPairExamples {
-				continue // pld has no pair above maxPairExamples
-			}
 			b.Run(fmt.Sprintf("%s/R=%d", acct, r), func(b *testing.B) {
 				events := func(s float64) []Event {
 					return []Event{Composed{Count: 508, Event: Occurrences{R: r, Change: 2,

@@ -324,7 +324,11 @@ func (a *PLD) Epsilon(delta float64) (float64, error) {
 	}
 	var eps float64
 	for i := range res {
-		eps = math.Max(eps, res[i].epsilon(delta))
+		e := res[i].epsilon(delta)
+		if math.IsNaN(e) {
+			e = math.Inf(1)
+		}
+		eps = math.Max(eps, e)
 	}
 	pldEpsCache.put(key, eps)
 	return eps, nil
@@ -559,6 +563,22 @@ func (a *PLD) composeDir(dir int, d float64) (pldPMF, error) {
 	if err != nil {
 		return pldPMF{}, err
 	}
+	// A factor with no finite mass (a mechanism whose whole PLD sits at
+	// +∞: a noise far too small for its group) makes the composition all
+	// atom: Π(mass+inf)^n at +∞ and nothing finite. The FFT path below
+	// cannot take it: ln 0 = −∞ enters its error bounds as 0·∞ and ∞ − ∞,
+	// NaN, and a NaN mass at +∞ read as "no δ" (ε = 0 for R = 169 at
+	// z = 0.001: TestPairPLDLargeGroupTinyNoise).
+	for _, f := range fs {
+		if f.m.mass() > 0 {
+			continue
+		}
+		var logTotal float64
+		for _, g := range fs {
+			logTotal += float64(g.n) * math.Log(g.m.mass()+g.m.inf)
+		}
+		return pldPMF{lo: 0, p: []float64{0}, d: d, inf: math.Exp(logTotal) * (1 + 1e-12)}, nil
+	}
 	// Support and Chernoff window, in grid indices.
 	var supLo, supHi float64
 	for _, f := range fs {
@@ -703,6 +723,10 @@ func (a *PLD) composeDir(dir int, d float64) (pldPMF, error) {
 	// FFT's error.
 	infMass := math.Exp(logTotal) * -math.Expm1(logFinite-logTotal)
 	res.inf = infMass*(1+1e-12) + wrapped + fftErr
+	if !(res.inf >= 0) || math.IsInf(res.inf, 1) {
+		// Fail safe: a measure with all its mass at +∞ dominates every pair.
+		res.inf = 1
+	}
 	return res, nil
 }
 
@@ -762,7 +786,11 @@ func (m *pldPMF) delta(eps float64) float64 {
 		}
 		s += m.p[i] * -math.Expm1(eps-l)
 	}
-	return (s + m.inf) * (1 + 2*float64(len(m.p)+4)*unitRoundoff)
+	v := (s + m.inf) * (1 + 2*float64(len(m.p)+4)*unitRoundoff)
+	if math.IsNaN(v) {
+		return 1 // fail safe: δ ≤ 1 always holds
+	}
+	return v
 }
 
 // epsilon returns the smallest ε ≥ 0 with δ(ε) ≤ delta (+Inf if none).
@@ -781,7 +809,7 @@ func (m *pldPMF) epsilon(delta float64) float64 {
 	// Two roundings per cell (the rescaling and the addition) beside the
 	// sums': 4 unit roundoffs per cell bound the relative error of s and u.
 	g := 4 * float64(len(m.p)+4) * unitRoundoff
-	if m.inf*(1+g) >= delta {
+	if !(m.inf*(1+g) < delta) { // NaN included: fail safe
 		return math.Inf(1)
 	}
 	up := func(e float64) float64 { return math.Nextafter(math.Nextafter(e, math.Inf(1)), math.Inf(1)) }
