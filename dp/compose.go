@@ -174,7 +174,7 @@ func (o Occurrences) String() string {
 // whose whole loss distribution sat at +∞ (R = 169, q = 0.236, z = 0.001)
 // reported ε = 0. The cause was the composition's error bound, not the
 // pair: a factor with no finite mass put ln 0 into it as 0·∞, a NaN mass at
-// +∞ that the ε query read as "no δ". composeDir now takes that case
+// +∞ that the ε query read as "no δ". composeFactors now takes that case
 // exactly and the queries read NaN as δ = 1 (TestPairPLDLargeGroupTinyNoise,
 // and TestPairPLDComposedAboveMonteCarlo at R = 60 and 169).
 const maxPairExamples = 1000

@@ -143,7 +143,7 @@ const pairTailMass = 1e-16
 // (⊥ points mapped to themselves), a Markov kernel, so the pair at σ'
 // dominates (exactHi's argument). A calibration's last search steps, within
 // 0.2 % of each other, then share one or two grid levels and their
-// discretisations (mixSrc's cache), at a cost below 0.07 % in noise.
+// discretisations (pmfCache), at a cost below 0.07 % in noise.
 func (g GroupPair) pldPair() mixPair {
 	mk := func(n int, sign float64) ([]float64, []float64, float64) {
 		lw := binomialLogPMF(n, g.Rate)

@@ -212,9 +212,10 @@ func clearPairCaches() {
 	pairRDPCache.Lock()
 	clear(pairRDPCache.m)
 	pairRDPCache.Unlock()
-	mixPMFCache.Lock()
-	clear(mixPMFCache.m)
-	mixPMFCache.Unlock()
+	pmfCache.mu.Lock()
+	clear(pmfCache.m)
+	pmfCache.points = 0
+	pmfCache.mu.Unlock()
 	pldEpsCache.mu.Lock()
 	clear(pldEpsCache.m)
 	pldEpsCache.mu.Unlock()

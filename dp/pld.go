@@ -421,21 +421,39 @@ func (a *PLD) composed() ([2]pldPMF, error) {
 		for _, t := range a.terms {
 			symmetric = symmetric && t.src.symmetric()
 		}
-		var tooFine bool
+		// The two directions are independent: their mechanisms are built
+		// here, one after the other (a.pmfs is not shared across
+		// goroutines), and composed side by side (the FFTs are most of the
+		// time).
+		var fs [2][]factor
+		var ferr [2]error
 		for dir := range 2 {
 			if dir == 1 && symmetric {
-				out[1] = out[0]
 				break
 			}
-			m, err := a.composeDir(dir, d)
-			out[dir] = pldResult{m, err}
+			fs[dir], ferr[dir] = a.factors(dir, d)
+		}
+		if symmetric {
+			out[0].m, out[0].err = composeFactors(fs[0], ferr[0], d)
+			out[1] = out[0]
+		} else {
+			var wg sync.WaitGroup
+			for dir := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					out[dir].m, out[dir].err = composeFactors(fs[dir], ferr[dir], d)
+				}()
+			}
+			wg.Wait()
+		}
+		var tooFine bool
+		for dir := range 2 {
 			var g errGridTooFine
-			if errors.As(err, &g) {
+			if errors.As(out[dir].err, &g) {
 				tooFine = true
-				break
-			}
-			if err != nil {
-				return [2]pldPMF{}, err
+			} else if out[dir].err != nil {
+				return [2]pldPMF{}, out[dir].err
 			}
 		}
 		if a.cache == nil {
@@ -489,15 +507,57 @@ func (a *PLD) pmf(src pldSource, dir int, d float64) (pldPMF, error) {
 	if _, _, err := gridRange(lo, hi, d); err != nil {
 		return pldPMF{}, err
 	}
-	m, err := src.build(dir, d)
-	if err != nil {
-		return pldPMF{}, err
+	m, ok := pmfCache.get(key)
+	if !ok {
+		var err error
+		if m, err = src.build(dir, d); err != nil {
+			return pldPMF{}, err
+		}
+		pmfCache.put(key, m)
 	}
 	if a.pmfs == nil {
 		a.pmfs = map[string]pldPMF{}
 	}
 	a.pmfs[key] = m
 	return m, nil
+}
+
+// pmfCache memoises discretised mechanisms across accountants by source
+// key, direction and grid step (equal keys: equal PLDs; values are never
+// modified after construction, the composition copies what it transforms).
+// A calibration builds a fresh accountant per noise level, and most of its
+// mechanisms do not depend on the noise it searches (DPAR's DP-APPR rows
+// beside its DP-SGD), or repeat a level (the group pair's snapped noise);
+// a plan is calibrated again per run. At most pmfCacheMaxPoints grid points
+// in all; emptied when full.
+var pmfCache = pmfMemo{m: map[string]pldPMF{}}
+
+const pmfCacheMaxPoints = 1 << 23 // 64 MiB of float64
+
+type pmfMemo struct {
+	mu     sync.Mutex
+	m      map[string]pldPMF
+	points int
+}
+
+func (c *pmfMemo) get(k string) (pldPMF, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *pmfMemo) put(k string, v pldPMF) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.points+len(v.p) > pmfCacheMaxPoints {
+		clear(c.m)
+		c.points = 0
+	}
+	if _, ok := c.m[k]; !ok && len(v.p) <= pmfCacheMaxPoints {
+		c.m[k] = v
+		c.points += len(v.p)
+	}
 }
 
 // pldTailUp and pldTailLow are the targets of the Chernoff bounds that size
@@ -557,9 +617,9 @@ func (m *pldPMF) logMGFs(lambdas []float64, out []float64) {
 	}
 }
 
-// composeDir composes the factors of direction dir on grid d.
-func (a *PLD) composeDir(dir int, d float64) (pldPMF, error) {
-	fs, err := a.factors(dir, d)
+// composeFactors composes the factors fs of one direction on grid d
+// (err: the error building them, returned as is).
+func composeFactors(fs []factor, err error, d float64) (pldPMF, error) {
 	if err != nil {
 		return pldPMF{}, err
 	}

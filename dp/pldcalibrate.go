@@ -75,15 +75,51 @@ func calibratePLD(targetEps, delta float64, events func(noise float64) []Event, 
 			return math.Log(e) - math.Log(aim), nil
 		}
 	}
-	// A middle grid 10× coarser narrows the bracket cheaply; the final grid
-	// then needs a few evaluations in a bracket of relative width 2e-3.
+	// A middle grid 10× coarser narrows the bracket cheaply. Its points are
+	// final-grid points, so its connect-the-dots measure of every mechanism
+	// dominates the final grid's (a convex profile's chords over fewer points
+	// lie higher), and so does their composition: its safe end is safe on
+	// the final grid too, and the final grid's crossing lies a little below
+	// (0.6 % in noise for DP-MLP at ε = 1, 0.02 % at ε = 8). The final grid
+	// then starts from that safe end with the middle grid's slope
+	// (finalSearch): typically four evaluations where a fresh bracket took
+	// seven, each 10× a middle-grid one (issue 39's speed item).
 	midD := math.Min(1, d*10)
-	if midD < coarseD {
-		if hi, err = secantSafe(logGap(midD), hi, 1.05, 1e-4); err != nil {
-			return 0, err
-		}
+	if midD >= coarseD {
+		return secantSafe(logGap(d), hi, 1.002, pldFinalTol)
 	}
-	return secantSafe(logGap(d), hi, 1.002, 1e-7)
+	b, err := secantBracket(logGap(midD), hi, 1.05, 1e-4)
+	if err != nil {
+		return 0, err
+	}
+	return finalSearch(logGap(d), b, pldFinalTol)
+}
+
+// pldFinalTol is the relative width of the final bracket: the calibrated
+// noise is within it of the smallest noise that meets the aim on the final
+// grid.
+const pldFinalTol = 1e-7
+
+// finalSearch returns a noise level, evaluated by gap and ≤ 0 there, within
+// tol (relative) of gap's crossing, starting from a bracket b of a coarser
+// grid whose hi is expected to be safe on this one: it evaluates hi, predicts
+// the crossing from there with b's slope (in ln n), and runs secantBracket
+// from hi with its first failing guess a quarter of the predicted distance
+// (at least tol) below the prediction. Without a usable slope the guess is
+// 1 % below hi. Every value it returns was evaluated and is safe.
+func finalSearch(gap func(float64) (float64, error), b bracket, tol float64) (float64, error) {
+	hi := b.hi
+	gHi, err := gap(hi)
+	if err != nil {
+		return 0, err
+	}
+	ratio := 1.01
+	if slope := (b.gHi - b.gLo) / (math.Log(b.hi) - math.Log(b.lo)); gHi <= 0 && slope < 0 && !math.IsInf(slope, 0) {
+		dist := gHi / slope // ≥ 0: how far below hi the crossing is predicted, in ln n
+		ratio = math.Exp(dist + math.Max(math.Log1p(tol), dist/4))
+	}
+	out, err := secantBracket(gap, hi, ratio, tol)
+	return out.hi, err
 }
 
 // secantSafe searches for the crossing of a decreasing gap(n) (≤ 0: n meets
@@ -96,6 +132,17 @@ func calibratePLD(targetEps, delta float64, events func(noise float64) []Event, 
 // hi, always a point where gap was evaluated and ≤ 0. A gap that is NaN
 // counts as over budget (+Inf), as in calibration.noise.
 func secantSafe(rawGap func(float64) (float64, error), hi, ratio, tol float64) (float64, error) {
+	b, err := secantBracket(rawGap, hi, ratio, tol)
+	return b.hi, err
+}
+
+// bracket is a search's final bracket: gap(hi) ≤ 0 < gap(lo) (gLo may be
+// +Inf; lo = hi/1.5^k when the search stopped with every point safe, then
+// gLo is the gap there too, ≤ 0).
+type bracket struct{ lo, gLo, hi, gHi float64 }
+
+// secantBracket is secantSafe returning its final bracket.
+func secantBracket(rawGap func(float64) (float64, error), hi, ratio, tol float64) (bracket, error) {
 	gap := func(n float64) (float64, error) {
 		g, err := rawGap(n)
 		if math.IsNaN(g) {
@@ -105,28 +152,32 @@ func secantSafe(rawGap func(float64) (float64, error), hi, ratio, tol float64) (
 	}
 	gHi, err := gap(hi)
 	if err != nil {
-		return 0, err
+		return bracket{}, err
 	}
 	for gHi > 0 {
 		if hi *= 1.01; hi > 1e12 {
-			return 0, errors.New("dp: PLD calibration: no safe noise level up to 1e12")
+			return bracket{}, errors.New("dp: PLD calibration: no safe noise level up to 1e12")
 		}
 		if gHi, err = gap(hi); err != nil {
-			return 0, err
+			return bracket{}, err
 		}
 	}
 	lo := hi / ratio
 	gLo, err := gap(lo)
 	if err != nil {
-		return 0, err
+		return bracket{}, err
 	}
+	// While lo is safe, move the bracket down: hi to lo, and lo 1.5× lower
+	// or, for a narrow first guess, by four times the last step.
+	step := math.Min(math.Log(1.5), 4*math.Log(ratio))
 	for gLo <= 0 {
 		hi, gHi = lo, gLo
-		if lo /= 1.5; lo < 1e-12 {
-			return hi, nil
+		if lo /= math.Exp(step); lo < 1e-12 {
+			return bracket{lo, gLo, hi, gHi}, nil
 		}
+		step = math.Min(math.Log(1.5), 4*step)
 		if gLo, err = gap(lo); err != nil {
-			return 0, err
+			return bracket{}, err
 		}
 	}
 	// Aim just above the secant root (so the iterate is likely safe and
@@ -148,7 +199,7 @@ func secantSafe(rawGap func(float64) (float64, error), hi, ratio, tol float64) (
 		}
 		g, err := gap(next)
 		if err != nil {
-			return 0, err
+			return bracket{}, err
 		}
 		if g <= 0 {
 			hi, gHi = next, g
@@ -156,5 +207,5 @@ func secantSafe(rawGap func(float64) (float64, error), hi, ratio, tol float64) (
 			lo, gLo = next, g
 		}
 	}
-	return hi, nil
+	return bracket{lo, gLo, hi, gHi}, nil
 }

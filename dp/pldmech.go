@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 )
 
 // This file builds the discretised privacy-loss distribution (PLD) of one
@@ -618,45 +617,8 @@ func (m mixSrc) dirPair(dir int) mixPair {
 	}
 	return m.rev
 }
-func (m mixSrc) lossRange(dir int) (float64, float64) { return m.dirPair(dir).lossRange() }
-func (m mixSrc) build(dir int, d float64) (pldPMF, error) {
-	p := m.dirPair(dir)
-	if len(p.pm)+len(p.qm) <= 3 {
-		return p.build(d)
-	}
-	// Group pairs are cached across accountants: a calibration builds a
-	// fresh accountant per noise level, and the snapped noise grid
-	// (GroupPair.pldPair) makes its last steps repeat levels.
-	key := fmt.Sprintf("%s@%d@%g", m.key(), dir, d)
-	mixPMFCache.Lock()
-	c, ok := mixPMFCache.m[key]
-	mixPMFCache.Unlock()
-	if ok {
-		return c, nil
-	}
-	out, err := p.build(d)
-	if err != nil {
-		return out, err
-	}
-	mixPMFCache.Lock()
-	if len(mixPMFCache.m) >= mixPMFCacheMax {
-		clear(mixPMFCache.m)
-	}
-	mixPMFCache.m[key] = out
-	mixPMFCache.Unlock()
-	return out, nil
-}
-
-// mixPMFCache memoises group pairs' discretisations by pair, direction
-// and grid step (values are never modified after construction: the
-// composition copies what it transforms). At most mixPMFCacheMax entries;
-// emptied when full.
-var mixPMFCache = struct {
-	sync.Mutex
-	m map[string]pldPMF
-}{m: map[string]pldPMF{}}
-
-const mixPMFCacheMax = 64
+func (m mixSrc) lossRange(dir int) (float64, float64)     { return m.dirPair(dir).lossRange() }
+func (m mixSrc) build(dir int, d float64) (pldPMF, error) { return m.dirPair(dir).build(d) }
 
 // build discretises the pair on the grid d·ℤ over its loss range.
 func (p mixPair) build(d float64) (pldPMF, error) {
