@@ -2,9 +2,10 @@
 // adjacency, dense or sparse features, labels and index splits; CSR
 // algebra (products, transposes, row selection); transforms (symmetrise,
 // self-loops, induced subgraphs, node and edge removal for neighbouring
-// inputs, held-out edges); splits; normalised adjacencies; personalised
-// PageRank (ISTA, power iteration); the memory limit every graph-sized
-// allocation is checked against; and dataset statistics.
+// inputs, held-out edges); splits; normalised adjacencies; the memory
+// limit every graph-sized allocation is checked against; and dataset
+// statistics. (Personalised PageRank by ISTA, used only by DPAR, lives in
+// methods/dpar.)
 //
 // Everything here is pure data and algebra: transforms return new values
 // and never mutate their inputs. Splits that leave no training or no test

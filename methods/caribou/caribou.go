@@ -51,7 +51,7 @@ type Config struct {
 	Sensitivity string `flag:"sensitivity" help:"strict (bounds proven in layers/cgl_sensitivity.go, which add what Theorems 8 and 9 leave out)\nor paper (the noise is calibrated with Theorems 8 and 9 as printed; the report states the ε the strict bound proves for that noise, the paper's target in a note)"`
 	// Rows is "project" (Π onto the unit ball, Alg. 1) or "normalize".
 	Rows       string `flag:"rows" help:"after each noisy layer: project (rows onto the unit ball, as the analysis needs) or normalize\n(rows onto the sphere, GAP's code; not covered by the analysis, refused with privacy)"`
-	Accountant string `flag:"accountant" help:"edge level: gdp (exact μ-GDP conversion, as the authors calibrated) or rdp-standard (Theorem 11's RDP route) or rdp;\nnode level always composes in RDP"`
+	Accountant string `flag:"accountant" help:"edge level: gdp (exact μ-GDP conversion, as the authors calibrated) or rdp-standard (Theorem 11's RDP route) or rdp or pld;\nnode level: pld (every release has a PLD) unless rdp, rdp-standard or pld is given"`
 }
 
 // DefaultConfig is CARIBOU's default setting: the GAP paper's modules at

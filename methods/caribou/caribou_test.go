@@ -458,7 +458,7 @@ func TestNodeSensitivityUsesPublicBounds(t *testing.T) {
 // Theorem 8's value is the proven one, so paper and strict agree.
 func TestPaperSensitivityReportsProvenEpsilon(t *testing.T) {
 	ctx := &methods.Context{Level: methods.Node, Epsilon: 8, Delta: 1e-5}
-	m := newCARIBOU(t, "--max-degree", "168", "--lipschitz", "0.9", "--alpha1", "0.9", "--beta", "2", "--sensitivity", "paper")
+	m := newCARIBOU(t, "--max-degree", "168", "--lipschitz", "0.9", "--alpha1", "0.9", "--beta", "2", "--sensitivity", "paper", "--accountant", "rdp")
 	c, err := m.AccountPlan(ctx, run.Counts{TrainNodes: 1895})
 	if err != nil {
 		t.Fatal(err)

@@ -4,11 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 
 	"github.com/dpgnn/dpgnn/graphs"
 )
@@ -167,23 +168,23 @@ func (m APPRMechanism) GumbelEpsilon() float64 { return m.Clip / m.GumbelScale }
 //     post-processing.
 //
 // One node can change all M rows; Cost composes them.
-func (m APPRMechanism) Release(p []float64, src *dp.Source) (graphs.SparseVec, error) {
+func (m APPRMechanism) Release(p []float64, src *dp.Source) (SparseVec, error) {
 	if err := m.Validate(); err != nil {
-		return graphs.SparseVec{}, err
+		return SparseVec{}, err
 	}
 	if m.K > len(p) {
-		return graphs.SparseVec{}, fmt.Errorf("dpar: DP-APPR top-K size K=%d exceeds the N=%d candidates", m.K, len(p))
+		return SparseVec{}, fmt.Errorf("dpar: DP-APPR top-K size K=%d exceeds the N=%d candidates", m.K, len(p))
 	}
 	for j, v := range p {
 		if !(v >= 0) || math.IsInf(v, 1) {
-			return graphs.SparseVec{}, fmt.Errorf("dpar: APPR value p[%d] = %g, want a non-negative finite number", j, v)
+			return SparseVec{}, fmt.Errorf("dpar: APPR value p[%d] = %g, want a non-negative finite number", j, v)
 		}
 	}
 	if m.Kind == APPRNone {
 		return topPositive(p, m.K), nil
 	}
 	if src == nil {
-		return graphs.SparseVec{}, errNilSource
+		return SparseVec{}, errNilSource
 	}
 	var idx []int
 	var vals []float64
@@ -192,7 +193,7 @@ func (m APPRMechanism) Release(p []float64, src *dp.Source) (graphs.SparseVec, e
 		u := clipElements(p, m.Clip)
 		sel, err := dp.GumbelTopK(u, m.K, m.GumbelScale, src)
 		if err != nil {
-			return graphs.SparseVec{}, err
+			return SparseVec{}, err
 		}
 		idx, vals = sel, make([]float64, m.K)
 		lap := dp.Laplace{Scale: m.LaplaceScale}
@@ -206,11 +207,11 @@ func (m APPRMechanism) Release(p []float64, src *dp.Source) (graphs.SparseVec, e
 	case APPRGM:
 		x := clipL2(p, m.Clip)
 		if err := (dp.Gaussian{Multiplier: 1, Sensitivity: m.GaussianStd}).AddNoise(x, src); err != nil {
-			return graphs.SparseVec{}, err
+			return SparseVec{}, err
 		}
 		sel, err := dp.GumbelTopK(x, m.K, 0, src) // exact top-K, no draws
 		if err != nil {
-			return graphs.SparseVec{}, err
+			return SparseVec{}, err
 		}
 		idx, vals = sel, make([]float64, m.K)
 		for i, j := range sel {
@@ -245,7 +246,7 @@ func clipL2(p []float64, c float64) []float64 {
 
 // topPositive returns the k largest positive entries of p (ties: lower
 // index first), as DPAR's code does without DP.
-func topPositive(p []float64, k int) graphs.SparseVec {
+func topPositive(p []float64, k int) SparseVec {
 	var idx []int
 	for j, v := range p {
 		if v > 0 {
@@ -262,13 +263,13 @@ func topPositive(p []float64, k int) graphs.SparseVec {
 }
 
 // sortedSparse builds a SparseVec from distinct indices, sorting by index.
-func sortedSparse(n int, idx []int, vals []float64) graphs.SparseVec {
+func sortedSparse(n int, idx []int, vals []float64) SparseVec {
 	order := make([]int, len(idx))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(idx[a], idx[b]) })
-	v := graphs.SparseVec{Len: n, Indices: make([]int, len(idx)), Values: make([]float64, len(idx))}
+	v := SparseVec{Len: n, Indices: make([]int, len(idx)), Values: make([]float64, len(idx))}
 	for i, o := range order {
 		v.Indices[i], v.Values[i] = idx[o], vals[o]
 	}
@@ -297,7 +298,7 @@ func sortedSparse(n int, idx []int, vals []float64) graphs.SparseVec {
 // clipped vector to 0, within the same bound), so the rows compose as m's
 // events over len(sources) rows (Events). The set of sources and of
 // candidates does not depend on the data.
-func APPRMatrix(sub *graphs.CSR, ids []int, n int, sources []int, params graphs.ISTAParams, m APPRMechanism, src *dp.Source) (*graphs.CSR, error) {
+func APPRMatrix(sub *graphs.CSR, ids []int, n int, sources []int, params ISTAParams, m APPRMechanism, src *dp.Source) (*graphs.CSR, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -310,10 +311,10 @@ func APPRMatrix(sub *graphs.CSR, ids []int, n int, sources []int, params graphs.
 	if err := checkSources(ids, n); err != nil {
 		return nil, fmt.Errorf("dpar: G's node ids: %w", err)
 	}
-	var solver *graphs.ISTA
+	var solver *ISTA
 	if len(ids) > 0 {
 		var err error
-		if solver, err = graphs.NewISTA(sub, params); err != nil {
+		if solver, err = NewISTA(sub, params); err != nil {
 			return nil, err
 		}
 		if solver.N() != len(ids) {
@@ -326,7 +327,7 @@ func APPRMatrix(sub *graphs.CSR, ids []int, n int, sources []int, params graphs.
 			kids[i] = src.Split("dpar/appr row")
 		}
 	}
-	rows := make([]graphs.SparseVec, len(sources))
+	rows := make([]SparseVec, len(sources))
 	errs := make([]error, len(sources))
 	parallel.Rows(len(sources), len(sources)*n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -356,7 +357,7 @@ func APPRMatrix(sub *graphs.CSR, ids []int, n int, sources []int, params graphs.
 // apprVector is the APPR vector of the universe id s over [0, n): ISTA's
 // vector on G (solver, local ids; ids maps them to universe ids) when s is
 // a node of G, else the zero vector.
-func apprVector(solver *graphs.ISTA, ids []int, n, s int) ([]float64, error) {
+func apprVector(solver *ISTA, ids []int, n, s int) ([]float64, error) {
 	out := make([]float64, n)
 	local, ok := slices.BinarySearch(ids, s)
 	if !ok {

@@ -1,12 +1,13 @@
 package dpar
 
 import (
-	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/internal/testutil"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/internal/testutil"
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -28,7 +29,7 @@ func dparGraph(drop int) *graphs.CSR {
 
 func istaDense(t *testing.T, a *graphs.CSR, s int) []float64 {
 	t.Helper()
-	p, _, err := graphs.ISTAPPR(a, s, graphs.DPARISTAParams())
+	p, _, err := ISTAPPR(a, s, DPARISTAParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestAPPRReleaseRows(t *testing.T) {
 func TestAPPRMatrixAndPi(t *testing.T) {
 	a := dparGraph(-1)
 	sources := []int{5, 0, 6}
-	ista := graphs.DPARISTAParams()
+	ista := DPARISTAParams()
 	none, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, sources, ista, APPRMechanism{Kind: APPRNone, K: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -603,13 +604,13 @@ func TestAPPRParseAndErrors(t *testing.T) {
 		}
 	}
 	a := dparGraph(-1)
-	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{1, 1}, graphs.DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
+	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{1, 1}, DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
 		t.Error("APPRMatrix with a repeated source: want an error")
 	}
-	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{8}, graphs.DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
+	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{8}, DPARISTAParams(), ok, dp.NewSource(1)); err == nil {
 		t.Error("APPRMatrix with source 8 of 8: want an error")
 	}
-	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{1}, graphs.DPARISTAParams(), ok, nil); err == nil {
+	if _, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, []int{1}, DPARISTAParams(), ok, nil); err == nil {
 		t.Error("APPRMatrix without a source: want an error")
 	}
 	rows := &graphs.CSR{Rows: 1, Cols: 8, Indptr: []int{0, 0}}
@@ -644,7 +645,7 @@ func assertAbs(t *testing.T, name string, got, want, tol float64) {
 func TestDPARLinearisedSensitivity(t *testing.T) {
 	a := dparGraph(-1)
 	sources := []int{5, 0, 6, 2}
-	rows, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, sources, graphs.DPARISTAParams(), APPRMechanism{Kind: APPRGM, K: 4, Clip: 0.01, GaussianStd: 0.01}, dp.NewSource(3))
+	rows, err := APPRMatrix(a, allIDs(a.Rows), a.Rows, sources, DPARISTAParams(), APPRMechanism{Kind: APPRGM, K: 4, Clip: 0.01, GaussianStd: 0.01}, dp.NewSource(3))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,10 +89,10 @@ func (m *DPAR) apprAudit(ctx *methods.Context, p *privacy) (*run.AuditTarget, er
 		// The APPR vector is data-dependent but noise-free: computed once
 		// per graph; each release adds noise and selects (Release).
 		gs := splitGraphs(g, 1, nil)
-		var solver *graphs.ISTA
+		var solver *ISTA
 		if gs.trainAdj != nil {
 			var err error
-			if solver, err = graphs.NewISTA(gs.trainAdj, params); err != nil {
+			if solver, err = NewISTA(gs.trainAdj, params); err != nil {
 				return nil, err
 			}
 		}

@@ -9,7 +9,8 @@
 // gradient, grouped ghost norms), and inference by PPR power iteration over
 // the graph of the non-training nodes (Eq. 4). Node level only. The
 // package also holds DP-APPR's row mechanisms, their accounting and Π's
-// assembly (appr.go), which only DPAR uses.
+// assembly (appr.go) and personalised PageRank by ISTA (ppr.go), which
+// only DPAR uses.
 //
 // # The id universe
 //

@@ -68,7 +68,7 @@ func TestOccurrenceBound(t *testing.T) {
 			gs := splitGraphs(g, q, dp.NewSource(5))
 			sources := drawSources(gs, m.cfg.Rows, dp.NewSource(6))
 			// The release on G, held fixed on both sides.
-			params := graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
+			params := ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000}
 			rows, err := APPRMatrix(gs.trainAdj, gs.members, gs.n, sources, params, mech, dp.NewSource(7))
 			if err != nil {
 				t.Fatal(err)
@@ -114,7 +114,7 @@ func TestOccurrenceBound(t *testing.T) {
 	g := withTrainSplit(gen.Star(1))
 	m := newDPAR(t, "--topk", "4", "--max-refs", "2")
 	gs := splitGraphs(g, 1, nil)
-	rows, err := APPRMatrix(gs.trainAdj, gs.members, gs.n, allIDs(g.N)[1:g.N-2], graphs.DPARISTAParams(), APPRMechanism{Kind: APPRNone, K: 4}, nil)
+	rows, err := APPRMatrix(gs.trainAdj, gs.members, gs.n, allIDs(g.N)[1:g.N-2], DPARISTAParams(), APPRMechanism{Kind: APPRNone, K: 4}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func differingExamples(a *graphs.CSR, am []int, b *graphs.CSR, bm []int) example
 // per entry (EM), which is what Events charges per row.
 func TestAPPRVectorsWithinSensitivity(t *testing.T) {
 	const c1, c2 = 0.01, 0.001
-	params := graphs.DPARISTAParams()
+	params := DPARISTAParams()
 	largest := 0.0
 	for _, tc := range adversarial() {
 		g := withTrainSplit(tc.g)
@@ -204,11 +204,11 @@ func TestAPPRVectorsWithinSensitivity(t *testing.T) {
 			for _, v := range tc.remove {
 				gs := splitGraphs(g, q, dp.NewSource(5))
 				gsp := splitGraphs(removeNode(g, v), q, dp.NewSource(5))
-				solver := func(gs *graphsOf) *graphs.ISTA {
+				solver := func(gs *graphsOf) *ISTA {
 					if gs.trainAdj == nil {
 						return nil
 					}
-					s, err := graphs.NewISTA(gs.trainAdj, params)
+					s, err := NewISTA(gs.trainAdj, params)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -324,7 +324,7 @@ func TestAPPRAuditSeesRemovedNode(t *testing.T) {
 			gs := splitGraphs(h, 1, nil)
 			return func(src *dp.Source) ([]float64, error) {
 				local, _ := slices.BinarySearch(gs.members, 0)
-				rows, err := APPRMatrix(gs.trainAdj, allIDs(len(gs.members)), len(gs.members), []int{local}, graphs.DPARISTAParams(), p.appr, src)
+				rows, err := APPRMatrix(gs.trainAdj, allIDs(len(gs.members)), len(gs.members), []int{local}, DPARISTAParams(), p.appr, src)
 				if err != nil {
 					return nil, err
 				}

@@ -102,8 +102,8 @@ func drawSources(gs *graphsOf, m int, src *dp.Source) []int {
 // iterate is kept (the rows' guarantee rests on the clipping, not on
 // convergence), so no source's vector can make a run fail on G and not on
 // G − v.
-func (m *DPAR) istaParams() graphs.ISTAParams {
-	return graphs.ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000, KeepLast: true}
+func (m *DPAR) istaParams() ISTAParams {
+	return ISTAParams{Alpha: m.cfg.ISTAAlpha, Rho: m.cfg.ISTARho, Tol: m.cfg.ISTATol, MaxIter: 100000, KeepLast: true}
 }
 
 // buildPi releases the DP-APPR rows of the sources on G (mechanism mech,

@@ -130,9 +130,10 @@ func TestProGAPEdgeSigmaTable(t *testing.T) {
 
 // TestProGAPNodeLevelCalibration reproduces a node-level z recomputed from ProGAP's accounting
 // (N_train = 19,804, B = 256, 10 epochs per stage, K = 2, δ = 1e-5, ε = 8:
-// BBGHS 1.0434) through the method's accountant.
+// BBGHS 1.0434) through rdp (the spec's accountant), and the default (pld)
+// needs no more noise than that.
 func TestProGAPNodeLevelCalibration(t *testing.T) {
-	m := newProGAP(t, "--hops", "2", "--epochs", "10", "--batch-size", "256")
+	m := newProGAP(t, "--hops", "2", "--epochs", "10", "--batch-size", "256", "--accountant", "rdp")
 	ctx := &methods.Context{Level: methods.Node, Epsilon: 8, Delta: 1e-5}
 	setup := &ap.APSetup{Units: run.DeltaUnits{Unit: "node", Paper: run.PaperDigits(19804, "training nodes")}, Rate: 256.0 / 19804, Sensitivity: 10}
 	c, err := m.calibrate(ctx, setup)
@@ -146,6 +147,13 @@ func TestProGAPNodeLevelCalibration(t *testing.T) {
 	}
 	if c.Plan.Noise["nap_std"] != c.Multiplier*10 {
 		t.Fatalf("NAP std %v, want z·√D", c.Plan.Noise["nap_std"])
+	}
+	def, err := newProGAP(t, "--hops", "2", "--epochs", "10", "--batch-size", "256").calibrate(ctx, setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Plan.Accountant != "pld" || !(def.Multiplier < c.Multiplier) {
+		t.Errorf("default node accountant %s: z = %.5f, want pld below rdp's %.5f", def.Plan.Accountant, def.Multiplier, c.Multiplier)
 	}
 }
 

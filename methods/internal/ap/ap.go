@@ -36,7 +36,7 @@ type Config struct {
 	// √D), public or sampled (Bound).
 	degree.Flags
 	EdgeUnit   string `flag:"edge-unit" help:"edge level: the privacy unit — directed (one adjacency entry j→i, NAP sensitivity 1: the papers' convention)\nor undirected (an edge {i,j} with both its entries, sensitivity √2; δ auto counts undirected edges)"`
-	Accountant string `flag:"accountant" help:"edge level: gdp (exact Gaussian composition), rdp-standard (Theorem 4.1's RDP route), rdp or pld (privacy loss distribution); node level uses rdp (improved conversion) unless rdp-standard or pld is given"`
+	Accountant string `flag:"accountant" help:"edge level: gdp (exact Gaussian composition), rdp-standard (Theorem 4.1's RDP route), rdp or pld (privacy loss distribution); node level: pld where every release has a PLD, else rdp, unless rdp, rdp-standard or pld is given"`
 }
 
 // DefaultConfig is GAP's and ProGAP's setting: the GAP paper's modules
@@ -237,14 +237,17 @@ func (a *Config) SetupAP(ctx *methods.Context) (*APSetup, error) {
 }
 
 // NodeAccountant is the accountant used at node level for the --accountant
-// value name: rdp-standard or pld when asked, else rdp (gdp, the edge-level
-// default, cannot compose the modules' Poisson-subsampled DP-SGD). The
-// report names the accountant used.
+// value name: rdp, rdp-standard or pld when asked, else dp.Auto (gdp, the
+// edge-level default, cannot compose the modules' Poisson-subsampled
+// DP-SGD): pld where every release of the plan has a PLD (NAP's Gaussian,
+// the modules' sampled Gaussian, CARIBOU's μ-GDP PCMP, a pure selection),
+// else rdp — the tighter of two valid upper bounds, as for every other
+// DP-SGD plan (issue 39). The report names the accountant used.
 func NodeAccountant(name string) string {
-	if name == "rdp-standard" || name == "pld" {
+	if name == "rdp-standard" || name == "pld" || name == "rdp" {
 		return name
 	}
-	return "rdp"
+	return dp.Auto
 }
 
 // EdgeAccountant is the accountant used at edge level for the --accountant

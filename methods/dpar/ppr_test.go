@@ -1,15 +1,17 @@
-package graphs
+package dpar
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dpgnn/dpgnn/graphs"
 )
 
 // pprTestGraph is DPAR's ISTA test graph: 8 nodes, undirected edges
 // (0,1),(1,2),(2,0),(2,3),(3,4),(4,5),(5,3),(1,6),(6,7), a self-loop on
 // every node when loops is set.
-func pprTestGraph(loops bool) *CSR {
+func pprTestGraph(loops bool) *graphs.CSR {
 	edges := [][2]int{{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 5}, {5, 3}, {1, 6}, {6, 7}}
 	var src, dst []int
 	for _, e := range edges {
@@ -21,7 +23,7 @@ func pprTestGraph(loops bool) *CSR {
 			src, dst = append(src, i), append(dst, i)
 		}
 	}
-	return FromCOO(8, 8, src, dst, nil)
+	return graphs.FromCOO(8, 8, src, dst, nil)
 }
 
 // pprStar is the exact p* = α'(I − (1−α')AD⁻¹)⁻¹e₀ of pprTestGraph, α' = 0.4.
@@ -109,7 +111,7 @@ func TestExactPPR(t *testing.T) {
 		t.Errorf("Σp* = %v, want 1", sum)
 	}
 	// Fixed point p = α e_s + (1−α) A D⁻¹ p, with a dense A.
-	a := tcDense(pprTestGraph(true))
+	a := denseOf(pprTestGraph(true))
 	for i := 0; i < 8; i++ {
 		r := 0.0
 		for j := 0; j < 8; j++ {
@@ -130,7 +132,7 @@ func TestExactPPR(t *testing.T) {
 
 // istaGradient is the closed-form gradient of DPAR §3.1:
 // g(p) = ((1+α)/2) D⁻¹p − ((1−α)/2) D⁻¹AD⁻¹p − α D⁻¹e_s (A with self-loops).
-func istaGradient(a *CSR, p []float64, alpha float64, s int) []float64 {
+func istaGradient(a *graphs.CSR, p []float64, alpha float64, s int) []float64 {
 	deg := a.RowSums()
 	g := make([]float64, len(p))
 	for i := range p {
@@ -153,7 +155,7 @@ func TestISTAProperties(t *testing.T) {
 	ring := ringWithChords(300)
 	for _, tc := range []struct {
 		name  string
-		a     *CSR
+		a     *graphs.CSR
 		src   int
 		alpha float64
 	}{
@@ -218,7 +220,7 @@ func TestISTAProperties(t *testing.T) {
 
 // ringWithChords is an n-cycle with chords i ~ i+7 every third node,
 // self-loops included.
-func ringWithChords(n int) *CSR {
+func ringWithChords(n int) *graphs.CSR {
 	var src, dst []int
 	add := func(i, j int) { src, dst = append(src, i, j), append(dst, j, i) }
 	for i := 0; i < n; i++ {
@@ -227,7 +229,7 @@ func ringWithChords(n int) *CSR {
 			add(i, (i+7)%n)
 		}
 	}
-	return AddSelfLoops(FromCOO(n, n, src, dst, nil), 1)
+	return graphs.AddSelfLoops(graphs.FromCOO(n, n, src, dst, nil), 1)
 }
 
 // TestISTASupportCost checks that the work of Solve follows the support, not
@@ -238,7 +240,7 @@ func TestISTASupportCost(t *testing.T) {
 	for i := 0; i+1 < n; i++ {
 		src, dst = append(src, i, i+1), append(dst, i+1, i)
 	}
-	s, err := NewISTA(FromCOO(n, n, src, dst, nil), ISTAParams{Alpha: 0.25, Rho: 1e-3, Tol: 1e-4, MaxIter: 1000})
+	s, err := NewISTA(graphs.FromCOO(n, n, src, dst, nil), ISTAParams{Alpha: 0.25, Rho: 1e-3, Tol: 1e-4, MaxIter: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,10 +261,10 @@ func TestISTAErrors(t *testing.T) {
 	for k := range weighted.Data {
 		weighted.Data[k] = 2
 	}
-	directed := FromCOO(3, 3, []int{0, 1}, []int{1, 2}, nil)
+	directed := graphs.FromCOO(3, 3, []int{0, 1}, []int{1, 2}, nil)
 	for _, tc := range []struct {
 		name   string
-		a      *CSR
+		a      *graphs.CSR
 		p      ISTAParams
 		source int
 		want   string
@@ -277,7 +279,7 @@ func TestISTAErrors(t *testing.T) {
 		{"negative source", good, ok, -1, "source -1"},
 		{"weighted", weighted, ok, 0, "unweighted"},
 		{"directed", directed, ok, 0, "symmetric"},
-		{"not square", &CSR{Rows: 2, Cols: 3, Indptr: []int{0, 0, 0}}, ok, 0, "square"},
+		{"not square", &graphs.CSR{Rows: 2, Cols: 3, Indptr: []int{0, 0, 0}}, ok, 0, "square"},
 		{"nil", nil, ok, 0, "nil"},
 		{"no convergence", good, ISTAParams{0.25, 1e-6, 1e-4, 5, false}, 0, "did not converge"},
 	} {
@@ -303,4 +305,15 @@ func TestISTAErrors(t *testing.T) {
 	if _, _, err := ExactPPR(good, 0, 0.4, 1e-15, 3); err == nil {
 		t.Error("ExactPPR with 3 iterations: want a convergence error")
 	}
+}
+
+// denseOf returns m as a dense row-major matrix.
+func denseOf(m *graphs.CSR) []float64 {
+	d := make([]float64, m.Rows*m.Cols)
+	for i := 0; i < m.Rows; i++ {
+		for k := m.Indptr[i]; k < m.Indptr[i+1]; k++ {
+			d[i*m.Cols+m.Indices[k]] += m.Value(k)
+		}
+	}
+	return d
 }

@@ -1,10 +1,12 @@
-package graphs
+package dpar
 
 import (
 	"fmt"
-	"github.com/dpgnn/dpgnn/internal/parallel"
 	"math"
 	"slices"
+
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/internal/parallel"
 )
 
 // SparseVec is a sparse vector of length Len: Values[k] is the entry at
@@ -49,16 +51,16 @@ func DPARISTAParams() ISTAParams {
 // Validate reports whether the parameters are usable, naming the bad one.
 func (p ISTAParams) Validate() error {
 	if !(p.Alpha > 0 && p.Alpha < 1) {
-		return fmt.Errorf("graphs: ISTA teleport alpha must lie in (0, 1), got %g", p.Alpha)
+		return fmt.Errorf("dpar: ISTA teleport alpha must lie in (0, 1), got %g", p.Alpha)
 	}
 	if !(p.Rho > 0) || math.IsInf(p.Rho, 1) {
-		return fmt.Errorf("graphs: ISTA regularisation rho must be positive and finite, got %g", p.Rho)
+		return fmt.Errorf("dpar: ISTA regularisation rho must be positive and finite, got %g", p.Rho)
 	}
 	if !(p.Tol >= 0) || math.IsInf(p.Tol, 1) {
-		return fmt.Errorf("graphs: ISTA tolerance gamma must be non-negative and finite, got %g", p.Tol)
+		return fmt.Errorf("dpar: ISTA tolerance gamma must be non-negative and finite, got %g", p.Tol)
 	}
 	if p.MaxIter < 1 {
-		return fmt.Errorf("graphs: ISTA iteration cap must be at least 1, got %d", p.MaxIter)
+		return fmt.Errorf("dpar: ISTA iteration cap must be at least 1, got %d", p.MaxIter)
 	}
 	return nil
 }
@@ -67,7 +69,7 @@ func (p ISTAParams) Validate() error {
 // self-loop on every node and its degrees. Solve is safe for concurrent use
 // (it only reads the prepared graph).
 type ISTA struct {
-	adj    *CSR
+	adj    *graphs.CSR
 	deg    []float64
 	params ISTAParams
 	trace  func(p, g []float64) // tests only: called after every iteration
@@ -78,7 +80,7 @@ type ISTA struct {
 // self-loop of weight 1 unless it already has one, and the degree d_i is
 // the number of entries of row i including that self-loop. Preparation
 // costs O(nnz); it returns an error for an invalid a or params.
-func NewISTA(a *CSR, params ISTAParams) (*ISTA, error) {
+func NewISTA(a *graphs.CSR, params ISTAParams) (*ISTA, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
@@ -91,7 +93,7 @@ func NewISTA(a *CSR, params ISTAParams) (*ISTA, error) {
 
 // ISTAPPR is NewISTA followed by one Solve: the approximate PPR vector of
 // source and the number of iterations.
-func ISTAPPR(a *CSR, source int, params ISTAParams) (SparseVec, int, error) {
+func ISTAPPR(a *graphs.CSR, source int, params ISTAParams) (SparseVec, int, error) {
 	s, err := NewISTA(a, params)
 	if err != nil {
 		return SparseVec{}, 0, err
@@ -125,7 +127,7 @@ func (s *ISTA) N() int { return s.adj.Rows }
 func (s *ISTA) Solve(source int) (SparseVec, int, error) {
 	n := s.adj.Rows
 	if source < 0 || source >= n {
-		return SparseVec{}, 0, fmt.Errorf("graphs: ISTA source %d is out of range [0, %d)", source, n)
+		return SparseVec{}, 0, fmt.Errorf("dpar: ISTA source %d is out of range [0, %d)", source, n)
 	}
 	alpha, ra := s.params.Alpha, s.params.Rho*s.params.Alpha
 	stop := (1 + s.params.Tol) * ra
@@ -145,7 +147,7 @@ func (s *ISTA) Solve(source int) (SparseVec, int, error) {
 			if s.params.KeepLast {
 				return collectPositive(p, touched), it, nil
 			}
-			return SparseVec{}, it, fmt.Errorf("graphs: ISTA from source %d did not converge in %d iterations", source, it)
+			return SparseVec{}, it, fmt.Errorf("dpar: ISTA from source %d did not converge in %d iterations", source, it)
 		}
 		// S and Δ from the iterate before the update (i ∉ T has p_i − g_i = 0 < ρα).
 		set, delta = set[:0], delta[:0]
@@ -199,27 +201,27 @@ func collectPositive(p []float64, idx []int) SparseVec {
 }
 
 // pprAdjacency checks that a is a square, symmetric, unweighted adjacency
-// and returns it with a self-loop on every node (withRemainingSelfLoops)
+// and returns it with a self-loop on every node (graphs.AddSelfLoops with weight 1: the input is checked unweighted, so an existing loop already has weight 1)
 // and the degrees (entries per row).
-func pprAdjacency(a *CSR, op string) (*CSR, []float64, error) {
+func pprAdjacency(a *graphs.CSR, op string) (*graphs.CSR, []float64, error) {
 	if a == nil {
-		return nil, nil, fmt.Errorf("graphs: %s needs an adjacency, got nil", op)
+		return nil, nil, fmt.Errorf("dpar: %s needs an adjacency, got nil", op)
 	}
 	if err := a.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("graphs: %s adjacency: %w", op, err)
+		return nil, nil, fmt.Errorf("dpar: %s adjacency: %w", op, err)
 	}
 	if a.Rows != a.Cols || a.Rows == 0 {
-		return nil, nil, fmt.Errorf("graphs: %s needs a non-empty square adjacency, got %d×%d", op, a.Rows, a.Cols)
+		return nil, nil, fmt.Errorf("dpar: %s needs a non-empty square adjacency, got %d×%d", op, a.Rows, a.Cols)
 	}
 	for k, v := range a.Data {
 		if v != 1 {
-			return nil, nil, fmt.Errorf("graphs: %s needs an unweighted adjacency, but stored entry %d has weight %g", op, k, v)
+			return nil, nil, fmt.Errorf("dpar: %s needs an unweighted adjacency, but stored entry %d has weight %g", op, k, v)
 		}
 	}
-	if !IsSymmetric(a) {
-		return nil, nil, fmt.Errorf("graphs: %s needs a symmetric (undirected) adjacency (see Symmetrize)", op)
+	if !graphs.IsSymmetric(a) {
+		return nil, nil, fmt.Errorf("dpar: %s needs a symmetric (undirected) adjacency (see Symmetrize)", op)
 	}
-	m := withRemainingSelfLoops(a)
+	m := graphs.AddSelfLoops(a, 1)
 	deg := make([]float64, m.Rows)
 	for i := range deg {
 		deg[i] = float64(m.Indptr[i+1] - m.Indptr[i])
@@ -235,15 +237,15 @@ func pprAdjacency(a *CSR, op string) (*CSR, []float64, error) {
 // ExactPPR(a, s, 2α/(1+α), ...) as ρ → 0 (DPAR §3.1 cites ISTA for this
 // approximation). It costs O(nnz) per iteration and is meant for
 // cross-checks; the error after stopping is at most tol·(1−α)/α in ℓ1.
-func ExactPPR(a *CSR, source int, alpha, tol float64, maxIter int) ([]float64, int, error) {
+func ExactPPR(a *graphs.CSR, source int, alpha, tol float64, maxIter int) ([]float64, int, error) {
 	if !(alpha > 0 && alpha <= 1) {
-		return nil, 0, fmt.Errorf("graphs: PPR teleport alpha must lie in (0, 1], got %g", alpha)
+		return nil, 0, fmt.Errorf("dpar: PPR teleport alpha must lie in (0, 1], got %g", alpha)
 	}
 	if !(tol > 0) || math.IsInf(tol, 1) {
-		return nil, 0, fmt.Errorf("graphs: PPR tolerance must be positive and finite, got %g", tol)
+		return nil, 0, fmt.Errorf("dpar: PPR tolerance must be positive and finite, got %g", tol)
 	}
 	if maxIter < 1 {
-		return nil, 0, fmt.Errorf("graphs: PPR iteration cap must be at least 1, got %d", maxIter)
+		return nil, 0, fmt.Errorf("dpar: PPR iteration cap must be at least 1, got %d", maxIter)
 	}
 	adj, deg, err := pprAdjacency(a, "ExactPPR")
 	if err != nil {
@@ -251,7 +253,7 @@ func ExactPPR(a *CSR, source int, alpha, tol float64, maxIter int) ([]float64, i
 	}
 	n := adj.Rows
 	if source < 0 || source >= n {
-		return nil, 0, fmt.Errorf("graphs: PPR source %d is out of range [0, %d)", source, n)
+		return nil, 0, fmt.Errorf("dpar: PPR source %d is out of range [0, %d)", source, n)
 	}
 	p := make([]float64, n)
 	p[source] = 1
@@ -281,5 +283,5 @@ func ExactPPR(a *CSR, source int, alpha, tol float64, maxIter int) ([]float64, i
 			return p, it, nil
 		}
 	}
-	return nil, maxIter, fmt.Errorf("graphs: PPR from source %d did not converge to %g in %d iterations", source, tol, maxIter)
+	return nil, maxIter, fmt.Errorf("dpar: PPR from source %d did not converge to %g in %d iterations", source, tol, maxIter)
 }
