@@ -73,6 +73,15 @@ func (c *Context) Ledger() *dp.Ledger {
 	return c.ledger
 }
 
+// Mechanism returns the recorder a mechanism of this run is constructed
+// with: the release name that plan declares, one release being the event
+// per, recorded in the run's ledger. It refuses (before anything is
+// drawn) a name the plan does not declare and an event of another kind
+// than the plan's (dp.Plan.Recorder).
+func (c *Context) Mechanism(plan *dp.Plan, name string, per dp.Event) (*dp.Recorder, error) {
+	return plan.Recorder(c.Ledger(), name, per)
+}
+
 // NoiseSource returns the randomness for the privacy mechanisms named by
 // label: a dp.Source derived from the run's seed (reproducible), or with
 // SecureNoise one keyed from crypto/rand.

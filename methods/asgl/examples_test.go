@@ -41,7 +41,7 @@ func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ledger := dp.NewLedger()
-			pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, perRoot, &p.disc, nil, ledger, dp.NewSource(2))
+			pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, perRoot, &p.disc, nil, p.Plan, ledger, dp.NewSource(2))
 			if err != nil {
 				t.Fatal(err)
 			}

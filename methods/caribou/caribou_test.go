@@ -87,7 +87,7 @@ func TestRunsWithinPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.pcmp(ctx, s, cal.Multiplier, make([]float64, ctx.Graph.N), 1, dp.NewSource(1)); err != nil {
+		if _, err := m.pcmp(ctx, s, cal.Plan, cal.Multiplier, make([]float64, ctx.Graph.N), 1, dp.NewSource(1)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := run.Report(ctx, cal.Plan); err == nil || !strings.Contains(err.Error(), `"pcmp"`) {
