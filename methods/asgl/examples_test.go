@@ -73,3 +73,47 @@ func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
 		})
 	}
 }
+
+// TestPlayerRecorderRefusedBeforeSteps: a private player built under a
+// plan that does not declare its name, or declares its steps at another
+// noise, and a noiseless player recording an event its plan does not
+// declare, are refused when built — before any step is drawn.
+func TestPlayerRecorderRefusedBeforeSteps(t *testing.T) {
+	g, d := tinySigned(t, 40)
+	cfg := tinyConfig(d)
+	m := New(cfg)
+	p, err := m.calibrate(context(g, 4), g.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := p.disc
+	half.Multiplier /= 2
+	halfEv, err := half.Event()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		plan   *dp.Plan
+		hg     *dp.HypergeomGaussian
+		record dp.Event
+		want   string
+	}{
+		{"disc undeclared", &dp.Plan{Releases: []dp.Planned{{Name: "other", Event: halfEv}}}, &p.disc, nil, "does not declare"},
+		{"disc at half the noise", &dp.Plan{Releases: []dp.Planned{{Name: ledgerDisc, Event: halfEv}}}, &p.disc, nil, ledgerDisc},
+		{"noiseless generator undeclared", p.Plan, nil, infiniteEvent(1), "does not declare"},
+	} {
+		ledger := dp.NewLedger()
+		name := ledgerDisc
+		if tc.hg == nil {
+			name = ledgerGen + ".unplanned"
+		}
+		pl, err := m.newPlayer(1, name, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, tc.hg, tc.record, tc.plan, ledger, dp.NewSource(2))
+		if err == nil || pl != nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: player %v, err = %v, want %q", tc.name, pl, err, tc.want)
+		}
+		if n := len(ledger.Entries()); n != 0 {
+			t.Errorf("%s: %d releases recorded", tc.name, n)
+		}
+	}
+}

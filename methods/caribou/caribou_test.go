@@ -786,3 +786,45 @@ func TestLevelDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestPCMPRecorderRefusedBeforeRelease: PCMP built under a plan that does
+// not declare its release, or declares it at another noise multiplier, is
+// refused before it draws (nothing recorded, no output).
+func TestPCMPRecorderRefusedBeforeRelease(t *testing.T) {
+	m := newCARIBOU(t, "--hops", "4", "--epochs", "3", "--encoder-epochs", "3").at(true)
+	ctx := &methods.Context{Graph: testGraph(t), Level: methods.Edge, Epsilon: 4, Delta: 1e-5, Seed: 1}
+	s, err := m.setupGraph(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := m.calibrate(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed, half := *cal.Plan, *cal.Plan
+	renamed.Releases, half.Releases = slices.Clone(cal.Plan.Releases), slices.Clone(cal.Plan.Releases)
+	found := false
+	for i, r := range cal.Plan.Releases {
+		if r.Name == ledgerPCMP {
+			found = true
+			renamed.Releases[i].Name = "pcmp.other"
+			g, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			half.Releases[i].Event = pcmpEvent(s.accounted(cal.Multiplier/2), g)
+		}
+	}
+	if !found {
+		t.Fatalf("the plan has no %q release: %+v", ledgerPCMP, cal.Plan.Releases)
+	}
+	for name, plan := range map[string]*dp.Plan{"undeclared": &renamed, "half the multiplier": &half} {
+		out, err := m.pcmp(ctx, s, plan, cal.Multiplier, make([]float64, ctx.Graph.N), 1, dp.NewSource(1))
+		if err == nil || out != nil || !strings.Contains(err.Error(), `"pcmp"`) {
+			t.Errorf("%s: PCMP ran (err %v)", name, err)
+		}
+		if n := len(ctx.Ledger().Entries()); n != 0 {
+			t.Errorf("%s: %d releases recorded by a refused PCMP", name, n)
+		}
+	}
+}
