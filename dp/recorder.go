@@ -23,9 +23,10 @@ import (
 // holds none); a private run whose mechanism holds a nil Recorder records
 // fewer releases than planned, and Plan.Check fails it.
 type Recorder struct {
-	ledger *Ledger
-	name   string
-	per    Event
+	ledger  *Ledger
+	name    string
+	per     Event
+	planned float64 // the plan's releases of per under name, in units of per
 }
 
 // Recorder returns the recorder of the planned release name whose every
@@ -45,17 +46,22 @@ func (p *Plan) Recorder(l *Ledger, name string, per Event) (*Recorder, error) {
 			return nil, fmt.Errorf("dp: the release %q: %w", name, err)
 		}
 	}
-	kind, _ := amount(per)
+	kind, unit := amount(per)
 	var declared []string
+	planned := 0.0
 	for _, r := range p.Releases {
 		if r.Name != name {
 			continue
 		}
-		k, _ := amount(r.Event)
+		k, a := amount(r.Event)
 		if k == kind {
-			return &Recorder{ledger: l, name: name, per: per}, nil
+			planned += a
+			continue
 		}
 		declared = append(declared, k)
+	}
+	if planned > 0 {
+		return &Recorder{ledger: l, name: name, per: per, planned: planned / unit}, nil
 	}
 	if declared == nil {
 		names := make([]string, 0, len(p.Releases))
@@ -93,6 +99,19 @@ func (r *Recorder) RecordEvent(e Event) {
 		return
 	}
 	r.ledger.Record(r.name, e)
+}
+
+// Planned is how many releases of the recorder's event its plan declares
+// under its name (all the plan's events of that name and kind, in units of
+// the per-release event; 0 for nil). A task that runs a mechanism a
+// number of times it computes itself compares the two before it starts
+// (trainers.Adversarial's steps against an ASGL player's), so a plan whose
+// count departs from the task's fails before anything is released.
+func (r *Recorder) Planned() float64 {
+	if r == nil {
+		return 0
+	}
+	return r.planned
 }
 
 // Name is the ledger name the recorder writes under ("" for nil).

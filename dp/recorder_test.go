@@ -124,10 +124,25 @@ func TestRecorderCountsCheckedByPlan(t *testing.T) {
 			t.Errorf("%s: Check = %v, want ok=%v", tc.name, err, tc.ok)
 		}
 	}
+	for _, tc := range []struct {
+		name string
+		per  Event
+		want float64
+	}{
+		{"nap", GaussianEvent{Multiplier: z, Count: 1}, 3},
+		{"nap", GaussianEvent{Multiplier: z, Count: 3}, 1},
+		{"dpsgd", PoissonGaussianEvent{Rate: 0.25, Multiplier: z, Steps: 1}, 4},
+		{"dpsgd", Poisson{Rate: 0.25, Event: GaussianEvent{Multiplier: z, Count: 1}}, 4},
+	} {
+		r, err := plan.Recorder(NewLedger(), tc.name, tc.per)
+		if err != nil || r.Planned() != tc.want {
+			t.Errorf("%s %v: Planned = %v (%v), want %v", tc.name, tc.per, r.Planned(), err, tc.want)
+		}
+	}
 	var r *Recorder
 	r.Record()
 	r.RecordEvent(GaussianEvent{Multiplier: z, Count: 1})
-	if r.Name() != "" || r.Event() != nil {
+	if r.Name() != "" || r.Event() != nil || r.Planned() != 0 {
 		t.Error("a nil recorder has a name or event")
 	}
 }

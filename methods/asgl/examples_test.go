@@ -7,6 +7,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
 )
 
 // TestTrainingPathRefusesMisgroupedExample: a discriminator's DP-SGD is
@@ -114,6 +115,39 @@ func TestPlayerRecorderRefusedBeforeSteps(t *testing.T) {
 		}
 		if n := len(ledger.Entries()); n != 0 {
 			t.Errorf("%s: %d releases recorded", tc.name, n)
+		}
+	}
+}
+
+// TestPlanStepsAreLoopSteps: the training loop refuses, before its first
+// step, a plan that declares another number of discriminator or generator
+// steps than it takes (one epoch more than calibrated for), for the
+// private players and for the paper's noiseless generators; nothing is
+// recorded.
+func TestPlanStepsAreLoopSteps(t *testing.T) {
+	g, d := tinySigned(t, 40)
+	for _, args := range [][]string{nil, {"--accounting", "paper"}} {
+		m := New(tinyConfig(d))
+		if args != nil {
+			if err := methods.ParseConfigFlags(&m.cfg, args); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx := context(g, 4)
+		p, err := m.calibrate(ctx, g.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.cfg.TrainEpochs++
+		r, err := m.newRun(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.train(); err == nil || !strings.Contains(err.Error(), "the training loop takes") {
+			t.Errorf("%v: err = %v", args, err)
+		}
+		if n := len(ctx.Ledger().Entries()); n != 0 {
+			t.Errorf("%v: %d releases recorded", args, n)
 		}
 	}
 }

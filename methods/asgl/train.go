@@ -417,7 +417,31 @@ func (r *trainRun) loop() *trainers.Adversarial {
 }
 
 // train runs the loop.
+//
+// The plan's step counts (steps) must be the loop's: a player that
+// records its steps (a private player's DP-SGD, the paper's noiseless
+// generators) is refused before the loop starts when its plan declares
+// another number of them than the loop takes.
 func (r *trainRun) train() error {
-	_, err := r.loop().Train()
+	loop := r.loop()
+	tD, tG := loop.Steps()
+	for _, c := range []struct {
+		pl    *player
+		steps int
+	}{{r.disc, tD}, {r.gen, tG}} {
+		if rec := c.pl.recorder(); rec != nil && rec.Planned() != float64(c.steps) {
+			return fmt.Errorf("asgl: the plan declares %v steps of %s, the training loop takes %d", rec.Planned(), rec.Name(), c.steps)
+		}
+	}
+	_, err := loop.Train()
 	return err
+}
+
+// recorder is the recorder of the player's steps (nil when it records
+// none).
+func (pl *player) recorder() *dp.Recorder {
+	if pl.sgd != nil {
+		return pl.sgd.Cfg.Recorder
+	}
+	return pl.rec
 }

@@ -493,9 +493,14 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *run.Calibrated,
 			}
 			p := m.newPCMP(&setup{layer: layer}, z*s.noiseScale, src.Split("pcmp"))
 			if cost != nil && p.Std > 0 {
-				if p.Rec, err = cost.Recorder(pcmpEvent(s.accounted(z), gf)); err != nil {
+				rec, err := cost.Recorder(pcmpEvent(s.accounted(z), gf))
+				if err != nil {
 					return nil, err
 				}
+				if rec.Planned() != 1 { // a query releases X⁽ᴷ⁾ once
+					return nil, fmt.Errorf("caribou: a query's cost declares %v PCMP releases, a query makes 1", rec.Planned())
+				}
+				p.Rec = rec
 			}
 			encEval, clsEval, err := ap.QueryEvaluators(enc, cls, h.N)
 			if err != nil {
@@ -582,9 +587,14 @@ func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, plan *dp.Plan, z float64,
 	if p.Std > 0 {
 		// p's std is set here and released at once, so the planned
 		// event is the one drawn.
-		if p.Rec, err = ctx.Mechanism(plan, ledgerPCMP, pcmpEvent(s.accounted(z), g)); err != nil {
+		rec, err := ctx.Mechanism(plan, ledgerPCMP, pcmpEvent(s.accounted(z), g))
+		if err != nil {
 			return nil, err
 		}
+		if rec.Planned() != 1 { // a run releases X⁽ᴷ⁾ once
+			return nil, fmt.Errorf("caribou: the plan declares %v PCMP releases, a run makes 1", rec.Planned())
+		}
+		p.Rec = rec
 	}
 	return p.Release(x0, width)
 }

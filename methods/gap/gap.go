@@ -223,7 +223,7 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *run.Calib
 				return nil, err
 			}
 			nap := layers.NewNAP("gap.query.nap", adj, priv.Multiplier*setup.Sensitivity, src.Split("nap"))
-			if err := ap.RecordQueryNAP(cost, nap, priv.Multiplier, setup.Sensitivity); err != nil {
+			if err := ap.RecordQueryNAP(cost, nap, m.cfg.Hops, priv.Multiplier, setup.Sensitivity); err != nil {
 				return nil, err
 			}
 			encEval, clsEval, err := ap.QueryEvaluators(enc, cls, h.N)
@@ -364,7 +364,7 @@ func addSoftmax(dst, z []float64, w float64) {
 // X_k = rownorm(NAP(X_{k−1})): exactly K NAP calls.
 func (m *GAP) aggregate(ctx *methods.Context, setup *ap.APSetup, plan *dp.Plan, z float64, x0 *graphs.Features, width int, src *dp.Source) ([]*graphs.Features, error) {
 	nap := layers.NewNAP("gap.nap", setup.Adj, z*setup.Sensitivity, src)
-	if err := ap.RecordPlannedNAP(ctx, plan, nap, ledgerNAP, z, setup.Sensitivity); err != nil {
+	if err := ap.RecordPlannedNAP(ctx, plan, nap, ledgerNAP, m.cfg.Hops, z, setup.Sensitivity); err != nil {
 		return nil, err
 	}
 	hops, err := m.hops(nap, ctx.Graph.N, x0, width)

@@ -202,7 +202,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 		return nil, nil, nil, err
 	}
 	nap := layers.NewNAP("progap.nap", setup.Adj, z*setup.Sensitivity, src.Split("progap.nap"))
-	if err := ap.RecordPlannedNAP(ctx, priv.Plan, nap, ledgerNAP, z, setup.Sensitivity); err != nil {
+	if err := ap.RecordPlannedNAP(ctx, priv.Plan, nap, ledgerNAP, m.cfg.Hops, z, setup.Sensitivity); err != nil {
 		return nil, nil, nil, err
 	}
 	inputs := []*graphs.Features{g.X}
@@ -256,7 +256,7 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *run.Ca
 				return nil, err
 			}
 			nap := layers.NewNAP("progap.query.nap", adj, priv.Multiplier*setup.Sensitivity, src.Split("nap"))
-			if err := ap.RecordQueryNAP(cost, nap, priv.Multiplier, setup.Sensitivity); err != nil {
+			if err := ap.RecordQueryNAP(cost, nap, m.cfg.Hops, priv.Multiplier, setup.Sensitivity); err != nil {
 				return nil, err
 			}
 			evals := make([]*run.Evaluator, len(stages))

@@ -275,9 +275,11 @@ func RecordNAP(nap *layers.NAP, rec *dp.Recorder, z, sensitivity float64) error 
 }
 
 // RecordPlannedNAP makes nap record its releases under the release name
-// that plan declares (RecordNAP with ctx.Mechanism's recorder); without
-// privacy nap's std is 0, it releases nothing and nothing is recorded.
-func RecordPlannedNAP(ctx *methods.Context, plan *dp.Plan, nap *layers.NAP, name string, z, sensitivity float64) error {
+// that plan declares (RecordNAP with ctx.Mechanism's recorder), and
+// refuses a plan that declares another number of them than runs, the
+// releases the caller's task makes with nap (its hops); without privacy
+// nap's std is 0, it releases nothing and nothing is recorded.
+func RecordPlannedNAP(ctx *methods.Context, plan *dp.Plan, nap *layers.NAP, name string, runs int, z, sensitivity float64) error {
 	if !ctx.Private() {
 		return nil
 	}
@@ -285,19 +287,29 @@ func RecordPlannedNAP(ctx *methods.Context, plan *dp.Plan, nap *layers.NAP, name
 	if err != nil {
 		return err
 	}
-	return RecordNAP(nap, rec, z, sensitivity)
+	return recordRuns(nap, rec, runs, z, sensitivity)
 }
 
 // RecordQueryNAP makes a query path's nap record its releases as the
-// queries cost declares them (RecordNAP with cost.Recorder); a nil cost
-// (no privacy claim) records nothing.
-func RecordQueryNAP(cost *methods.QueryCost, nap *layers.NAP, z, sensitivity float64) error {
+// queries cost declares them (RecordNAP with cost.Recorder), refusing a
+// cost that declares another number per query than runs; a nil cost (no
+// privacy claim) records nothing.
+func RecordQueryNAP(cost *methods.QueryCost, nap *layers.NAP, runs int, z, sensitivity float64) error {
 	if cost == nil {
 		return nil
 	}
 	rec, err := cost.Recorder(dp.GaussianEvent{Multiplier: z, Count: 1})
 	if err != nil {
 		return err
+	}
+	return recordRuns(nap, rec, runs, z, sensitivity)
+}
+
+// recordRuns is RecordNAP after checking that rec's plan declares runs
+// releases.
+func recordRuns(nap *layers.NAP, rec *dp.Recorder, runs int, z, sensitivity float64) error {
+	if rec.Planned() != float64(runs) {
+		return fmt.Errorf("NAP %s: the plan declares %v releases of %q, the task makes %d", nap.Name, rec.Planned(), rec.Name(), runs)
 	}
 	return RecordNAP(nap, rec, z, sensitivity)
 }

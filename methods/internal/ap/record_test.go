@@ -43,7 +43,7 @@ func TestRecordNAPChangedStd(t *testing.T) {
 	} {
 		ctx := &methods.Context{Level: methods.Node, Epsilon: 8}
 		nap := layers.NewNAP("nap", a, z*sens, dp.NewSource(3))
-		if err := RecordPlannedNAP(ctx, plan, nap, "nap", z, sens); err != nil {
+		if err := RecordPlannedNAP(ctx, plan, nap, "nap", 2, z, sens); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		for _, std := range tc.stds {
@@ -76,14 +76,17 @@ func TestNAPRecorderRefusedBeforeDraw(t *testing.T) {
 	for _, tc := range []struct {
 		name, rel string
 		z         float64
+
+		runs      int
 		want      string
 	}{
-		{"undeclared name", "nap.stage2", z, "does not declare"},
-		{"another multiplier", "nap", z / 2, "multiplier=0.75"},
+		{"undeclared name", "nap.stage2", z, 2, "does not declare"},
+		{"another multiplier", "nap", z / 2, 2, "multiplier=0.75"},
+		{"one hop more than planned", "nap", z, 3, "the task makes 3"},
 	} {
 		ctx := &methods.Context{Level: methods.Edge, Epsilon: 8}
 		nap := layers.NewNAP("nap", a, tc.z*sens, dp.NewSource(1))
-		err := RecordPlannedNAP(ctx, plan, nap, tc.rel, tc.z, sens)
+		err := RecordPlannedNAP(ctx, plan, nap, tc.rel, tc.runs, tc.z, sens)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
@@ -93,15 +96,18 @@ func TestNAPRecorderRefusedBeforeDraw(t *testing.T) {
 	}
 	ctx := &methods.Context{Level: methods.Edge, Epsilon: 8}
 	cost := methods.NewQueryCost(ctx, plan, "two NAP hops", dp.GaussianEvent{Multiplier: z, Count: 2})
-	if err := RecordQueryNAP(cost, layers.NewNAP("q", a, z, dp.NewSource(1)), z/2, sens); err == nil {
+	if err := RecordQueryNAP(cost, layers.NewNAP("q", a, z, dp.NewSource(1)), 2, z/2, sens); err == nil {
 		t.Error("a query NAP at half the queries' multiplier was accepted")
 	}
-	if err := RecordQueryNAP(cost, layers.NewNAP("q", a, z, dp.NewSource(1)), z, sens); err != nil {
+	if err := RecordQueryNAP(cost, layers.NewNAP("q", a, z, dp.NewSource(1)), 1, z, sens); err == nil {
+		t.Error("a query NAP of one hop under a cost of two was accepted")
+	}
+	if err := RecordQueryNAP(cost, layers.NewNAP("q", a, z, dp.NewSource(1)), 2, z, sens); err != nil {
 		t.Errorf("the query NAP of the cost's event was refused: %v", err)
 	}
 	none := &methods.Context{Level: methods.None, Epsilon: math.Inf(1)}
 	nap := layers.NewNAP("nap", a, 0, dp.NewSource(1))
-	if err := RecordPlannedNAP(none, &dp.Plan{Level: "none", Epsilon: math.Inf(1)}, nap, "nap", 0, sens); err != nil || nap.Noise.Rec != nil {
+	if err := RecordPlannedNAP(none, &dp.Plan{Level: "none", Epsilon: math.Inf(1)}, nap, "nap", 2, 0, sens); err != nil || nap.Noise.Rec != nil {
 		t.Errorf("without privacy: err %v, recorder %v", err, nap.Noise.Rec)
 	}
 }
