@@ -76,9 +76,8 @@ func TestNAPRecorderRefusedBeforeDraw(t *testing.T) {
 	for _, tc := range []struct {
 		name, rel string
 		z         float64
-
-		runs int
-		want string
+		runs      int
+		want      string
 	}{
 		{"undeclared name", "nap.stage2", z, 2, "does not declare"},
 		{"another multiplier", "nap", z / 2, 2, "multiplier=0.75"},
