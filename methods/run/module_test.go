@@ -165,3 +165,46 @@ func TestModuleDPSGDRecorder(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateSelectionNeedsPlannedRelease: a module trained with
+// --selection private builds the selection's recorder from its plan and is
+// refused before it trains when the plan declares no selection (or one at
+// another ε); with the planned selection it records exactly one.
+func TestPrivateSelectionNeedsPlannedRelease(t *testing.T) {
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.6}, 3, "ratio:0.3:0.3", 2)
+	tr := ModuleTraining{Epochs: 2, LR: 0.02, Private: true, Clip: 1, Multiplier: 1.2, Rate: 0.25, Ledger: "dpsgd"}
+	sgd := dp.Planned{Name: "dpsgd", Event: dp.PoissonGaussianEvent{Rate: 0.25, Multiplier: 1.2, Steps: tr.SGDSteps()}}
+	sel := func(eps float64) dp.Planned {
+		return dp.Planned{Name: LedgerSelection, Event: dp.PureEvent{Epsilon: eps, Count: 1}}
+	}
+	for _, tc := range []struct {
+		name string
+		rel  []dp.Planned
+		ok   bool
+	}{
+		{"planned", []dp.Planned{sgd, sel(0.5)}, true},
+		{"no selection planned", []dp.Planned{sgd}, false},
+		{"selection at another ε", []dp.Planned{sgd, sel(1)}, false},
+	} {
+		tr := tr
+		tr.Plan = &dp.Plan{Releases: tc.rel}
+		mod, err := BuildModule(7, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train), MLPBody("mlp", layers.MLPConfig{Dims: []int{6, 8, 3}, Activation: layers.SELU, PlainLast: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Seed: 7, Selection: trainers.SelectPrivate, SelectionEpsilon: 0.5}
+		_, err = mod.Train(ctx, tr, dp.NewSource(9))
+		if tc.ok {
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if err := tr.Plan.Check(ctx.Ledger()); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "selection") || len(ctx.Ledger().Entries()) != 0 {
+			t.Errorf("%s: err = %v, %d releases recorded", tc.name, err, len(ctx.Ledger().Entries()))
+		}
+	}
+}
