@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/methods"
 )
@@ -23,13 +24,7 @@ import (
 // of the chunk within the row budget (two roots' pairs swapped): which
 // pairs are a root's is the method's claim (privatePlayer's doc comment).
 func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
-	g, d := tinySigned(t, 40)
-	cfg := tinyConfig(d)
-	m := New(cfg)
-	p, err := m.calibrate(context(g, 4), g.N)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, cfg, m, p := calibratedTiny(t)
 	perRoot := 2 * cfg.Paths // a discriminator root: N real pairs and N fakes
 	for _, tc := range []struct {
 		name string
@@ -80,13 +75,7 @@ func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
 // noise, and a noiseless player recording an event its plan does not
 // declare, are refused when built — before any step is drawn.
 func TestPlayerRecorderRefusedBeforeSteps(t *testing.T) {
-	g, d := tinySigned(t, 40)
-	cfg := tinyConfig(d)
-	m := New(cfg)
-	p, err := m.calibrate(context(g, 4), g.N)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, cfg, m, p := calibratedTiny(t)
 	half := p.disc
 	half.Multiplier /= 2
 	halfEv, err := half.Event()
@@ -150,4 +139,18 @@ func TestPlanStepsAreLoopSteps(t *testing.T) {
 			t.Errorf("%v: %d releases recorded", args, n)
 		}
 	}
+}
+
+// calibratedTiny is ASGL on a 40-node signed graph, calibrated at node
+// level for ε = 4.
+func calibratedTiny(t *testing.T) (*graphs.Graph, Config, *ASGL, *privacy) {
+	t.Helper()
+	g, d := tinySigned(t, 40)
+	cfg := tinyConfig(d)
+	m := New(cfg)
+	p, err := m.calibrate(context(g, 4), g.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, cfg, m, p
 }

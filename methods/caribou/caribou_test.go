@@ -79,14 +79,7 @@ func TestRunsWithinPlan(t *testing.T) {
 			t.Fatalf("%s: report %+v", level, out.Privacy)
 		}
 		m = m.at(true) // the configuration the run used
-		s, err := m.setupGraph(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cal, err := m.calibrate(ctx, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, cal := setupCalibrated(t, m, ctx)
 		if _, err := m.pcmp(ctx, s, cal.Plan, cal.Multiplier, make([]float64, ctx.Graph.N), 1, dp.NewSource(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -793,14 +786,7 @@ func TestLevelDefaults(t *testing.T) {
 func TestPCMPRecorderRefusedBeforeRelease(t *testing.T) {
 	m := newCARIBOU(t, "--hops", "4", "--epochs", "3", "--encoder-epochs", "3").at(true)
 	ctx := &methods.Context{Graph: testGraph(t), Level: methods.Edge, Epsilon: 4, Delta: 1e-5, Seed: 1}
-	s, err := m.setupGraph(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cal, err := m.calibrate(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, cal := setupCalibrated(t, m, ctx)
 	renamed, half := *cal.Plan, *cal.Plan
 	renamed.Releases, half.Releases = slices.Clone(cal.Plan.Releases), slices.Clone(cal.Plan.Releases)
 	found := false
@@ -827,4 +813,18 @@ func TestPCMPRecorderRefusedBeforeRelease(t *testing.T) {
 			t.Errorf("%s: %d releases recorded by a refused PCMP", name, n)
 		}
 	}
+}
+
+// setupCalibrated is m's privacy set-up on ctx's graph and its calibration.
+func setupCalibrated(t *testing.T, m *CARIBOU, ctx *methods.Context) (*setup, *run.Calibrated) {
+	t.Helper()
+	s, err := m.setupGraph(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := m.calibrate(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cal
 }
