@@ -66,7 +66,7 @@ target_epsilon the target, target_met whether it holds).`, name, name, countList
 				if err := m.Validate(); err != nil {
 					return err
 				}
-				ctx := &methods.Context{Level: lv, Epsilon: math.Inf(1), Delta: c.delta, DeltaRule: methods.DeltaGiven}
+				ctx := methods.NewContext(methods.Context{Level: lv, Epsilon: math.Inf(1), Delta: c.delta, DeltaRule: methods.DeltaGiven})
 				if calibrate {
 					ctx.Epsilon = c.epsilon
 				} else {

@@ -257,8 +257,8 @@ func runGradCheck(w io.Writer, m methods.Method, seed uint64, o gradCheckOptions
 		if _, ok := mrun.TaskOf(m).(mrun.SignedLink); ok {
 			signGradCheckGraph(g)
 		}
-		ctx := &methods.Context{Graph: g, Dataset: "csbm-40", Level: methods.None, Epsilon: math.Inf(1),
-			Seed: seed, Recorder: trainers.Nop{}}
+		ctx := methods.NewContext(methods.Context{Graph: g, Dataset: "csbm-40", Level: methods.None, Epsilon: math.Inf(1),
+			Seed: seed, Recorder: trainers.Nop{}})
 		model, err := mrun.BuildModel(m, ctx)
 		if err != nil {
 			return err

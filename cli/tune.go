@@ -987,7 +987,7 @@ func candidateCurve(opts mrun.TrainOptions, c methods.Method, g *graphs.Graph, d
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	ctx := &methods.Context{Level: opts.Level, Epsilon: opts.Epsilon, Delta: delta, DeltaRule: methods.DeltaGiven, Selection: opts.Selection, Seed: opts.Seed}
+	ctx := methods.NewContext(methods.Context{Level: opts.Level, Epsilon: opts.Epsilon, Delta: delta, DeltaRule: methods.DeltaGiven, Selection: opts.Selection, Seed: opts.Seed})
 	cal, err := am.AccountPlan(ctx, mrun.Counts{TrainNodes: len(gs.Split.Train), Classes: g.NumClasses})
 	if err != nil {
 		if len(need) == 0 {

@@ -176,9 +176,11 @@ type PCMP struct {
 	// Normalize rescales rows onto the sphere instead of projecting them
 	// (GAP's code path; not covered by the contractive analysis).
 	Normalize bool
-	// OnRelease, if set, is called once per Release that drew noise: the
-	// method records the release in its privacy ledger.
-	OnRelease func()
+	// Rec, if set, records every Release that drew noise (one release of
+	// the K noisy hops, only X^(K) being released) in the run's privacy
+	// ledger: the *dp.Recorder of the plan's release (nn.Releaser, so
+	// layers does not import dp).
+	Rec nn.Releaser
 }
 
 // Release runs the K noisy layers over x0 (N×d, rows of norm ≤ 1) and
@@ -221,8 +223,8 @@ func (p *PCMP) Release(x0 []float64, d int) ([]float64, error) {
 		}
 		x, h = h, x
 	}
-	if p.Std > 0 && p.OnRelease != nil {
-		p.OnRelease()
+	if p.Std > 0 && p.Rec != nil {
+		p.Rec.Record()
 	}
 	return x, nil
 }

@@ -1480,7 +1480,7 @@ func TestPCMPNoiseFree(t *testing.T) {
 		layer := cglMustNew(t, cglGraph(n, edges), cl, a1, beta)
 		x0 := cglUnitRows(rng, n, d, 0.3+0.7*rng.Float64())
 		released := 0
-		p := &PCMP{Layer: layer, Hops: hops, Std: 0, OnRelease: func() { released++ }}
+		p := &PCMP{Layer: layer, Hops: hops, Std: 0, Rec: countReleases{&released}}
 		got, err := p.Release(x0, d)
 		if err != nil {
 			t.Fatal(err)
@@ -1532,7 +1532,7 @@ func TestPCMPRecordedNoise(t *testing.T) {
 	cl, a1, beta, std := 0.8, 0.7, 0.6, 0.3
 	src := &cglRecorder{rng: rand.New(rand.NewPCG(7, 7))}
 	released := 0
-	p := &PCMP{Layer: cglMustNew(t, cglGraph(n, edges), cl, a1, beta), Hops: hops, Std: std, Src: src, OnRelease: func() { released++ }}
+	p := &PCMP{Layer: cglMustNew(t, cglGraph(n, edges), cl, a1, beta), Hops: hops, Std: std, Src: src, Rec: countReleases{&released}}
 	x0 := cglUnitRows(rng, n, d, 1)
 	got, err := p.Release(x0, d)
 	if err != nil {
@@ -1542,7 +1542,7 @@ func TestPCMPRecordedNoise(t *testing.T) {
 		t.Fatalf("%d normal draws, want K·n·d = %d", len(src.draws), hops*n*d)
 	}
 	if released != 1 {
-		t.Errorf("OnRelease called %d times, want 1", released)
+		t.Errorf("Rec recorded %d releases, want 1", released)
 	}
 	noise := make([][]float64, hops)
 	for k := range noise {
@@ -1653,3 +1653,8 @@ func TestNormalizeRowsUnderflow(t *testing.T) {
 		t.Errorf("ProjectRows: norm %v above 1", n)
 	}
 }
+
+// countReleases is an nn.Releaser that counts the releases recorded.
+type countReleases struct{ n *int }
+
+func (c countReleases) Record() { *c.n++ }

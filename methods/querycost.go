@@ -61,6 +61,18 @@ func UncoveredQueries(ctx *Context, plan *dp.Plan, what, why string) *QueryCost 
 	return &QueryCost{What: what, Uncovered: why, plan: plan, ledger: ctx.Ledger()}
 }
 
+// Recorder returns the recorder a query path's mechanism records each of
+// its releases with: under LedgerQueries, as per, refused unless per is of
+// the kind of the cost's Event (the plan Epsilon checks the ledger
+// against declares Queries() times Event under that name).
+func (c *QueryCost) Recorder(per dp.Event) (*dp.Recorder, error) {
+	if c == nil || c.Event == nil {
+		return nil, fmt.Errorf("methods: a query path releases %v but its cost declares no release", per)
+	}
+	plan := dp.Plan{Releases: []dp.Planned{{Name: LedgerQueries, Event: c.Event}}}
+	return plan.Recorder(c.ledger, LedgerQueries, per)
+}
+
 // Charge counts one query. A query path calls it once per query, before
 // its mechanisms record their releases.
 func (c *QueryCost) Charge() {

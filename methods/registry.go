@@ -63,14 +63,33 @@ type Context struct {
 	ledger *dp.Ledger
 }
 
+// NewContext returns the context of one run: c with the run's ledger
+// created, so that every copy of it a method makes (a fold's or an
+// encoder's context) records into the same ledger as the run. Every
+// command builds the contexts it runs methods in here.
+func NewContext(c Context) *Context {
+	c.ledger = dp.NewLedger()
+	return &c
+}
+
 // Ledger returns the run's ledger, where every mechanism records each
-// release it makes (created on first use; a copy of the context made after
-// that shares it).
+// release it makes (through the recorder Mechanism returns). A context
+// built as a literal rather than by NewContext (tests) gets its ledger on
+// first use, and a copy made before that does not share it.
 func (c *Context) Ledger() *dp.Ledger {
 	if c.ledger == nil {
 		c.ledger = dp.NewLedger()
 	}
 	return c.ledger
+}
+
+// Mechanism returns the recorder a mechanism of this run is constructed
+// with: the release name that plan declares, one release being the event
+// per, recorded in the run's ledger. It refuses (before anything is
+// drawn) a name the plan does not declare and an event of another kind
+// than the plan's (dp.Plan.Recorder).
+func (c *Context) Mechanism(plan *dp.Plan, name string, per dp.Event) (*dp.Recorder, error) {
+	return plan.Recorder(c.Ledger(), name, per)
 }
 
 // NoiseSource returns the randomness for the privacy mechanisms named by

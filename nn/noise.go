@@ -21,6 +21,12 @@ type blockFiller interface {
 	FillNormalBlocks(dst []float64, then func(lo, hi int))
 }
 
+// Releaser records one release of a mechanism in its run's privacy
+// ledger. *dp.Recorder implements it (nn does not import dp): a mechanism
+// is constructed with the recorder of its planned release and calls
+// Record once per release it makes.
+type Releaser interface{ Record() }
+
 // Noise is the state of a Gaussian noise node: its standard deviation (the
 // noise multiplier times the sensitivity) and its source. Std may be
 // changed between runs (0 disables the noise, e.g. for all but the last
@@ -33,9 +39,10 @@ type Noise struct {
 	Last []float64
 	// Draws counts the runs that added noise.
 	Draws int
-	// OnDraw, if set, is called after every run that added noise (a
-	// release: the method records it in its privacy ledger).
-	OnDraw func()
+	// Rec, if set, records every run that added noise (a release) in the
+	// run's privacy ledger: a *dp.Recorder built from the run's plan, or
+	// a mechanism's own Releaser around one.
+	Rec Releaser
 
 	// PrefetchNoise: pending while pre is being filled with the next
 	// run's draws; done receives once they are (made once, reused).
@@ -190,8 +197,8 @@ func (op gaussianNoiseOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Va
 			finish(0, len(last))
 		}
 		op.n.Draws++
-		if op.n.OnDraw != nil {
-			op.n.OnDraw()
+		if op.n.Rec != nil {
+			op.n.Rec.Record()
 		}
 	} else {
 		clear(last)

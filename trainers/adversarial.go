@@ -60,6 +60,17 @@ func (a *Adversarial) Validate() error {
 	return nil
 }
 
+// Steps returns the number of steps Train takes with each player, summed
+// over the phases and epochs: what a private player's plan must account
+// (a method compares it with its recorders' Planned before training).
+func (a *Adversarial) Steps() (disc, gen int) {
+	for _, p := range a.Phases {
+		disc += p.DiscSteps
+		gen += p.GenSteps
+	}
+	return a.Epochs * disc, a.Epochs * gen
+}
+
 // Train runs the loop. It returns the number of steps each player took,
 // indexed like the stages (2k: phase k's discriminator, 2k+1 its
 // generator).

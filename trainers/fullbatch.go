@@ -97,9 +97,11 @@ type Selection struct {
 	Epsilon float64
 	// Src draws the Gumbel noise of SelectPrivate (the mechanism source).
 	Src *dp.Source
-	// Ledger records each private selection (one ε-DP event) under Name.
-	Ledger *dp.Ledger
-	Name   string
+	// Rec records each private selection, one ε-DP release
+	// (dp.PureEvent{Epsilon, 1}): the recorder of the run's planned
+	// selection (dp.Plan.Recorder), required by SelectPrivate, which
+	// refuses one of another event before it trains.
+	Rec *dp.Recorder
 }
 
 // LoopResult is the outcome of FullBatch after restoring the best epoch.
@@ -134,6 +136,9 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 		if !(sel.Epsilon > 0) || math.IsInf(sel.Epsilon, 1) || sel.Src == nil {
 			return LoopResult{}, fmt.Errorf("trainers: private selection needs a finite ε > 0 and a noise source")
 		}
+		if ev := (dp.PureEvent{Epsilon: sel.Epsilon, Count: 1}); sel.Rec == nil || !dp.SameKind(sel.Rec.Event(), ev) {
+			return LoopResult{}, fmt.Errorf("trainers: private selection releases %v but its recorder records %v", ev, sel.Rec.Event())
+		}
 	default:
 		return LoopResult{}, fmt.Errorf("trainers: unknown selection %q", sel.Mode)
 	}
@@ -145,7 +150,7 @@ func FullBatch(task Task, labels []int, split graphs.Split, cfg LoopConfig) (Loo
 		return lastEpoch(task, labels, split, cfg, rec)
 	}
 	if sel.Mode == SelectPrivate {
-		sel.Ledger.Record(sel.Name, dp.PureEvent{Epsilon: sel.Epsilon, Count: 1})
+		sel.Rec.Record()
 	}
 	res := LoopResult{ValAcc: math.NaN()}
 	keep := KeepsStats(rec)

@@ -3,6 +3,7 @@ package trainers
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
@@ -42,7 +43,7 @@ func selectionSetup(withNode0 bool) (*epochTask, []int, graphs.Split) {
 func selectOnce(t *testing.T, withNode0 bool, eps float64, src *dp.Source, l *dp.Ledger) int {
 	t.Helper()
 	task, labels, split := selectionSetup(withNode0)
-	res, err := FullBatch(task, labels, split, LoopConfig{Epochs: 2, Select: Selection{Mode: SelectPrivate, Epsilon: eps, Src: src, Ledger: l, Name: "selection"}})
+	res, err := FullBatch(task, labels, split, LoopConfig{Epochs: 2, Select: Selection{Mode: SelectPrivate, Epsilon: eps, Src: src, Rec: selectionRecorder(t, l, eps)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestPrivateSelectionAudit(t *testing.T) {
 	sampler := func(with bool) dp.AuditSampler {
 		return func(i int, _ bool) ([]float64, error) {
 			src := dp.NewSource(5).Split(fmt.Sprintf("%v %d", with, i))
-			e := selectOnce(t, with, eps, src, nil)
+			e := selectOnce(t, with, eps, src, dp.NewLedger())
 			return []float64{float64(e)}, nil
 		}
 	}
@@ -115,7 +116,7 @@ func TestPrivateSelectionWithoutValidation(t *testing.T) {
 	first := 0
 	for range trials {
 		task, labels, _ := selectionSetup(false)
-		res, err := FullBatch(task, labels, graphs.Split{}, LoopConfig{Epochs: 2, Select: Selection{Mode: SelectPrivate, Epsilon: 1, Src: src, Ledger: l, Name: "selection"}})
+		res, err := FullBatch(task, labels, graphs.Split{}, LoopConfig{Epochs: 2, Select: Selection{Mode: SelectPrivate, Epsilon: 1, Src: src, Rec: selectionRecorder(t, l, 1)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,5 +129,40 @@ func TestPrivateSelectionWithoutValidation(t *testing.T) {
 	}
 	if got, sd := float64(first)/trials, math.Sqrt(0.25/trials); math.Abs(got-0.5) > 4*sd {
 		t.Errorf("epoch 1 kept %.4f of the time without validation nodes, want 0.5", got)
+	}
+}
+
+// selectionRecorder is the recorder of a plan that declares private
+// selections at eps under "selection", writing to l.
+func selectionRecorder(t *testing.T, l *dp.Ledger, eps float64) *dp.Recorder {
+	t.Helper()
+	plan := &dp.Plan{Releases: []dp.Planned{{Name: "selection", Event: dp.PureEvent{Epsilon: eps, Count: 1}}}}
+	r, err := plan.Recorder(l, "selection", dp.PureEvent{Epsilon: eps, Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestPrivateSelectionRefusesRecorder: a private selection without a
+// recorder, or with the recorder of a selection at another ε, is refused
+// before any epoch trains (nothing is drawn or recorded).
+func TestPrivateSelectionRefusesRecorder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rec  func(l *dp.Ledger) *dp.Recorder
+	}{
+		{"no recorder", func(*dp.Ledger) *dp.Recorder { return nil }},
+		{"a recorder at twice the ε", func(l *dp.Ledger) *dp.Recorder { return selectionRecorder(t, l, 2) }},
+	} {
+		l := dp.NewLedger()
+		task, labels, split := selectionSetup(true)
+		_, err := FullBatch(task, labels, split, LoopConfig{Epochs: 2, Select: Selection{Mode: SelectPrivate, Epsilon: 1, Src: dp.NewSource(1), Rec: tc.rec(l)}})
+		if err == nil || !strings.Contains(err.Error(), "recorder") {
+			t.Errorf("%s: err = %v, want a refusal naming the recorder", tc.name, err)
+		}
+		if n := len(l.Entries()); n != 0 || task.epoch != 0 {
+			t.Errorf("%s: %d releases recorded, %d epochs trained before the refusal", tc.name, n, task.epoch)
+		}
 	}
 }

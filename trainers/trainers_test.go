@@ -162,7 +162,7 @@ func TestFullBatchPipelined(t *testing.T) {
 	// the next epoch trains, and the draws (same source seed) pick the same
 	// epoch as monitoring in turn.
 	private := func(task Task) LoopResult {
-		sel := Selection{Mode: SelectPrivate, Epsilon: 1, Src: dp.NewSource(4), Ledger: dp.NewLedger(), Name: "select"}
+		sel := Selection{Mode: SelectPrivate, Epsilon: 1, Src: dp.NewSource(4), Rec: selectionRecorder(t, dp.NewLedger(), 1)}
 		res, err := FullBatch(task, []int{1, 1}, splitOf([]int{1}, []int{0}), LoopConfig{Epochs: 3, Select: sel})
 		if err != nil {
 			t.Fatal(err)

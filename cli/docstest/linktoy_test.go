@@ -63,6 +63,7 @@ func (m *linkToy) Run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	tr.Private, tr.Multiplier, tr.Clip, tr.Rate, tr.Ledger = ctx.Private(), cal.Multiplier, 1, q, "dpsgd"
+	tr.Plan = cal.Plan // the steps' recorder is built from the plan's "dpsgd" release
 	tr.Samples, tr.Targets = pairs.Samples()
 	x := pairs.Hadamard(nn.Values(enc.Outputs[0]), g.NumClasses)
 	scorer, err := mrun.BuildModule(ctx.Seed+1, []*graphs.Features{x}, []string{"pair"}, tr, pairs.Train, mrun.MLPBody("score", body(x.F, 2)))

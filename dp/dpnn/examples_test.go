@@ -269,9 +269,17 @@ func TestPrivateNoiseAndLedger(t *testing.T) {
 		cfg := dpnn.ConfigFor(ex, 10, 2, 0.5)
 		capacity := dpnn.RowCapacity(ex, cfg.Rate())
 		const z = 0.8
+		plan := &dp.Plan{Level: "node", Epsilon: math.Inf(1), Delta: 1e-5, Accountant: "rdp", Releases: []dp.Planned{cfg.Planned(z)}}
 		release := func(z float64, ledger *dp.Ledger) []float64 {
+			var rec *dp.Recorder
+			if ledger != nil {
+				var err error
+				if rec, err = plan.Recorder(ledger, cfg.LedgerName(), cfg.StepEvent(z)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			sm, err := newSageNet(t, s, ex, capacity, 0, nil, func(m *nn.Model, loss *G.Node) (*dpnn.SGD, error) {
-				return dpnn.Private(m, loss, nil, ex, cfg, z, ledger, dp.NewSource(21))
+				return dpnn.Private(m, loss, nil, ex, cfg, z, rec, dp.NewSource(21))
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -302,7 +310,20 @@ func TestPrivateNoiseAndLedger(t *testing.T) {
 			t.Errorf("R=%d: recorded %v, want %v", tc.r, recs[0].Event, want)
 		}
 		if _, err := dpnn.Private(nn.NewModel(1), nil, nil, ex, cfg, z, nil, dp.NewSource(1)); err == nil {
-			t.Errorf("R=%d: noise without a ledger was accepted", tc.r)
+			t.Errorf("R=%d: noise without a recorder was accepted", tc.r)
+		}
+		// A recorder of another release (here: the plan's at half the
+		// noise) is refused before anything is built or drawn.
+		half := &dp.Plan{Level: "node", Epsilon: math.Inf(1), Delta: 1e-5, Accountant: "rdp", Releases: []dp.Planned{cfg.Planned(z / 2)}}
+		other, err := half.Recorder(dp.NewLedger(), cfg.LedgerName(), cfg.StepEvent(z/2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dpnn.Private(nn.NewModel(1), nil, nil, ex, cfg, z, other, dp.NewSource(1)); err == nil || !strings.Contains(err.Error(), "recorder") {
+			t.Errorf("R=%d: a recorder of half the noise was accepted (%v)", tc.r, err)
+		}
+		if _, err := plan.Recorder(dp.NewLedger(), "dpsgdd", cfg.StepEvent(z)); err == nil {
+			t.Errorf("R=%d: a recorder of an undeclared name was built", tc.r)
 		}
 	}
 }

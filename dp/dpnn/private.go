@@ -202,20 +202,27 @@ func (c PrivateConfig) Noise(z float64) map[string]float64 {
 // Private builds DP-SGD over the examples x on the model's recorded
 // training path at multiplier z (0: the same pipeline clipped, without
 // noise): Poisson sampling at c.Rate(), noise std c.NoiseStd(z), every
-// noisy step recorded in ledger under c.LedgerName() as c.StepEvent(z) —
-// the mechanism records its own releases; a nil ledger is refused when
-// z > 0. Capacity is in rows: DefaultCapacity examples of x's largest
+// noisy step recorded by rec, the recorder of the plan's release
+// c.LedgerName() whose event must be of the kind of c.StepEvent(z) —
+// the mechanism records its own releases; a nil rec is refused when
+// z > 0, and a rec of another name or step event before anything is
+// drawn. Capacity is in rows: DefaultCapacity examples of x's largest
 // size. perRowLoss and outputs are as for BuildSGD; the construction steps
 // with StepExamples (trainers.SGDTask.FillBatch).
-func Private(m *nn.Model, perRowLoss *G.Node, outputs []*G.Node, x *Examples, c PrivateConfig, z float64, ledger *dp.Ledger, src *dp.Source) (*SGD, error) {
+func Private(m *nn.Model, perRowLoss *G.Node, outputs []*G.Node, x *Examples, c PrivateConfig, z float64, rec *dp.Recorder, src *dp.Source) (*SGD, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	if x == nil || x.N != c.N || x.R != c.R || x.Change != c.Change {
 		return nil, errors.New("dp: DP-SGD: the examples' count, occurrence bound and change must be the plan's")
 	}
-	if z > 0 && ledger == nil {
-		return nil, errors.New("dp: DP-SGD with noise needs the run's ledger")
+	if z > 0 {
+		if rec == nil {
+			return nil, errors.New("dp: DP-SGD with noise needs the recorder of its planned release")
+		}
+		if step := c.StepEvent(z); rec.Name() != c.LedgerName() || !dp.SameKind(rec.Event(), step) {
+			return nil, fmt.Errorf("dp: DP-SGD releases %q as %v per step, its recorder records %q as %v", c.LedgerName(), step, rec.Name(), rec.Event())
+		}
 	}
 	cfg := SGDConfig{Clip: c.Clip, Multiplier: c.NoiseStd(z) / c.Clip, Rate: c.Rate(), Samples: c.N,
 		Capacity: perRowLoss.Shape()[0], Examples: x, PoolRows: c.PoolRows}
@@ -223,7 +230,7 @@ func Private(m *nn.Model, perRowLoss *G.Node, outputs []*G.Node, x *Examples, c 
 		cfg.Rate, cfg.Batch = 0, c.BatchSize
 	}
 	if z > 0 {
-		cfg.Ledger, cfg.LedgerName, cfg.StepEvent = ledger, c.LedgerName(), c.StepEvent(z)
+		cfg.Recorder = rec
 	}
 	return BuildSGD(m, perRowLoss, cfg, src, outputs)
 }

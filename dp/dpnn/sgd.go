@@ -30,7 +30,7 @@ type SGDConfig struct {
 	// every step draws exactly Batch of the Samples without replacement
 	// (dp.FixedSample, from the noise source), and the noisy sum is divided by
 	// Batch. Rate must then be 0. Poisson accounting does not apply to such
-	// steps: the caller says how one is accounted in StepEvent
+	// steps: the Recorder's event says how one is accounted
 	// (HypergeomGaussian.Step for ASGL's discriminators).
 	Batch int
 	// Samples is the number of training samples n; with Poisson sampling
@@ -49,14 +49,16 @@ type SGDConfig struct {
 	// batch rows for one-row samples). A sampled batch larger than this is
 	// processed in chunks; noise is added once.
 	Capacity int
-	// Ledger, if set, records every step that adds noise under LedgerName:
-	// StepEvent, or by default (Poisson sampling only) one
-	// dp.PoissonGaussianEvent step.
-	Ledger     *dp.Ledger
-	LedgerName string
-	// StepEvent is the event of one noisy step (required with Batch and a
-	// Ledger).
-	StepEvent dp.Event
+	// Recorder records every step that adds noise, as its event (one
+	// noisy step: dp.PoissonGaussianEvent{Rate, Multiplier, 1} with plain
+	// Poisson sampling, the caller's step event otherwise); it is built
+	// from the run's plan (dp.Plan.Recorder), which refused it if the
+	// plan declares no such release. With plain Poisson sampling (no
+	// Examples, no Batch) its event must be of the kind of that Poisson
+	// Gaussian step, so the noise and rate drawn are the ones recorded.
+	// Nil: the steps are recorded nowhere (tests, and noise-free runs; a
+	// private run whose plan declares the steps then fails Plan.Check).
+	Recorder *dp.Recorder
 	// Examples, when set, declares the examples (Samples must be
 	// Examples.N, Capacity counts batch rows, Poisson sampling only): the
 	// construction steps with StepExamples, which lays out every chunk's
@@ -110,12 +112,24 @@ func (c SGDConfig) Validate() error {
 		if c.Rate != 0 {
 			return fmt.Errorf("dp: DP-SGD with a fixed batch of %d takes no Poisson rate (got %g)", c.Batch, c.Rate)
 		}
-		if c.Ledger != nil && c.StepEvent == nil {
-			return errors.New("dp: DP-SGD with fixed-size batches records its steps in a ledger only with a StepEvent (Poisson accounting does not apply)")
-		}
+		return c.checkRecorder()
+	}
+	if err := dp.CheckRate(c.Rate); err != nil {
+		return err
+	}
+	return c.checkRecorder()
+}
+
+// checkRecorder refuses a plain Poisson step recorded as another kind of
+// event than the one it draws.
+func (c SGDConfig) checkRecorder() error {
+	if c.Recorder == nil || c.Batch != 0 || c.Examples != nil {
 		return nil
 	}
-	return dp.CheckRate(c.Rate)
+	if step := (dp.PoissonGaussianEvent{Rate: c.Rate, Multiplier: c.Multiplier, Steps: 1}); !dp.SameKind(c.Recorder.Event(), step) {
+		return fmt.Errorf("dp: DP-SGD draws %v per step but records %v under %q", step, c.Recorder.Event(), c.Recorder.Name())
+	}
+	return nil
 }
 
 // DefaultCapacity is a batch capacity that a Poisson batch exceeds with
@@ -547,11 +561,7 @@ func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		}
 	}
 	if std > 0 {
-		var ev dp.Event = dp.PoissonGaussianEvent{Rate: s.Cfg.Rate, Multiplier: s.Cfg.Multiplier, Steps: 1}
-		if s.Cfg.StepEvent != nil {
-			ev = s.Cfg.StepEvent
-		}
-		s.Cfg.Ledger.Record(s.Cfg.LedgerName, ev)
+		s.Cfg.Recorder.Record()
 	}
 	if !s.SkipNoiseNorm {
 		noise := 0.0

@@ -345,11 +345,21 @@ func TestDPSGDFixedBatch(t *testing.T) {
 	tc := sgdCase{norm: layers.NormGroup, groups: []int{0, 1, 2, 3, 4, 5}}
 	_, _, labels := sgdInputs(6)
 	ledger := dp.NewLedger()
-	step, err := dp.HypergeomGaussian{Population: 6, Batch: 3, Occurrences: 2, Multiplier: 1, Change: 2, Steps: 1}.Step()
+	h := dp.HypergeomGaussian{Population: 6, Batch: 3, Occurrences: 2, Multiplier: 1, Change: 2, Steps: 20}
+	step, err := h.Step()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := SGDConfig{Clip: 1, Multiplier: 0.5, Batch: 3, Samples: 6, Capacity: 2, Ledger: ledger, LedgerName: "d", StepEvent: step}
+	all, err := h.Event()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := &dp.Plan{Level: "node", Epsilon: math.Inf(1), Delta: 1e-5, Accountant: "rdp", Releases: []dp.Planned{{Name: "d", Event: all}}}
+	rec, err := plan.Recorder(ledger, "d", step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := SGDConfig{Clip: 1, Multiplier: 0.5, Batch: 3, Samples: 6, Capacity: 2, Recorder: rec}
 	m, ce, _, _ := buildSGDModel(t, tc, true, nil)
 	s, err := BuildSGD(m, ce.PerRow, cfg, dp.NewSource(9), nil)
 	if err != nil {
@@ -383,10 +393,12 @@ func TestDPSGDFixedBatch(t *testing.T) {
 	if e := ledger.Entries()[0].Event; e.String() != step.String() {
 		t.Fatalf("ledger records %v, want the step event %v", e, step)
 	}
+	if err := plan.Check(ledger); err != nil {
+		t.Fatalf("20 noisy steps against a plan of 20: %v", err)
+	}
 	for _, bad := range []SGDConfig{
 		{Clip: 1, Multiplier: 1, Batch: 7, Samples: 6, Capacity: 2},
 		{Clip: 1, Multiplier: 1, Batch: 3, Rate: 0.5, Samples: 6, Capacity: 2},
-		{Clip: 1, Multiplier: 1, Batch: 3, Samples: 6, Capacity: 2, Ledger: ledger},
 	} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v: want an error", bad)

@@ -113,7 +113,7 @@ func (m *SageMLP) plan(ctx *methods.Context, n int) (run.SGDPlan, degree.Bound, 
 func (m *SageMLP) build(ctx *methods.Context) (*trainers.SGDTask, *run.Private, error) {
 	g, train, adj := ctx.Graph, ctx.Graph.Split.Train, graphs.Symmetrize(ctx.Graph.Adj)
 	p, b, err := m.plan(ctx, len(train))
-	if err = errors.Join(err, run.Begin(ctx, "sagemlp", m.cfg.Hidden, 3)); err != nil { // the run's ledger; a model too large is refused
+	if err = errors.Join(err, run.Begin(ctx, "sagemlp", m.cfg.Hidden, 3)); err != nil { // a model too large is refused
 		return nil, nil, err
 	}
 	var x *dpnn.Examples

@@ -114,7 +114,6 @@ func (m *ASGL) Epochs() int     { return m.cfg.TrainEpochs }
 // Run trains ASGL once and measures the discriminator's embedding (the
 // release) and the generator's (gen_* metrics).
 func (m *ASGL) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	ctx.Ledger()
 	g := ctx.Graph
 	if err := m.checkMemory(ctx); err != nil {
 		return nil, err

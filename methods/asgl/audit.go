@@ -65,11 +65,11 @@ func (m *ASGL) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.Au
 		r := &trainRun{cfg: cfg}
 		// the audit's steps are recorded in a ledger of its own (the audit
 		// compares releases; it accounts nothing)
-		disc, err := m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, &p.disc, nil, dp.NewLedger(), dp.NewSource(0))
+		disc, err := m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, &p.disc, nil, p.Plan, dp.NewLedger(), dp.NewSource(0))
 		if err != nil {
 			return nil, err
 		}
-		gen, err := m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, 1, 1, 1, nil, nil, nil, dp.NewSource(0))
+		gen, err := m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, 1, 1, 1, nil, nil, nil, nil, dp.NewSource(0))
 		if err != nil {
 			return nil, err
 		}

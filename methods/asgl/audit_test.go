@@ -20,7 +20,12 @@ func TestAuditNodesMatchParameters(t *testing.T) {
 	cfg.Dim, cfg.DiscBatch = 3, 10
 	m := New(cfg)
 	hg := dp.HypergeomGaussian{Population: g.N, Batch: cfg.DiscBatch, Occurrences: 1, Multiplier: 0.5, Change: 2, Steps: 1}
-	pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, &hg, nil, dp.NewLedger(), dp.NewSource(0))
+	all, err := hg.Event()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := &dp.Plan{Releases: []dp.Planned{{Name: ledgerDisc, Event: all}}}
+	pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, &hg, nil, plan, dp.NewLedger(), dp.NewSource(0))
 	if err != nil {
 		t.Fatal(err)
 	}

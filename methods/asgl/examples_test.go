@@ -6,7 +6,9 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/methods"
 )
 
 // TestTrainingPathRefusesMisgroupedExample: a discriminator's DP-SGD is
@@ -22,13 +24,7 @@ import (
 // of the chunk within the row budget (two roots' pairs swapped): which
 // pairs are a root's is the method's claim (privatePlayer's doc comment).
 func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
-	g, d := tinySigned(t, 40)
-	cfg := tinyConfig(d)
-	m := New(cfg)
-	p, err := m.calibrate(context(g, 4), g.N)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, cfg, m, p := calibratedTiny(t)
 	perRoot := 2 * cfg.Paths // a discriminator root: N real pairs and N fakes
 	for _, tc := range []struct {
 		name string
@@ -41,7 +37,7 @@ func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ledger := dp.NewLedger()
-			pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, perRoot, &p.disc, nil, ledger, dp.NewSource(2))
+			pl, err := m.newPlayer(1, ledgerDisc, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, perRoot, &p.disc, nil, p.Plan, ledger, dp.NewSource(2))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,4 +68,89 @@ func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPlayerRecorderRefusedBeforeSteps: a private player built under a
+// plan that does not declare its name, or declares its steps at another
+// noise, and a noiseless player recording an event its plan does not
+// declare, are refused when built — before any step is drawn.
+func TestPlayerRecorderRefusedBeforeSteps(t *testing.T) {
+	g, cfg, m, p := calibratedTiny(t)
+	half := p.disc
+	half.Multiplier /= 2
+	halfEv, err := half.Event()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		plan   *dp.Plan
+		hg     *dp.HypergeomGaussian
+		record dp.Event
+		want   string
+	}{
+		{"disc undeclared", &dp.Plan{Releases: []dp.Planned{{Name: "other", Event: halfEv}}}, &p.disc, nil, "does not declare"},
+		{"disc at half the noise", &dp.Plan{Releases: []dp.Planned{{Name: ledgerDisc, Event: halfEv}}}, &p.disc, nil, ledgerDisc},
+		{"noiseless generator undeclared", p.Plan, nil, infiniteEvent(1), "does not declare"},
+	} {
+		ledger := dp.NewLedger()
+		name := ledgerDisc
+		if tc.hg == nil {
+			name = ledgerGen + ".unplanned"
+		}
+		pl, err := m.newPlayer(1, name, layers.Discriminator, g.N, cfg.DiscBatch, cfg.DiscBatch, 2*cfg.Paths, tc.hg, tc.record, tc.plan, ledger, dp.NewSource(2))
+		if err == nil || pl != nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: player %v, err = %v, want %q", tc.name, pl, err, tc.want)
+		}
+		if n := len(ledger.Entries()); n != 0 {
+			t.Errorf("%s: %d releases recorded", tc.name, n)
+		}
+	}
+}
+
+// TestPlanStepsAreLoopSteps: the training loop refuses, before its first
+// step, a plan that declares another number of discriminator or generator
+// steps than it takes (one epoch more than calibrated for), for the
+// private players and for the paper's noiseless generators; nothing is
+// recorded.
+func TestPlanStepsAreLoopSteps(t *testing.T) {
+	g, d := tinySigned(t, 40)
+	for _, args := range [][]string{nil, {"--accounting", "paper"}} {
+		m := New(tinyConfig(d))
+		if args != nil {
+			if err := methods.ParseConfigFlags(&m.cfg, args); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx := context(g, 4)
+		p, err := m.calibrate(ctx, g.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.cfg.TrainEpochs++
+		r, err := m.newRun(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.train(); err == nil || !strings.Contains(err.Error(), "the training loop takes") {
+			t.Errorf("%v: err = %v", args, err)
+		}
+		if n := len(ctx.Ledger().Entries()); n != 0 {
+			t.Errorf("%v: %d releases recorded", args, n)
+		}
+	}
+}
+
+// calibratedTiny is ASGL on a 40-node signed graph, calibrated at node
+// level for ε = 4.
+func calibratedTiny(t *testing.T) (*graphs.Graph, Config, *ASGL, *privacy) {
+	t.Helper()
+	g, d := tinySigned(t, 40)
+	cfg := tinyConfig(d)
+	m := New(cfg)
+	p, err := m.calibrate(context(g, 4), g.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, cfg, m, p
 }

@@ -65,9 +65,9 @@ type player struct {
 	n     int        // node ids: the population of roots
 	batch int        // roots per step
 	chunk int        // roots per graph run
-	// record, if set, records a step of a player without noise that the
-	// plan declares (the paper's generators).
-	record func()
+	// rec, if set, records a step of a player without noise that the
+	// plan declares (the paper's generators); nil records nothing.
+	rec *dp.Recorder
 }
 
 // trainRun is one training run.
@@ -90,8 +90,10 @@ type trainRun struct {
 // as hg's step; it refuses a construction whose step is not hg's. Without
 // hg it is plain minibatch training, every step recorded as record when
 // the plan declares one (the paper's generators: walks on the private
-// graph without noise, an event of no bound).
-func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch, chunk, perRoot int, hg *dp.HypergeomGaussian, record dp.Event, ledger *dp.Ledger, src *dp.Source) (*player, error) {
+// graph without noise, an event of no bound). Both record in ledger
+// through the recorder of plan's release name, which refuses, before the
+// player is built, a plan that does not declare that release.
+func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch, chunk, perRoot int, hg *dp.HypergeomGaussian, record dp.Event, plan *dp.Plan, ledger *dp.Ledger, src *dp.Source) (*player, error) {
 	c := m.cfg
 	mod := nn.NewModel(seed)
 	private := hg != nil
@@ -111,7 +113,7 @@ func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch
 		pl.opt = &nn.SGD{LR: c.LR}
 	}
 	if private {
-		if pl.sgd, err = privatePlayer(mod, gp, name, n, batch, perRoot, c.Clip, *hg, ledger, src); err != nil {
+		if pl.sgd, err = privatePlayer(mod, gp, name, n, batch, perRoot, c.Clip, *hg, plan, ledger, src); err != nil {
 			return nil, err
 		}
 		return pl, nil
@@ -120,7 +122,9 @@ func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch
 		return nil, err
 	}
 	if record != nil {
-		pl.record = func() { ledger.Record(name, record) }
+		if pl.rec, err = plan.Recorder(ledger, name, record); err != nil {
+			return nil, err
+		}
 	}
 	return pl, nil
 }
@@ -141,7 +145,7 @@ func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch
 // the method's claim on which R = min(R_{D,L}, n) rests (discPairs and
 // genPairs tag every pair with the root it was drawn from; Claim 2 of
 // walk.SignedWalker bounds the roots whose pairs change).
-func privatePlayer(mod *nn.Model, gp *layers.GANPlayer, name string, n, batch, perRoot int, clip float64, hg dp.HypergeomGaussian, ledger *dp.Ledger, src *dp.Source) (*dpnn.SGD, error) {
+func privatePlayer(mod *nn.Model, gp *layers.GANPlayer, name string, n, batch, perRoot int, clip float64, hg dp.HypergeomGaussian, plan *dp.Plan, ledger *dp.Ledger, src *dp.Source) (*dpnn.SGD, error) {
 	step, err := hg.Step()
 	if err != nil {
 		return nil, err
@@ -158,7 +162,11 @@ func privatePlayer(mod *nn.Model, gp *layers.GANPlayer, name string, n, batch, p
 	if got, want := cfg.StepEvent(hg.Multiplier).String(), step.String(); got != want || cfg.Steps() != hg.Steps {
 		return nil, fmt.Errorf("asgl: %s: the DP-SGD construction's step %s × %d is not the plan's %s × %d", name, got, cfg.Steps(), want, hg.Steps)
 	}
-	return dpnn.Private(mod, gp.PerRow, nil, x, cfg, hg.Multiplier, ledger, src)
+	rec, err := plan.Recorder(ledger, cfg.LedgerName(), step)
+	if err != nil {
+		return nil, fmt.Errorf("asgl: %s: %w", name, err)
+	}
+	return dpnn.Private(mod, gp.PerRow, nil, x, cfg, hg.Multiplier, rec, src)
 }
 
 // step takes one optimiser step on a batch of roots whose pairs pairsOf
@@ -222,9 +230,7 @@ func (pl *player) step(pairsOf func(roots []int) ([]layers.GANPair, error)) (tra
 			}
 		}
 		st = trainers.EpochStats{Loss: loss * inv, BatchSize: len(roots)}
-		if pl.record != nil {
-			pl.record()
-		}
+		pl.rec.Record()
 	}
 	params := pl.m.ParamValues()
 	pl.opt.Step(params, grads)
@@ -283,10 +289,10 @@ func (m *ASGL) newRun(ctx *methods.Context, p *privacy) (*trainRun, error) {
 		}
 	}
 	ledger := ctx.Ledger()
-	if r.disc, err = m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, c.DiscBatch, c.DiscBatch, 2*c.Paths, disc, nil, ledger, src.Split("asgl.disc")); err != nil {
+	if r.disc, err = m.newPlayer(ctx.Seed, ledgerDisc, layers.Discriminator, n, c.DiscBatch, c.DiscBatch, 2*c.Paths, disc, nil, p.Plan, ledger, src.Split("asgl.disc")); err != nil {
 		return nil, err
 	}
-	if r.gen, err = m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, c.GenBatch, min(c.GenBatch, genChunk), c.Paths*walkPairs(c.MaxLen, c.Window), gen, genRecord, ledger, src.Split("asgl.gen")); err != nil {
+	if r.gen, err = m.newPlayer(ctx.Seed+0x9e37, ledgerGen, layers.Generator, n, c.GenBatch, min(c.GenBatch, genChunk), c.Paths*walkPairs(c.MaxLen, c.Window), gen, genRecord, p.Plan, ledger, src.Split("asgl.gen")); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -411,7 +417,31 @@ func (r *trainRun) loop() *trainers.Adversarial {
 }
 
 // train runs the loop.
+//
+// The plan's step counts (steps) must be the loop's: a player that
+// records its steps (a private player's DP-SGD, the paper's noiseless
+// generators) is refused before the loop starts when its plan declares
+// another number of them than the loop takes.
 func (r *trainRun) train() error {
-	_, err := r.loop().Train()
+	loop := r.loop()
+	tD, tG := loop.Steps()
+	for _, c := range []struct {
+		pl    *player
+		steps int
+	}{{r.disc, tD}, {r.gen, tG}} {
+		if rec := c.pl.recorder(); rec != nil && rec.Planned() != float64(c.steps) {
+			return fmt.Errorf("asgl: the plan declares %v steps of %s, the training loop takes %d", rec.Planned(), rec.Name(), c.steps)
+		}
+	}
+	_, err := loop.Train()
 	return err
+}
+
+// recorder is the recorder of the player's steps (nil when it records
+// none).
+func (pl *player) recorder() *dp.Recorder {
+	if pl.sgd != nil {
+		return pl.sgd.Cfg.Recorder
+	}
+	return pl.rec
 }

@@ -440,19 +440,19 @@ func (m *CARIBOU) run(ctx *methods.Context) (*methods.Outcome, error) {
 		return nil, err
 	}
 	// 1. Encoder, trained on features and labels only; rows of X⁽⁰⁾ have norm 1.
-	x0, width, enc, err := m.encode(ctx, s, z, norm, src.Split("caribou.encoder"))
+	x0, width, enc, err := m.encode(ctx, s, cal, norm, src.Split("caribou.encoder"))
 	if err != nil {
 		return nil, err
 	}
 	// 2. PCMP, run once: the only adjacency access; only X⁽ᴷ⁾ leaves it.
 	// Its input is X⁽⁰⁾ with the rows of featureless nodes set to 0
 	// (pcmpInput: what the node-level proof needs of a removed node).
-	xk, err := m.pcmp(ctx, s, z, pcmpInput(x0, width, g.X), width, src.Split("caribou.pcmp"))
+	xk, err := m.pcmp(ctx, s, cal.Plan, z, pcmpInput(x0, width, g.X), width, src.Split("caribou.pcmp"))
 	if err != nil {
 		return nil, err
 	}
 	// 3. Classifier on [X⁽⁰⁾, X⁽ᴷ⁾] (post-processing at edge level).
-	tr := m.cfg.Training(ctx, s.rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
+	tr := m.cfg.Training(ctx, cal.Plan, s.rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
 	in := []*graphs.Features{layers.DenseFeatures(x0, g.N, width), layers.DenseFeatures(xk, g.N, width)}
 	mod, err := run.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
@@ -492,9 +492,15 @@ func (m *CARIBOU) inference(ctx *methods.Context, s *setup, cal *run.Calibrated,
 				return nil, fmt.Errorf("query graph: %w", err)
 			}
 			p := m.newPCMP(&setup{layer: layer}, z*s.noiseScale, src.Split("pcmp"))
-			if ctx.Private() {
-				l := ctx.Ledger()
-				p.OnRelease = func() { l.Record(methods.LedgerQueries, pcmpEvent(s.accounted(z), gf)) }
+			if cost != nil && p.Std > 0 {
+				rec, err := cost.Recorder(pcmpEvent(s.accounted(z), gf))
+				if err != nil {
+					return nil, err
+				}
+				if rec.Planned() != 1 { // a query releases X⁽ᴷ⁾ once
+					return nil, fmt.Errorf("caribou: a query's cost declares %v PCMP releases, a query makes 1", rec.Planned())
+				}
+				p.Rec = rec
 			}
 			encEval, clsEval, err := ap.QueryEvaluators(enc, cls, h.N)
 			if err != nil {
@@ -556,14 +562,14 @@ func (m *CARIBOU) layerOver(level methods.Level, a *graphs.CSR, dataset string) 
 // encode returns X⁽⁰⁾ (N×width, rows of norm 1) and the encoder (nil
 // without one): the encoder's row-normalised embedding, or without encoder
 // the row-normalised raw features.
-func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.NormKind, src *dp.Source) ([]float64, int, *run.Module, error) {
+func (m *CARIBOU) encode(ctx *methods.Context, s *setup, cal *run.Calibrated, norm layers.NormKind, src *dp.Source) ([]float64, int, *run.Module, error) {
 	g := ctx.Graph
 	if m.cfg.EncoderLayers == 0 {
 		x := g.X.ToDense()
 		layers.NormalizeRows(x, g.X.F)
 		return x, g.X.F, nil, nil
 	}
-	mod, err := m.cfg.TrainEncoder(ctx, m.cfg.Training(ctx, s.rate, z, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src, ctx.Seed, "caribou")
+	mod, err := m.cfg.TrainEncoder(ctx, m.cfg.Training(ctx, cal.Plan, s.rate, cal.Multiplier, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src, ctx.Seed, "caribou")
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -572,20 +578,23 @@ func (m *CARIBOU) encode(ctx *methods.Context, s *setup, z float64, norm layers.
 
 // pcmp runs PCMP once over x0 with noise std z·noiseScale and records the
 // release at the proven multiplier (std over the strict Δ).
-func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, z float64, x0 []float64, width int, src *dp.Source) ([]float64, error) {
+func (m *CARIBOU) pcmp(ctx *methods.Context, s *setup, plan *dp.Plan, z float64, x0 []float64, width int, src *dp.Source) ([]float64, error) {
 	p := m.newPCMP(s, z*s.noiseScale, src)
 	g, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
 	if err != nil {
 		return nil, err
 	}
-	l := ctx.Ledger()
-	std := p.Std
-	p.OnRelease = func() {
-		za := s.accounted(z)
-		if p.Std != std {
-			za = p.Std / s.sensitivity // a changed std shows up when the ledger is checked
+	if p.Std > 0 {
+		// p's std is set here and released at once, so the planned
+		// event is the one drawn.
+		rec, err := ctx.Mechanism(plan, ledgerPCMP, pcmpEvent(s.accounted(z), g))
+		if err != nil {
+			return nil, err
 		}
-		l.Record(ledgerPCMP, pcmpEvent(za, g))
+		if rec.Planned() != 1 { // a run releases X⁽ᴷ⁾ once
+			return nil, fmt.Errorf("caribou: the plan declares %v PCMP releases, a run makes 1", rec.Planned())
+		}
+		p.Rec = rec
 	}
 	return p.Release(x0, width)
 }
@@ -763,7 +772,7 @@ func (m *CARIBOU) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		width = g.X.F
 	}
 	in := []*graphs.Features{run.Placeholder(g.N, width, ctx.Seed), run.Placeholder(g.N, width, ctx.Seed+1)}
-	tr := m.cfg.Training(ctx, s.rate, cal.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
+	tr := m.cfg.Training(ctx, cal.Plan, s.rate, cal.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
 	mod, err := run.BuildModule(ctx.Seed+1, in, []string{"X0", "XK"}, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "caribou", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err

@@ -79,15 +79,8 @@ func TestRunsWithinPlan(t *testing.T) {
 			t.Fatalf("%s: report %+v", level, out.Privacy)
 		}
 		m = m.at(true) // the configuration the run used
-		s, err := m.setupGraph(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cal, err := m.calibrate(ctx, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.pcmp(ctx, s, cal.Multiplier, make([]float64, ctx.Graph.N), 1, dp.NewSource(1)); err != nil {
+		s, cal := setupCalibrated(t, m, ctx)
+		if _, err := m.pcmp(ctx, s, cal.Plan, cal.Multiplier, make([]float64, ctx.Graph.N), 1, dp.NewSource(1)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := run.Report(ctx, cal.Plan); err == nil || !strings.Contains(err.Error(), `"pcmp"`) {
@@ -785,4 +778,53 @@ func TestLevelDefaults(t *testing.T) {
 			t.Errorf("%v: accepted", args)
 		}
 	}
+}
+
+// TestPCMPRecorderRefusedBeforeRelease: PCMP built under a plan that does
+// not declare its release, or declares it at another noise multiplier, is
+// refused before it draws (nothing recorded, no output).
+func TestPCMPRecorderRefusedBeforeRelease(t *testing.T) {
+	m := newCARIBOU(t, "--hops", "4", "--epochs", "3", "--encoder-epochs", "3").at(true)
+	ctx := &methods.Context{Graph: testGraph(t), Level: methods.Edge, Epsilon: 4, Delta: 1e-5, Seed: 1}
+	s, cal := setupCalibrated(t, m, ctx)
+	renamed, half := *cal.Plan, *cal.Plan
+	renamed.Releases, half.Releases = slices.Clone(cal.Plan.Releases), slices.Clone(cal.Plan.Releases)
+	found := false
+	for i, r := range cal.Plan.Releases {
+		if r.Name == ledgerPCMP {
+			found = true
+			renamed.Releases[i].Name = "pcmp.other"
+			g, err := dp.CNIFactor(m.cfg.Lipschitz, m.cfg.Hops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			half.Releases[i].Event = pcmpEvent(s.accounted(cal.Multiplier/2), g)
+		}
+	}
+	if !found {
+		t.Fatalf("the plan has no %q release: %+v", ledgerPCMP, cal.Plan.Releases)
+	}
+	for name, plan := range map[string]*dp.Plan{"undeclared": &renamed, "half the multiplier": &half} {
+		out, err := m.pcmp(ctx, s, plan, cal.Multiplier, make([]float64, ctx.Graph.N), 1, dp.NewSource(1))
+		if err == nil || out != nil || !strings.Contains(err.Error(), `"pcmp"`) {
+			t.Errorf("%s: PCMP ran (err %v)", name, err)
+		}
+		if n := len(ctx.Ledger().Entries()); n != 0 {
+			t.Errorf("%s: %d releases recorded by a refused PCMP", name, n)
+		}
+	}
+}
+
+// setupCalibrated is m's privacy set-up on ctx's graph and its calibration.
+func setupCalibrated(t *testing.T, m *CARIBOU, ctx *methods.Context) (*setup, *run.Calibrated) {
+	t.Helper()
+	s, err := m.setupGraph(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := m.calibrate(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, cal
 }

@@ -5,11 +5,9 @@ import (
 	"slices"
 
 	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/run"
-	G "gorgonia.org/gorgonia"
 )
 
 // AuditTarget is one of DPAR's releases for `dpgnn audit`, on the raw
@@ -141,19 +139,20 @@ func (m *DPAR) sgdAudit(ctx *methods.Context, p *privacy) (*run.AuditTarget, err
 			labels[k] = g.Labels[i]
 		}
 		capEx := p.capacity(g.N)
-		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(pi), true)
+		n, err := m.buildNet(ctx.Seed, g.X, g.NumClasses, capEx, capEx*maxRow(ex), true)
 		if err != nil {
 			return nil, err
 		}
-		sgd, err := dpnn.BuildSGD(n.m, n.perRow, dpnn.SGDConfig{Clip: m.cfg.Clip, Multiplier: p.sgdStd / m.cfg.Clip, Rate: p.rate, Samples: g.N, Present: gs.present(), Capacity: capEx},
-			dp.NewSource(0), []*G.Node{n.h})
+		// The run's construction (m.private: dpnn.Private over the declared
+		// examples, its step checked against the plan's), recording into a
+		// ledger of its own: the audit compares releases, it accounts nothing.
+		sgd, fill, err := m.private(n, gs, ex, g.Labels, p, dp.NewLedger(), dp.NewSource(0))
 		if err != nil {
 			return nil, err
 		}
-		fill := n.filler(ex, labels, exampleIndex(g.N, gs.members), sgd.Groups)
 		return func(src *dp.Source) ([]float64, error) {
 			sgd.SetSource(src)
-			return sgd.Release(fill)
+			return sgd.ReleaseExamples(fill)
 		}, nil
 	}
 	return t, nil

@@ -1,6 +1,8 @@
 package dpar
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,3 +121,82 @@ func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestAPPRRecorders: every DP-APPR variant's per-row recorders are built
+// from the plan — M rows of them add up to exactly the plan's ledgerAPPR
+// releases — and refused, before any row is drawn, under a plan that
+// declares the rows under another name or at another noise; a run whose
+// --rows exceeds the node ids it draws sources from is refused before it
+// releases anything (the plan accounts --rows rows, the run would release
+// fewer).
+func TestAPPRRecorders(t *testing.T) {
+	g := testGraph(t)
+	for _, variant := range []string{"gm", "em0", "em1"} {
+		m := newDPAR(t, append([]string{"--variant", variant}, small...)...)
+		ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Delta: 1e-3, DeltaRule: methods.DeltaGiven, Seed: 1, Selection: trainers.SelectLast}
+		p, err := m.calibrate(ctx, len(g.Split.Train))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := m.apprRecorders(ctx, p)
+		if err != nil {
+			t.Fatalf("%s: %v", variant, err)
+		}
+		for range m.cfg.Rows {
+			for _, r := range recs {
+				r.Record()
+			}
+		}
+		apprOnly := *p.Plan
+		apprOnly.Releases = nil
+		for _, r := range p.Plan.Releases {
+			if r.Name == ledgerAPPR {
+				apprOnly.Releases = append(apprOnly.Releases, r)
+			}
+		}
+		if err := apprOnly.Check(ctx.Ledger()); err != nil {
+			t.Errorf("%s: %d rows recorded against the plan's: %v", variant, m.cfg.Rows, err)
+		}
+		for name, edit := range map[string]func(*dp.Planned){
+			"renamed": func(r *dp.Planned) { r.Name = "dpar.appr.other" },
+			"other noise": func(r *dp.Planned) {
+				switch e := r.Event.(type) {
+				case dp.GaussianEvent:
+					e.Multiplier *= 2
+					r.Event = e
+				case dp.PureEvent:
+					e.Epsilon /= 2
+					r.Event = e
+				}
+			},
+		} {
+			bad := *p
+			plan := *p.Plan
+			plan.Releases = slices.Clone(p.Plan.Releases)
+			for i := range plan.Releases {
+				if plan.Releases[i].Name == ledgerAPPR {
+					edit(&plan.Releases[i])
+				}
+			}
+			cal := *p.Calibrated
+			cal.Plan = &plan
+			bad.Calibrated = &cal
+			c := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8}
+			if _, err := m.apprRecorders(c, &bad); err == nil || !strings.Contains(err.Error(), ledgerAPPR) {
+				t.Errorf("%s, %s: err = %v", variant, name, err)
+			}
+			if _, err := m.train(c, &bad); err == nil || len(c.Ledger().Entries()) != 0 {
+				t.Errorf("%s, %s: the run trained or recorded (err %v)", variant, name, err)
+			}
+		}
+	}
+	m := newDPAR(t, append(small, "--rows", fmt.Sprint(g.N+1))...)
+	ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Delta: 1e-3, DeltaRule: methods.DeltaGiven, Seed: 1, Selection: trainers.SelectLast}
+	p, err := m.calibrate(ctx, len(g.Split.Train))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.train(ctx, p); err == nil || !strings.Contains(err.Error(), "--rows") || len(ctx.Ledger().Entries()) != 0 {
+		t.Errorf("--rows N+1: err = %v, %d releases recorded", err, len(ctx.Ledger().Entries()))
+	}
+}

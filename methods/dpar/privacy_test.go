@@ -369,7 +369,7 @@ func TestNoRefusalOnPrivateData(t *testing.T) {
 		args   []string
 	}{
 		{"capacity one, two-row examples", withTrain(allIDs(9)...), 5, 56, []string{"--rows", "10", "--epochs", "2"}},
-		{"the only training node removed", withTrain(3), 3, 1, []string{"--epochs", "2"}},
+		{"the only training node removed", withTrain(3), 3, 1, []string{"--rows", "10", "--epochs", "2"}}, // --rows ≤ the 10 node ids (public)
 		{"ISTA without convergence", withTrain(0, 3), 3, 1, []string{"--rows", "10", "--node-rate", "1", "--ista-tol", "0", "--epochs", "1"}},
 	} {
 		for side, g := range map[string]*graphs.Graph{"G": tc.g, "G − v": removeNode(tc.g, tc.remove)} {

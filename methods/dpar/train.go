@@ -390,7 +390,9 @@ func examplesOf(gs *graphsOf, ex *graphs.CSR, r, change, deleted, inserted int) 
 // with the plan's noise (dpnn.Private): Poisson sampling over the node ids
 // at p.rate, the noise std and the step event of the plan's group pair
 // (Occurrences{R, 2, Deleted R, Inserted R−1, Poisson{q, Gaussian{z}}}),
-// each noisy step recorded by the construction in ledger. It refuses a
+// each noisy step recorded by the construction in ledger through the
+// recorder of the plan's DP-SGD release (refused, before anything is
+// drawn, when the plan declares no such step). It refuses a
 // construction whose step event is not the plan's, so the run cannot
 // record what the plan did not account. The fill loads a laid-out batch:
 // the rows' features, Π's pooling matrix, the examples' labels.
@@ -413,7 +415,11 @@ func (m *DPAR) private(n *net, gs *graphsOf, ex *graphs.CSR, labels []int, p *pr
 	if got, want := cfg.StepEvent(z).String(), p.sgd.String(); got != want || cfg.Steps() != p.steps {
 		return nil, nil, fmt.Errorf("dpar: the DP-SGD construction's step %s × %d is not the plan's %s × %d", got, cfg.Steps(), want, p.steps)
 	}
-	sgd, err := dpnn.Private(n.m, n.perRow, []*G.Node{n.h}, x, cfg, z, ledger, src)
+	rec, err := p.Plan.Recorder(ledger, cfg.LedgerName(), cfg.StepEvent(z))
+	if err != nil {
+		return nil, nil, err
+	}
+	sgd, err := dpnn.Private(n.m, n.perRow, []*G.Node{n.h}, x, cfg, z, rec, src)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -567,6 +573,28 @@ func (m *DPAR) scores(g *graphs.Graph, gs *graphsOf, h []float64) ([]float64, er
 	return run.Softmax(logits, g.N, c), nil
 }
 
+// apprRecorders are the recorders of one DP-APPR row's releases (one per
+// event of p.appr.Events(1): the Gaussian row, or the exponential
+// mechanism's K rounds and the Laplace values), built from the run's plan
+// before any row is drawn, which refuses them unless it declares those
+// releases under ledgerAPPR; none without privacy.
+func (m *DPAR) apprRecorders(ctx *methods.Context, p *privacy) ([]*dp.Recorder, error) {
+	if !p.private {
+		return nil, nil
+	}
+	per, err := p.appr.Events(1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*dp.Recorder, len(per))
+	for i, e := range per {
+		if out[i], err = ctx.Mechanism(p.Plan, ledgerAPPR, e); err != nil {
+			return nil, fmt.Errorf("DP-APPR: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // train runs the pipeline: G, the sources, the DP-APPR rows, Π, the
 // examples, training, inference.
 func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
@@ -586,14 +614,22 @@ func (m *DPAR) train(ctx *methods.Context, p *privacy) (*result, error) {
 	} else if len(gs.members) == 0 {
 		return nil, fmt.Errorf("the split has no training nodes")
 	}
+	rows, err := m.apprRecorders(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	sources := drawSources(gs, m.cfg.Rows, sourceSrc)
+	if p.private && len(sources) != m.cfg.Rows {
+		// the plan accounts --rows rows; the run releases one per source
+		return nil, fmt.Errorf("--rows %d exceeds the %d node ids the DP-APPR sources are drawn from", m.cfg.Rows, gs.n)
+	}
 	pi, err := m.buildPi(gs, sources, mech, p.maxRefs, apprSrc)
 	if err != nil {
 		return nil, err
 	}
-	if p.private {
-		for _, e := range p.apprEvents {
-			ctx.Ledger().Record(ledgerAPPR, e)
+	for range sources { // every source's row was released
+		for _, r := range rows {
+			r.Record()
 		}
 	}
 	ex := exampleRows(pi, gs.members)

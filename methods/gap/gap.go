@@ -177,12 +177,12 @@ func (m *GAP) run(ctx *methods.Context) (*methods.Outcome, error) {
 	nTrain := len(g.Split.Train)
 
 	// 1. Encoder, trained on features and labels only.
-	x0, width, enc, err := m.encode(ctx, setup, z, norm, src.Split("gap.encoder"))
+	x0, width, enc, err := m.encode(ctx, setup, priv, norm, src.Split("gap.encoder"))
 	if err != nil {
 		return nil, err
 	}
 	// 2. K hops of NAP, computed once and cached: the only adjacency access.
-	hops, err := m.aggregate(ctx, setup, z, x0, width, src.Split("gap.nap"))
+	hops, err := m.aggregate(ctx, setup, priv.Plan, z, x0, width, src.Split("gap.nap"))
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (m *GAP) run(ctx *methods.Context) (*methods.Outcome, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("X%d", i)
 	}
-	tr := m.cfg.Training(ctx, setup.Rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
+	tr := m.cfg.Training(ctx, priv.Plan, setup.Rate, z, m.cfg.TrainEpochs, ap.LedgerClassifier)
 	mod, err := run.BuildModule(ctx.Seed+1, hops, names, tr, nTrain, m.cfg.Classifier(ctx.Level, "gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err
@@ -223,8 +223,8 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *run.Calib
 				return nil, err
 			}
 			nap := layers.NewNAP("gap.query.nap", adj, priv.Multiplier*setup.Sensitivity, src.Split("nap"))
-			if ctx.Private() {
-				ap.RecordNAP(nap, ctx.Ledger(), methods.LedgerQueries, priv.Multiplier, setup.Sensitivity)
+			if err := ap.RecordQueryNAP(cost, nap, m.cfg.Hops, priv.Multiplier, setup.Sensitivity); err != nil {
+				return nil, err
 			}
 			encEval, clsEval, err := ap.QueryEvaluators(enc, cls, h.N)
 			if err != nil {
@@ -258,7 +258,7 @@ func (m *GAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *run.Calib
 // width and the encoder (nil without one, or cross-fitted): GAP's
 // row-normalised encoder embedding for all nodes or, with EncoderFolds ≥ 2,
 // cross-fitted class probabilities (encodeCrossFit).
-func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, *run.Module, error) {
+func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, priv *run.Calibrated, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, *run.Module, error) {
 	g := ctx.Graph
 	if m.cfg.EncoderLayers == 0 {
 		return g.X, g.X.F, nil, nil
@@ -267,7 +267,7 @@ func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm la
 		x0, width, err := m.encodeCrossFit(ctx, setup, norm, src)
 		return x0, width, nil, err
 	}
-	mod, err := m.cfg.TrainEncoder(ctx, m.cfg.Training(ctx, setup.Rate, z, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src, ctx.Seed, "gap")
+	mod, err := m.cfg.TrainEncoder(ctx, m.cfg.Training(ctx, priv.Plan, setup.Rate, priv.Multiplier, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src, ctx.Seed, "gap")
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -287,7 +287,7 @@ func (m *GAP) encode(ctx *methods.Context, setup *ap.APSetup, z float64, norm la
 // encoders. No edge is read.
 func (m *GAP) encodeCrossFit(ctx *methods.Context, setup *ap.APSetup, norm layers.NormKind, src *dp.Source) (*graphs.Features, int, error) {
 	x0, err := crossFit(ctx, m.cfg.EncoderFolds, func(f int, cf *methods.Context) ([]float64, error) {
-		mod, err := m.cfg.TrainEncoder(cf, m.cfg.Training(cf, setup.Rate, 0, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919, "gap")
+		mod, err := m.cfg.TrainEncoder(cf, m.cfg.Training(cf, nil, setup.Rate, 0, m.cfg.EncoderEpochs, ap.LedgerEncoder), m.cfg.EncoderLayers, norm, src.Split(fmt.Sprintf("fold%d", f)), ctx.Seed+uint64(f)*7919, "gap")
 		if err != nil {
 			return nil, err
 		}
@@ -362,9 +362,11 @@ func addSoftmax(dst, z []float64, w float64) {
 
 // aggregate computes the K cached hops [X0, X1, …, XK] with
 // X_k = rownorm(NAP(X_{k−1})): exactly K NAP calls.
-func (m *GAP) aggregate(ctx *methods.Context, setup *ap.APSetup, z float64, x0 *graphs.Features, width int, src *dp.Source) ([]*graphs.Features, error) {
+func (m *GAP) aggregate(ctx *methods.Context, setup *ap.APSetup, plan *dp.Plan, z float64, x0 *graphs.Features, width int, src *dp.Source) ([]*graphs.Features, error) {
 	nap := layers.NewNAP("gap.nap", setup.Adj, z*setup.Sensitivity, src)
-	ap.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
+	if err := ap.RecordPlannedNAP(ctx, plan, nap, ledgerNAP, m.cfg.Hops, z, setup.Sensitivity); err != nil {
+		return nil, err
+	}
 	hops, err := m.hops(nap, ctx.Graph.N, x0, width)
 	if err != nil {
 		return nil, err
@@ -430,7 +432,7 @@ func (m *GAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 		hops = append(hops, run.Placeholder(g.N, width, ctx.Seed+uint64(k)))
 		names = append(names, fmt.Sprintf("X%d", k))
 	}
-	tr := m.cfg.Training(ctx, setup.Rate, priv.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
+	tr := m.cfg.Training(ctx, priv.Plan, setup.Rate, priv.Multiplier, m.cfg.TrainEpochs, ap.LedgerClassifier)
 	mod, err := run.BuildModule(ctx.Seed, hops, names, tr, len(g.Split.Train), m.cfg.Classifier(ctx.Level, "gap", g.NumClasses, norm, m.cfg.EncoderLayers == 0))
 	if err != nil {
 		return nil, err

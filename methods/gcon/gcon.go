@@ -372,12 +372,18 @@ func (m *GCON) perturbedProblem(ctx *methods.Context, x []float64, d1 int, rows,
 	if err != nil {
 		return nil, err
 	}
+	// The recorder of the plan's one objective (Plan, the function the
+	// run's report is built from), before B is drawn.
+	var rec *dp.Recorder
+	if releases(ctx, pp.cal) {
+		if rec, err = ctx.Mechanism(Plan(ctx, pp.cal, pp.delta, pp.deltaSource, pp.n1, pp.d), ledgerObjective, nil); err != nil {
+			return nil, err
+		}
+	}
 	if pp.b, err = SampleObjectiveNoise(pp.d, ctx.Graph.NumClasses, pp.cal.Beta, src); err != nil {
 		return nil, err
 	}
-	if releases(ctx, pp.cal) {
-		ctx.Ledger().Record(ledgerObjective, nil)
-	}
+	rec.Record()
 	return pp, nil
 }
 

@@ -167,7 +167,7 @@ func (m *MLP) dpModule(ctx *methods.Context) (*run.Module, run.ModuleTraining, *
 	if err != nil {
 		return nil, tr, nil, err
 	}
-	tr.Multiplier = priv.Multiplier
+	tr.Multiplier, tr.Plan = priv.Multiplier, priv.Plan
 	run.NoteSelection(ctx, priv.Plan, 1)
 	mod, err := run.BuildModule(ctx.Seed, []*graphs.Features{g.X}, []string{"X"}, tr, len(train), run.MLPBody("mlp", cfg))
 	return mod, tr, priv, err

@@ -54,9 +54,9 @@ func (m *ProGAP) Config() any     { return &m.cfg }
 func (m *ProGAP) Validate() error { return m.cfg.Validate() }
 func (m *ProGAP) Epochs() int     { return (m.cfg.Hops + 1) * m.cfg.TrainEpochs }
 
-func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, z float64, stage int) run.ModuleTraining {
+func (m *ProGAP) training(ctx *methods.Context, setup *ap.APSetup, plan *dp.Plan, z float64, stage int) run.ModuleTraining {
 	return run.ModuleTraining{Epochs: m.cfg.TrainEpochs, LR: m.cfg.LR, WeightDecay: m.cfg.WeightDecay, Private: ctx.Level == methods.Node,
-		Multiplier: z, Clip: m.cfg.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD}
+		Multiplier: z, Clip: m.cfg.Clip, Rate: setup.Rate, Stage: stage, Ledger: ledgerSGD, Plan: plan}
 }
 
 // Ledger names of ProGAP's releases.
@@ -72,7 +72,7 @@ const (
 func (m *ProGAP) calibrate(ctx *methods.Context, setup *ap.APSetup) (*run.Calibrated, error) {
 	t := 0
 	if ctx.Level == methods.Node {
-		t = m.training(ctx, setup, 0, 0).SGDSteps()
+		t = m.training(ctx, setup, nil, 0, 0).SGDSteps()
 	}
 	return m.cfg.Plan(ctx, setup, func(z float64) []dp.Planned {
 		ev := Events(ctx.Level, m.cfg.Hops, z, setup.Rate, t)
@@ -202,7 +202,9 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 		return nil, nil, nil, err
 	}
 	nap := layers.NewNAP("progap.nap", setup.Adj, z*setup.Sensitivity, src.Split("progap.nap"))
-	ap.RecordNAP(nap, ctx.Ledger(), ledgerNAP, z, setup.Sensitivity)
+	if err := ap.RecordPlannedNAP(ctx, priv.Plan, nap, ledgerNAP, m.cfg.Hops, z, setup.Sensitivity); err != nil {
+		return nil, nil, nil, err
+	}
 	inputs := []*graphs.Features{g.X}
 	var prev *stage
 	var res *methods.Outcome
@@ -215,7 +217,7 @@ func (m *ProGAP) run(ctx *methods.Context) (*methods.Outcome, *layers.NAP, *stag
 			}
 			inputs = append(inputs, agg)
 		}
-		tr := m.training(ctx, setup, z, s)
+		tr := m.training(ctx, setup, priv.Plan, z, s)
 		st, err := m.buildStage(ctx, s, inputs, prev, tr)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("stage %d: %w", s, err)
@@ -254,8 +256,8 @@ func (m *ProGAP) inference(ctx *methods.Context, setup *ap.APSetup, priv *run.Ca
 				return nil, err
 			}
 			nap := layers.NewNAP("progap.query.nap", adj, priv.Multiplier*setup.Sensitivity, src.Split("nap"))
-			if ctx.Private() {
-				ap.RecordNAP(nap, ctx.Ledger(), methods.LedgerQueries, priv.Multiplier, setup.Sensitivity)
+			if err := ap.RecordQueryNAP(cost, nap, m.cfg.Hops, priv.Multiplier, setup.Sensitivity); err != nil {
+				return nil, err
 			}
 			evals := make([]*run.Evaluator, len(stages))
 			for s, st := range stages {
@@ -322,7 +324,7 @@ func (m *ProGAP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
 	for k := 0; k < m.cfg.Hops; k++ {
 		inputs = append(inputs, run.Placeholder(g.N, m.cfg.Hidden, ctx.Seed+uint64(k)))
 	}
-	tr := m.training(ctx, setup, priv.Multiplier, m.cfg.Hops)
+	tr := m.training(ctx, setup, priv.Plan, priv.Multiplier, m.cfg.Hops)
 	st, err := m.buildStage(ctx, m.cfg.Hops, inputs, nil, tr)
 	if err != nil {
 		return nil, err

@@ -82,7 +82,7 @@ func TestProGAPStageStructure(t *testing.T) {
 		t.Fatalf("logits shape %v", w)
 	}
 	// A fresh stage built from the final one copies its bases exactly.
-	st, err := m.buildStage(ctx, 2, []*graphs.Features{g.X, g.X, g.X}[:1], nil, m.training(ctx, &ap.APSetup{}, 0, 2))
+	st, err := m.buildStage(ctx, 2, []*graphs.Features{g.X, g.X, g.X}[:1], nil, m.training(ctx, &ap.APSetup{}, nil, 0, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestOneReleaseMoreThanPlannedFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx.Ledger().Record(ledgerNAP, dp.GaussianEvent{Multiplier: priv.Multiplier, Count: 1}) // the planned NAP release
-	tr := m.training(ctx, setup, priv.Multiplier, 0)
+	tr := m.training(ctx, setup, priv.Plan, priv.Multiplier, 0)
 	st, err := m.buildStage(ctx, 0, []*graphs.Features{ctx.Graph.X}, nil, tr)
 	if err != nil {
 		t.Fatal(err)

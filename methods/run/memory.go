@@ -7,12 +7,11 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 )
 
-// Begin is the prologue of a method's run: it creates the run's ledger
-// (so that every copy of ctx made later shares it) and refuses a model of
-// `layers` hidden layers of width `hidden` above the memory limit
-// (CheckModelMemory), before anything is allocated or released.
+// Begin is the prologue of a method's run: it refuses a model of `layers`
+// hidden layers of width `hidden` above the memory limit
+// (CheckModelMemory), before anything is allocated or released. (The
+// run's ledger exists already: methods.NewContext creates it.)
 func Begin(ctx *methods.Context, method string, hidden, layers int) error {
-	ctx.Ledger()
 	return CheckModelMemory(ctx, method, hidden, layers)
 }
 

@@ -47,8 +47,13 @@ type ModuleTraining struct {
 	Clip       float64
 	Rate       float64
 	Stage      int
-	// Ledger names the DP-SGD steps in the run's privacy ledger.
+	// Ledger names the DP-SGD steps in the run's privacy ledger, and Plan
+	// is the run's plan, which must declare them there: a noisy module
+	// records every step through the recorder ctx.Mechanism(Plan, Ledger,
+	// one Poisson Gaussian step at Rate and Multiplier) builds, and is
+	// refused before it trains when the plan declares no such release.
 	Ledger string
+	Plan   *dp.Plan
 	// Samples, when set, are the rows of the module's inputs it trains on,
 	// and Targets their classes — a module whose rows are not the graph's
 	// nodes (e.g. node pairs); by default the training nodes and their
@@ -309,8 +314,15 @@ func (mod *Module) prepare(ctx *methods.Context, tr ModuleTraining, src *dp.Sour
 		if src == nil {
 			return nil, fmt.Errorf("DP-SGD needs a noise source")
 		}
+		var rec *dp.Recorder
+		if tr.Multiplier > 0 {
+			var err error
+			if rec, err = ctx.Mechanism(tr.Plan, tr.Ledger, dp.PoissonGaussianEvent{Rate: tr.Rate, Multiplier: tr.Multiplier, Steps: 1}); err != nil {
+				return nil, fmt.Errorf("DP-SGD: %w", err)
+			}
+		}
 		sgd, err := dpnn.BuildSGD(m, mod.CE.PerRow, dpnn.SGDConfig{Clip: tr.Clip, Multiplier: tr.Multiplier,
-			Rate: tr.Rate, Samples: n, Capacity: capacity, Ledger: ctx.Ledger(), LedgerName: tr.Ledger}, src, evalOut)
+			Rate: tr.Rate, Samples: n, Capacity: capacity, Recorder: rec}, src, evalOut)
 		if err != nil {
 			return nil, err
 		}
@@ -350,11 +362,16 @@ func (mod *Module) prepare(ctx *methods.Context, tr ModuleTraining, src *dp.Sour
 // Poisson sampling and exactly tr.SGDSteps() steps.
 func (mod *Module) Train(ctx *methods.Context, tr ModuleTraining, src *dp.Source) (trainers.LoopResult, error) {
 	g := ctx.Graph
-	sel := loopSelection(ctx, src)
 	labels, split := g.Labels, g.Split
+	sel := trainers.Selection{Mode: trainers.SelectLast}
 	if tr.Samples != nil {
 		// Rows are not nodes: no validation nodes to select on.
-		labels, split, sel = tr.Targets, graphs.Split{}, trainers.Selection{Mode: trainers.SelectLast}
+		labels, split = tr.Targets, graphs.Split{}
+	} else {
+		var err error
+		if sel, err = loopSelection(ctx, tr.Plan, src); err != nil {
+			return trainers.LoopResult{}, err
+		}
 	}
 	var watch *Watch
 	if sel.Mode != trainers.SelectLast {

@@ -30,7 +30,8 @@ func TestWatchPathMatchesFullEvaluation(t *testing.T) {
 		private bool
 	}{{"full-batch", layers.NormBatch, false}, {"dp-sgd", layers.NormGroup, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := ModuleTraining{Epochs: 15, LR: 0.02, Private: tc.private, Clip: 1, Multiplier: 1, Rate: 0.3}
+			tr := ModuleTraining{Epochs: 15, LR: 0.02, Private: tc.private, Clip: 1, Multiplier: 1, Rate: 0.3, Ledger: "dpsgd"}
+			tr.Plan = &dp.Plan{Releases: []dp.Planned{{Name: "dpsgd", Event: dp.PoissonGaussianEvent{Rate: 0.3, Multiplier: 1, Steps: tr.SGDSteps()}}}}
 			build := func() *Module {
 				var p *layers.MLP
 				cfg := layers.MLPConfig{Dims: []int{12, 16, 3}, Activation: layers.SELU, Norm: tc.norm,
@@ -114,5 +115,96 @@ func TestWatchPathMatchesFullEvaluation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestModuleDPSGDRecorder: a noisy module records each step through the
+// recorder of its plan's release — exactly SGDSteps() of them pass
+// Plan.Check — and a module whose plan does not declare its ledger name,
+// declares it at another rate or multiplier, or is missing, is refused by
+// Prepare before it trains or draws (nothing recorded).
+func TestModuleDPSGDRecorder(t *testing.T) {
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.6}, 3, "ratio:0.3:0.3", 2)
+	tr := ModuleTraining{Epochs: 2, LR: 0.02, Private: true, Clip: 1, Multiplier: 1.2, Rate: 0.25, Ledger: "dpsgd.classifier"}
+	planOf := func(name string, q, z float64) *dp.Plan {
+		return &dp.Plan{Releases: []dp.Planned{{Name: name, Event: dp.PoissonGaussianEvent{Rate: q, Multiplier: z, Steps: tr.SGDSteps()}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		plan *dp.Plan
+		want string // "" trains
+	}{
+		{"as planned", planOf("dpsgd.classifier", 0.25, 1.2), ""},
+		{"undeclared name", planOf("dpsgd", 0.25, 1.2), "does not declare"},
+		{"another multiplier", planOf("dpsgd.classifier", 0.25, 0.6), "multiplier=0.6"},
+		{"another rate", planOf("dpsgd.classifier", 0.5, 1.2), "rate=0.5"},
+		{"no plan", nil, "no privacy plan"},
+	} {
+		tr := tr
+		tr.Plan = tc.plan
+		mod, err := BuildModule(7, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train), MLPBody("mlp", layers.MLPConfig{Dims: []int{6, 8, 3}, Activation: layers.SELU, PlainLast: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Seed: 7}
+		res, err := mod.Train(ctx, tr, dp.NewSource(9))
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+			}
+			if n := len(ctx.Ledger().Entries()); n != 0 {
+				t.Errorf("%s: %d steps recorded by a refused module", tc.name, n)
+			}
+			continue
+		}
+		if err != nil || len(res.Pred) != g.N {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if err := tc.plan.Check(ctx.Ledger()); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// TestPrivateSelectionNeedsPlannedRelease: a module trained with
+// --selection private builds the selection's recorder from its plan and is
+// refused before it trains when the plan declares no selection (or one at
+// another ε); with the planned selection it records exactly one.
+func TestPrivateSelectionNeedsPlannedRelease(t *testing.T) {
+	g := graphstest.CSBM(t, gen.CSBMConfig{Nodes: 120, Classes: 3, Features: 6, AvgDegree: 4, Homophily: 0.8, Signal: 0.6}, 3, "ratio:0.3:0.3", 2)
+	tr := ModuleTraining{Epochs: 2, LR: 0.02, Private: true, Clip: 1, Multiplier: 1.2, Rate: 0.25, Ledger: "dpsgd"}
+	sgd := dp.Planned{Name: "dpsgd", Event: dp.PoissonGaussianEvent{Rate: 0.25, Multiplier: 1.2, Steps: tr.SGDSteps()}}
+	sel := func(eps float64) dp.Planned {
+		return dp.Planned{Name: LedgerSelection, Event: dp.PureEvent{Epsilon: eps, Count: 1}}
+	}
+	for _, tc := range []struct {
+		name string
+		rel  []dp.Planned
+		ok   bool
+	}{
+		{"planned", []dp.Planned{sgd, sel(0.5)}, true},
+		{"no selection planned", []dp.Planned{sgd}, false},
+		{"selection at another ε", []dp.Planned{sgd, sel(1)}, false},
+	} {
+		tr := tr
+		tr.Plan = &dp.Plan{Releases: tc.rel}
+		mod, err := BuildModule(7, []*graphs.Features{g.X}, []string{"X"}, tr, len(g.Split.Train), MLPBody("mlp", layers.MLPConfig{Dims: []int{6, 8, 3}, Activation: layers.SELU, PlainLast: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Seed: 7, Selection: trainers.SelectPrivate, SelectionEpsilon: 0.5}
+		_, err = mod.Train(ctx, tr, dp.NewSource(9))
+		if tc.ok {
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if err := tr.Plan.Check(ctx.Ledger()); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "selection") || len(ctx.Ledger().Entries()) != 0 {
+			t.Errorf("%s: err = %v, %d releases recorded", tc.name, err, len(ctx.Ledger().Entries()))
+		}
 	}
 }

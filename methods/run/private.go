@@ -94,6 +94,7 @@ type Private struct {
 	Cfg dpnn.PrivateConfig
 	ctx *methods.Context
 	src *dp.Source
+	sel trainers.Selection // the training loop's (its recorder built with the plan)
 }
 
 // MakePrivate is Opacus's make_private_with_epsilon for a dpgnn model: it
@@ -115,15 +116,21 @@ func MakePrivate(ctx *methods.Context, name string, m *nn.Model, perRowLoss *G.N
 	if err != nil {
 		return nil, err
 	}
-	var ledger *dp.Ledger
+	var rec *dp.Recorder
 	if ctx.Private() {
-		ledger = ctx.Ledger()
+		if rec, err = ctx.Mechanism(cal.Plan, p.LedgerName(), p.StepEvent(cal.Multiplier)); err != nil {
+			return nil, err
+		}
 	}
-	sgd, err := dpnn.Private(m, perRowLoss, outputs, x, p.PrivateConfig, cal.Multiplier, ledger, src.Split(name+".dpsgd"))
+	sgd, err := dpnn.Private(m, perRowLoss, outputs, x, p.PrivateConfig, cal.Multiplier, rec, src.Split(name+".dpsgd"))
 	if err != nil {
 		return nil, err
 	}
-	return &Private{Calibrated: cal, SGD: sgd, Cfg: p.PrivateConfig, ctx: ctx, src: src}, nil
+	sel, err := loopSelection(ctx, cal.Plan, src)
+	if err != nil {
+		return nil, err
+	}
+	return &Private{Calibrated: cal, SGD: sgd, Cfg: p.PrivateConfig, ctx: ctx, src: src, sel: sel}, nil
 }
 
 // Task is the trainer's task: exactly the plan's steps, spread over its
@@ -137,7 +144,7 @@ func (p *Private) Task(m *nn.Model, logits *G.Node, opt nn.Optimizer, fill func(
 // Selection is the training loop's model selection (private selection
 // drawn from the mechanism source and recorded in the ledger when the
 // plan has it).
-func (p *Private) Selection() trainers.Selection { return loopSelection(p.ctx, p.src) }
+func (p *Private) Selection() trainers.Selection { return p.sel }
 
 // Report is the run's privacy report (nil without privacy).
 func (p *Private) Report() (*dp.Report, error) {

@@ -59,7 +59,7 @@ func SelectionReleases(c *methods.Context, modules int) []dp.Planned {
 	}
 	out := make([]dp.Planned, modules)
 	for i := range out {
-		out[i] = dp.Planned{Name: "selection", What: fmt.Sprintf("model selection %d/%d: exponential mechanism over epochs on correct validation counts (sensitivity 1), ε=%g", i+1, modules, c.SelectionEpsilon),
+		out[i] = dp.Planned{Name: LedgerSelection, What: fmt.Sprintf("model selection %d/%d: exponential mechanism over epochs on correct validation counts (sensitivity 1), ε=%g", i+1, modules, c.SelectionEpsilon),
 			Event: dp.PureEvent{Epsilon: c.SelectionEpsilon, Count: 1}}
 	}
 	return out
@@ -93,13 +93,21 @@ func NoteSelection(c *methods.Context, plan *dp.Plan, modules int) {
 	plan.Uses = append(plan.Uses, u)
 }
 
+// LedgerSelection is the ledger name of private model selections
+// (SelectionReleases).
+const LedgerSelection = "selection"
+
 // loopSelection is the training loop's selection for a module trained with
-// mechanism source src.
-func loopSelection(c *methods.Context, src *dp.Source) trainers.Selection {
+// mechanism source src: a private selection records its release through
+// the recorder of plan's selection, refused when plan declares none.
+func loopSelection(c *methods.Context, plan *dp.Plan, src *dp.Source) (trainers.Selection, error) {
 	s := trainers.Selection{Mode: c.Selection}
 	if s.Mode == trainers.SelectPrivate && src != nil {
 		s.Epsilon, s.Src = c.SelectionEpsilon, src.Split("selection")
-		s.Ledger, s.Name = c.Ledger(), "selection"
+		var err error
+		if s.Rec, err = c.Mechanism(plan, LedgerSelection, dp.PureEvent{Epsilon: c.SelectionEpsilon, Count: 1}); err != nil {
+			return s, fmt.Errorf("private model selection: %w", err)
+		}
 	}
-	return s
+	return s, nil
 }

@@ -521,9 +521,9 @@ func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level m
 
 // context is the Context of one run on the split graph gs.
 func (opts *TrainOptions) context(gs *graphs.Graph, dataset string, seed uint64) *methods.Context {
-	return &methods.Context{Graph: gs, Dataset: dataset, Level: opts.Level, Epsilon: opts.Epsilon,
+	return methods.NewContext(methods.Context{Graph: gs, Dataset: dataset, Level: opts.Level, Epsilon: opts.Epsilon,
 		Delta: opts.Delta, DeltaRule: opts.DeltaRule, Selection: opts.Selection, SelectionEpsilon: opts.SelectionEpsilon,
-		Seed: seed, SecureNoise: opts.SecureNoise, MaxMemory: opts.MaxMemory}
+		Seed: seed, SecureNoise: opts.SecureNoise, MaxMemory: opts.MaxMemory})
 }
 
 func epsOf(p *dp.Report) float64 {

@@ -261,19 +261,76 @@ func EdgeAccountant(name string) (string, error) {
 	return "", fmt.Errorf("--accountant %q: want one of %s", name, strings.Join(dp.AccountantNames(), ", "))
 }
 
-// RecordNAP makes every release of a NAP layer (every noise draw) a
-// GaussianEvent in the ledger under name: multiplier z when the layer's
-// noise std is z·sensitivity as planned, else the std divided by the
-// sensitivity (so a changed std shows up when the ledger is checked).
-func RecordNAP(nap *layers.NAP, l *dp.Ledger, name string, z, sensitivity float64) {
-	std := z * sensitivity
-	nap.Noise.OnDraw = func() {
-		m := z
-		if nap.Noise.Std != std {
-			m = nap.Noise.Std / sensitivity
-		}
-		l.Record(name, dp.GaussianEvent{Multiplier: m, Count: 1})
+// RecordNAP makes nap record every release it makes (every noise draw)
+// through rec, the recorder of the plan's release (Context.Mechanism, or
+// QueryCost.Recorder for a query path) at one GaussianEvent{z, 1} per
+// draw, which it refuses otherwise. A draw at the planned std
+// z·sensitivity is recorded as that event; a draw at another std (the
+// layer's Noise.Std changed after construction) as the multiplier actually
+// used, std/sensitivity, so the change shows up when the ledger is checked
+// against the plan instead of being recorded as the planned noise.
+func RecordNAP(nap *layers.NAP, rec *dp.Recorder, z, sensitivity float64) error {
+	if per := (dp.GaussianEvent{Multiplier: z, Count: 1}); rec == nil || !dp.SameKind(rec.Event(), per) {
+		return fmt.Errorf("NAP %s draws %v per release but its recorder records %v", nap.Name, per, rec.Event())
 	}
+	nap.Noise.Rec = napRelease{rec: rec, noise: nap.Noise, std: z * sensitivity, sensitivity: sensitivity}
+	return nil
+}
+
+// RecordPlannedNAP makes nap record its releases under the release name
+// that plan declares (RecordNAP with ctx.Mechanism's recorder), and
+// refuses a plan that declares another number of them than runs, the
+// releases the caller's task makes with nap (its hops); without privacy
+// nap's std is 0, it releases nothing and nothing is recorded.
+func RecordPlannedNAP(ctx *methods.Context, plan *dp.Plan, nap *layers.NAP, name string, runs int, z, sensitivity float64) error {
+	if !ctx.Private() {
+		return nil
+	}
+	rec, err := ctx.Mechanism(plan, name, dp.GaussianEvent{Multiplier: z, Count: 1})
+	if err != nil {
+		return err
+	}
+	return recordRuns(nap, rec, runs, z, sensitivity)
+}
+
+// RecordQueryNAP makes a query path's nap record its releases as the
+// queries cost declares them (RecordNAP with cost.Recorder), refusing a
+// cost that declares another number per query than runs; a nil cost (no
+// privacy claim) records nothing.
+func RecordQueryNAP(cost *methods.QueryCost, nap *layers.NAP, runs int, z, sensitivity float64) error {
+	if cost == nil {
+		return nil
+	}
+	rec, err := cost.Recorder(dp.GaussianEvent{Multiplier: z, Count: 1})
+	if err != nil {
+		return err
+	}
+	return recordRuns(nap, rec, runs, z, sensitivity)
+}
+
+// recordRuns is RecordNAP after checking that rec's plan declares runs
+// releases.
+func recordRuns(nap *layers.NAP, rec *dp.Recorder, runs int, z, sensitivity float64) error {
+	if rec.Planned() != float64(runs) {
+		return fmt.Errorf("NAP %s: the plan declares %v releases of %q, the task makes %d", nap.Name, rec.Planned(), rec.Name(), runs)
+	}
+	return RecordNAP(nap, rec, z, sensitivity)
+}
+
+// napRelease records one NAP release: the recorder's event at the planned
+// std, else a GaussianEvent at the std drawn with (RecordNAP).
+type napRelease struct {
+	rec              *dp.Recorder
+	noise            *nn.Noise
+	std, sensitivity float64
+}
+
+func (r napRelease) Record() {
+	if r.noise.Std == r.std {
+		r.rec.Record()
+		return
+	}
+	r.rec.RecordEvent(dp.GaussianEvent{Multiplier: r.noise.Std / r.sensitivity, Count: 1})
 }
 
 // NAPAudit is the audit target of aggregation perturbation: one NAP call

@@ -130,10 +130,11 @@ const (
 
 // Training is how a module of an aggregation-perturbation method trains:
 // full batch at edge level and without privacy, DP-SGD (Poisson rate,
-// clip, multiplier z) at node level; ledger names its DP-SGD release.
-func (a *Modules) Training(ctx *methods.Context, rate, z float64, epochs int, ledger string) run.ModuleTraining {
+// clip, multiplier z) at node level; ledger names its DP-SGD release in
+// plan, the run's plan (nil only where nothing is trained: step counts).
+func (a *Modules) Training(ctx *methods.Context, plan *dp.Plan, rate, z float64, epochs int, ledger string) run.ModuleTraining {
 	return run.ModuleTraining{Epochs: epochs, LR: a.LR, WeightDecay: a.WeightDecay, Private: ctx.Level == methods.Node,
-		Multiplier: z, Clip: a.Clip, Rate: rate, Ledger: ledger}
+		Multiplier: z, Clip: a.Clip, Rate: rate, Ledger: ledger, Plan: plan}
 }
 
 // ModuleSteps is the number of DP-SGD steps of the encoder (0 without one)
@@ -143,9 +144,9 @@ func (a *Modules) ModuleSteps(ctx *methods.Context, rate float64, encoder bool, 
 		return 0, 0
 	}
 	if encoder {
-		tEnc = a.Training(ctx, rate, 0, encoderEpochs, LedgerEncoder).SGDSteps()
+		tEnc = a.Training(ctx, nil, rate, 0, encoderEpochs, LedgerEncoder).SGDSteps()
 	}
-	return tEnc, a.Training(ctx, rate, 0, a.TrainEpochs, LedgerClassifier).SGDSteps()
+	return tEnc, a.Training(ctx, nil, rate, 0, a.TrainEpochs, LedgerClassifier).SGDSteps()
 }
 
 // ModuleReleases are the planned DP-SGD releases of the classifier and
