@@ -171,3 +171,52 @@ func TestSweepLabelsAndMetric(t *testing.T) {
 		t.Errorf("--metric nope: got %v, want an error naming it", err)
 	}
 }
+
+// TestReproduceDPARPaperSettings: dpar-table1's paper-calibrated rows run
+// the paper's training settings whatever DPAR's defaults are (every key of
+// dparPaperSet, which states the same values as dparPaperFlags), the strict
+// rows run the defaults (no paper setting, no paper accounting).
+func TestReproduceDPARPaperSettings(t *testing.T) {
+	var flags []string
+	for _, kv := range strings.Split(dparPaperSet, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		flags = append(flags, "--"+k, v)
+	}
+	if got := strings.Join(flags, " "); got != dparPaperFlags {
+		t.Fatalf("dparPaperSet as flags %q, dparPaperFlags %q", got, dparPaperFlags)
+	}
+	i := slices.IndexFunc(reproPresets, func(p reproPreset) bool { return p.name == "dpar-table1" })
+	if i < 0 {
+		t.Fatal("no dpar-table1 preset")
+	}
+	paperRows := 0
+	for _, set := range reproPresets[i].grids[0].sets {
+		label, list, _ := strings.Cut(set, ":")
+		kvs := strings.Split(list, ",")
+		if !slices.Contains(kvs, "accounting=paper") {
+			if strings.Contains(list, "node-rate") || strings.Contains(list, "rows=") {
+				t.Errorf("%s: a strict row sets %q", label, list)
+			}
+			continue
+		}
+		paperRows++
+		for _, kv := range strings.Split(dparPaperSet, ",") {
+			k, _, _ := strings.Cut(kv, "=")
+			last := ""
+			for _, x := range kvs { // a later key overrides an earlier one
+				if strings.HasPrefix(x, k+"=") {
+					last = x
+				}
+			}
+			if last == "" {
+				t.Errorf("%s: the paper's %s is not set: %q", label, k, list)
+			}
+		}
+		if !slices.Contains(kvs, "node-rate=0.09") {
+			t.Errorf("%s: not the paper's node subsampling: %q", label, list)
+		}
+	}
+	if paperRows != 4 {
+		t.Errorf("%d paper-calibrated rows, want 4 (three variants and em1-selected)", paperRows)
+	}
+}

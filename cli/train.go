@@ -34,7 +34,7 @@ type dataFlags struct {
 func (c *dataFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.dataset, "dataset", "", "dataset name or path (default: the embedded synthetic csbm graph)\nnames: "+strings.Join(graphio.DatasetNames(), ", "))
 	f.StringVar(&c.dataDir, "data-dir", graphio.DefaultDataDir(), "directory where dataset names resolve ($DPGNN_DATA, else ./data)")
-	f.StringVar(&c.split, "split", "", "per-class:P:V:T (P training nodes per class, V validation, T test nodes) | ratio:A:B (a fraction A of the nodes\nfor training, B for test, the rest validation) | inductive:A (A for training, the rest test, edges between the two removed) |\nmasks:K (the dataset's K-th stored mask) | masks (run r: mask r) | fixed (the dataset's own split)\n(default: the method's paper protocol for the dataset)")
+	f.StringVar(&c.split, "split", "", "per-class:P:V:T (P training nodes per class, V validation, T test nodes) | ratio:A:B (a fraction A of the nodes\nfor training, B for test, the rest validation) | inductive:A:B (A on the training side, B test, the rest validation,\nevery edge between the training side and the rest removed; inductive:A: the rest test, no validation) | masks:K (the dataset's K-th\nstored mask) | masks (run r: mask r) | fixed (the dataset's own split)\n(default: the method's paper protocol for the dataset)")
 	f.StringVar(&c.features, "features", "raw", "feature preprocessing: raw (as stored) or l1 (rows scaled to sum 1, PyG's NormalizeFeatures)")
 	f.StringVar(&c.privacy, "privacy", "none", "none, edge or node")
 	f.StringVar(&c.epsilon, "epsilon", "inf", "privacy budget ε (> 0, or inf)")

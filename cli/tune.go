@@ -720,7 +720,7 @@ func bestNote(mode string, level methods.Level, score dp.TuningScore) string {
 // checkValidation refuses a split that leaves a run without validation
 // nodes (tune selects on them), before anything is trained. At a private
 // level only a split whose specification has no validation part is refused
-// (inductive, per-class with no validation nodes): that reads no data. A split whose validation
+// (inductive:a, per-class with no validation nodes): that reads no data. A split whose validation
 // set comes out empty on this graph (published masks whose validation
 // nodes are all removed, say) is accepted there, its runs' scores are then
 // their noise alone: refusing G − v and not G would be a release. A
@@ -731,9 +731,9 @@ func checkValidation(g *graphs.Graph, split string, seed uint64, runs int, priva
 	if err != nil {
 		return err
 	}
-	refuse := fmt.Errorf("split %s has no validation nodes, and tune selects on validation accuracy: choose a split with validation nodes (per-class, ratio, or masks that have them)", split)
+	refuse := fmt.Errorf("split %s has no validation nodes, and tune selects on validation accuracy: choose a split with validation nodes (per-class, ratio, inductive:A:B, or masks that have them)", split)
 	switch {
-	case spec.Kind == graphs.SplitInductive, spec.Kind == graphs.SplitPerClass && spec.NumVal == 0:
+	case !spec.HasValidationPart():
 		return refuse
 	case private:
 		return nil

@@ -401,6 +401,11 @@ func TestTuneEmptyValidationNotRefusedWhenPrivate(t *testing.T) {
 			t.Errorf("%s, private: err = %v, want a refusal (its specification has no validation part)", split, err)
 		}
 	}
+	for _, split := range []string{"inductive:0.6:0.2", "ratio:0.6:0.2"} { // validation parts: accepted without reading data
+		if err := checkValidation(&withVal, split, 1, 1, true); err != nil {
+			t.Errorf("%s, private: %v", split, err)
+		}
+	}
 }
 
 // TestTuneNotesAndUnitIndependentOfDraw: with a covered selection the

@@ -26,8 +26,10 @@ const (
 	SplitRatio SplitKind = "ratio"
 	// SplitMasks: the dataset's published split number K ("masks:K").
 	SplitMasks SplitKind = "masks"
-	// SplitInductive: a train fraction, the rest test, no validation, with
-	// every edge between the two sides removed ("inductive:0.8").
+	// SplitInductive: stratified train and test fractions, the rest
+	// validation, with every edge between the training side and the rest
+	// removed ("inductive:0.6:0.2"); with the train fraction alone the rest
+	// is test and there is no validation ("inductive:0.8").
 	SplitInductive SplitKind = "inductive"
 	// SplitFixed: the split the dataset comes with (the chain generators
 	// draw theirs from the seed) ("fixed").
@@ -40,7 +42,8 @@ type SplitSpec struct {
 	Kind SplitKind
 	// per-class
 	TrainPerClass, NumVal, NumTest int
-	// ratio (TrainFrac, TestFrac) and inductive (TrainFrac)
+	// ratio (TrainFrac, TestFrac) and inductive (TrainFrac, and TestFrac
+	// with a validation part; TestFrac 0: every non-training node is test)
 	TrainFrac, TestFrac float64
 	// masks
 	Mask int
@@ -64,7 +67,10 @@ func (s SplitSpec) String() string {
 		}
 		return fmt.Sprintf("masks:%d", s.Mask)
 	case SplitInductive:
-		return "inductive:" + formatFrac(s.TrainFrac)
+		if s.TestFrac == 0 {
+			return "inductive:" + formatFrac(s.TrainFrac)
+		}
+		return "inductive:" + formatFrac(s.TrainFrac) + ":" + formatFrac(s.TestFrac)
 	case SplitFixed:
 		return "fixed"
 	}
@@ -102,6 +108,16 @@ func (s SplitSpec) validate() error {
 		if !(s.TrainFrac > 0 && s.TrainFrac < 1) {
 			return fmt.Errorf("train fraction %v is not in (0, 1)", s.TrainFrac)
 		}
+		if s.TestFrac == 0 { // inductive:a, the rest test
+			break
+		}
+		if !(s.TestFrac > 0 && s.TestFrac < 1) {
+			return fmt.Errorf("test fraction %v is not in (0, 1)", s.TestFrac)
+		}
+		if s.TrainFrac+s.TestFrac >= 1 {
+			return fmt.Errorf("train + test fractions = %v, must be below 1 (the rest is validation; inductive:%v alone makes the rest test)",
+				s.TrainFrac+s.TestFrac, formatFrac(s.TrainFrac))
+		}
 	case SplitFixed:
 	default:
 		return fmt.Errorf("unknown kind %q (want per-class, ratio, masks, inductive or fixed)", string(s.Kind))
@@ -118,8 +134,11 @@ func (s SplitSpec) validate() error {
 //	                 validation (0 < a, b and a + b < 1)
 //	masks:K          the graph's published split MaskSplits[K]
 //	masks            run r uses MaskSplits[r mod count] (see ForRun)
-//	inductive:a      fraction a of the nodes train, the rest test, no
-//	                 validation; edges between the two sides are removed
+//	inductive:a:b    fraction a of the nodes on the training side, b test,
+//	                 the rest validation (0 < a, b and a + b < 1); every
+//	                 edge between the training side and the rest is removed
+//	inductive:a      the same with the rest test and no validation; a:b
+//	                 with a + b = 1 (within 1e-9) is this form
 //	fixed            the split the graph comes with (chain generators)
 //
 // Errors name the spec.
@@ -136,7 +155,13 @@ func ParseSplit(s string) (SplitSpec, error) {
 		return SplitSpec{Kind: SplitMasks, MaskPerRun: true}, nil
 	}
 	if !ok {
-		return fail("unknown kind %q (want per-class:T:V:E, ratio:TRAIN:TEST, masks:K, inductive:TRAIN or fixed)", parts[0])
+		return fail("unknown kind %q (want per-class:T:V:E, ratio:TRAIN:TEST, masks:K, inductive:TRAIN[:TEST] or fixed)", parts[0])
+	}
+	if kind == SplitInductive && len(args) == 2 {
+		n = 2
+	}
+	if kind == SplitInductive && len(args) != n {
+		return fail("inductive takes 1 or 2 numbers separated by ':' (TRAIN or TRAIN:TEST), got %d", len(args))
 	}
 	if len(args) != n {
 		return fail("%s takes %d numbers separated by ':', got %d", kind, n, len(args))
@@ -187,16 +212,40 @@ func ParseSplit(s string) (SplitSpec, error) {
 		}
 		spec.Mask = v[0]
 	case SplitInductive:
-		v, err := floats("train fraction")
+		v, err := floats("train fraction", "test fraction")
 		if err != nil {
 			return fail("%v", err)
 		}
 		spec.TrainFrac = v[0]
+		if len(v) == 2 {
+			if !(v[1] > 0 && v[1] < 1) { // TestFrac 0 is the one-number form
+				return fail("test fraction %v is not in (0, 1)", v[1])
+			}
+			spec.TestFrac = v[1]
+			if math.Abs(v[0]+v[1]-1) <= 1e-9 {
+				spec.TestFrac = 0 // a:(1−a) is a: the rest test, the same draw
+			}
+		}
 	}
 	if err := spec.validate(); err != nil {
 		return fail("%v", err)
 	}
 	return spec, nil
+}
+
+// HasValidationPart reports whether the specification sets nodes aside
+// for validation: per-class with V > 0, ratio, inductive:a:b, and the
+// published splits (masks, fixed), whose validation sets are the
+// dataset's. It reads no data: a split whose validation part comes out
+// empty on a given graph still has one.
+func (s SplitSpec) HasValidationPart() bool {
+	switch s.Kind {
+	case SplitPerClass:
+		return s.NumVal > 0
+	case SplitInductive:
+		return s.TestFrac > 0
+	}
+	return true
 }
 
 // ForRun returns the spec run r (0-based) uses: with "masks" (no index)
@@ -280,7 +329,7 @@ func shuffled(ids []int, r *rand.Rand) []int {
 
 // ApplySplit returns a shallow copy of g with Split set according to spec
 // (and, for an inductive split, Adj and Neg without the edges between the
-// training and test sides). g is not modified. Unlabelled nodes (label −1)
+// training side and the rest). g is not modified. Unlabelled nodes (label −1)
 // are never put in Train, Val or Test. Each set is sorted by node id. The
 // random choices are a pure function of (g, spec, seed).
 //
@@ -298,12 +347,19 @@ func shuffled(ids []int, r *rand.Rand) []int {
 //     reported on Warnings.
 //   - masks:K — g.MaskSplits[K], minus unlabelled nodes. Fails if K is out of
 //     range or the mask names a node outside the graph.
-//   - inductive:a — every node (unlabelled ones too, which form their own
-//     stratum) goes to the training side or the test side, stratified by
-//     class as for ratio; Train/Test list the labelled nodes of each side,
-//     Val is empty, and every edge between the two sides is removed, so the
-//     training graph and the test graph are disconnected. As for ratio, a
-//     class with no node on the training side is reported on Warnings.
+//   - inductive:a:b — every node (unlabelled ones too, which form their own
+//     stratum) goes to the training side, the test side or the validation
+//     side, stratified by class as for ratio (round(a·n) and round(b·n) of
+//     the n nodes, largest remainder); Train, Test and Val list the
+//     labelled nodes of each side, and every edge between the training side
+//     and the rest is removed, so the training graph is disconnected from
+//     the graph of the validation and test nodes (edges between validation
+//     and test nodes stay, as between test nodes). As for ratio, a class
+//     with no node on the training side is reported on Warnings.
+//   - inductive:a — the same with no validation side: each stratum is
+//     shuffled and cut as for inductive:a:b, and everything after the
+//     training part is test. So inductive:a:b draws the same training side
+//     as inductive:a for every seed, and inductive:a is inductive:a:(1−a).
 //
 // Every kind fails when the split leaves no training node or no test node
 // (a fraction that rounds to zero, a mask with no labelled training node,
@@ -418,28 +474,39 @@ func ApplySplit(g *Graph, spec SplitSpec, seed uint64) (*Graph, error) {
 			sizes[k] = len(strata[k])
 		}
 		nTrain := allocate(sizes, sizes, spec.TrainFrac)
+		nTest := make([]int, len(strata)) // inductive:a: every remaining node
+		for k := range nTest {
+			nTest[k] = sizes[k] - nTrain[k]
+		}
+		if spec.TestFrac > 0 {
+			nTest = allocate(sizes, nTest, spec.TestFrac)
+		}
 		warnUntrained(spec, g, sizes[:nc], nTrain[:nc])
-		var trainSide, testSide []int
+		var trainSide, rest []int
 		for k, m := range strata {
 			m = shuffled(m, r)
 			trainSide = append(trainSide, m[:nTrain[k]]...)
-			testSide = append(testSide, m[nTrain[k]:]...)
-		}
-		for _, i := range trainSide {
-			if g.Labels[i] >= 0 {
-				sp.Train = append(sp.Train, i)
+			rest = append(rest, m[nTrain[k]:]...)
+			for _, i := range m[:nTrain[k]] {
+				if g.Labels[i] >= 0 {
+					sp.Train = append(sp.Train, i)
+				}
 			}
-		}
-		for _, i := range testSide {
-			if g.Labels[i] >= 0 {
-				sp.Test = append(sp.Test, i)
+			for j, i := range m[nTrain[k]:] {
+				switch {
+				case g.Labels[i] < 0:
+				case j < nTest[k]:
+					sp.Test = append(sp.Test, i)
+				default:
+					sp.Val = append(sp.Val, i)
+				}
 			}
 		}
 		if g.Adj != nil {
-			out.Adj = RemoveEdgesBetween(g.Adj, trainSide, testSide)
+			out.Adj = RemoveEdgesBetween(g.Adj, trainSide, rest)
 		}
 		if g.Neg != nil {
-			out.Neg = RemoveEdgesBetween(g.Neg, trainSide, testSide)
+			out.Neg = RemoveEdgesBetween(g.Neg, trainSide, rest)
 		}
 	}
 	if spec.Kind == SplitMasks {
@@ -503,6 +570,8 @@ func splitHint(spec SplitSpec, sp Split, labelled int) string {
 		return fmt.Sprintf("the train fraction %v of %d labelled nodes rounds to zero: use at least %v", spec.TrainFrac, labelled, least)
 	case spec.Kind == SplitRatio && len(sp.Test) == 0:
 		return fmt.Sprintf("the test fraction %v of %d labelled nodes rounds to zero: use at least %v", spec.TestFrac, labelled, least)
+	case spec.Kind == SplitInductive && spec.TestFrac > 0:
+		return fmt.Sprintf("the test fraction %v leaves no labelled test node: use a larger one", spec.TestFrac)
 	case spec.Kind == SplitInductive:
 		return fmt.Sprintf("the train fraction %v leaves no labelled node on the test side: use a smaller one", spec.TrainFrac)
 	}

@@ -2,6 +2,7 @@ package graphs
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"testing"
@@ -38,6 +39,11 @@ func TestParseSplit(t *testing.T) {
 		{"masks:9", "masks:9", SplitSpec{Kind: SplitMasks, Mask: 9}},
 		{"masks", "masks", SplitSpec{Kind: SplitMasks, MaskPerRun: true}},
 		{"inductive:0.8", "inductive:0.8", SplitSpec{Kind: SplitInductive, TrainFrac: 0.8}},
+		{"inductive:0.6:0.2", "inductive:0.6:0.2", SplitSpec{Kind: SplitInductive, TrainFrac: 0.6, TestFrac: 0.2}},
+		{"Inductive:.5:0.25", "inductive:0.5:0.25", SplitSpec{Kind: SplitInductive, TrainFrac: 0.5, TestFrac: 0.25}},
+		// a:(1−a) is the one-number form (the rest test, the same draw)
+		{"inductive:0.8:0.2", "inductive:0.8", SplitSpec{Kind: SplitInductive, TrainFrac: 0.8}},
+		{"inductive:0.7:0.3", "inductive:0.7", SplitSpec{Kind: SplitInductive, TrainFrac: 0.7}},
 	}
 	for _, tc := range good {
 		t.Run(tc.in, func(t *testing.T) {
@@ -81,6 +87,15 @@ func TestParseSplit(t *testing.T) {
 		{"inductive:1", "not in (0, 1)"},
 		{"inductive:0", "not in (0, 1)"},
 		{"inductive:inf", "not in (0, 1)"},
+		{"inductive", "1 or 2 numbers"},
+		{"inductive:0.6:0.2:0.1", "1 or 2 numbers"},
+		{"inductive:0.6:x", "test fraction \"x\" is not a number"},
+		{"inductive:0.6:0", "test fraction 0 is not in (0, 1)"},
+		{"inductive:0.6:-0.2", "test fraction -0.2 is not in (0, 1)"},
+		{"inductive:0.6:1", "test fraction 1 is not in (0, 1)"},
+		{"inductive:0.6:0.5", "must be below 1"},
+		{"inductive:1.2:0.2", "train fraction 1.2 is not in (0, 1)"},
+		{"inductive:0:0.2", "train fraction 0 is not in (0, 1)"},
 	}
 	for _, tc := range bad {
 		t.Run("bad "+tc.in, func(t *testing.T) {
@@ -303,6 +318,190 @@ func TestApplySplitInductive(t *testing.T) {
 		}
 		if seen[1] && seen[2] {
 			t.Fatalf("unlabelled node %d bridges train and test", i)
+		}
+	}
+}
+
+func TestSplitHasValidationPart(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want bool
+	}{
+		{"per-class:20:500:1000", true}, {"per-class:2:0:3", false}, {"ratio:0.1:0.2", true},
+		{"inductive:0.8", false}, {"inductive:0.8:0.2", false}, {"inductive:0.6:0.2", true},
+		{"masks:0", true}, {"masks", true}, {"fixed", true},
+	} {
+		spec, err := ParseSplit(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spec.HasValidationPart(); got != tc.want {
+			t.Errorf("%s: HasValidationPart = %v, want %v", tc.spec, got, tc.want)
+		}
+	}
+}
+
+// TestApplySplitInductiveValidation: inductive:a:b cuts every node into a
+// training side (fraction a), a test side (b) and a validation side (the
+// rest), by class; removes every edge between the training side and the
+// rest and keeps every other edge (validation–test edges too); draws the
+// same training side and the same cut graph as inductive:a for the seed,
+// with its test side split into validation and test.
+func TestApplySplitInductiveValidation(t *testing.T) {
+	g := tcSplitGraph()
+	g.Neg = Symmetrize(FromCOO(g.N, g.N, tcRange(g.N-1), tcRange(g.N)[1:], nil)) // a path
+	adjBefore, negBefore := g.Adj.Clone(), g.Neg.Clone()
+	groups, _ := classGroups(g)
+	labelled := 0
+	for _, m := range groups {
+		labelled += len(m)
+	}
+	for _, tc := range []struct {
+		spec, twoPart string
+		train, test   float64
+	}{
+		{"inductive:0.6:0.2", "inductive:0.6", 0.6, 0.2},
+		{"inductive:0.8:0.1", "inductive:0.8", 0.8, 0.1},
+		{"inductive:0.3:0.35", "inductive:0.3", 0.3, 0.35},
+	} {
+		for _, seed := range []uint64{1, 3, 101} {
+			t.Run(fmt.Sprintf("%s seed %d", tc.spec, seed), func(t *testing.T) {
+				spec, _ := ParseSplit(tc.spec)
+				out, err := ApplySplit(g, spec, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tcEqualCSR(g.Adj, adjBefore) || !tcEqualCSR(g.Neg, negBefore) {
+					t.Fatal("input adjacency modified")
+				}
+				sp := out.Split
+				tcCheckSplit(t, g, sp)
+				if len(sp.Train)+len(sp.Val)+len(sp.Test) != labelled {
+					t.Fatalf("train %d val %d test %d of %d labelled", len(sp.Train), len(sp.Val), len(sp.Test), labelled)
+				}
+				// Per class, largest-remainder rounding: each class gets
+				// ⌊f·size⌋ or ⌈f·size⌉ of its nodes.
+				tr, te := tcClassCounts(g, sp.Train), tcClassCounts(g, sp.Test)
+				for c, m := range groups {
+					for _, x := range []struct {
+						got  int
+						frac float64
+					}{{tr[c], tc.train}, {te[c], tc.test}} {
+						q := x.frac * float64(len(m))
+						if float64(x.got) < math.Floor(q) || float64(x.got) > math.Ceil(q) {
+							t.Fatalf("class %d of %d nodes: %d for fraction %v", c, len(m), x.got, x.frac)
+						}
+					}
+				}
+				if len(sp.Val) == 0 {
+					t.Fatal("no validation nodes")
+				}
+				// The training side is the one-number form's, for the same
+				// seed; its test side is this one's validation ∪ test.
+				two, _ := ParseSplit(tc.twoPart)
+				ref, err := ApplySplit(g, two, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(sp.Train, ref.Split.Train) || len(ref.Split.Val) != 0 ||
+					!slices.Equal(slices.Sorted(slices.Values(append(slices.Clone(sp.Val), sp.Test...))), ref.Split.Test) {
+					t.Fatalf("%s and %s draw different training sides", tc.spec, tc.twoPart)
+				}
+				if !tcEqualCSR(out.Adj, ref.Adj) || !tcEqualCSR(out.Neg, ref.Neg) {
+					t.Fatalf("%s and %s cut different edges", tc.spec, tc.twoPart)
+				}
+				// No edge joins the training side and the rest; every
+				// other edge between labelled nodes survives, among them
+				// some between validation and test nodes.
+				side := make([]int, g.N) // 1 train, 2 validation, 3 test, 0 unlabelled
+				for s, set := range [][]int{sp.Train, sp.Val, sp.Test} {
+					for _, i := range set {
+						side[i] = s + 1
+					}
+				}
+				for _, pair := range []struct{ before, after *CSR }{{adjBefore, out.Adj}, {negBefore, out.Neg}} {
+					tcCheckSymmetricSimple(t, "inductive adj", pair.after)
+					removed, valTest := 0, 0
+					for i := 0; i < g.N; i++ {
+						b, _ := pair.before.Row(i)
+						a, _ := pair.after.Row(i)
+						for _, j := range b {
+							_, ok := slices.BinarySearch(a, j)
+							si, sj := side[i], side[j]
+							if si == 0 || sj == 0 {
+								continue
+							}
+							if (si == 1) != (sj == 1) {
+								if ok {
+									t.Fatalf("edge %d-%d joins the training side and the rest", i, j)
+								}
+								removed++
+							} else if !ok {
+								t.Fatalf("edge %d-%d (sides %d, %d) was removed", i, j, si, sj)
+							} else if si != sj {
+								valTest++
+							}
+						}
+					}
+					if removed == 0 || valTest == 0 {
+						t.Fatalf("removed %d, validation–test edges %d: the cut looks wrong", removed, valTest)
+					}
+				}
+				// An unlabelled node is on one side: it never touches both a
+				// training node and a validation or test node.
+				for i := 0; i < g.N; i++ {
+					if side[i] != 0 {
+						continue
+					}
+					cols, _ := out.Adj.Row(i)
+					var train, rest bool
+					for _, j := range cols {
+						train = train || side[j] == 1
+						rest = rest || side[j] > 1
+					}
+					if train && rest {
+						t.Fatalf("unlabelled node %d bridges the training side and the rest", i)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestApplySplitInductiveUnchanged pins the one-number form's draws (sets
+// and cut adjacencies) to those of the code before inductive:a:b existed
+// (hashes computed at commit 5af639c), so seeded results stay identical,
+// and checks that a:(1−a) draws the same.
+func TestApplySplitInductiveUnchanged(t *testing.T) {
+	g := tcSplitGraph()
+	g.Neg = Symmetrize(FromCOO(g.N, g.N, tcRange(g.N-1), tcRange(g.N)[1:], nil))
+	for _, tc := range []struct {
+		spec string
+		seed uint64
+		want uint64
+	}{
+		{"inductive:0.8", 1, 0x47d48e6e73d396f3},
+		{"inductive:0.8", 3, 0x7c4379954d13839d},
+		{"inductive:0.8", 101, 0xeee2e63f3f8be774},
+		{"inductive:0.5", 1, 0xa836ea293c52c167},
+		{"inductive:0.5:0.5", 3, 0xb462ac794203ac55},
+		{"inductive:0.5", 101, 0x88d27f14dc15cc6e},
+		{"inductive:0.3", 1, 0x472ab2135ab51d2c},
+		{"inductive:0.3:0.7", 3, 0x9049bbd89b8c67d1},
+		{"inductive:0.3", 101, 0x76a5c09348d6072b},
+	} {
+		spec, err := ParseSplit(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := ApplySplit(g, spec, tc.seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := fnv.New64a()
+		fmt.Fprint(h, out.Split.Train, out.Split.Val, out.Split.Test, out.Adj.Indptr, out.Adj.Indices, out.Neg.Indptr, out.Neg.Indices)
+		if got := h.Sum64(); got != tc.want {
+			t.Errorf("%s seed %d: draw hash %#x, want %#x (the old code's)", tc.spec, tc.seed, got, tc.want)
 		}
 	}
 }

@@ -82,13 +82,33 @@ type Config struct {
 	MaxRefs int `flag:"max-refs" help:"strict accounting: Π's columns keep at most this many entries besides the diagonal (largest |value|), so a node enters at most 1+max-refs examples"`
 }
 
-// DefaultConfig is the paper's setting (§4 and App. F; the authors' code
-// where the paper is silent), with the strict accounting and the exact
-// amplification.
+// DefaultConfig is DPAR under the strict accounting and the exact
+// amplification, with the hyperparameters selected on validation accuracy
+// (never test) under that accounting: cora_ml, --split inductive:0.6:0.2,
+// node level, ε = 8, δ = 2e-3, seeds 101–103, 140 configurations
+// (docs/notebook/results-history.md, "Strict DPAR's defaults, selected on
+// validation"). Selected: no node subsampling (q′ = 1; at ε = 8 the
+// amplification of q′ = 0.09 raises the inner ε only to 10.4 and costs 91 %
+// of the training nodes, and q′ = 0.3 stayed near chance too), Π's columns
+// capped at one row besides the node's own (R = 2 examples per node; R = 3
+// lost about 0.24), a tenth of the budget for DP-APPR, M = 10 rows, 100
+// epochs of expected batch B = 250, Adam at 0.01, no dropout, clip 0.3.
+// The model and its other settings are the paper's (§4 and App. F; the
+// authors' code where the paper is silent): hidden width 32, GM rows with
+// top-2 and C1 = 0.01, C2 = 0.001, τ = 1, ISTA α = 0.25, ρ = γ = 1e-4,
+// two propagation steps at α = 0.25. The paper's training settings, where
+// these depart from them, are --node-rate 0.09 --rows 70 --ratio 0.5
+// --epochs 200 --batch-size 60 --lr 0.005 --dropout 0.1 --clip 1 (and
+// --max-refs 2, the cap the strict accounting used with them); `dpgnn
+// reproduce dpar-table1` runs them with --accounting paper --amplification
+// linear. The defaults do not depend on ε: at ε = 1 a larger batch
+// (--batch-size 1000 --epochs 20 --lr 0.1) scored higher on the same
+// validation nodes (0.343 against 0.304) and lower at ε = 8 (0.689 against
+// 0.748).
 func DefaultConfig() Config {
-	return Config{Hidden: 32, TrainEpochs: 200, LR: 0.005, Dropout: 0.1, BatchSize: 60, Clip: 1, NodeRate: 0.09, Rows: 70, TopK: 2,
-		C1: 0.01, C2: 0.001, Tau: 1, Columns: "clip", Variant: "gm", Accounting: "strict", Amplification: "exact", Ratio: 0.5,
-		ISTAAlpha: 0.25, ISTARho: 1e-4, ISTATol: 1e-4, PropSteps: 2, PropAlpha: 0.25, MaxRefs: 2}
+	return Config{Hidden: 32, TrainEpochs: 100, LR: 0.01, Dropout: 0, BatchSize: 250, Clip: 0.3, NodeRate: 1, Rows: 10, TopK: 2,
+		C1: 0.01, C2: 0.001, Tau: 1, Columns: "clip", Variant: "gm", Accounting: "strict", Amplification: "exact", Ratio: 0.1,
+		ISTAAlpha: 0.25, ISTARho: 1e-4, ISTATol: 1e-4, PropSteps: 2, PropAlpha: 0.25, MaxRefs: 1}
 }
 
 // Validate checks the hyperparameters.
@@ -406,9 +426,13 @@ func (m *DPAR) apprWhat(a APPRMechanism) string {
 }
 
 func (m *DPAR) notes(p *privacy, epsIn, deltaIn float64) []string {
+	first := fmt.Sprintf("DPAR on a Poisson node subsample G (rate q'=%g) of the training side; the budget on G (%s amplification inverted) is ε = %.6g, δ = %.4g",
+		p.nodeRate, m.cfg.Amplification, epsIn, deltaIn)
+	if p.nodeRate == 1 {
+		first = fmt.Sprintf("DPAR on the whole training side (q'=1: no node subsampling, no amplification); the budget is ε = %.6g, δ = %.4g", epsIn, deltaIn)
+	}
 	out := []string{
-		fmt.Sprintf("DPAR on a Poisson node subsample G (rate q'=%g) of the training side; the budget on G (%s amplification inverted) is ε = %.6g, δ = %.4g",
-			p.nodeRate, m.cfg.Amplification, epsIn, deltaIn),
+		first,
 		fmt.Sprintf("DP-APPR %s, accounting %s, budget ratio %g; %d sources drawn uniformly from all node ids (a source outside G: a row of pure noise), each row released over every node id; Π from the released rows alone: identity rows for the other ids, columns %s to ℓ1 ≤ τ=%g",
 			m.cfg.Variant, m.cfg.Accounting, m.cfg.Ratio, m.cfg.Rows, m.cfg.Columns, m.cfg.Tau),
 	}

@@ -93,7 +93,9 @@ func TestRunsWithinPlan(t *testing.T) {
 // accounting) and only the rule that was used, with the proven ε.
 func TestAccountPlanAmplifies(t *testing.T) {
 	for _, amp := range []string{"exact", "linear"} {
-		m := newDPAR(t, "--amplification", amp)
+		// Amplification needs a node subsample: the paper's q′ = 0.09 (the
+		// defaults train on the whole training side, q′ = 1).
+		m := newDPAR(t, "--amplification", amp, "--node-rate", "0.09")
 		c, err := m.AccountPlan(&methods.Context{Level: methods.Node, Epsilon: 1, Delta: 2e-3, DeltaRule: methods.DeltaGiven}, run.Counts{TrainNodes: 2396})
 		if err != nil {
 			t.Fatal(err)
@@ -126,6 +128,48 @@ func TestAccountPlanAmplifies(t *testing.T) {
 					t.Errorf("linear (strict accounting): notes %q say %q", rep.Notes, bad)
 				}
 			}
+		}
+	}
+}
+
+// TestDefaultsPlan: the defaults (selected on validation, DefaultConfig)
+// train on the whole training side, so a run's plan is its report: at ε =
+// 1 and 8 (δ = 2e-3, the paper's 2,396 training nodes) the reported ε is
+// within and close to the target, DP-SGD is accounted for R = 2 examples
+// per node (its own deleted, one modified), the note says there is no
+// node subsampling and no note claims an amplification; with the paper's
+// q′ = 0.09 the amplification note is back.
+func TestDefaultsPlan(t *testing.T) {
+	for _, tc := range []struct {
+		eps  float64
+		args []string
+	}{{1, nil}, {8, nil}, {8, []string{"--node-rate", "0.09"}}} {
+		m := newDPAR(t, tc.args...)
+		ctx := &methods.Context{Level: methods.Node, Epsilon: tc.eps, Delta: 2e-3, DeltaRule: methods.DeltaGiven}
+		p, err := m.calibrate(ctx, 2396)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := p.Plan.Report(p.Plan.AsPlanned())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := *rep.Epsilon
+		if !(e <= tc.eps*(1+1e-9) && e > 0.95*tc.eps) {
+			t.Errorf("ε %v %v: reported ε %v, want at most and close to the target", tc.eps, tc.args, e)
+		}
+		if g := p.sgd; g.R != 1+m.cfg.MaxRefs || g.Deleted != g.R || g.Inserted != g.R-1 || g.Change != 2 {
+			t.Errorf("ε %v %v: DP-SGD event %+v, want R = 1 + max-refs = %d, R deleted, R − 1 inserted, change 2", tc.eps, tc.args, g, 1+m.cfg.MaxRefs)
+		}
+		subsampled := tc.args != nil
+		if m.cfg.NodeRate < 1 != subsampled || p.Plan.SubsampleRate < 1 != subsampled {
+			t.Fatalf("ε %v %v: node rate %v, plan's subsample rate %v", tc.eps, tc.args, m.cfg.NodeRate, p.Plan.SubsampleRate)
+		}
+		if got := strings.Contains(rep.Notes, "amplified by q'"); got != subsampled {
+			t.Errorf("ε %v %v: amplification note %v, want %v; notes %q", tc.eps, tc.args, got, subsampled, rep.Notes)
+		}
+		if got := strings.Contains(rep.Notes, "no node subsampling, no amplification"); got == subsampled {
+			t.Errorf("ε %v %v: no-subsampling note %v, want %v; notes %q", tc.eps, tc.args, got, !subsampled, rep.Notes)
 		}
 	}
 }
