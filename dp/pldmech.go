@@ -583,7 +583,9 @@ func (m mixPair) invLossNear(eps, x0, l0, dl0 float64) (x, l, dl float64) {
 func (m mixPair) profile(eps float64) (float64, float64) {
 	lo, hi := m.lossLimits()
 	if eps >= hi {
-		return 0, 0
+		// Only the truncated tail (at +∞) is left (an outside review: it
+		// was dropped here, covered only by rounding slack).
+		return m.tp, 4 * unitRoundoff * m.tp
 	}
 	if eps <= lo {
 		// P̂(ℝ ∪ ⊥P) − e^ε·Q(ℝ) = 1 − e^ε(1 − tq).

@@ -41,7 +41,7 @@ func swapOutputs(a *graphs.CSR) *graphs.CSR {
 // event under the plan's name; a fill that pools example 1's rows into
 // example 0's output row (and back) is refused at the step, naming the Π
 // batch product and both examples, and records nothing. The old path
-// (dpnn.BuildSGD with an OnDraw ledger closure) had no check and trained on
+// (dpnn.BuildSGD recording through a ledger closure) had no check and trained on
 // the mis-grouped batch.
 func TestTrainingPathRefusesMisgroupedExample(t *testing.T) {
 	g := testGraph(t)

@@ -471,7 +471,7 @@ func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level m
 		if published {
 			u.What = fmt.Sprintf("the node split %s: the training, validation and test nodes the dataset comes with", s)
 		} else if inductive {
-			u.What = fmt.Sprintf("the node split %s: training and test sides drawn from the run's seed over the nodes, by class, and every edge between the two sides dropped", s)
+			u.What = fmt.Sprintf("the node split %s: the training side and the rest (test, and validation when the split has a share for it) drawn from the run's seed over the nodes, by class, and every edge between the training side and the rest dropped", s)
 		} else {
 			u.What = fmt.Sprintf("the node split %s: training, validation and test nodes drawn from the run's seed over the labelled nodes, by class", s)
 		}
@@ -479,7 +479,7 @@ func splitUses(task Task, g *graphs.Graph, spec graphs.SplitSpec, r int, level m
 		case level == methods.Edge:
 			u.Covered = "public data (at edge level node ids and labels are public, and the split reads no edge"
 			if inductive {
-				u.Covered += "; dropping the edges between its sides is a filter by that public membership, so G minus an edge e gives G's training graph minus e"
+				u.Covered += "; dropping the edges between the training side and the rest is a filter by that public membership, so G minus an edge e gives G's training graph minus e"
 			}
 			u.Covered += ")"
 		case published:
