@@ -155,7 +155,8 @@ func TestAccountProGAPAndGAP(t *testing.T) {
 		!strings.Contains(err.Error(), "--edge-unit") {
 		t.Fatalf("--edge-unit both: %v", err)
 	}
-	// Node level needs the DP-SGD parameters and uses RDP.
+	// Node level needs the DP-SGD parameters and uses the PLD accountant
+	// (every release has a PLD), RDP when asked.
 	if _, err := runCLI(t, "account", "gap", "--level", "node", "--hops", "2", "--noise", "1", "--delta", "1e-5"); err == nil ||
 		!strings.Contains(err.Error(), "train-nodes") {
 		t.Fatalf("node level without --train-nodes: %v", err)
@@ -165,8 +166,25 @@ func TestAccountProGAPAndGAP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, `"accountant":"rdp"`) || !strings.Contains(out, "PoissonGaussian") {
+	if !strings.Contains(out, `"accountant":"pld"`) || !strings.Contains(out, "PoissonGaussian") {
 		t.Fatalf("node-level gap account: %s", out)
+	}
+	var pld, rdp struct {
+		Epsilon float64 `json:"epsilon"`
+	}
+	if err := json.Unmarshal([]byte(out), &pld); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runCLI(t, "account", "gap", "--level", "node", "--hops", "2", "--noise", "1", "--delta", "1e-5",
+		"--train-nodes", "1000", "--batch-size", "100", "--epochs", "5", "--encoder-epochs", "5", "--accountant", "rdp", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &rdp); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"accountant":"rdp"`) || !(pld.Epsilon < rdp.Epsilon) {
+		t.Fatalf("node-level gap with --accountant rdp: %s (pld ε %v, want below rdp's)", out, pld.Epsilon)
 	}
 }
 
