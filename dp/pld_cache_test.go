@@ -53,18 +53,46 @@ func TestPLDEpsilonCacheSameBits(t *testing.T) {
 	}
 }
 
-// BenchmarkPLDDPAR: a calibration of DPAR's DP-SGD noise under pld (its
-// default plan on cora_ml at ε = 8: 70 Gaussian DP-APPR rows and 719 group
-// steps at rate 0.2782, R = 3 split 3/2), cold in the first iteration and
-// served from the ε cache after (a plan is calibrated again per run).
+// BenchmarkPLDDPAR: a cold calibration (caches emptied) of DPAR's DP-SGD
+// noise under pld, its default plan on cora_ml at ε = 8, δ = 2e-3
+// (`dpgnn account dpar --epsilon 8 --delta 2e-3 --train-nodes 2396`): 10
+// Gaussian DP-APPR rows at their calibrated multiplier and 959 group steps
+// at rate 0.1043, R = 2 split 2/1.
 func BenchmarkPLDDPAR(b *testing.B) {
-	events := func(s float64) []Event {
-		return []Event{GaussianEvent{Multiplier: 5.117, Count: 70}, Composed{Count: 719, Event: Occurrences{R: 3, Change: 2, Deleted: 3, Inserted: 2,
-			Event: Poisson{Rate: 0.2782415136, Event: GaussianEvent{Multiplier: s / 2, Count: 1}}}}}
+	events := func(z float64) []Event {
+		return []Event{GaussianEvent{Multiplier: 11.567761165735785, Count: 10}, Composed{Count: 959, Event: Occurrences{R: 2, Change: 2, Deleted: 2, Inserted: 1,
+			Event: Poisson{Rate: 0.10434056761268781, Event: GaussianEvent{Multiplier: z, Count: 1}}}}}
 	}
 	for b.Loop() {
-		if _, err := CalibrateNoise(10.40764029, 0.02222222222, "pld", events); err != nil {
+		clearPairCaches()
+		if _, err := CalibrateNoise(8, 2e-3, "pld", events); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkPLDNodeModules: cold calibrations under pld of the node-level
+// plans of GAP/ProGAP (one NAP Gaussian at the DP-SGD multiplier z) and
+// CARIBOU (PCMP at z·0.330, its g and Δ ratio at D_max = 168) beside two
+// modules of 936 DP-SGD steps at rate 0.1068: `dpgnn account gap|caribou
+// --level node --epsilon 8 --delta 1e-4 --train-nodes 2396 --max-degree
+// 246|168`.
+func BenchmarkPLDNodeModules(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		nap  float64 // the release's multiplier over z
+	}{{"gap", 1}, {"caribou", 1.0129010937784408 / 3.068226102203915}} {
+		b.Run(c.name, func(b *testing.B) {
+			events := func(z float64) []Event {
+				sgm := PoissonGaussianEvent{Rate: 0.10684474123539232, Multiplier: z, Steps: 936}
+				return []Event{GaussianEvent{Multiplier: z * c.nap, Count: 1}, sgm, sgm}
+			}
+			for b.Loop() {
+				clearPairCaches()
+				if _, err := CalibrateNoise(8, 1e-4, "pld", events); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
