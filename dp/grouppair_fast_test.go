@@ -212,11 +212,6 @@ func clearPairCaches() {
 	pairRDPCache.Lock()
 	clear(pairRDPCache.m)
 	pairRDPCache.Unlock()
-	pmfCache.mu.Lock()
-	clear(pmfCache.m)
-	pmfCache.points = 0
-	pmfCache.mu.Unlock()
-	pldEpsCache.mu.Lock()
-	clear(pldEpsCache.m)
-	pldEpsCache.mu.Unlock()
+	pmfCache.reset()
+	pldEpsCache.reset()
 }

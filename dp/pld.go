@@ -355,30 +355,9 @@ func (a *PLD) compositionKey() string {
 // compositions at the same noise levels each time (an ε, not a composed
 // distribution, is kept: a few bytes each). At most pldEpsCacheMax entries;
 // emptied when full.
-var pldEpsCache = epsCache{m: map[string]float64{}}
+var pldEpsCache = newMemo(pldEpsCacheMax, func(float64) int { return 1 })
 
 const pldEpsCacheMax = 1 << 14
-
-type epsCache struct {
-	mu sync.Mutex
-	m  map[string]float64
-}
-
-func (c *epsCache) get(k string) (float64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[k]
-	return v, ok
-}
-
-func (c *epsCache) put(k string, v float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= pldEpsCacheMax {
-		clear(c.m)
-	}
-	c.m[k] = v
-}
 
 // Delta returns δ(epsilon), the larger of the two directions, for
 // epsilon ≥ 0.
@@ -530,34 +509,55 @@ func (a *PLD) pmf(src pldSource, dir int, d float64) (pldPMF, error) {
 // beside its DP-SGD), or repeat a level (the group pair's snapped noise);
 // a plan is calibrated again per run. At most pmfCacheMaxPoints grid points
 // in all; emptied when full.
-var pmfCache = pmfMemo{m: map[string]pldPMF{}}
+var pmfCache = newMemo(pmfCacheMaxPoints, func(m pldPMF) int { return len(m.p) })
 
 const pmfCacheMaxPoints = 1 << 23 // 64 MiB of float64
 
-type pmfMemo struct {
-	mu     sync.Mutex
-	m      map[string]pldPMF
-	points int
+// memo is a string-keyed memo table, safe for concurrent use, holding at
+// most max units of cost (each value's cost(v)); emptied when full.
+type memo[V any] struct {
+	mu   sync.Mutex
+	m    map[string]V
+	used int
+	max  int
+	cost func(V) int
 }
 
-func (c *pmfMemo) get(k string) (pldPMF, bool) {
+func newMemo[V any](max int, cost func(V) int) *memo[V] {
+	return &memo[V]{m: map[string]V{}, max: max, cost: cost}
+}
+
+func (c *memo[V]) get(k string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[k]
 	return v, ok
 }
 
-func (c *pmfMemo) put(k string, v pldPMF) {
+func (c *memo[V]) put(k string, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.points+len(v.p) > pmfCacheMaxPoints {
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	n := c.cost(v)
+	if n > c.max {
+		return
+	}
+	if c.used+n > c.max {
 		clear(c.m)
-		c.points = 0
+		c.used = 0
 	}
-	if _, ok := c.m[k]; !ok && len(v.p) <= pmfCacheMaxPoints {
-		c.m[k] = v
-		c.points += len(v.p)
-	}
+	c.m[k] = v
+	c.used += n
+}
+
+// reset empties the table (tests).
+func (c *memo[V]) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.m)
+	c.used = 0
 }
 
 // pldTailUp and pldTailLow are the targets of the Chernoff bounds that size
