@@ -2,13 +2,16 @@
 // (Gaussian, Laplace, Gumbel top-K), the seeded noise source (ChaCha8 and
 // AES-256-CTR streams, a float64 ziggurat for normal draws), the privacy
 // events that describe what a mechanism released, the accountants that
-// turn a ledger of events into (ε, δ) (Rényi DP with the Poisson- and
-// hypergeometrically subsampled Gaussian, the contractive noisy iteration,
-// exact Gaussian / Gaussian DP), the RDP → (ε, δ) conversions, noise
-// calibration by conservative bisection (exported as SearchAbove for the
-// bounds a method keeps to itself: DPAR's Kairouz composition and GCON's
-// Gamma-norm tail live under their methods), the δ "auto" rule, privacy plans, ledgers and reports, and the audit
-// statistics. It builds no expression graph: the privacy nodes of gorgonia
+// turn a ledger of events into (ε, δ) (privacy-loss distributions by
+// pessimistic discretisation and FFT composition; Rényi DP with the
+// Poisson- and hypergeometrically subsampled Gaussian, the exact group
+// pair and the contractive noisy iteration; exact Gaussian / Gaussian DP),
+// the RDP → (ε, δ) conversions, noise calibration by conservative search
+// (exported as SearchAbove for the bounds a method keeps to itself: DPAR's
+// Kairouz composition and GCON's Gamma-norm tail live under their
+// methods), the δ "auto" rule, privacy plans, ledgers, the recorders
+// through which every mechanism writes its releases, reports, and the
+// audit statistics. It builds no expression graph: the privacy nodes of gorgonia
 // models (DP-SGD, objective perturbation) are in dp/dpnn.
 //
 // The package separates what was released from how it is accounted, as
