@@ -170,13 +170,11 @@ func (o Occurrences) String() string {
 // maxPairExamples bounds Deleted + Inserted of the pair an accountant
 // builds (the mixtures have that many components plus two); larger groups
 // are accounted by the occurrence curve γ alone (rdp) or refused (pld, so
-// dp.Auto picks rdp). For a while it was 16: the composed PLD of a pair
-// whose whole loss distribution sat at +∞ (R = 169, q = 0.236, z = 0.001)
-// reported ε = 0. The cause was the composition's error bound, not the
-// pair: a factor with no finite mass put ln 0 into it as 0·∞, a NaN mass at
-// +∞ that the ε query read as "no δ". composeFactors now takes that case
-// exactly and the queries read NaN as δ = 1 (TestPairPLDLargeGroupTinyNoise,
-// and TestPairPLDComposedAboveMonteCarlo at R = 60 and 169).
+// dp.Auto picks rdp). A pair at a noise far too small for its group has
+// no finite privacy loss: its whole PLD sits at +∞, which the composition
+// takes exactly and the queries never read as small
+// (TestPairPLDLargeGroupTinyNoise; TestPairPLDComposedAboveMonteCarlo
+// checks the composed PLD at R = 60 and 169).
 const maxPairExamples = 1000
 
 // GroupPair returns the exact group pair of one step of o (Steps 1), and
