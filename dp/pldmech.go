@@ -583,8 +583,7 @@ func (m mixPair) invLossNear(eps, x0, l0, dl0 float64) (x, l, dl float64) {
 func (m mixPair) profile(eps float64) (float64, float64) {
 	lo, hi := m.lossLimits()
 	if eps >= hi {
-		// Only the truncated tail (at +∞) is left (an outside review: it
-		// was dropped here, covered only by rounding slack).
+		// No finite loss reaches ε: only the truncated tail at +∞ counts.
 		return m.tp, 4 * unitRoundoff * m.tp
 	}
 	if eps <= lo {
