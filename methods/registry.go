@@ -132,6 +132,16 @@ type Outcome struct {
 // Method is a registered training method. A fresh value is made for every
 // command, holding its own configuration.
 type Method interface {
+	Spec
+	// Run trains and evaluates once.
+	Run(ctx *Context) (*Outcome, error)
+}
+
+// Spec is what every method states about itself besides how it runs: its
+// name, help, levels, protocol and configuration. A method trained with
+// DP-SGD over declared examples writes a Spec with its plan and its
+// network, and run.SGDMethod supplies Run and the rest (methods/run).
+type Spec interface {
 	Name() string
 	// Short is a one-line description for --help.
 	Short() string
@@ -150,8 +160,6 @@ type Method interface {
 	Validate() error
 	// Epochs is the number of epochs one run reports (for progress bars).
 	Epochs() int
-	// Run trains and evaluates once.
-	Run(ctx *Context) (*Outcome, error)
 }
 
 var registry = map[string]func() Method{}

@@ -11,6 +11,11 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// Node is a node of a model's expression graph (gorgonia's): what layers
+// return and take, so that a method author names it without importing
+// gorgonia.
+type Node = G.Node
+
 // Param is a learnable matrix or vector of a Model.
 type Param struct {
 	Name string

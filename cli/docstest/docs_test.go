@@ -616,7 +616,7 @@ func TestCheckParses(t *testing.T) {
 var extendingBlocks = map[string]string{
 	"m.StartRecording() // layers record what per-sample norms need": "dp/dpnn/example_test.go",
 	"type Config struct {": "cli/extending_example_test.go",
-	"func main() { cli.Main(func() methods.Method { return &SageMLP{cfg: defaults} }) }": "examples/sagemlp/main.go",
+	"func main() { cli.Main(func() methods.Method { return run.SGDMethod(&SageMLP{cfg: defaults}) }) }": "examples/sagemlp/main.go",
 }
 
 // extendingExamples are the example files docs/extending.md names as

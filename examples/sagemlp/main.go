@@ -15,10 +15,15 @@
 // classifies. Unlike the built-in sage (K SAGE layers on the raw features,
 // a linear head, --degree-bound sample), it is one hop, encoders on both
 // sides of the aggregation, and a public degree bound only. Its example is
-// a training node's 1-hop rooted subgraph (degree.RootedSubgraphs), and
-// run.MakePrivate does the rest: calibration, Poisson sampling, the noisy
-// steps in the ledger, the report; dpnn checks at every step that no
-// aggregation joins two examples' rows.
+// a training node's 1-hop rooted subgraph (degree.RootedSubgraphs). The
+// method writes its Spec, its Plan (R, Change and their proof) and its
+// network (Build); run.SGDMethod does the rest: calibration, Poisson
+// sampling, the noisy steps in the ledger, training, the report, and the
+// inspect, account and audit commands from the same plan and examples;
+// dpnn checks at every step that no aggregation joins two examples' rows.
+// Audit one step on G and G − v with
+//
+//	./sagemlp audit sagemlp --privacy node --epsilon 8 --delta 1e-5 --remove-node 0
 package main
 
 import (
@@ -33,12 +38,10 @@ import (
 	_ "github.com/dpgnn/dpgnn/methods/all" // the built-in methods too
 	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/dpgnn/dpgnn/trainers"
-	G "gorgonia.org/gorgonia"
 )
 
 // main is dpgnn with sagemlp, at its defaults, beside the built-in methods.
-func main() { cli.Main(func() methods.Method { return &SageMLP{cfg: defaults} }) }
+func main() { cli.Main(func() methods.Method { return run.SGDMethod(&SageMLP{cfg: defaults}) }) }
 
 // defaults is sagemlp's default configuration.
 var defaults = Config{Hidden: 64, Epochs: 20, LR: 0.01, BatchSize: 64, Clip: 1, Flags: degree.DefaultFlags(40)}
@@ -75,12 +78,12 @@ func (m *SageMLP) bound() (degree.Bound, error) {
 	return m.cfg.Bound(degree.Undirected, "every node's degree (edges in either direction)", degree.Public)
 }
 
-// plan is DP-SGD over n training nodes' 1-hop rooted subgraphs, from
-// public numbers only (D, n, the flags), and the degree bound the examples
-// are built under (none without privacy): R = OccurrenceBound(1, D) = 1 + D
+// Plan is DP-SGD over n training nodes' 1-hop rooted subgraphs, from
+// public numbers only (D, n, the flags): R = OccurrenceBound(1, D) = 1 + D
 // examples per node, each moved by at most 2C, so one step is
-// Occurrences{1 + D, 2, Poisson{q, Gaussian{z}}}, and run.PlanSGD (in
-// account, or run.MakePrivate) calibrates z over ⌈epochs/q⌉ steps.
+// Occurrences{1 + D, 2, Poisson{q, Gaussian{z}}}, calibrated by the
+// framework over ⌈epochs/q⌉ steps; the degree bound is p.Bound (nil
+// without privacy: nothing is bounded).
 //
 // Proof (node level, raw neighbours G and G − v; G within D, as
 // RootedSubgraphs checks before anything is released, so G − v is accepted
@@ -97,24 +100,26 @@ func (m *SageMLP) bound() (degree.Bound, error) {
 // example: dp.Occurrences' conditions, composed over the steps. N_train
 // and the split are treated as public (the report says so); the last
 // epoch is kept, no label is read for it.
-func (m *SageMLP) plan(ctx *methods.Context, n int) (run.SGDPlan, degree.Bound, error) {
+func (m *SageMLP) Plan(ctx *methods.Context, n int) (run.SGDPlan, error) {
 	p := run.SGDPlan{PrivateConfig: dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: m.cfg.BatchSize, Epochs: m.cfg.Epochs,
 		Clip: m.cfg.Clip, What: "a training node's 1-hop rooted subgraph"}}
 	b, err := m.bound()
-	if !ctx.Private() {
-		return p, degree.Bound{Mode: degree.None}, err // without privacy nothing is bounded
+	if ctx.Private() {
+		p.R, p.Change, p.Bound = b.D+1, 2, &b // OccurrenceBound(1, D)
 	}
-	p.R, p.Change, p.Bound = b.D+1, 2, &b // OccurrenceBound(1, D)
-	return p, b, err
+	return p, err
 }
 
-// build plans, builds the examples and the model, and makes it private:
-// the task trainers run.
-func (m *SageMLP) build(ctx *methods.Context) (*trainers.SGDTask, *run.Private, error) {
+// Build builds the examples and the model: the network the framework
+// makes private and trains.
+func (m *SageMLP) Build(ctx *methods.Context, p run.SGDPlan) (*run.Net, error) {
 	g, train, adj := ctx.Graph, ctx.Graph.Split.Train, graphs.Symmetrize(ctx.Graph.Adj)
-	p, b, err := m.plan(ctx, len(train))
-	if err = errors.Join(err, run.Begin(ctx, "sagemlp", m.cfg.Hidden, 3)); err != nil { // a model too large is refused
-		return nil, nil, err
+	if err := run.Begin(ctx, "sagemlp", m.cfg.Hidden, 3); err != nil { // a model too large is refused
+		return nil, err
+	}
+	b := degree.Bound{Mode: degree.None} // without privacy nothing is bounded
+	if p.Bound != nil {
+		b = *p.Bound
 	}
 	var x *dpnn.Examples
 	rs, err := degree.RootedSubgraphs(adj, b, train, 1, 0)
@@ -124,7 +129,7 @@ func (m *SageMLP) build(ctx *methods.Context) (*trainers.SGDTask, *run.Private, 
 		x, err = dpnn.NewExamples(len(train), rs.Start, rs.Adj, p.R, p.Change, p.What)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The training path reads a batch's rows: their features (xb, from
 	// xrows, the features of every example row) and their block-diagonal
@@ -133,7 +138,7 @@ func (m *SageMLP) build(ctx *methods.Context) (*trainers.SGDTask, *run.Private, 
 	rows, h, xall := dpnn.RowCapacity(x, p.Rate()), m.cfg.Hidden, features(g.X)
 	xrows, xb, mod, labels := xall.SelectRows(rs.Node), nn.NewSparse("Xb", gather(xall, nil, rows)), nn.NewModel(ctx.Seed), make([]int, rows)
 	nb, err := layers.NewNeighbours("batch", &graphs.CSR{Rows: rows, Cols: rows, Indptr: make([]int, rows+1)})
-	logits, ce := (*G.Node)(nil), (*nn.CrossEntropy)(nil) // set by the construction below
+	net := &run.Net{Model: mod, Examples: x, Opt: nn.NewAdam(m.cfg.LR, 0)}
 	err = errors.Join(err, nn.Build(func() error {
 		enc, err1 := layers.NewMLP(mod, "enc", layers.MLPConfig{Dims: []int{g.X.F, h}, Activation: layers.ReLU})
 		head, err2 := layers.NewMLP(mod, "head", layers.MLPConfig{Dims: []int{h, h, g.NumClasses}, Activation: layers.ReLU, PlainLast: true})
@@ -145,29 +150,23 @@ func (m *SageMLP) build(ctx *methods.Context) (*trainers.SGDTask, *run.Private, 
 		mod.StartRecording() // the training path (encoder, convolution, head): its layers record their per-sample rules
 		z, err := conv.Forward(nb, enc.ForwardSparse(xb))
 		if err == nil {
-			ce, err = nn.NewCrossEntropy(mod, head.Forward(G.Must(G.Rectify(z))), "loss")
+			var ce *nn.CrossEntropy
+			ce, err = nn.NewCrossEntropy(mod, head.Forward(nn.ReLU(z)), "loss")
+			net.Loss, net.Fill = ce.PerRow, func(b *dpnn.Batch) error {
+				for k, e := range b.Examples {
+					labels[b.First[k]] = g.Labels[train[e]]
+				}
+				return errors.Join(xb.Set(gather(xrows, b.Rows, rows)), nb.Set(b.Adj), ce.SetRows(b.First[:len(b.Examples)], labels))
+			}
 		}
 		mod.StopRecording()
 		zall, err2 := conv.Forward(all, enc.ForwardSparse(nn.NewSparse("X", xall).Fixed())) // the evaluation path
 		if err = errors.Join(err, err2); err == nil {
-			logits = head.Forward(G.Must(G.Rectify(zall)))
+			net.Logits = head.Forward(nn.ReLU(zall))
 		}
 		return err
 	}))
-	if err != nil {
-		return nil, nil, err
-	}
-	priv, err := run.MakePrivate(ctx, "sagemlp", mod, ce.PerRow, []*G.Node{logits}, x, p)
-	fill := func(b *dpnn.Batch) error {
-		for k, e := range b.Examples {
-			labels[b.First[k]] = g.Labels[train[e]]
-		}
-		return errors.Join(xb.Set(gather(xrows, b.Rows, rows)), nb.Set(b.Adj), ce.SetRows(b.First[:len(b.Examples)], labels))
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return priv.Task(mod, logits, nn.NewAdam(m.cfg.LR, 0), fill), priv, nil
+	return net, err
 }
 
 // features returns x as CSR (through a dense copy: fine at this
@@ -189,40 +188,4 @@ func gather(x *graphs.CSR, rows []int, n int) *graphs.CSR {
 		s.Indptr = append(s.Indptr, s.Indptr[s.Rows])
 	}
 	return s
-}
-
-// Run trains once and, at node level, reports the plan against the ledger.
-func (m *SageMLP) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	task, priv, err := m.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := trainers.FullBatch(task, ctx.Graph.Labels, ctx.Graph.Split, trainers.LoopConfig{Epochs: m.cfg.Epochs, Run: ctx.Run, Recorder: ctx.Recorder, Select: priv.Selection()})
-	if err != nil {
-		return nil, err
-	}
-	report, err := priv.Report()
-	return &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc, Privacy: report}, err
-}
-
-// BuildModel is the graph Run trains, for `dpgnn inspect`.
-func (m *SageMLP) BuildModel(ctx *methods.Context) (*nn.Model, error) {
-	task, _, err := m.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return task.Model, nil
-}
-
-// AccountCounts and AccountPlan are `dpgnn account sagemlp`: the plan of a
-// run with a given training-node count.
-func (m *SageMLP) AccountCounts(l methods.Level) []string { return run.NodeCountPlan{}.Counts(l) }
-func (m *SageMLP) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
-	return run.NodeCountPlan{Method: "sagemlp", Calibrate: func(ctx *methods.Context, n int) (*run.Calibrated, error) {
-		p, _, err := m.plan(ctx, n)
-		if err != nil {
-			return nil, err
-		}
-		return run.PlanSGD(ctx, p)
-	}}.Plan(ctx, c)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/scanner"
+	"go/token"
 	"math"
 	"os"
 	"os/exec"
@@ -69,8 +71,9 @@ type report struct {
 // occurrence bound R = 1 + D in the noise and the ledger, the degree bound, the counts, the split and the
 // noise source stated, every use saying what covers it — refuses an input
 // above its public degree bound with a one-line error, shows its DP nodes
-// in inspect with the noise std account computes for the same counts, and
-// account reproduces the train run's calibrated multiplier; without privacy
+// in inspect with the noise std account computes for the same counts,
+// account reproduces the train run's calibrated multiplier, and audit
+// replays one step on G and G − v comparing every value; without privacy
 // it learns (test accuracy above 0.7); it refuses a private selection; the
 // built-in methods are in the binary beside it, and a Slurm job script
 // sweep emits runs this binary.
@@ -169,6 +172,27 @@ func TestOutOfTreeMethod(t *testing.T) {
 		t.Errorf("account for the cora run's counts: noise %v, occurrences %v; want the run's multiplier %v and 169", a["noise"], a["occurrences"], z)
 	}
 
+	// audit on the embedded csbm graph (200 training nodes, D = 40): one
+	// DP-SGD step replayed on G and on G − v from the method's own plan and
+	// examples (no audit code in the method), every gradient value
+	// compared, the claim the ε of one step of the group event with R = 41.
+	out, stderr, status = exe(t, bin, "audit", "sagemlp", "--privacy", "node", "--epsilon", "8", "--delta", "1e-5", "--remove-node", "0", "--trials", "60", "--json")
+	var au struct {
+		Release  string  `json:"release"`
+		Compared int     `json:"compared_values"`
+		Values   int     `json:"values"`
+		Claimed  float64 `json:"claimed_epsilon"`
+		LB       float64 `json:"epsilon_lb"`
+		Exceeds  bool    `json:"exceeds_claim"`
+	}
+	if err := json.Unmarshal([]byte(out), &au); status != 0 || err != nil {
+		t.Fatalf("audit sagemlp: status %d (%v)\n%s%s", status, err, out, stderr)
+	}
+	if !strings.Contains(au.Release, "R=41") || au.Compared == 0 || au.Compared != au.Values || !(au.Claimed > 0 && au.Claimed < 8) || au.LB > au.Claimed || au.Exceeds {
+		t.Errorf("audit sagemlp: release %q, compared %d of %d values, claimed ε %v, ε_lb %v: want R=41, every value compared, one step's ε below the run's 8, ε_lb within it",
+			au.Release, au.Compared, au.Values, au.Claimed, au.LB)
+	}
+
 	// inspect on the embedded csbm graph (200 training nodes, the default
 	// 20 epochs and D = 40): the DP-SGD nodes, with account's noise std.
 	std := account("--train-nodes", "200")["std"].(float64)
@@ -178,4 +202,32 @@ func TestOutOfTreeMethod(t *testing.T) {
 			t.Errorf("inspect sagemlp (status %d) lacks %q:\n%s%s", status, want, out, stderr)
 		}
 	}
+}
+
+// TestExampleSize holds the example to issue 38's bound: at most 150 lines
+// of Go that carry code (comments and blank lines not counted).
+func TestExampleSize(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := token.NewFileSet()
+	f := fs.AddFile("main.go", -1, len(src))
+	var s scanner.Scanner
+	s.Init(f, src, nil, 0) // comments skipped
+	lines := map[int]bool{}
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.SEMICOLON && lit == "\n" {
+			continue // an inserted semicolon, not code
+		}
+		lines[fs.Position(pos).Line] = true
+	}
+	if len(lines) > 150 || len(lines) < 50 {
+		t.Errorf("main.go has %d lines of code, want at most 150 (and a real method: at least 50)", len(lines))
+	}
+	t.Logf("main.go: %d lines of code", len(lines))
 }

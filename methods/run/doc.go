@@ -12,7 +12,10 @@
 // the run prologue and epilogue (Begin, Finish), queries (NewQuery,
 // Inference), audit targets (AuditTarget, SGDAudit), the runs an attack
 // trains (AttackRuns) and plans from counts (Accountable, Counts) for
-// `dpgnn account`.
+// `dpgnn account`. DP-SGD over declared examples is MakePrivate (plan,
+// calibration, construction, recording) and, for a method that is only
+// that, SGDMethod: from the method's Plan and Build it derives Run and
+// what inspect, account and audit need (sgdmethod.go).
 //
 // It imports methods (the Method interface, Context and Outcome a run
 // passes and receives); methods never imports it.

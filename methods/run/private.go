@@ -105,12 +105,17 @@ type Private struct {
 // step recorded in the run's ledger. Without privacy it is the same
 // pipeline without noise. p's N, R and Change must be x's (dpnn.ConfigFor).
 func MakePrivate(ctx *methods.Context, name string, m *nn.Model, perRowLoss *G.Node, outputs []*G.Node, x *dpnn.Examples, p SGDPlan) (*Private, error) {
-	if x == nil {
-		return nil, errors.New("make private: no examples")
-	}
 	cal, err := PlanSGD(ctx, p)
 	if err != nil {
 		return nil, err
+	}
+	return makePrivate(ctx, cal, name, m, perRowLoss, outputs, x, p)
+}
+
+// makePrivate is MakePrivate under cal, p's plan as PlanSGD calibrated it.
+func makePrivate(ctx *methods.Context, cal *Calibrated, name string, m *nn.Model, perRowLoss *G.Node, outputs []*G.Node, x *dpnn.Examples, p SGDPlan) (*Private, error) {
+	if x == nil {
+		return nil, errors.New("make private: no examples")
 	}
 	src, err := ctx.NoiseSource(name)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/dpgnn/dpgnn/graphs/degree"
 	"github.com/dpgnn/dpgnn/graphs/gen"
 	"github.com/dpgnn/dpgnn/methods"
+	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/trainers"
 )
 
@@ -43,7 +44,7 @@ func TestHugeFeatures(t *testing.T) {
 			cfg.Flags = degree.Flags{MaxDegree: 2, DegreeBound: "public"}
 			cfg.BatchSize = 1000
 			ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 1, Delta: 1e-5, Seed: 3, Selection: trainers.SelectLast}
-			priv, _, fill, err := New(cfg).build(ctx)
+			priv, net, err := run.PrivateNet(ctx, &Sage{cfg: cfg})
 			if tc.refuse && side == "G" {
 				if err == nil || !strings.Contains(err.Error(), "public range") {
 					t.Errorf("mag %g hops %d on G: got %v, want the feature-range refusal", tc.mag, tc.hops, err)
@@ -53,7 +54,7 @@ func TestHugeFeatures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("mag %g hops %d on %s: %v", tc.mag, tc.hops, side, err)
 			}
-			rel, err := priv.SGD.ReleaseExamples(fill)
+			rel, err := priv.SGD.ReleaseExamples(net.Fill)
 			if err != nil {
 				t.Fatalf("mag %g hops %d on %s: step: %v", tc.mag, tc.hops, side, err)
 			}

@@ -4,7 +4,8 @@
 // node's example is its K-hop rooted subgraph of a degree-bounded graph
 // (degree.RootedSubgraphs), one node's removal changes at most
 // R = degree.OccurrenceBound(K, D) examples, each by at most 2C, and one
-// step is Occurrences{R, 2, Poisson{q, Gaussian{z}}} (run.MakePrivate).
+// step is Occurrences{R, 2, Poisson{q, Gaussian{z}}}. Sage writes its plan
+// and network; run.SGDMethod trains, reports, inspects, accounts and audits.
 // Levels: node and none. Edge level is not offered yet (an edge's removal
 // changes the examples of the roots within K−1 hops of either endpoint,
 // 2·R(K−1, D) of them; not yet wired and tested).
@@ -21,11 +22,14 @@ import (
 	"github.com/dpgnn/dpgnn/methods"
 	"github.com/dpgnn/dpgnn/methods/run"
 	"github.com/dpgnn/dpgnn/nn"
-	"github.com/dpgnn/dpgnn/trainers"
 	G "gorgonia.org/gorgonia"
 )
 
 func init() { methods.Register(func() methods.Method { return New(DefaultConfig()) }) }
+
+// New returns sage with cfg: Sage's plan and network, trained, inspected,
+// accounted and audited by run.SGDMethod.
+func New(cfg Config) methods.Method { return run.SGDMethod(&Sage{cfg: cfg}) }
 
 // Config is sage's hyperparameters (flags of every command).
 type Config struct {
@@ -48,11 +52,8 @@ func DefaultConfig() Config {
 	return Config{Hops: 1, Hidden: 16, Epochs: 15, LR: 0.02, BatchSize: 2048, Clip: 1, Flags: degree.DefaultFlags(170)}
 }
 
-// Sage is the method.
+// Sage is the method as written: its Spec, Plan and Build.
 type Sage struct{ cfg Config }
-
-// New returns sage with cfg.
-func New(cfg Config) *Sage { return &Sage{cfg: cfg} }
 
 func (*Sage) Name() string { return "sage" }
 func (*Sage) Short() string {
@@ -77,7 +78,7 @@ func (c *Config) Bound() (degree.Bound, error) {
 	return c.Flags.Bound(degree.Undirected, "every node's degree (edges in either direction)")
 }
 
-// plan is the DP-SGD plan over n training nodes: R = OccurrenceBound(K, D)
+// Plan is the DP-SGD plan over n training nodes: R = OccurrenceBound(K, D)
 // from public numbers only.
 //
 // Proof (node level; raw neighbours G and G − v). The examples are read
@@ -97,7 +98,7 @@ func (c *Config) Bound() (degree.Bound, error) {
 // by more than v's edges when G is above D (a freed slot cascades): the
 // report states that the guarantee assumes G is within D. N_train is
 // treated as public (the report says so); the last epoch is kept.
-func (s *Sage) plan(ctx *methods.Context, n int) (run.SGDPlan, error) {
+func (s *Sage) Plan(ctx *methods.Context, n int) (run.SGDPlan, error) {
 	b, err := s.bound()
 	if err != nil {
 		return run.SGDPlan{}, err
@@ -262,11 +263,11 @@ func gather(x *graphs.CSR, nodes []int, capacity int) *graphs.CSR {
 	return out
 }
 
-// build plans, builds the examples and the model, and makes it private.
-func (s *Sage) build(ctx *methods.Context) (*run.Private, *net, func(*dpnn.Batch) error, error) {
+// Build builds the examples and the network over them.
+func (s *Sage) Build(ctx *methods.Context, p run.SGDPlan) (*run.Net, error) {
 	g, train := ctx.Graph, ctx.Graph.Split.Train
-	if len(train) == 0 {
-		return nil, nil, nil, errors.New("the split has no training nodes")
+	if err := run.Begin(ctx, "sage", s.cfg.Hidden, s.cfg.Hops+1); err != nil {
+		return nil, err
 	}
 	// The public feature range (graphs.CheckFeatureRange) on the library
 	// path too (the CLI's loader checks it): beyond it the forward pass
@@ -274,28 +275,17 @@ func (s *Sage) build(ctx *methods.Context) (*run.Private, *net, func(*dpnn.Batch
 	// node never takes an input outside it, so every neighbour of an
 	// accepted input is accepted.
 	if err := graphs.CheckFeatureRange(g.X); err != nil {
-		return nil, nil, nil, fmt.Errorf("sage: %w", err)
-	}
-	p, err := s.plan(ctx, len(train))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if _, err := run.PlanSGD(ctx, p); err != nil { // refuse before reading the graph
-		return nil, nil, nil, err
+		return nil, fmt.Errorf("sage: %w", err)
 	}
 	x, node, h, err := s.examples(ctx, p)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	capacity := dpnn.RowCapacity(x, p.Rate())
 	xall := sparseX(g.X)
 	nt, err := s.net(ctx, capacity, h, xall)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	priv, err := run.MakePrivate(ctx, "sage", nt.m, nt.ce.PerRow, []*G.Node{nt.logits}, x, p)
-	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	labels, nodes := make([]int, capacity), make([]int, 0, capacity)
 	fill := func(b *dpnn.Batch) error {
@@ -308,62 +298,5 @@ func (s *Sage) build(ctx *methods.Context) (*run.Private, *net, func(*dpnn.Batch
 		}
 		return errors.Join(nt.xb.Set(gather(xall, nodes, capacity)), nt.nb.Set(b.Adj), nt.ce.SetRows(b.First[:len(b.Examples)], labels))
 	}
-	return priv, nt, fill, nil
-}
-
-// Run trains once and, at node level, reports the plan against the ledger.
-func (s *Sage) Run(ctx *methods.Context) (*methods.Outcome, error) {
-	if err := run.Begin(ctx, "sage", s.cfg.Hidden, s.cfg.Hops+1); err != nil {
-		return nil, err
-	}
-	priv, nt, fill, err := s.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	task := priv.Task(nt.m, nt.logits, nn.NewAdam(s.cfg.LR, 0), fill)
-	res, err := trainers.FullBatch(task, ctx.Graph.Labels, ctx.Graph.Split,
-		trainers.LoopConfig{Epochs: s.cfg.Epochs, Run: ctx.Run, Recorder: ctx.Recorder, Select: priv.Selection()})
-	if err != nil {
-		return nil, err
-	}
-	out := &methods.Outcome{Pred: res.Pred, ValAcc: res.ValAcc}
-	out.Privacy, err = priv.Report()
-	return out, err
-}
-
-// BuildModel is the graph Run trains, for `dpgnn inspect`.
-func (s *Sage) BuildModel(ctx *methods.Context) (*nn.Model, error) {
-	_, nt, _, err := s.build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return nt.m, nil
-}
-
-// AuditTarget is one DP-SGD step of sage over its rooted subgraphs, for
-// `dpgnn audit sage`: run.ExamplesAudit replays the step on G and on G − v,
-// each with the examples built from that raw graph (v's own deleted, the
-// up to R − 1 that read v modified), claims Occurrences{R, 2, Poisson{q,
-// Gaussian{z}}} for the one step and compares every released gradient
-// value.
-func (s *Sage) AuditTarget(ctx *methods.Context, opts run.AuditOptions) (*run.AuditTarget, error) {
-	return run.ExamplesAudit(ctx, opts, func(ctx *methods.Context) (*run.Private, func(*dpnn.Batch) error, error) {
-		priv, _, fill, err := s.build(ctx)
-		return priv, fill, err
-	})
-}
-
-var _ run.Auditor = (*Sage)(nil)
-
-// AccountCounts and AccountPlan are `dpgnn account sage`: the plan of a
-// run with a given training-node count.
-func (s *Sage) AccountCounts(l methods.Level) []string { return run.NodeCountPlan{}.Counts(l) }
-func (s *Sage) AccountPlan(ctx *methods.Context, c run.Counts) (*run.Calibrated, error) {
-	return run.NodeCountPlan{Method: "sage", Calibrate: func(ctx *methods.Context, n int) (*run.Calibrated, error) {
-		p, err := s.plan(ctx, n)
-		if err != nil {
-			return nil, err
-		}
-		return run.PlanSGD(ctx, p)
-	}}.Plan(ctx, c)
+	return &run.Net{Model: nt.m, Loss: nt.ce.PerRow, Logits: nt.logits, Examples: x, Fill: fill, Opt: nn.NewAdam(s.cfg.LR, 0)}, nil
 }

@@ -147,13 +147,13 @@ func TestSageAudit(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Flags = degree.DefaultFlags(d)
 	cfg.Hidden, cfg.BatchSize = 8, 32
-	s := New(cfg)
+	s := &Sage{cfg: cfg}
 	ctx := &methods.Context{Graph: g, Level: methods.Node, Epsilon: 8, Delta: 1e-4, Seed: 3, Selection: trainers.SelectLast}
-	target, err := s.AuditTarget(ctx, run.AuditOptions{})
+	target, err := New(cfg).(run.Auditor).AuditTarget(ctx, run.AuditOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.plan(ctx, len(g.Split.Train))
+	p, err := s.Plan(ctx, len(g.Split.Train))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestSageAudit(t *testing.T) {
 	gp := withoutNode(g, v)
 	ctxp := *ctx
 	ctxp.Graph = gp
-	priv, _, _, err := s.build(&ctxp)
+	priv, _, err := run.PrivateNet(&ctxp, s)
 	if err != nil {
 		t.Fatal(err)
 	}
