@@ -21,6 +21,10 @@ func (r scaleRule) ClippedSum(cd *G.Node) (*G.Node, error) {
 
 func (scaleRule) String() string { return "column-scale" }
 
+// Inputs is what the rule reads besides δ: x, whose rows DP-SGD checks
+// belong to δ's examples.
+func (r scaleRule) Inputs() ([]*G.Node, []*nn.Sparse) { return []*G.Node{r.x}, nil }
+
 // A custom op made private: Model.Record registers the rule of its
 // parameter on the recorded (DP-SGD) path, and Model.CheckPerSample tests
 // every recorded rule against per-example gradients computed one example at

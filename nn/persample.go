@@ -63,6 +63,13 @@ type PerSampleRule interface {
 	ClippedSum(cd *G.Node) (*G.Node, error)
 	// String names the rule in errors and inspection ("linear-weight").
 	String() string
+	// Inputs names every node and sparse matrix the rule reads besides δ
+	// (LinearWeight's a, NormScale's x̂): DP-SGD over declared examples
+	// checks that row r of each reads only the example of δ's row r, and
+	// that a sparse one is a batch input of the training path
+	// (CheckRowLocal). A rule that reads something it does not name here
+	// is not checked.
+	Inputs() (dense []*G.Node, sparse []*Sparse)
 }
 
 // LinearWeight is the rule of W in y = a·W (+…): sample s's gradient is
@@ -102,6 +109,13 @@ func (r LinearWeight) ClippedSum(cd *G.Node) (*G.Node, error) {
 
 func (LinearWeight) String() string { return "linear-weight" }
 
+func (r LinearWeight) Inputs() ([]*G.Node, []*Sparse) {
+	if r.SparseInput != nil {
+		return nil, []*Sparse{r.SparseInput}
+	}
+	return []*G.Node{r.Input}, nil
+}
+
 // Bias is the rule of b in y = … + b: sample s's gradient is Σ_{r∈s} δᵣ.
 type Bias struct{}
 
@@ -112,6 +126,8 @@ func (Bias) NormSq(delta *G.Node, groups *RowGroups, name string) (*G.Node, erro
 func (Bias) ClippedSum(cd *G.Node) (*G.Node, error) { return ColSums(cd), nil }
 
 func (Bias) String() string { return "bias" }
+
+func (Bias) Inputs() ([]*G.Node, []*Sparse) { return nil, nil }
 
 // NormScale is the rule of γ in y = γ∘x̂ (+…): sample s's gradient is
 // Σ_{r∈s} δᵣ∘x̂ᵣ.
@@ -132,6 +148,8 @@ func (r NormScale) ClippedSum(cd *G.Node) (*G.Node, error) {
 }
 
 func (NormScale) String() string { return "norm-scale" }
+
+func (r NormScale) Inputs() ([]*G.Node, []*Sparse) { return []*G.Node{r.Normalized}, nil }
 
 // PerSample records, for one parameter on the training path of a model
 // built in recording mode, its per-sample rule and the probe whose

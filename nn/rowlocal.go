@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dpgnn/dpgnn/graphs"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -46,6 +47,42 @@ type RowReads struct {
 	Op string
 	Of [][]int
 }
+
+// RowLocal is what CheckRowLocal found on a training path: the fixed row
+// selections to check against every batch's groups (Reads), and the
+// path's batch inputs — the leaves and sparse matrices laid out by batch
+// row (or by pooled example) — which Reset empties before every fill.
+type RowLocal struct {
+	Reads  []RowReads
+	leaves []*G.Node     // dense leaves with the batch's (or the pool's) rows
+	sparse []*Sparse     // constant products' matrices with the batch's rows
+	empty  []*graphs.CSR // each sparse input's empty matrix (Reset)
+}
+
+// Reset empties every batch input of the path: a dense leaf laid out by
+// batch row is set to 0 and a sparse batch matrix to no entries. DP-SGD
+// over declared examples calls it before every fill, so a batch input the
+// fill does not write holds the same (zero) value in every row — never a
+// value that depends on a row's position in the batch, which would move
+// when another example's removal shifts the layout (the outside audit of
+// issue 38 built one: a constant ±1 per row on the loss gave Δ 29·C for a
+// declared C). What the fill writes is its own: it must write each row
+// with the data of the example laid out there (dpnn.Batch).
+func (r *RowLocal) Reset() error {
+	for _, n := range r.leaves {
+		clear(Values(n))
+	}
+	for k, s := range r.sparse {
+		if err := s.Set(r.empty[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Inputs is the number of batch inputs Reset empties: dense leaves and
+// sparse matrices.
+func (r *RowLocal) Inputs() (dense, sparse int) { return len(r.leaves), len(r.sparse) }
 
 func (c rowClass) String() string {
 	switch c {
@@ -125,16 +162,38 @@ func (c rowClass) String() string {
 // norms and the clipped sum see separate examples, and one example's
 // change moves only its own clipped contribution (norm ≤ C).
 //
-// Assumed, not checked: that the fill keeps to that layout (a fill that
-// writes batch data into a leaf of another shape that is then read whole,
-// e.g. as a product's weight, is not seen).
-func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) ([]RowReads, error) {
-	params := map[*G.Node]bool{}
+// Three more rules keep a row's value a function of the example laid out
+// there rather than of its position in the batch (which moves when another
+// example is removed: the outside audit of issue 38): every batch input
+// (a leaf or a constant product's matrix with the batch's rows) is
+// returned for RowLocal.Reset, which empties it before every fill, so one
+// the fill does not write is 0 in every row; a parameter or constant that
+// has the output's shape but no batch data, read row by row (a per-row
+// parameter, a constant stored in another shape and reshaped), and a
+// selection of a constant's rows into the batch's rows by fixed positions
+// are refused; a BatchNorm evaluation twin is refused. And every
+// per-sample rule's inputs (PerSampleRule.Inputs) are classed too: row r
+// of each may read only the example of δ's row r (a selection is checked
+// with row r added), and a sparse input must be one of the path's batch
+// inputs.
+//
+// Assumed, not checked: that the fill keeps to that layout — it writes
+// each batch row with the data of the example laid out there (dpnn.Batch),
+// not another example's and not a value chosen by the row's position, and
+// it writes batch data into no leaf of another shape (one read whole, e.g.
+// as a product's weight, is not seen).
+func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
+	params, probes := map[*G.Node]bool{}, map[*G.Node]bool{}
 	for _, p := range m.Params {
 		params[p.Node] = true
 	}
+	for _, r := range m.records {
+		probes[r.Probe] = true
+	}
 	class := map[*G.Node]rowDep{}
 	var reads []RowReads
+	rl := &RowLocal{}
+	sparseSeen := map[*Sparse]bool{}
 	var visit func(n *G.Node) (rowDep, error)
 	visit = func(n *G.Node) (rowDep, error) {
 		if c, ok := class[n]; ok {
@@ -156,12 +215,24 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) ([]RowReads, error) {
 		switch {
 		case n.Op() == nil:
 			if !params[n] {
-				c = byRows(n, rows, pool)
+				if c = byRows(n, rows, pool); c.c != constRows && !probes[n] {
+					rl.leaves = append(rl.leaves, n) // a batch input: reset before every fill
+				}
 			}
 		case !anyRows:
-			switch n.Op().(type) {
-			case RowMixer, *gatherOp: // a batch matrix times a constant
-				c = byRows(n, rows, pool)
+			switch op := n.Op().(type) {
+			case RowMixer: // a batch matrix times a constant
+				if c = byRows(n, rows, pool); c.c != constRows {
+					if a := op.MixedRows(); a != nil && !sparseSeen[a] {
+						sparseSeen[a] = true
+						rl.sparse = append(rl.sparse, a)
+						rl.empty = append(rl.empty, &graphs.CSR{Rows: a.A.Rows, Cols: a.A.Cols, Indptr: make([]int, a.A.Rows+1)})
+					}
+				}
+			case *gatherOp:
+				if byRows(n, rows, pool).c != constRows {
+					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path selects rows of %s, which holds no batch data, into the batch's rows by fixed positions: row r would hold the same value whichever example is laid out there, and a removed example shifts the layout; load each example's rows in the fill instead", op, in[0].Name())
+				}
 			}
 		default:
 			c, err = rowLocalOp(n, in, cs, rows, pool)
@@ -187,10 +258,42 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) ([]RowReads, error) {
 				return nil, err
 			}
 		}
-		return reads, nil
+	} else if _, err := visit(out); err != nil {
+		return nil, err
 	}
-	_, err := visit(out)
-	return reads, err
+	// What the per-sample rules read besides δ: each rule pairs row r of
+	// its inputs with row r of δ, which belongs to row r's example, so an
+	// input's row r may read only that example's rows (a selection is
+	// checked with row r itself added) and a sparse input must be one of
+	// the path's batch inputs (emptied before every fill, written by it).
+	for _, rec := range m.records {
+		dense, sp := rec.Rule.Inputs()
+		probe := byRows(rec.Probe, rows, pool)
+		for _, a := range dense {
+			d, err := visit(a)
+			if err != nil {
+				return nil, err
+			}
+			if s := a.Shape(); len(s) == 0 || s[0] != rec.Probe.Shape()[0] {
+				return nil, fmt.Errorf("nn: the %s rule of %s reads %s of shape %v against its output's %v rows", rec.Rule, rec.Param.Name, a.Name(), a.Shape(), rec.Probe.Shape()[0])
+			}
+			switch {
+			case d.c == constRows:
+				return nil, fmt.Errorf("nn: the %s rule of %s reads %s, which holds no batch data, row by row against the batch's rows: a rule's inputs must be the layer's batch rows", rec.Rule, rec.Param.Name, a.Name())
+			case d.c != probe.c && d.c != eitherRows && probe.c != eitherRows:
+				return nil, fmt.Errorf("nn: the %s rule of %s reads %s (%s) against an output of %s", rec.Rule, rec.Param.Name, a.Name(), d.c, probe.c)
+			case d.of != nil:
+				reads = append(reads, RowReads{Op: fmt.Sprintf("the %s rule of %s (its input %s, rows selected by %s)", rec.Rule, rec.Param.Name, a.Name(), d.via), Of: union(d.of, nil, len(d.of))})
+			}
+		}
+		for _, a := range sp {
+			if !sparseSeen[a] {
+				return nil, fmt.Errorf("nn: the %s rule of %s reads the sparse matrix %s, which is not a batch input of the training path (a product on the path to the loss): its rows would not be the examples'", rec.Rule, rec.Param.Name, a.Name)
+			}
+		}
+	}
+	rl.Reads = reads
+	return rl, nil
 }
 
 // CheckRowReads returns an error naming the op and the two examples when
@@ -256,6 +359,12 @@ func rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, pool int) (rowDep, e
 		var c rowDep
 		for k, ck := range cs {
 			if ck.c == constRows {
+				if k < len(row) && row[k] && (outRows == rows || outRows == pool) && in[k].Shape().Eq(n.Shape()) {
+					// a parameter or constant of the output's shape read row
+					// by row: row r's value belongs to the position, not to
+					// the example laid out there
+					return refuse(fmt.Sprintf("reads input %d (%s), which holds no batch data but has the batch's rows, row by row: row r would depend on its position in the batch, and a removed example shifts the layout", k, in[k].Name()))
+				}
 				continue
 			}
 			if !row[k] {
@@ -301,6 +410,14 @@ func rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, pool int) (rowDep, e
 		return refuse(fmt.Sprintf("is a %d×%d product of %d batch rows: only a square product over the batch rows or a pooling product (%d × %d) is checked", a.Rows, a.Cols, rows, pool, rows))
 	}
 	switch o := op.(type) {
+	case affineEvalOp:
+		// A BatchNorm evaluation twin is row-wise only while it holds
+		// running statistics, which can be loaded or cleared after the
+		// path is checked; before any were observed it takes the batch's
+		// column statistics, which read every row (the outside audit of
+		// issue 38 put an unloaded twin on a DP-SGD path: Δ 0.086 for a
+		// declared 0.02). Refused as BatchNorm is.
+		return refuse("is a BatchNorm evaluation twin, which may normalise with the batch's statistics")
 	case *gatherOp:
 		if cs[0].c == poolRows {
 			return refuse("selects pooled rows")

@@ -69,7 +69,11 @@ func TestCheckRowLocal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		reads, err := m.CheckRowLocal(out, rows, tc.pool)
+		rl, err := m.CheckRowLocal(out, rows, tc.pool)
+		var reads []RowReads
+		if rl != nil {
+			reads = rl.Reads
+		}
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", tc.name, err)

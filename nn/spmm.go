@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"math"
 	"sync"
 
 	"github.com/chewxy/hm"
@@ -52,9 +53,19 @@ func (s *Sparse) Fixed() *Sparse {
 func NewSparse(name string, a *graphs.CSR) *Sparse { return &Sparse{Name: name, A: a} }
 
 // Set replaces the matrix (same shape), e.g. with the rows of a new batch.
+// It refuses a non-finite value: a DP-SGD rule's clipped sum multiplies a
+// sparse batch input by clip factors, and a clipped-out example's Inf or
+// NaN feature times its factor 0 would put NaN into the released sum (the
+// outside audit of issue 38; the CLI's loader refuses such features
+// before, a fill written by hand did not).
 func (s *Sparse) Set(a *graphs.CSR) error {
 	if a.Rows != s.A.Rows || a.Cols != s.A.Cols {
 		return fmt.Errorf("nn: %s is %d×%d, cannot set a %d×%d matrix", s.Name, s.A.Rows, s.A.Cols, a.Rows, a.Cols)
+	}
+	for _, v := range a.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("nn: %s: the matrix set has a non-finite entry (%v); want finite values", s.Name, v)
+		}
 	}
 	s.A = a
 	s.once = sync.Once{}

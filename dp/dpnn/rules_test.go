@@ -169,7 +169,8 @@ func (r colScaleRule) NormSq(delta *G.Node, groups *nn.RowGroups, name string) (
 func (r colScaleRule) ClippedSum(cd *G.Node) (*G.Node, error) {
 	return nn.ColSums(G.Must(G.HadamardProd(cd, r.x))), nil
 }
-func (colScaleRule) String() string { return "column-scale" }
+func (colScaleRule) String() string                      { return "column-scale" }
+func (r colScaleRule) Inputs() ([]*G.Node, []*nn.Sparse) { return []*G.Node{r.x}, nil }
 
 // rowwiseRule is a deliberately wrong rule for y = a·W: it takes every row
 // for its own example (the Gram form without its cross terms), so it is
@@ -184,6 +185,7 @@ func (r rowwiseRule) NormSq(delta *G.Node, _ *nn.RowGroups, name string) (*G.Nod
 }
 func (r rowwiseRule) ClippedSum(cd *G.Node) (*G.Node, error) { return nn.MatMulTA(r.a, cd), nil }
 func (rowwiseRule) String() string                           { return "rowwise-linear (wrong)" }
+func (r rowwiseRule) Inputs() ([]*G.Node, []*nn.Sparse)      { return []*G.Node{r.a}, nil }
 
 // negatedRule has LinearWeight's norms but sums the negated gradients: a
 // rule whose norms are right and whose clipped sum is wrong.

@@ -190,7 +190,11 @@ type SGD struct {
 	// reads are its fixed row selections (nn.CheckRowLocal), checked the
 	// same way.
 	reads []nn.RowReads
-	batch Batch // the chunk's layout (StepExamples)
+	// inputs are its batch inputs, emptied before every fill
+	// (nn.RowLocal.Reset): one the fill does not write holds no
+	// position-dependent value.
+	inputs *nn.RowLocal
+	batch  Batch // the chunk's layout (StepExamples)
 }
 
 // sample draws a step's batch from the source: Poisson with Cfg.Rate, or
@@ -247,11 +251,11 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	if cfg.Examples != nil {
 		// Every op from the batch inputs to the loss must be row-local or
 		// a product checked below (nn.CheckRowLocal: a whitelist).
-		reads, err := m.CheckRowLocal(perRowLoss, rows, cfg.PoolRows)
+		rl, err := m.CheckRowLocal(perRowLoss, rows, cfg.PoolRows)
 		if err != nil {
 			return nil, fmt.Errorf("dp: %w", err)
 		}
-		s.reads = reads
+		s.reads, s.inputs = rl.Reads, rl
 		s.mixing = m.RowMixing(perRowLoss, rows)
 		if cfg.PoolRows > 0 {
 			s.pools = m.PoolMixing(perRowLoss, rows, cfg.PoolRows)
@@ -482,6 +486,11 @@ func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, erro
 				n.Std = std
 			} else {
 				n.Std = 0
+			}
+		}
+		if s.inputs != nil {
+			if err := s.inputs.Reset(); err != nil {
+				return nil, st, err
 			}
 		}
 		if err := fill(chunk); err != nil {

@@ -77,10 +77,14 @@ func NoteSelection(c *methods.Context, plan *dp.Plan, modules int) {
 	// was kept. It runs where the split and the labels are public (edge
 	// level, no privacy), so saying so reads nothing private.
 	noVal := c.Graph != nil && len(c.Graph.Split.Val) == 0
+	mode, err := selectionMode(c)
+	if err != nil {
+		mode = c.Selection // refused by the loop (loopSelection) before it trains
+	}
 	switch {
-	case c.Selection == trainers.SelectLast || noVal:
+	case mode == trainers.SelectLast || noVal:
 		u.What, u.Covered = fmt.Sprintf("model selection: the last epoch of each of %d module(s); no label is read during training", modules), "no private data read"
-		if noVal && c.Selection != trainers.SelectLast {
+		if noVal && mode != trainers.SelectLast {
 			u.What = fmt.Sprintf("model selection: the last epoch of each of %d module(s): the split has no validation nodes, so best-validation selection has nothing to choose on; no label is read during training", modules)
 		}
 	default:
@@ -93,6 +97,16 @@ func NoteSelection(c *methods.Context, plan *dp.Plan, modules int) {
 	plan.Uses = append(plan.Uses, u)
 }
 
+// selectionMode is c's selection as the training loop runs it: the
+// commands resolve --selection (TrainOptions), and a context built in code
+// is resolved the same way here, so an unset selection at a private node
+// level keeps the last epoch and an explicit best is refused (the outside
+// audit of issue 38: a library context with Selection "" selected on the
+// private validation labels, and the report called them public).
+func selectionMode(c *methods.Context) (string, error) {
+	return resolveSelection(c.Level, c.Private(), c.Selection, c.SelectionEpsilon)
+}
+
 // LedgerSelection is the ledger name of private model selections
 // (SelectionReleases).
 const LedgerSelection = "selection"
@@ -101,7 +115,11 @@ const LedgerSelection = "selection"
 // mechanism source src: a private selection records its release through
 // the recorder of plan's selection, refused when plan declares none.
 func loopSelection(c *methods.Context, plan *dp.Plan, src *dp.Source) (trainers.Selection, error) {
-	s := trainers.Selection{Mode: c.Selection}
+	mode, err := selectionMode(c)
+	if err != nil {
+		return trainers.Selection{}, err
+	}
+	s := trainers.Selection{Mode: mode}
 	if s.Mode == trainers.SelectPrivate && src != nil {
 		s.Epsilon, s.Src = c.SelectionEpsilon, src.Split("selection")
 		var err error

@@ -1,0 +1,321 @@
+package dpnn_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The outside audit of issue 38 built training paths that the row-local
+// check accepted and whose clipped sum moved by far more than R·Change·C
+// when one example changed: a value laid out by batch position rather than
+// by example (a constant weight or offset per row: Δ 29 for a declared 1),
+// a per-sample rule reading another example's row (Δ 59 for 2), an
+// evaluation BatchNorm twin on the path (Δ 0.086 for 0.02) and a NaN from a
+// clipped-out sparse feature. These tests rebuild each: every one is now
+// refused or stays within its bound.
+
+// dist is the L2 distance of two releases.
+func dist(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return math.Sqrt(d)
+}
+
+// posRelease is one noiseless step (q = 1, z = 0) over n one-row
+// examples (R = 1, Change = 1), example e at universe row start[e], of a
+// linear model whose loss is changed by mode: "weight" multiplies the
+// per-row loss by a constant ±1 per batch row, "offset" adds a constant
+// ±1e4 per batch row to the logits, "reshaped" adds the same offset
+// stored as one long vector reshaped to the batch's rows, "gather" adds a
+// constant table's rows picked by fixed positions. It returns the clipped
+// sum, or the construction's refusal.
+func posRelease(t *testing.T, n int, start []int, feats []float64, labels []int, f, c int, mode string) ([]float64, error) {
+	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "one node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "one node"}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	gx := layers.DenseFeatures(feats, start[n], f)
+	sign := func(i int) float64 { return float64(1 - 2*(i%2)) }
+	off := make([]float64, capacity*c)
+	for i := 0; i < capacity; i++ {
+		off[i*c], off[i*c+1] = 1e4*sign(i), -1e4*sign(i)
+	}
+	var xb *layers.FeatureBatch
+	var ce *nn.CrossEntropy
+	var loss *G.Node
+	err = nn.Build(func() error {
+		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
+		var err error
+		if xb, err = layers.NewFeatureBatch(m, gx, capacity, "Xb"); err != nil {
+			return err
+		}
+		m.StartRecording()
+		y := xb.Linear(m, lin, 0)
+		m.StopRecording()
+		switch mode {
+		case "offset":
+			y, err = nn.Add(y, m.Input("posoffset", off, capacity, c))
+		case "reshaped":
+			long := G.NewVector(m.G, G.Float64, G.WithShape(capacity*c), G.WithName("long"), G.WithValue(tensor.New(tensor.WithShape(capacity*c), tensor.WithBacking(off))))
+			y, err = nn.Add(y, G.Must(G.Reshape(long, tensor.Shape{capacity, c})))
+		case "gather":
+			table := m.Input("table", append(off, make([]float64, 7*c)...), capacity+7, c)
+			idx := make([]int, capacity)
+			for i := range idx {
+				idx[i] = i
+			}
+			var g *G.Node
+			if g, err = nn.GatherRows(table, idx, "fixed"); err == nil {
+				y, err = nn.Add(y, g)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
+			return err
+		}
+		loss = ce.PerRow
+		if mode == "weight" {
+			s := make([]float64, capacity)
+			for i := range s {
+				s[i] = sign(i)
+			}
+			sv := G.NewVector(m.G, G.Float64, G.WithShape(capacity), G.WithName("posweight"), G.WithValue(tensor.New(tensor.WithShape(capacity), tensor.WithBacking(s))))
+			loss = G.Must(G.HadamardProd(ce.PerRow, sv))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	if err != nil {
+		return nil, err
+	}
+	lab := make([]int, capacity)
+	fill := func(b *dpnn.Batch) error {
+		if err := xb.Fill(b.Rows); err != nil {
+			return err
+		}
+		var firsts []int
+		for k := range b.Examples {
+			if b.First[k+1] > b.First[k] {
+				lab[b.First[k]] = labels[b.Rows[b.First[k]]]
+				firsts = append(firsts, b.First[k])
+			}
+		}
+		return ce.SetRows(firsts, lab)
+	}
+	rel, err := sgd.ReleaseExamples(fill)
+	if err != nil {
+		t.Fatalf("%s: step: %v", mode, err)
+	}
+	for i := range rel {
+		rel[i] *= cfg.Rate() * float64(n)
+	}
+	return rel, nil
+}
+
+// TestPositionDependentInputs: example 0 of 30 deleted shifts every other
+// example up one batch row. A constant laid out by batch row (a loss
+// weight, a logit offset) is emptied before every fill, so it holds no
+// position and the step stays within R·Change·C = 1 (the audit measured
+// 29); one that escapes the layout (stored with other rows and reshaped,
+// or picked from a table by fixed positions) is refused.
+func TestPositionDependentInputs(t *testing.T) {
+	const n, f, c = 30, 4, 2
+	v := []float64{3, -2, 5, 1}
+	mk := func(ids []int) ([]float64, []int) {
+		var feats []float64
+		var labels []int
+		for _, e := range ids {
+			for j := 0; j < f; j++ {
+				feats = append(feats, float64(1-2*(e%2))*100*v[j])
+			}
+			labels = append(labels, e%2)
+		}
+		return feats, labels
+	}
+	all, startG, startG2 := make([]int, n), make([]int, n+1), make([]int, n+1)
+	for e := 0; e < n; e++ {
+		all[e], startG[e+1] = e, e+1
+		if e > 0 {
+			startG2[e+1] = e
+		}
+	}
+	for _, tc := range []struct{ mode, refusal string }{
+		{"none", ""}, {"weight", ""}, {"offset", ""},
+		{"reshaped", "has the batch's rows, row by row"}, {"gather", "by fixed positions"},
+	} {
+		fG, lG := mk(all)
+		fG2, lG2 := mk(all[1:])
+		a, errA := posRelease(t, n, startG, fG, lG, f, c, tc.mode)
+		b, errB := posRelease(t, n, startG2, fG2, lG2, f, c, tc.mode)
+		if tc.refusal != "" {
+			for _, err := range []error{errA, errB} {
+				if err == nil || !strings.Contains(err.Error(), tc.refusal) {
+					t.Errorf("%s: got %v, want a refusal saying %q", tc.mode, err, tc.refusal)
+				}
+			}
+			continue
+		}
+		if errA != nil || errB != nil {
+			t.Fatalf("%s: refused: %v / %v", tc.mode, errA, errB)
+		}
+		if d := dist(a, b); d > 1+1e-9 {
+			t.Errorf("%s: one deleted example moved the clipped sum by %.4f > R·Change·C = 1", tc.mode, d)
+		}
+	}
+}
+
+// ruleRelease is one noiseless step over n one-row examples (R = 1,
+// Change = 2) of y = x·W + b recorded by hand with RecordLinear, the
+// rule's input being x itself or, with bad, GatherRows(x) reading batch
+// row 0 in every row (not an ancestor of the loss).
+func ruleRelease(t *testing.T, feats []float64, n, f int, bad bool) ([]float64, error) {
+	x, err := dpnn.OneRow(n, 1, 2, "row")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	var ce *nn.CrossEntropy
+	err = nn.Build(func() error {
+		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
+		m.StartRecording()
+		a := xin
+		if bad {
+			var err error
+			if a, err = nn.GatherRows(xin, make([]int, capacity), "row0"); err != nil {
+				return err
+			}
+		}
+		y := m.RecordLinear(lin.Affine(xin), lin.W, lin.B, a, nil)
+		m.StopRecording()
+		var err error
+		ce, err = nn.NewCrossEntropy(m, y, "loss")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	if err != nil {
+		return nil, err
+	}
+	lab, buf := make([]int, capacity), make([]float64, capacity*f)
+	fill := func(b *dpnn.Batch) error {
+		clear(buf)
+		for k, e := range b.Examples {
+			copy(buf[b.First[k]*f:(b.First[k]+1)*f], feats[e*f:(e+1)*f])
+		}
+		if err := nn.SetValue(xin, buf); err != nil {
+			return err
+		}
+		return ce.SetRows(b.First[:len(b.Examples)], lab)
+	}
+	rel, err := sgd.ReleaseExamples(fill)
+	if err != nil {
+		t.Fatalf("step: %v", err)
+	}
+	for i := range rel {
+		rel[i] *= cfg.Rate() * float64(n)
+	}
+	return rel, nil
+}
+
+// TestRuleInputsChecked: a per-sample rule whose input reads another
+// example's row (the audit: Δ 59 for a declared 2) is refused, naming the
+// rule; the same rule on its own rows stays within 2C.
+func TestRuleInputsChecked(t *testing.T) {
+	const n, f = 30, 3
+	feats := make([]float64, n*f)
+	for e := 0; e < n; e++ {
+		feats[e*f], feats[e*f+1], feats[e*f+2] = 1, 0.5, -0.25
+	}
+	feats2 := append([]float64(nil), feats...)
+	feats[0], feats2[0] = 100, -100 // example 0 modified
+	a, err := ruleRelease(t, feats, n, f, false)
+	b, err2 := ruleRelease(t, feats2, n, f, false)
+	if err != nil || err2 != nil {
+		t.Fatalf("the rule on its own rows: refused: %v / %v", err, err2)
+	}
+	if d := dist(a, b); d > 2+1e-9 {
+		t.Errorf("one modified example moved the clipped sum by %.4f > 2", d)
+	}
+	if _, err := ruleRelease(t, feats, n, f, true); err == nil || !strings.Contains(err.Error(), "linear-weight rule of lin.W") {
+		t.Errorf("a rule reading batch row 0 in every row: got %v, want a refusal naming the rule", err)
+	}
+}
+
+// TestFrozenBatchNormTwinRefused: an evaluation BatchNorm twin (which
+// normalises with the batch's statistics until running ones are loaded)
+// on a DP-SGD training path is refused, like BatchNorm itself.
+func TestFrozenBatchNormTwinRefused(t *testing.T) {
+	const n, f = 30, 2
+	x, err := dpnn.OneRow(n, 1, 2, "row")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 0.01, What: "row"}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	var ce *nn.CrossEntropy
+	_, _, err = m.NewFrozen(func() ([]*G.Node, error) {
+		bs := m.NewBatchStandardizer(1e-5, 0.1)
+		vec := func(name string, v float64) *G.Node {
+			d := make([]float64, f)
+			for i := range d {
+				d[i] = v
+			}
+			return G.NewVector(m.G, G.Float64, G.WithShape(f), G.WithName(name), G.WithValue(tensor.New(tensor.WithShape(f), tensor.WithBacking(d))))
+		}
+		h := bs.Affine(xin, vec("gamma", 1), vec("beta", 0))
+		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
+		m.StartRecording()
+		y := lin.Forward(h)
+		m.StopRecording()
+		var err error
+		ce, err = nn.NewCrossEntropy(m, y, "loss")
+		return []*G.Node{h}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	if err == nil || !strings.Contains(err.Error(), "AffineEval") {
+		t.Errorf("a BatchNorm evaluation twin on the training path: got %v, want a refusal naming it", err)
+	}
+}
+
+// TestNonFiniteSparseBatchRefused: a sparse batch input set with an Inf or
+// NaN feature is refused by Sparse.Set (a clipped-out example's factor 0
+// times Inf put NaN into the released sum), so the step fails instead of
+// releasing NaN.
+func TestNonFiniteSparseBatchRefused(t *testing.T) {
+	for _, bad := range []float64{math.Inf(1), math.NaN()} {
+		s := nn.NewSparse("Xb", &graphs.CSR{Rows: 2, Cols: 2, Indptr: make([]int, 3)})
+		err := s.Set(graphs.FromCOO(2, 2, []int{0, 1}, []int{0, 1}, []float64{1, bad}))
+		if err == nil || !strings.Contains(err.Error(), "non-finite") {
+			t.Errorf("Set with %v: got %v, want a refusal", bad, err)
+		}
+	}
+}
