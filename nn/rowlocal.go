@@ -111,7 +111,7 @@ func (c rowClass) String() string {
 //     whose first dimension is both is laid out as what it is joined with,
 //     any other is a constant not indexed by the batch;
 //   - a row-wise op (nn's rowKernel ops: activations, row-wise
-//     softmax/log-softmax, row norms, x·W and x·W + b, per-row vectors,
+//     softmax/log-softmax, row norms and RowStandardize, x·W and x·W + b, per-row vectors,
 //     column selections and concatenations, dropout masks), nn's Add,
 //     ScaleRows, RowSums and NLLRows, gorgonia's element-wise ops, its Sum
 //     along the columns of a matrix and a Reshape that keeps the rows:
@@ -418,6 +418,13 @@ func rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, pool int) (rowDep, e
 		// issue 38 put an unloaded twin on a DP-SGD path: Δ 0.086 for a
 		// declared 0.02). Refused as BatchNorm is.
 		return refuse("is a BatchNorm evaluation twin, which may normalise with the batch's statistics")
+	case *standardizeOp:
+		// RowStandardize normalises each row by its own mean and spread;
+		// BatchStandardize by the batch's column statistics
+		if o.axis == 1 {
+			return rowWise([]bool{true})
+		}
+		return refuse("standardises with the batch's column statistics")
 	case *gatherOp:
 		if cs[0].c == poolRows {
 			return refuse("selects pooled rows")

@@ -319,3 +319,44 @@ func TestNonFiniteSparseBatchRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainOneRowChecked: run.Module's DP-SGD (DP-MLP, the GAP, ProGAP and
+// CARIBOU modules) builds on the plain path with one row per sample; with
+// OneRow its training path is checked as one-row Examples are: a row
+// selection that makes every row read batch row 0 (accepted before) is
+// refused, and RowStandardize (row-local) is accepted.
+func TestPlainOneRowChecked(t *testing.T) {
+	const rows, f = 8, 3
+	for _, tc := range []struct {
+		mode, refusal string
+	}{{"rowstd", ""}, {"gather", "joins row 0"}} {
+		m := nn.NewModel(1)
+		xin := m.Input("Xb", make([]float64, rows*f), rows, f)
+		var ce *nn.CrossEntropy
+		err := nn.Build(func() error {
+			lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
+			h := xin
+			var err error
+			switch tc.mode {
+			case "rowstd":
+				h = m.RowStandardize(xin, 1e-5)
+			case "gather":
+				if h, err = nn.GatherRows(xin, make([]int, rows), "row0"); err != nil {
+					return err
+				}
+			}
+			m.StartRecording()
+			y := lin.Forward(h)
+			m.StopRecording()
+			ce, err = nn.NewCrossEntropy(m, y, "loss")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = dpnn.BuildSGD(m, ce.PerRow, dpnn.SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 10, Capacity: rows, OneRow: true}, dp.NewSource(1), nil)
+		if tc.refusal == "" && err != nil || tc.refusal != "" && (err == nil || !strings.Contains(err.Error(), tc.refusal)) {
+			t.Errorf("%s: got %v, want refusal %q", tc.mode, err, tc.refusal)
+		}
+	}
+}

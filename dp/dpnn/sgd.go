@@ -66,6 +66,14 @@ type SGDConfig struct {
 	// training path whose row-mixing products can join two one-row
 	// examples.
 	Examples *Examples
+	// OneRow, on the plain path (no Examples), declares that every
+	// sample is one batch row, its own row group (the fill calls
+	// Groups.Singletons): the training path is then checked as over
+	// one-row Examples — row-local, no product joining two rows, no row
+	// selection across rows, batch inputs emptied before every fill —
+	// which a plain construction is not (run.Module's DP-SGD: DP-MLP and
+	// the GAP, ProGAP and CARIBOU modules).
+	OneRow bool
 	// PoolRows, for pooled Examples (Examples.Weights), is the number of
 	// output rows of the pooling product: a chunk holds at most this many
 	// examples, and every product from the batch rows to PoolRows rows on
@@ -98,6 +106,9 @@ func (c SGDConfig) Validate() error {
 			return fmt.Errorf("dp: DP-SGD over %d examples of up to %d rows: want Samples = %d (got %d), Poisson sampling over a universe with absent ids (batch %d) and a capacity of at least %d rows (got %d)",
 				x.N, x.MaxRows(), x.N, c.Samples, c.Batch, x.MaxRows(), c.Capacity)
 		}
+	}
+	if c.OneRow && c.Examples != nil {
+		return errors.New("dp: DP-SGD: OneRow is for the plain path; declared Examples say their rows themselves (dpnn.OneRow)")
 	}
 	if pooled := c.Examples != nil && c.Examples.Weights != nil; pooled != (c.PoolRows > 0) {
 		return fmt.Errorf("dp: DP-SGD: pooled examples need the pooling product's output rows and only they take them (PoolRows %d)", c.PoolRows)
@@ -248,7 +259,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	// space (a pooling product whose output rows happen to number the
 	// batch rows, as DPAR's Π batch did before its examples were declared
 	// pooled; its audit still builds on this path) and are not checked.
-	if cfg.Examples != nil {
+	if cfg.Examples != nil || cfg.OneRow {
 		// Every op from the batch inputs to the loss must be row-local or
 		// a product checked below (nn.CheckRowLocal: a whitelist).
 		rl, err := m.CheckRowLocal(perRowLoss, rows, cfg.PoolRows)
@@ -275,7 +286,7 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 			s.Groups.Of[r] = -1
 		}
 	}
-	if x := cfg.Examples; x != nil && x.Start == nil && x.Generated == 0 {
+	if x := cfg.Examples; cfg.OneRow || x != nil && x.Start == nil && x.Generated == 0 {
 		// One-row examples: batch rows i ≠ j may hold two examples, so any
 		// off-diagonal entry of a fixed product is refused now.
 		single := &nn.RowGroups{Of: make([]int, rows), Samples: rows}
@@ -499,7 +510,7 @@ func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		if s.Groups.Samples != len(chunk) {
 			return nil, st, fmt.Errorf("dp: fill set %d samples for a chunk of %d", s.Groups.Samples, len(chunk))
 		}
-		if s.Cfg.Examples != nil {
+		if s.Cfg.Examples != nil || s.Cfg.OneRow {
 			if err := nn.CheckBlocks(s.mixing, s.Groups, s.exampleName(chunk)); err != nil {
 				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
 			}

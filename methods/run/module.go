@@ -322,7 +322,7 @@ func (mod *Module) prepare(ctx *methods.Context, tr ModuleTraining, src *dp.Sour
 			}
 		}
 		sgd, err := dpnn.BuildSGD(m, mod.CE.PerRow, dpnn.SGDConfig{Clip: tr.Clip, Multiplier: tr.Multiplier,
-			Rate: tr.Rate, Samples: n, Capacity: capacity, Recorder: rec}, src, evalOut)
+			Rate: tr.Rate, Samples: n, Capacity: capacity, Recorder: rec, OneRow: true}, src, evalOut)
 		if err != nil {
 			return nil, err
 		}
