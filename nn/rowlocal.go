@@ -48,15 +48,52 @@ type RowReads struct {
 	Of [][]int
 }
 
+// rowChecker is CheckRowLocal's state: the model's parameters, and the
+// batch inputs found so far (rl's lists; each matrix once).
+type rowChecker struct {
+	params map[*G.Node]bool
+	rl     *RowLocal
+	seen   map[*Sparse]bool // every matrix in rl.sparse or rl.mixers
+	leaf   map[*G.Node]bool // every node in rl.leaves
+}
+
+// input registers leaf n as a batch input (emptied before every fill).
+func (ck *rowChecker) input(n *G.Node) {
+	if !ck.leaf[n] {
+		ck.leaf[n] = true
+		ck.rl.leaves = append(ck.rl.leaves, n)
+	}
+}
+
+// matrix registers a product's matrix (a constant product's batch data,
+// or a square or pooling product over the batch rows) to be emptied
+// before every fill.
+func (ck *rowChecker) matrix(a *Sparse, constant bool) {
+	if a == nil || ck.seen[a] {
+		return
+	}
+	ck.seen[a] = true
+	empty := &graphs.CSR{Rows: a.A.Rows, Cols: a.A.Cols, Indptr: make([]int, a.A.Rows+1)}
+	if constant {
+		ck.rl.sparse, ck.rl.empty = append(ck.rl.sparse, a), append(ck.rl.empty, empty)
+	} else {
+		ck.rl.mixers, ck.rl.mixEmpty = append(ck.rl.mixers, a), append(ck.rl.mixEmpty, empty)
+	}
+}
+
 // RowLocal is what CheckRowLocal found on a training path: the fixed row
 // selections to check against every batch's groups (Reads), and the
 // path's batch inputs — the leaves and sparse matrices laid out by batch
 // row (or by pooled example) — which Reset empties before every fill.
 type RowLocal struct {
 	Reads  []RowReads
-	leaves []*G.Node     // dense leaves with the batch's (or the pool's) rows
+	leaves []*G.Node     // leaves laid out by row: the batch's, the pool's, or a selection's
 	sparse []*Sparse     // constant products' matrices with the batch's rows
 	empty  []*graphs.CSR // each sparse input's empty matrix (Reset)
+	// the matrices of the square and pooling products over the batch rows,
+	// and their empty matrices
+	mixers   []*Sparse
+	mixEmpty []*graphs.CSR
 }
 
 // Reset empties every batch input of the path: a dense leaf laid out by
@@ -77,12 +114,19 @@ func (r *RowLocal) Reset() error {
 			return err
 		}
 	}
+	for k, s := range r.mixers {
+		if err := s.Set(r.mixEmpty[k]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // Inputs is the number of batch inputs Reset empties: dense leaves and
-// sparse matrices.
-func (r *RowLocal) Inputs() (dense, sparse int) { return len(r.leaves), len(r.sparse) }
+// sparse matrices (batch data and the products' matrices).
+func (r *RowLocal) Inputs() (dense, sparse int) {
+	return len(r.leaves), len(r.sparse) + len(r.mixers)
+}
 
 func (c rowClass) String() string {
 	switch c {
@@ -162,20 +206,27 @@ func (c rowClass) String() string {
 // norms and the clipped sum see separate examples, and one example's
 // change moves only its own clipped contribution (norm ≤ C).
 //
-// Three more rules keep a row's value a function of the example laid out
-// there rather than of its position in the batch (which moves when another
-// example is removed: the outside audit of issue 38): every batch input
-// (a leaf or a constant product's matrix with the batch's rows) is
-// returned for RowLocal.Reset, which empties it before every fill, so one
-// the fill does not write is 0 in every row; a parameter or constant that
-// has the output's shape but no batch data, read row by row (a per-row
-// parameter, a constant stored in another shape and reshaped), and a
-// selection of a constant's rows into the batch's rows by fixed positions
-// are refused; a BatchNorm evaluation twin is refused. And every
-// per-sample rule's inputs (PerSampleRule.Inputs) are classed too: row r
-// of each may read only the example of δ's row r (a selection is checked
-// with row r added), and a sparse input must be one of the path's batch
-// inputs.
+// More rules keep a row's value a function of the example laid out there
+// rather than of its position in the batch, which moves when another
+// example is removed (the two outside audits of issue 38 built ±1 weights,
+// offsets, labels and products by position, up to Δ 41.6 for a declared
+// 1). A value that holds no batch data (a parameter, a constant op, a value
+// computed from leaves of other shapes by Reshape, Concat or Slice) may be
+// read only whole — as a weight, a broadcast bias, a scalar — never row by
+// row beside batch rows: that is refused. A leaf read row by row is a fill
+// input, laid out by those rows. Every batch input — such leaves, leaves
+// with the batch's or the pool's rows (probes too), the matrix of a
+// constant product with the batch's rows, and the matrix of every square
+// or pooling product over the batch rows — is returned for RowLocal.Reset,
+// which empties it before every fill, so whatever the fill does not write
+// is 0 in every row. A selection of a constant's rows into the batch rows
+// by fixed positions, and a BatchNorm evaluation twin, are refused. And
+// every per-sample rule's inputs (PerSampleRule.Inputs) are classed too:
+// row r of each may read only the example of δ's row r (a selection is
+// checked with row r added), and a sparse input must be one of the path's
+// batch inputs. (dpnn also refuses any fixed row selection over examples
+// of several rows declared by Start: whether it stays within one example
+// would depend on the examples' sizes.)
 //
 // Assumed, not checked: that the fill keeps to that layout — it writes
 // each batch row with the data of the example laid out there (dpnn.Batch),
@@ -183,17 +234,15 @@ func (c rowClass) String() string {
 // it writes batch data into no leaf of another shape (one read whole, e.g.
 // as a product's weight, is not seen).
 func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
-	params, probes := map[*G.Node]bool{}, map[*G.Node]bool{}
+	rl := &RowLocal{}
+	ck := &rowChecker{params: map[*G.Node]bool{}, rl: rl, seen: map[*Sparse]bool{}, leaf: map[*G.Node]bool{}}
+	params := ck.params
 	for _, p := range m.Params {
 		params[p.Node] = true
 	}
-	for _, r := range m.records {
-		probes[r.Probe] = true
-	}
+	sparseSeen := map[*Sparse]bool{} // the constant products' matrices: a rule's sparse inputs
 	class := map[*G.Node]rowDep{}
 	var reads []RowReads
-	rl := &RowLocal{}
-	sparseSeen := map[*Sparse]bool{}
 	var visit func(n *G.Node) (rowDep, error)
 	visit = func(n *G.Node) (rowDep, error) {
 		if c, ok := class[n]; ok {
@@ -215,18 +264,17 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 		switch {
 		case n.Op() == nil:
 			if !params[n] {
-				if c = byRows(n, rows, pool); c.c != constRows && !probes[n] {
-					rl.leaves = append(rl.leaves, n) // a batch input: reset before every fill
+				if c = byRows(n, rows, pool); c.c != constRows {
+					ck.input(n) // a batch input (a probe too): reset before every fill
 				}
 			}
 		case !anyRows:
 			switch op := n.Op().(type) {
 			case RowMixer: // a batch matrix times a constant
 				if c = byRows(n, rows, pool); c.c != constRows {
-					if a := op.MixedRows(); a != nil && !sparseSeen[a] {
+					if a := op.MixedRows(); a != nil {
 						sparseSeen[a] = true
-						rl.sparse = append(rl.sparse, a)
-						rl.empty = append(rl.empty, &graphs.CSR{Rows: a.A.Rows, Cols: a.A.Cols, Indptr: make([]int, a.A.Rows+1)})
+						ck.matrix(a, true)
 					}
 				}
 			case *gatherOp:
@@ -235,7 +283,7 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 				}
 			}
 		default:
-			c, err = rowLocalOp(n, in, cs, rows, pool)
+			c, err = ck.rowLocalOp(n, in, cs, rows, pool)
 		}
 		if err != nil {
 			return rowDep{}, err
@@ -342,7 +390,7 @@ func (d rowDep) identity() bool { return d.c == eitherRows || d.c == batchRows &
 
 // rowLocalOp classes op node n, some of whose inputs read batch rows, or
 // refuses it.
-func rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, pool int) (rowDep, error) {
+func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, pool int) (rowDep, error) {
 	op := n.Op()
 	refuse := func(why string) (rowDep, error) {
 		return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path %s: over declared examples every op from the batch inputs to the per-row loss must be row-local (row i of its output reads only row i of its batch-row inputs) or a checked row-mixing product, or one example's clipped gradient could carry another's", op, why)
@@ -357,34 +405,45 @@ func rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, pool int) (rowDep, e
 			return refuse("is not row-wise")
 		}
 		var c rowDep
-		for k, ck := range cs {
-			if ck.c == constRows {
-				if k < len(row) && row[k] && (outRows == rows || outRows == pool) && in[k].Shape().Eq(n.Shape()) {
-					// a parameter or constant of the output's shape read row
-					// by row: row r's value belongs to the position, not to
-					// the example laid out there
-					return refuse(fmt.Sprintf("reads input %d (%s), which holds no batch data but has the batch's rows, row by row: row r would depend on its position in the batch, and a removed example shifts the layout", k, in[k].Name()))
+		for k, d := range cs {
+			if d.c == constRows {
+				if !row[k] {
+					continue // read whole (a weight, a bias, a scalar)
 				}
+				// Read row by row beside batch data: row r must be the data
+				// of the example laid out at row r. A leaf is a fill input,
+				// laid out by these rows and emptied before every fill;
+				// anything else (a parameter, a constant op, a value
+				// computed from leaves of other shapes) holds a value per
+				// position, not per example, and a removed example shifts
+				// the layout under it.
+				if in[k].Op() != nil || ck.params[in[k]] {
+					return refuse(fmt.Sprintf("reads input %d (%s), which holds no batch data, row by row beside the batch's rows: row r would depend on its position in the batch, and a removed example shifts the layout (write per-row data in the fill, as a leaf)", k, in[k].Name()))
+				}
+				if s := in[k].Shape(); len(s) == 0 || s[0] != outRows {
+					return refuse(fmt.Sprintf("reads input %d (%s) of shape %v into %d rows", k, in[k].Name(), in[k].Shape(), outRows))
+				}
+				ck.input(in[k])
 				continue
 			}
 			if !row[k] {
-				return refuse(fmt.Sprintf("reads input %d (%s, which holds %s) whole", k, in[k].Name(), ck.c))
+				return refuse(fmt.Sprintf("reads input %d (%s, which holds %s) whole", k, in[k].Name(), d.c))
 			}
 			if s := in[k].Shape(); len(s) == 0 || s[0] != outRows {
 				return refuse(fmt.Sprintf("reads input %d (%s) of shape %v into %d rows", k, in[k].Name(), in[k].Shape(), outRows))
 			}
 			switch {
 			case c.c == constRows || c.c == eitherRows:
-				c = ck
-			case ck.c == eitherRows:
-			case c.c != ck.c:
+				c = d
+			case d.c == eitherRows:
+			case c.c != d.c:
 				return refuse("joins the batch rows with the pooled examples' rows")
-			case c.c == batchRows && (c.of != nil || ck.of != nil):
+			case c.c == batchRows && (c.of != nil || d.of != nil):
 				via := c.via
-				if ck.via != "" && ck.via != via {
-					via = strings.TrimPrefix(via+", "+ck.via, ", ")
+				if d.via != "" && d.via != via {
+					via = strings.TrimPrefix(via+", "+d.via, ", ")
 				}
-				c = rowDep{c: batchRows, of: union(c.of, ck.of, outRows), via: via}
+				c = rowDep{c: batchRows, of: union(c.of, d.of, outRows), via: via}
 			}
 		}
 		return c, nil
@@ -394,6 +453,7 @@ func rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, pool int) (rowDep, e
 		if s == nil || s.A == nil || len(in) != 1 || !cs[0].identity() {
 			return refuse(fmt.Sprintf("applies its matrix to %s", cs[0].c))
 		}
+		ck.matrix(s, false) // written by the fill, emptied before it
 		a := s.A
 		switch {
 		case a.Rows == rows && a.Cols == rows && outRows == rows:

@@ -160,7 +160,7 @@ func TestPositionDependentInputs(t *testing.T) {
 	}
 	for _, tc := range []struct{ mode, refusal string }{
 		{"none", ""}, {"weight", ""}, {"offset", ""},
-		{"reshaped", "has the batch's rows, row by row"}, {"gather", "by fixed positions"},
+		{"reshaped", "holds no batch data, row by row"}, {"gather", "by fixed positions"},
 	} {
 		fG, lG := mk(all)
 		fG2, lG2 := mk(all[1:])

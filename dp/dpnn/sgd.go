@@ -267,6 +267,15 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 			return nil, fmt.Errorf("dp: %w", err)
 		}
 		s.reads, s.inputs = rl.Reads, rl
+		if x := cfg.Examples; x != nil && x.Start != nil && len(rl.Reads) > 0 {
+			// Over examples of several rows declared by Start, whether a
+			// fixed row selection stays within one example depends on the
+			// examples' sizes, which are the data: a step would pass on G
+			// and be refused on G − v (the second outside audit of issue
+			// 38). One-row examples are checked once below, generated
+			// ones against their fill's tags.
+			return nil, fmt.Errorf("dp: %s on the DP-SGD training path selects batch rows by fixed positions, and these examples span several rows each: whether it stays within one example would depend on the examples' sizes (the data); aggregate within examples with a product over the batch adjacency instead", rl.Reads[0].Op)
+		}
 		s.mixing = m.RowMixing(perRowLoss, rows)
 		if cfg.PoolRows > 0 {
 			s.pools = m.PoolMixing(perRowLoss, rows, cfg.PoolRows)
