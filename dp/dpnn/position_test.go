@@ -120,6 +120,35 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 			}
 			table := m.Input("table", tab, capacity+5, 1)
 			y = nn.ConcatCols(y, G.Must(G.Slice(table, G.S(0, capacity))))
+		case "offset-leaf":
+			// the offsets as a leaf with the batch's rows: a batch input,
+			// emptied before the fill (within)
+			off := make([]float64, capacity*c)
+			for i := 0; i < capacity; i++ {
+				off[i*c], off[i*c+1] = 1e4*sign(i), -1e4*sign(i)
+			}
+			var err error
+			if y, err = nn.Add(y, m.Input("posoffset", off, capacity, c)); err != nil {
+				return err
+			}
+		case "gather-table":
+			// a table of capacity+7 rows picked by fixed positions into
+			// the batch rows (refused)
+			tab := make([]float64, (capacity+7)*c)
+			for i := 0; i < capacity+7; i++ {
+				tab[i*c], tab[i*c+1] = 1e4*sign(i), -1e4*sign(i)
+			}
+			idx := make([]int, capacity)
+			for i := range idx {
+				idx[i] = i
+			}
+			g, err := nn.GatherRows(m.Input("table", tab, capacity+7, c), idx, "fixed")
+			if err == nil {
+				y, err = nn.Add(y, g)
+			}
+			if err != nil {
+				return err
+			}
 		case "add-const":
 			off := make([]float64, capacity*c)
 			for i := 0; i < capacity; i++ {
@@ -226,7 +255,7 @@ func TestPositionConstantsRefusedOrBounded(t *testing.T) {
 			startG2[e+1] = e
 		}
 	}
-	for _, mode := range []string{"none", "add-const", "hadamard-const", "scalerows-const", "scalerows-reshaped", "spmm-diag", "rank3-leaf", "concat0-leaves", "slice-table", "concatcols-const", "nll-target", "probe"} {
+	for _, mode := range []string{"none", "add-const", "hadamard-const", "scalerows-const", "scalerows-reshaped", "spmm-diag", "rank3-leaf", "concat0-leaves", "slice-table", "concatcols-const", "nll-target", "probe", "offset-leaf", "gather-table"} {
 		fG, lG := mk(all)
 		fG2, lG2 := mk(all[1:])
 		a, errA := audRelease(t, n, startG, fG, lG, f, c, mode)
