@@ -37,6 +37,11 @@ type rowDep struct {
 	c   rowClass
 	of  [][]int
 	via string // the GatherRows ops that selected of's rows
+	// leaf, for a value that reads no batch row: it depends on a
+	// non-parameter leaf, which a fill may write (CrossEntropy.SetRows
+	// writes the chunk's row count into Count): such a value may not
+	// reach the batch rows at all, whole or by row.
+	leaf string
 }
 
 // RowReads is a fixed row selection on a training path (GatherRows of
@@ -210,11 +215,20 @@ func (c rowClass) String() string {
 // rather than of its position in the batch, which moves when another
 // example is removed (the two outside audits of issue 38 built ±1 weights,
 // offsets, labels and products by position, up to Δ 41.6 for a declared
-// 1). A value that holds no batch data (a parameter, a constant op, a value
-// computed from leaves of other shapes by Reshape, Concat or Slice) may be
-// read only whole — as a weight, a broadcast bias, a scalar — never row by
-// row beside batch rows: that is refused. A leaf read row by row is a fill
-// input, laid out by those rows. Every batch input — such leaves, leaves
+// 1, then a scalar leaf, a selection reading one row twice and a product
+// on a rule's input: up to Δ 58.8). A value that holds no batch data (a
+// parameter, a constant op, a value computed from leaves of other shapes
+// by Reshape, Concat or Slice) may be read only whole — as a weight, a
+// broadcast bias, a scalar — never row by row beside batch rows: that is
+// refused. A leaf read row by row is a fill input, laid out by those rows;
+// any other non-parameter leaf (CrossEntropy's Count, which SetRows sets to
+// the chunk's size) may not reach the batch rows at all, whole or by row,
+// nor may a value computed from one. Loss row r counts for the example at
+// row r, so a selection reaching the loss is checked with row r added (a
+// fixed selection that reads one row twice and another not at all weighs
+// examples by position). A constant product whose matrix's columns number
+// the batch rows (a batch adjacency applied to a parameter) reads the
+// parameter's rows by position and is refused. Every batch input — such leaves, leaves
 // with the batch's or the pool's rows (probes too), the matrix of a
 // constant product with the batch's rows, and the matrix of every square
 // or pooling product over the batch rows — is returned for RowLocal.Reset,
@@ -266,12 +280,23 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 			if !params[n] {
 				if c = byRows(n, rows, pool); c.c != constRows {
 					ck.input(n) // a batch input (a probe too): reset before every fill
+				} else {
+					c.leaf = n.Name() // fine as a fill input read by row (rowWise), refused otherwise
 				}
 			}
 		case !anyRows:
+			for _, d := range cs {
+				if d.leaf != "" {
+					c.leaf = d.leaf
+				}
+			}
 			switch op := n.Op().(type) {
 			case RowMixer: // a batch matrix times a constant
+				if a := op.MixedRows(); a != nil && a.A != nil && byRows(n, rows, pool).c != constRows && (a.A.Cols == rows || pool > 0 && a.A.Cols == pool) {
+					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path applies a %d×%d matrix, whose columns number the batch's rows, to %s, which holds no batch data: row r would read the operand's rows by batch position (a removed example shifts the layout); apply a batch adjacency to batch rows, or give a feature matrix its features' columns", op, a.A.Rows, a.A.Cols, in[0].Name())
+				}
 				if c = byRows(n, rows, pool); c.c != constRows {
+					c.leaf = ""
 					if a := op.MixedRows(); a != nil {
 						sparseSeen[a] = true
 						ck.matrix(a, true)
@@ -294,19 +319,43 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 		class[n] = c
 		return c, nil
 	}
+	// Loss row r counts for the example laid out at row r (its group), so
+	// it may read only that example's rows: a selection reaching the loss
+	// is checked with row r added (a fixed selection that reads one row
+	// twice and another not at all weighs examples by position), and a
+	// value that depends on a leaf of another shape may not be the loss.
+	lossRows := func(part *G.Node, offset int) error {
+		d, err := visit(part)
+		if err != nil {
+			return err
+		}
+		if d.c == constRows && d.leaf != "" {
+			return fmt.Errorf("nn: the per-row loss %s depends on the leaf %s, which holds no batch rows: a fill may write data there and every example would read it", part.Name(), d.leaf)
+		}
+		if d.of != nil {
+			of := make([][]int, len(d.of))
+			for r, js := range d.of {
+				of[r] = append(slices.Clone(js), offset+r)
+			}
+			reads = append(reads, RowReads{Op: fmt.Sprintf("the per-row loss (rows selected by %s)", d.via), Of: of})
+		}
+		return nil
+	}
 	if reflect.TypeOf(out.Op()).String() == "gorgonia.concatOp" && len(out.Shape()) == 1 {
 		// The per-row loss as a concatenation of loss vectors (a pool's
 		// losses, then padding zeros): only its sum is used, so each part
-		// is checked on its own.
+		// is checked on its own, its rows at their offset.
+		offset := 0
 		for _, c := range children(m.G, out) {
 			if len(c.Shape()) != 1 {
 				return nil, fmt.Errorf("nn: the per-row loss %s concatenates %v, not a vector", out.Name(), c.Shape())
 			}
-			if _, err := visit(c); err != nil {
+			if err := lossRows(c, offset); err != nil {
 				return nil, err
 			}
+			offset += c.Shape()[0]
 		}
-	} else if _, err := visit(out); err != nil {
+	} else if err := lossRows(out, 0); err != nil {
 		return nil, err
 	}
 	// What the per-sample rules read besides δ: each rule pairs row r of
@@ -408,7 +457,13 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 		for k, d := range cs {
 			if d.c == constRows {
 				if !row[k] {
-					continue // read whole (a weight, a bias, a scalar)
+					if d.leaf != "" || in[k].Op() == nil && !ck.params[in[k]] {
+						// a leaf other than a parameter, read whole by every
+						// row: whatever a fill writes there (a chunk's size)
+						// reaches every example's gradient
+						return refuse(fmt.Sprintf("reads input %d (%s), which depends on the leaf %s, whole beside the batch's rows: a fill may write data there (CrossEntropy's Count is the chunk's size) and every example would read it; use a parameter or a constant", k, in[k].Name(), orName(d.leaf, in[k].Name())))
+					}
+					continue // read whole (a weight, a bias, a scalar constant)
 				}
 				// Read row by row beside batch data: row r must be the data
 				// of the example laid out at row r. A leaf is a fill input,
@@ -537,6 +592,13 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 		return refuse("reshapes across rows")
 	}
 	return refuse(fmt.Sprintf("is not a row-local op nn knows (%T)", op))
+}
+
+func orName(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // union is the row-wise union of two row selections over n rows (nil:

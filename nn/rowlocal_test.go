@@ -55,7 +55,7 @@ func TestCheckRowLocal(t *testing.T) {
 			u := G.Must(GatherRows(x, []int{0, 1}, "U"))
 			v := G.Must(GatherRows(x, []int{2, 3}, "V"))
 			return G.Sum(G.Must(G.HadamardProd(u, v)), 1)
-		}, "", 4},
+		}, "", 5}, // U, V, their product, its sum, and the loss rows (each with its own row)
 	} {
 		m := NewModel(1)
 		var out *G.Node

@@ -231,6 +231,21 @@ func (s *SGD) dropAhead() {
 	s.next, s.hasNext = nil, false
 }
 
+// mixingOf is the products find lists for any of nodes, each once.
+func mixingOf(nodes []*G.Node, find func(*G.Node) []nn.Mixing) []nn.Mixing {
+	var out []nn.Mixing
+	seen := map[nn.Mixing]bool{}
+	for _, n := range nodes {
+		for _, x := range find(n) {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
 // BuildSGD adds the DP-SGD nodes to m. perRowLoss is the vector of per-row
 // losses of the recorded training path (rows = batch capacity in rows; a
 // sample's loss is the sum of its rows' losses, padding rows must have loss
@@ -276,9 +291,18 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 			// ones against their fill's tags.
 			return nil, fmt.Errorf("dp: %s on the DP-SGD training path selects batch rows by fixed positions, and these examples span several rows each: whether it stays within one example would depend on the examples' sizes (the data); aggregate within examples with a product over the batch adjacency instead", rl.Reads[0].Op)
 		}
-		s.mixing = m.RowMixing(perRowLoss, rows)
+		// The products checked at every step: those on the way to the
+		// loss and those on the way to every per-sample rule's inputs (a
+		// rule input off the loss path may hold a product of its own: the
+		// third outside audit of issue 38, Δ 58.8 for 1).
+		reached := []*G.Node{perRowLoss}
+		for _, r := range recs {
+			dense, _ := r.Rule.Inputs()
+			reached = append(reached, dense...)
+		}
+		s.mixing = mixingOf(reached, func(n *G.Node) []nn.Mixing { return m.RowMixing(n, rows) })
 		if cfg.PoolRows > 0 {
-			s.pools = m.PoolMixing(perRowLoss, rows, cfg.PoolRows)
+			s.pools = mixingOf(reached, func(n *G.Node) []nn.Mixing { return m.PoolMixing(n, rows, cfg.PoolRows) })
 			if len(s.pools) == 0 {
 				return nil, fmt.Errorf("dp: DP-SGD over pooled examples: the training path has no %d×%d pooling product", cfg.PoolRows, rows)
 			}

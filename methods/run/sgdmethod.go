@@ -78,7 +78,11 @@ func PrivateNet(ctx *methods.Context, m ExamplesSGD) (*Private, *Net, error) {
 	if ctx.Graph == nil || len(ctx.Graph.Split.Train) == 0 {
 		return nil, nil, fmt.Errorf("%s: the split has no training nodes", name)
 	}
-	p, err := s.Plan(ctx, len(ctx.Graph.Split.Train))
+	// Plan reads public numbers only: it gets the context without its
+	// graph (as `dpgnn account` calls it), so a plan cannot read the data.
+	pctx := *ctx
+	pctx.Graph = nil
+	p, err := s.Plan(&pctx, len(ctx.Graph.Split.Train))
 	if err != nil {
 		return nil, nil, err
 	}
