@@ -145,20 +145,60 @@ func (op *groupGramOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 			members[g] = append(members[g], r)
 		}
 	}
+	in := 1 // the terms of a row dot product of the input
+	switch {
+	case op.dense:
+		in = ak
+	case op.sparse != nil:
+		in = op.sparse.A.Cols
+	}
 	t, out := output(prealloc, rows)
 	clear(out)
 	for g, rs := range members {
-		s := 0.0
+		s, tn := 0.0, 0.0
 		for i, r := range rs {
 			dr := dd[r*k : (r+1)*k]
-			s += rowDot(r, r) * dot(dr, dr)
+			aa, ee := rowDot(r, r), dot(dr, dr)
+			s += aa * ee
+			tn += math.Sqrt(aa * ee)
 			for _, q := range rs[i+1:] {
 				s += 2 * rowDot(r, q) * dot(dr, dd[q*k:(q+1)*k])
 			}
 		}
-		out[g] = math.Max(s, 0) // a Gram form is ≥ 0; clamp rounding
+		out[g] = gramBound(s, tn, in, k, len(rs))
 	}
 	return t, nil
+}
+
+// gramBound is an upper bound on a sample's squared gradient norm ‖g‖²
+// from its Gram form s = Σ_{r,q} (aᵣ·a_q)(δᵣ·δ_q) as computed in float64,
+// and tn = Σ_r ‖aᵣ‖‖δᵣ‖ as computed, for m rows, input width in and output
+// width out. The Gram form cancels: rows with large opposite terms can sum
+// to 0 or below in float64 while ‖g‖ is large (the fourth outside audit of
+// issue 38: features 2^40, computed norm 0, the example released unclipped,
+// Δ 1024·C for a declared C; with features near 2^31, Δ 8·C). Each
+// computed dot product is within γ_n·Σ|xᵢyᵢ| ≤ γ_n·‖x‖‖y‖ of the exact one
+// (γ_n = n·u/(1 − n·u), u = 2⁻⁵³) and the sum of the m² terms within
+// γ_{m²}·Σ|terms| ≤ γ_{m²}·T² (T = Σ_r ‖aᵣ‖‖δᵣ‖, the exact tn), so
+// |s − ‖g‖²| ≤ γ·T² with γ = 4·(in + out + m² + m + 16)·u, generous for the
+// products' own rounding; tn is within a relative γ/4 of T (sums of
+// squares and non-negative terms), so T² ≤ tn²·(1 + γ), and ‖g‖² ≤ T² by
+// the triangle inequality. The bound is min(tn²·(1+γ), max(s, 0) + γ·tn²·
+// (1+γ)), which is ≥ ‖g‖² and within a relative γ of the Gram form where
+// it does not cancel. The result is (√b + 2γ·tn)² for that bound b: the
+// clipped sum computes the sample's contribution c·Σ_r aᵣᵀδᵣ with an error
+// up to c·γ·T, so with c = C/√result the computed contribution is within
+// c·(‖g‖ + γ·T) ≤ C (where the Gram form does not cancel, the margin is a
+// relative ~γ, invisible; under full cancellation it is up to 2√γ). (The
+// rounding of sums across samples, and C/(norm + 1e-6) in the clip factor,
+// are within a relative 1e-15 of C and not modelled.)
+func gramBound(s, tn float64, in, out, m int) float64 {
+	const u = 0x1p-53
+	gamma := 4 * float64(in+out+m*m+m+16) * u
+	t2 := tn * tn * (1 + gamma)
+	b := math.Min(t2, math.Max(s, 0)+gamma*t2)
+	r := math.Sqrt(b) + 2*gamma*tn
+	return r * r
 }
 
 // rowDot is the dot product of rows r and s of the sparse matrix.

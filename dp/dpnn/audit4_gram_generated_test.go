@@ -1,0 +1,85 @@
+package dpnn_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// TestAudit4GramGenerated: the Gram cancellation in the generated shape
+// (Examples.Generated, ASGL's): each example's 2 rows are loaded and
+// tagged by the fill. y = x·W (layers.Linear, no bias), loss Σ_j y_rj·T_rj.
+// Example 0 (present on G only; on G′ the fill loads no rows for it):
+// features 2^40, 2^40, targets 1, −(1 − 2^−30).
+func TestAudit4GramGenerated(t *testing.T) {
+	const n, f = 4, 2
+	A, eta := math.Ldexp(1, 40), math.Ldexp(1, -30)
+	feats := [][]float64{{A, 0, A, 0}, {0.3, 0.1, -0.2, 0.4}, {0.5, -0.3, 0.1, 0.2}, {-0.4, 0.6, 0.7, -0.1}}
+	targ := [][]float64{{1, -(1 - eta)}, {0.5, -0.5}, {0.25, 0.75}, {-1, 0.2}}
+	release := func(drop0 bool) []float64 {
+		x, err := dpnn.GeneratedExamples(n, 2, 1, 1, "generated")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "generated"}
+		capacity := dpnn.RowCapacity(x, cfg.Rate())
+		m := nn.NewModel(1)
+		xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+		tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
+		var loss *G.Node
+		if err := nn.Build(func() error {
+			lin := layers.NewLinear(m, "lin", f, 1, false, layers.InitPyG)
+			m.StartRecording()
+			y := lin.Forward(xin)
+			m.StopRecording()
+			loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		xb, tb := make([]float64, capacity*f), make([]float64, capacity)
+		fill := func(b *dpnn.Batch) error {
+			clear(xb)
+			clear(tb)
+			r := 0
+			for k, e := range b.Examples {
+				if e == 0 && drop0 {
+					continue
+				}
+				for q := 0; q < 2; q++ {
+					copy(xb[r*f:(r+1)*f], feats[e][q*f:(q+1)*f])
+					tb[r] = targ[e][q]
+					b.Tags.Of[r] = k
+					r++
+				}
+			}
+			if err := nn.SetValue(xin, xb); err != nil {
+				return err
+			}
+			return nn.SetValue(tin, tb)
+		}
+		rel, err := sgd.ReleaseExamples(fill)
+		if err != nil {
+			t.Fatalf("step: %v", err)
+		}
+		for i := range rel {
+			rel[i] *= float64(n)
+		}
+		return rel
+	}
+	a, b := release(false), release(true)
+	d := dist(a, b)
+	t.Logf("generated: G %v, G' %v: ‖Δ clipped sum‖ = %.4f (declared 1)", a, b, d)
+	if d > 1+1e-9 {
+		t.Errorf("one removed example moved the clipped sum by %.4f > 1", d)
+	}
+}

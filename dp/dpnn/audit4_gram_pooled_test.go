@@ -1,0 +1,42 @@
+package dpnn_test
+
+import (
+	"math"
+	"testing"
+)
+
+// TestAudit4GramPooledCrossEntropy: the Gram-form cancellation with the
+// stock pieces only — layers.Linear (with bias), the pooling product over
+// Examples.Weights (0.5 per row, as audit3_pooledcount_test.go) and
+// nn.CrossEntropy — reusing pooledCountRelease (mode "pooled-none") from
+// the project's own audit3 test. Example 0's two rows have the features
+// (2^41, 0) and (−2^41 + 2^11, 0): its pooled input is 2^10, its logits saturate, and
+// with the label the model gets wrong δ = ±(1, −1). Its true W-gradient
+// is 0.5·2^11·‖δ‖ ≈ 1448, but GhostNormSq sums 2^81 + (2^81 − 2^52) −
+// (2^82 − 2^52) = 0, so only the bias (norm √2) is clipped.
+func TestAudit4GramPooledCrossEntropy(t *testing.T) {
+	const n, f = 4, 2
+	A := math.Ldexp(1, 41)
+	for _, lab0 := range []int{0, 1} {
+		mk := func(absent0 bool) ([]float64, []int) {
+			feats := []float64{}
+			if !absent0 {
+				feats = append(feats, A, 0, -A+math.Ldexp(1, 11), 0)
+			}
+			feats = append(feats, 0.3, 0.1, -0.2, 0.4, 0.5, -0.3, 0.1, 0.2, -0.4, 0.6, 0.7, -0.1)
+			return feats, []int{lab0, 1, 0, 1}
+		}
+		fG, lG := mk(false)
+		fG2, lG2 := mk(true)
+		a, errA := pooledCountRelease(t, n, f, fG, lG, false, "pooled-none")
+		b, errB := pooledCountRelease(t, n, f, fG2, lG2, true, "pooled-none")
+		if errA != nil || errB != nil {
+			t.Fatalf("refused: %v / %v", errA, errB)
+		}
+		d := dist(a, b)
+		t.Logf("label of example 0 = %d: G %v, G' %v: ‖Δ clipped sum‖ = %.4f (declared 1)", lab0, a, b, d)
+		if d > 1+1e-9 {
+			t.Errorf("label %d: one removed unit moved the clipped sum by %.4f > 1", lab0, d)
+		}
+	}
+}
