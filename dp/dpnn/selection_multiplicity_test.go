@@ -70,7 +70,7 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 
 // G: 30 one-row examples, example e's features (−1)^e·(3, −2, 5, 1);
 // G′: G without example 0 (the other 29, in order).
-func TestAudit3SelectionMultiplicity(t *testing.T) {
+func TestSelectionMultiplicity(t *testing.T) {
 	const n, f = 30, 4
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) []float64 {
@@ -151,7 +151,7 @@ func plainMultRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 	return rel, nil
 }
 
-func TestAudit3SelectionMultiplicityPlain(t *testing.T) {
+func TestSelectionMultiplicityPlain(t *testing.T) {
 	const n, f = 30, 4
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) []float64 {

@@ -85,7 +85,7 @@ func countRelease(t *testing.T, n int, start []int, feats []float64, labels []in
 	return rel, nil
 }
 
-func TestAudit3CountLeaf(t *testing.T) {
+func TestCountLeaf(t *testing.T) {
 	const n, f = 30, 4
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) ([]float64, []int) {

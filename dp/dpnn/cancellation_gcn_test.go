@@ -88,11 +88,12 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 	return rel, nil
 }
 
-// TestAudit4GramGCN: example 0 is a root with features (0, 0) and two
+// TestCancellationGCN: example 0 is a root with features (0, 0) and two
 // neighbours (2^41, 0) and (−2^41 + 2^11, 0): the root aggregates 2^10, its
 // logits saturate, and with the label it gets wrong its W-gradient has norm
-// ≈ 1448; GhostNormSq's Gram form rounds it to 0. G′: example 0 deleted.
-func TestAudit4GramGCN(t *testing.T) {
+// ≈ 1448; GhostNormSq's Gram form rounds it to 0 (before
+// nn.gramBound, the example went unclipped); fails where Δ > 1. G′: example 0 deleted.
+func TestCancellationGCN(t *testing.T) {
 	A := math.Ldexp(1, 41)
 	for _, lab0 := range []int{0, 1} {
 		rest := []float64{0.3, 0.1, -0.2, 0.4, 0.5, -0.3, 0.1, 0.2, -0.4, 0.6, 0.7, -0.1, 0.2, 0.2, -0.1, 0.3, 0.4, -0.5}

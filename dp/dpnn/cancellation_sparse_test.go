@@ -12,12 +12,13 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// TestAudit4GramSparse: the cancellation through GhostNormSqSparse (a
+// TestCancellationSparse: the cancellation through GhostNormSqSparse (a
 // LinearWeight with a sparse feature batch: layers.Linear.ForwardSparse, as
 // sagemlp's encoder): 2-row examples declared with Start, per-row loss
 // Σ_j y_rj·T_rj (T a batch leaf). Example 0: feature rows 2^40, 2^40 and
-// targets 1, −(1 − 2^−30): true gradient 2^10, Gram form 0.
-func TestAudit4GramSparse(t *testing.T) {
+// targets 1, −(1 − 2^−30): true gradient 2^10, Gram form 0 (unclipped before
+// nn.gramBound); fails where Δ > 1.
+func TestCancellationSparse(t *testing.T) {
 	const f, o = 2, 1
 	A, eta := math.Ldexp(1, 40), math.Ldexp(1, -30)
 	release := func(start []int, feats, targ []float64) []float64 {

@@ -5,16 +5,17 @@ import (
 	"testing"
 )
 
-// TestAudit4GramPooledCrossEntropy: the Gram-form cancellation with the
+// TestCancellationPooledCrossEntropy: the Gram-form cancellation with the
 // stock pieces only — layers.Linear (with bias), the pooling product over
-// Examples.Weights (0.5 per row, as audit3_pooledcount_test.go) and
+// Examples.Weights (0.5 per row, as leaf_count_pooled_test.go) and
 // nn.CrossEntropy — reusing pooledCountRelease (mode "pooled-none") from
-// the project's own audit3 test. Example 0's two rows have the features
+// leaf_count_pooled_test.go. Example 0's two rows have the features
 // (2^41, 0) and (−2^41 + 2^11, 0): its pooled input is 2^10, its logits saturate, and
 // with the label the model gets wrong δ = ±(1, −1). Its true W-gradient
 // is 0.5·2^11·‖δ‖ ≈ 1448, but GhostNormSq sums 2^81 + (2^81 − 2^52) −
-// (2^82 − 2^52) = 0, so only the bias (norm √2) is clipped.
-func TestAudit4GramPooledCrossEntropy(t *testing.T) {
+// (2^82 − 2^52) = 0, so only the bias (norm √2) was clipped
+// before nn.gramBound; fails where Δ > 1.
+func TestCancellationPooledCrossEntropy(t *testing.T) {
 	const n, f = 4, 2
 	A := math.Ldexp(1, 41)
 	for _, lab0 := range []int{0, 1} {

@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestAudit4GramGCNScale: the GCN construction of TestAudit4GramGCN at
+// TestCancellationGCNScale: the GCN construction of TestCancellationGCN at
 // smaller feature scales (A = 2^k, neighbours (A, 0) and (−A + B, 0)):
 // features of the size of Unix timestamps (2^31 ≈ 2.1e9) or of money in
 // cents. Reports Δ for both labels of example 0; fails where Δ > 1.
-func TestAudit4GramGCNScale(t *testing.T) {
+func TestCancellationGCNScale(t *testing.T) {
 	for _, k := range []int{24, 28, 31, 34} {
 		A := math.Ldexp(1, k)
 		for _, bexp := range []int{k - 27, k - 26, k - 25} {

@@ -11,7 +11,7 @@ import (
 
 // CheckRowLocal directly (no per-sample rule needed) on broadcast and
 // rank-3 constants by batch position.
-func TestAudit3BroadcastCheck(t *testing.T) {
+func TestBroadcastCheck(t *testing.T) {
 	const capacity, f, c = 30, 4, 2
 	col := make([]float64, capacity)
 	for i := range col {

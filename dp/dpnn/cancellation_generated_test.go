@@ -11,12 +11,12 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// TestAudit4GramGenerated: the Gram cancellation in the generated shape
+// TestCancellationGenerated: the Gram cancellation in the generated shape
 // (Examples.Generated, ASGL's): each example's 2 rows are loaded and
 // tagged by the fill. y = x·W (layers.Linear, no bias), loss Σ_j y_rj·T_rj.
 // Example 0 (present on G only; on G′ the fill loads no rows for it):
 // features 2^40, 2^40, targets 1, −(1 − 2^−30).
-func TestAudit4GramGenerated(t *testing.T) {
+func TestCancellationGenerated(t *testing.T) {
 	const n, f = 4, 2
 	A, eta := math.Ldexp(1, 40), math.Ldexp(1, -30)
 	feats := [][]float64{{A, 0, A, 0}, {0.3, 0.1, -0.2, 0.4}, {0.5, -0.3, 0.1, 0.2}, {-0.4, 0.6, 0.7, -0.1}}

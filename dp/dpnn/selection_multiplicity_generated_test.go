@@ -70,7 +70,7 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 	return rel, nil
 }
 
-func TestAudit3GeneratedSelectionMultiplicity(t *testing.T) {
+func TestGeneratedSelectionMultiplicity(t *testing.T) {
 	const n, f = 30, 4
 	v := []float64{3, -2, 5, 1}
 	feats := make([]float64, n*f)

@@ -106,7 +106,7 @@ func pooledCountRelease(t *testing.T, n, f int, feats []float64, labels []int, a
 	return rel, nil
 }
 
-func TestAudit3PooledCount(t *testing.T) {
+func TestPooledCount(t *testing.T) {
 	const n, f = 30, 4
 	v := []float64{3, -2, 5, 1}
 	for _, mode := range []string{"pooled-none", "pooled-count-minus-n"} {

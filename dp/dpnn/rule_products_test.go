@@ -131,7 +131,7 @@ func adjRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 	return rel, nil
 }
 
-func TestAudit3Adjacency(t *testing.T) {
+func TestAdjacency(t *testing.T) {
 	const n, f = 30, 4
 	v := []float64{3, -2, 5, 1}
 	for _, mode := range []string{"adj-features", "offpath-rule", "onpath-control"} {
