@@ -154,26 +154,36 @@ func (op *groupGramOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 	}
 	t, out := output(prealloc, rows)
 	clear(out)
+	gamma := gramGamma(in, k, 0)
 	for g, rs := range members {
-		s, tn := 0.0, 0.0
+		var s, tn, an, dn float64
 		for i, r := range rs {
 			dr := dd[r*k : (r+1)*k]
 			aa, ee := rowDot(r, r), dot(dr, dr)
 			s += aa * ee
-			tn += math.Sqrt(aa * ee)
+			// ‖aᵣ‖ and ‖δᵣ‖ from above: the computed sums of squares lose
+			// a relative γ and, in the subnormal range, up to n·2⁻¹⁰⁷⁵
+			na, nd := math.Sqrt(aa*(1+gamma)+float64(in)*0x1p-1074), math.Sqrt(ee*(1+gamma)+float64(k)*0x1p-1074)
+			tn, an, dn = tn+na*nd, an+na, dn+nd
 			for _, q := range rs[i+1:] {
 				s += 2 * rowDot(r, q) * dot(dr, dd[q*k:(q+1)*k])
 			}
 		}
-		out[g] = gramBound(s, tn, in, k, len(rs))
+		out[g] = gramBound(s, tn, an, dn, in, k, len(rs))
 	}
 	return t, nil
 }
 
+// gramGamma is gramBound's relative rounding allowance γ = 4·(in + out +
+// m² + m + 16)·2⁻⁵³ for m rows of widths in and out.
+func gramGamma(in, out, m int) float64 {
+	return 4 * float64(in+out+m*m+m+16) * 0x1p-53
+}
+
 // gramBound is an upper bound on a sample's squared gradient norm ‖g‖²
 // from its Gram form s = Σ_{r,q} (aᵣ·a_q)(δᵣ·δ_q) as computed in float64,
-// and tn = Σ_r ‖aᵣ‖‖δᵣ‖ as computed, for m rows, input width in and output
-// width out. The Gram form cancels: rows with large opposite terms can sum
+// tn = Σ_r ‖aᵣ‖‖δᵣ‖, an = Σ_r ‖aᵣ‖ and dn = Σ_r ‖δᵣ‖ as bounded from above,
+// for m rows, input width in and output width out. The Gram form cancels: rows with large opposite terms can sum
 // to 0 or below in float64 while ‖g‖ is large (the fourth outside audit of
 // issue 38: features 2^40, computed norm 0, the example released unclipped,
 // Δ 1024·C for a declared C; with features near 2^31, Δ 8·C). Each
@@ -192,11 +202,19 @@ func (op *groupGramOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 // relative ~γ, invisible; under full cancellation it is up to 2√γ). (The
 // rounding of sums across samples, and C/(norm + 1e-6) in the clip factor,
 // are within a relative 1e-15 of C and not modelled.)
-func gramBound(s, tn float64, in, out, m int) float64 {
-	const u = 0x1p-53
-	gamma := 4 * float64(in+out+m*m+m+16) * u
+//
+// Underflow (the fifth outside audit: features near 2^−537 square to 0 and
+// the norm was computed as 0) is covered by an absolute allowance: in the
+// subnormal range a dot product of n terms is off by up to n·2⁻¹⁰⁷⁵ besides
+// its relative error, so s is off by up to η = 2⁻¹⁰⁷³·(in·D² + out·A²) +
+// m²·2⁻¹⁰⁷² more (D = Σ_r ‖δᵣ‖, A = Σ_r ‖aᵣ‖); tn, an and dn are computed
+// from the row norms bounded from above (the caller adds n·2⁻¹⁰⁷⁴ to each
+// sum of squares), so tn ≥ T up to a relative γ.
+func gramBound(s, tn, an, dn float64, in, out, m int) float64 {
+	gamma := gramGamma(in, out, m)
 	t2 := tn * tn * (1 + gamma)
-	b := math.Min(t2, math.Max(s, 0)+gamma*t2)
+	eta := 0x1p-1073*float64(in)*dn*dn + 0x1p-1073*float64(out)*an*an + float64(m*m)*0x1p-1072
+	b := math.Min(t2, math.Max(s, 0)+gamma*t2+eta)
 	r := math.Sqrt(b) + 2*gamma*tn
 	return r * r
 }

@@ -244,9 +244,11 @@ func (c rowClass) String() string {
 //
 // Assumed, not checked: that the fill keeps to that layout — it writes
 // each batch row with the data of the example laid out there (dpnn.Batch),
-// not another example's and not a value chosen by the row's position, and
-// it writes batch data into no leaf of another shape (one read whole, e.g.
-// as a product's weight, is not seen).
+// not another example's and not a value chosen by the row's position (a
+// row of Batch.Adj written as features is one: its columns are batch
+// positions; Batch.Adj is for the path's square products, through
+// Neighbours.Set), and it writes batch data into no leaf of another shape
+// (one read whole, e.g. as a product's weight, is not seen).
 func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 	rl := &RowLocal{}
 	ck := &rowChecker{params: map[*G.Node]bool{}, rl: rl, seen: map[*Sparse]bool{}, leaf: map[*G.Node]bool{}}
@@ -363,9 +365,30 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 	// input's row r may read only that example's rows (a selection is
 	// checked with row r itself added) and a sparse input must be one of
 	// the path's batch inputs (emptied before every fill, written by it).
+	// A rule's rows are grouped by the batch layout (its examples' rows):
+	// one after a pooling product, whose rows are the pooled examples, would
+	// be grouped by the wrong layout (the fifth outside audit: a head after
+	// the pool with PoolRows equal to the batch rows, Δ (n/2 − 2)·C).
+	output := map[*G.Node]*G.Node{} // a probe's sum with its layer output
+	for _, n := range m.G.AllNodes() {
+		if _, ok := n.Op().(addOp); ok {
+			for _, c := range children(m.G, n) {
+				output[c] = n
+			}
+		}
+	}
 	for _, rec := range m.records {
 		dense, sp := rec.Rule.Inputs()
 		probe := byRows(rec.Probe, rows, pool)
+		if y := output[rec.Probe]; y != nil && pool > 0 {
+			d, err := visit(y)
+			if err != nil {
+				return nil, err
+			}
+			if d.c == poolRows {
+				return nil, fmt.Errorf("nn: the %s rule of %s is on the pooled examples' rows (after the pooling product): per-sample rules group rows by the batch layout, so a parameter after the pool is not supported; put it before the pool", rec.Rule, rec.Param.Name)
+			}
+		}
 		for _, a := range dense {
 			d, err := visit(a)
 			if err != nil {

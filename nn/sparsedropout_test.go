@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/graphs"
@@ -17,6 +18,7 @@ func binaryRows(rows, cols, perRow int) *graphs.CSR {
 		for k := 0; k < perRow; k++ {
 			a.Indices = append(a.Indices, (r+k*7)%cols)
 		}
+		slices.Sort(a.Indices[a.Indptr[r]:]) // canonical rows, as Sparse keeps them
 		a.Indptr[r+1] = len(a.Indices)
 	}
 	return a // Data nil: every stored value is 1

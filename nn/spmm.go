@@ -50,7 +50,32 @@ func (s *Sparse) Fixed() *Sparse {
 }
 
 // NewSparse wraps a CSR matrix for use in expression graphs.
-func NewSparse(name string, a *graphs.CSR) *Sparse { return &Sparse{Name: name, A: a} }
+func NewSparse(name string, a *graphs.CSR) *Sparse { return &Sparse{Name: name, A: canonical(a)} }
+
+// canonical returns a with every row's columns sorted and distinct —
+// duplicates summed, as the products read them (a missing Data counts each
+// entry as 1) — or a itself when it is so already. The per-sample norm of
+// a sparse input (GhostNormSqSparse's row dot products) walks two rows in
+// step, which needs that form: a row holding one value as d duplicate
+// entries had its norm counted d times instead of d² (the fifth outside
+// audit of issue 38: Δ √d·C).
+func canonical(a *graphs.CSR) *graphs.CSR {
+	if a == nil || a.Canonical() {
+		return a
+	}
+	var src, dst []int
+	var val []float64
+	for i := 0; i < a.Rows; i++ {
+		for k := a.Indptr[i]; k < a.Indptr[i+1]; k++ {
+			v := 1.0
+			if a.Data != nil {
+				v = a.Data[k]
+			}
+			src, dst, val = append(src, i), append(dst, a.Indices[k]), append(val, v)
+		}
+	}
+	return graphs.FromCOO(a.Rows, a.Cols, src, dst, val)
+}
 
 // Set replaces the matrix (same shape), e.g. with the rows of a new batch.
 // It refuses a non-finite value: a DP-SGD rule's clipped sum multiplies a
@@ -67,7 +92,7 @@ func (s *Sparse) Set(a *graphs.CSR) error {
 			return fmt.Errorf("nn: %s: the matrix set has a non-finite entry (%v); want finite values", s.Name, v)
 		}
 	}
-	s.A = a
+	s.A = canonical(a)
 	s.once = sync.Once{}
 	s.set, s.fresh = true, false
 	return nil // T rebuilds the transpose in its old buffers

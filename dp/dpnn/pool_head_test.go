@@ -1,0 +1,124 @@
+package dpnn_test
+
+import (
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// poolHeadRelease: one noiseless DP-SGD step (q = 1, z = 0, C = 1, R =
+// Change = 1) over n pooled examples of 2 rows each (PooledExamples,
+// weights 1, ids a public universe; absent0: id 0 holds no example — G −
+// v), with the pool's output rows equal to the batch rows (PoolRows =
+// capacity, a shape BuildSGD supports: "a square product then has the
+// pool's shape too"). The training path: z = Π·X (the pooling product,
+// no parameter before it), a parameterised head y = z·W AFTER the pool
+// (layers.Linear: RecordLinear, rule input z of pooled rows, probe of
+// capacity rows = eitherRows), per-row loss y ∘ T (T a leaf of pool rows:
+// example k's target at pool row k). Returns the clipped sum.
+func poolHeadRelease(t *testing.T, n int, targ []float64, absent0 bool) ([]float64, error) {
+	start := make([]int, n+1)
+	present := make([]bool, n)
+	for e := 0; e < n; e++ {
+		rows := 2
+		present[e] = true
+		if e == 0 && absent0 {
+			rows, present[e] = 0, false
+		}
+		start[e+1] = start[e] + rows
+	}
+	w := make([]float64, start[n])
+	for i := range w {
+		w[i] = 1
+	}
+	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity := 2 * n
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity), capacity, 1)
+	tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
+	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	var loss *G.Node
+	err = nn.Build(func() error {
+		head := layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG)
+		z, err := nn.SpMM(ps, xin)
+		if err != nil {
+			return err
+		}
+		m.StartRecording()
+		y := head.Forward(z)
+		m.StopRecording()
+		loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	if err != nil {
+		return nil, err
+	}
+	xb, tb := make([]float64, capacity), make([]float64, capacity)
+	fill := func(b *dpnn.Batch) error {
+		clear(xb)
+		clear(tb)
+		for k, e := range b.Examples {
+			for r := b.First[k]; r < b.First[k+1]; r++ {
+				xb[r] = 1 // every row's feature: 1, so z_k = 2
+			}
+			tb[k] = targ[e] // example k's target at its pooled row k
+		}
+		if err := nn.SetValue(xin, xb); err != nil {
+			return err
+		}
+		if err := nn.SetValue(tin, tb); err != nil {
+			return err
+		}
+		return ps.Set(b.Pool)
+	}
+	rel, err := sgd.ReleaseExamples(fill)
+	if err != nil {
+		return nil, err
+	}
+	t.Logf("absent0=%v: groups.Of %v, per-group norm² %v", absent0, sgd.Groups.Of, nn.Values(sgd.NormSq))
+	for i := range rel {
+		rel[i] *= cfg.Rate() * float64(n)
+	}
+	return rel, nil
+}
+
+// TestPoolHead: the ghost norm groups the head's δ rows (the pooled
+// rows, row k = example k) by the batch-row groups (row k = whichever
+// example is laid out at batch row k). With 2-row examples, pooled rows
+// 2i and 2i+1 (examples 2i, 2i+1) are clipped as one "sample". Targets
+// T_{2i} = −i·w, T_{2i+1} = i·w: on G every pair cancels (clipped sum 0);
+// removing example 0 shifts the pairing to (2i+1, 2i+2), each summing to
+// −w and clipped to C: Δ = (n/2 − 2)·C.
+func TestPoolHead(t *testing.T) {
+	for _, n := range []int{8, 20} {
+		const w = 100.0
+		targ := make([]float64, n)
+		for i := 0; 2*i+1 < n; i++ {
+			targ[2*i], targ[2*i+1] = -float64(i)*w, float64(i)*w
+		}
+		a, errA := poolHeadRelease(t, n, targ, false)
+		b, errB := poolHeadRelease(t, n, targ, true)
+		if errA != nil || errB != nil {
+			t.Logf("n = %d: refused: %v / %v", n, errA, errB)
+			continue
+		}
+		d := dist(a, b)
+		t.Logf("n = %d: G %v, G' %v: ‖Δ clipped sum‖ = %.4f (declared 1)", n, a, b, d)
+		if d > 1+1e-9 {
+			t.Errorf("n = %d: one removed unit moved the clipped sum by %.4f > 1", n, d)
+		}
+	}
+}
