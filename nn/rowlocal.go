@@ -37,6 +37,9 @@ type rowDep struct {
 	c   rowClass
 	of  [][]int
 	via string // the GatherRows ops that selected of's rows
+	// either, for an eitherRows value: the leaves it derives from, whose
+	// layout (batch rows or pooled examples) the first join fixes.
+	either []*G.Node
 	// leaf, for a value that reads no batch row: it depends on a
 	// non-parameter leaf, which a fill may write (CrossEntropy.SetRows
 	// writes the chunk's row count into Count): such a value may not
@@ -56,10 +59,28 @@ type RowReads struct {
 // rowChecker is CheckRowLocal's state: the model's parameters, and the
 // batch inputs found so far (rl's lists; each matrix once).
 type rowChecker struct {
+	// layout is the layout each leaf with both the batch's and the pool's
+	// row count was joined with first (batchRows or poolRows): one fill
+	// writes it one way, so a later join with the other layout is refused
+	// (the sixth outside audit of issue 38: one such leaf read by batch row
+	// before the pool and by example after it, Δ 7·C).
+	layout map[*G.Node]rowClass
 	params map[*G.Node]bool
 	rl     *RowLocal
 	seen   map[*Sparse]bool // every matrix in rl.sparse or rl.mixers
 	leaf   map[*G.Node]bool // every node in rl.leaves
+}
+
+// fix lays out d's eitherRows leaves as cls, refusing a leaf already laid
+// out the other way.
+func (ck *rowChecker) fix(d rowDep, cls rowClass, where string) error {
+	for _, l := range d.either {
+		if was, ok := ck.layout[l]; ok && was != cls {
+			return fmt.Errorf("nn: %s on the DP-SGD training path reads %s as %s, and another op reads it as %s: a fill writes it in one layout only, so one of the two reads another example's row; use one leaf for each layout", where, l.Name(), cls, was)
+		}
+		ck.layout[l] = cls
+	}
+	return nil
 }
 
 // input registers leaf n as a batch input (emptied before every fill).
@@ -251,7 +272,7 @@ func (c rowClass) String() string {
 // (one read whole, e.g. as a product's weight, is not seen).
 func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 	rl := &RowLocal{}
-	ck := &rowChecker{params: map[*G.Node]bool{}, rl: rl, seen: map[*Sparse]bool{}, leaf: map[*G.Node]bool{}}
+	ck := &rowChecker{params: map[*G.Node]bool{}, rl: rl, seen: map[*Sparse]bool{}, leaf: map[*G.Node]bool{}, layout: map[*G.Node]rowClass{}}
 	params := ck.params
 	for _, p := range m.Params {
 		params[p.Node] = true
@@ -282,6 +303,9 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 			if !params[n] {
 				if c = byRows(n, rows, pool); c.c != constRows {
 					ck.input(n) // a batch input (a probe too): reset before every fill
+					if c.c == eitherRows {
+						c.either = []*G.Node{n}
+					}
 				} else {
 					c.leaf = n.Name() // fine as a fill input read by row (rowWise), refused otherwise
 				}
@@ -397,7 +421,15 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 			if s := a.Shape(); len(s) == 0 || s[0] != rec.Probe.Shape()[0] {
 				return nil, fmt.Errorf("nn: the %s rule of %s reads %s of shape %v against its output's %v rows", rec.Rule, rec.Param.Name, a.Name(), a.Shape(), rec.Probe.Shape()[0])
 			}
+			if err := ck.fix(d, batchRows, fmt.Sprintf("the %s rule of %s", rec.Rule, rec.Param.Name)); err != nil {
+				return nil, err
+			}
 			switch {
+			case d.c == poolRows:
+				// rules group their rows by the batch layout (the sixth
+				// outside audit: a rule naming the pooled rows as its input
+				// when the pool has the batch's row count, Δ 9·C)
+				return nil, fmt.Errorf("nn: the %s rule of %s reads %s, the pooled examples' rows: per-sample rules group rows by the batch layout, so a rule's inputs must be batch rows", rec.Rule, rec.Param.Name, a.Name())
 			case d.c == constRows:
 				return nil, fmt.Errorf("nn: the %s rule of %s reads %s, which holds no batch data, row by row against the batch's rows: a rule's inputs must be the layer's batch rows", rec.Rule, rec.Param.Name, a.Name())
 			case d.c != probe.c && d.c != eitherRows && probe.c != eitherRows:
@@ -477,7 +509,11 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 			return refuse("is not row-wise")
 		}
 		var c rowDep
+		var either []*G.Node
 		for k, d := range cs {
+			if d.c == eitherRows {
+				either = append(either, d.either...)
+			}
 			if d.c == constRows {
 				if !row[k] {
 					if d.leaf != "" || in[k].Op() == nil && !ck.params[in[k]] {
@@ -524,6 +560,11 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 				c = rowDep{c: batchRows, of: union(c.of, d.of, outRows), via: via}
 			}
 		}
+		if c.c == eitherRows {
+			c.either = either
+		} else if err := ck.fix(rowDep{either: either}, c.c, op.String()); err != nil {
+			return rowDep{}, err
+		}
 		return c, nil
 	}
 	if rm, ok := op.(RowMixer); ok {
@@ -531,7 +572,10 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 		if s == nil || s.A == nil || len(in) != 1 || !cs[0].identity() {
 			return refuse(fmt.Sprintf("applies its matrix to %s", cs[0].c))
 		}
-		ck.matrix(s, false) // written by the fill, emptied before it
+		ck.matrix(s, false)                                           // written by the fill, emptied before it
+		if err := ck.fix(cs[0], batchRows, op.String()); err != nil { // a product reads batch rows
+			return rowDep{}, err
+		}
 		a := s.A
 		switch {
 		case a.Rows == rows && a.Cols == rows && outRows == rows:

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
@@ -77,6 +78,15 @@ func PrivateNet(ctx *methods.Context, m ExamplesSGD) (*Private, *Net, error) {
 	s, name := sgdMethod{m}, m.Name()
 	if ctx.Graph == nil || len(ctx.Graph.Split.Train) == 0 {
 		return nil, nil, fmt.Errorf("%s: the split has no training nodes", name)
+	}
+	if ctx.Selection == trainers.SelectPrivate {
+		// A private selection scores the evaluation logits on validation
+		// labels with sensitivity 1, which needs one unit to change one
+		// prediction; R bounds the training examples a unit changes, not
+		// the predictions of Logits, which may read neighbours (the sixth
+		// outside audit: R = 1, logits averaging over neighbours, a hub's
+		// removal moved 10 validation predictions).
+		return nil, nil, errors.New("--selection private is not supported: one node's removal may change many validation predictions of the evaluation path (the plan bounds training examples, not predictions); keep the last epoch (--selection last)")
 	}
 	// Plan reads public numbers only: it gets the context without its
 	// graph (as `dpgnn account` calls it), so a plan cannot read the data.
@@ -166,6 +176,3 @@ func (s sgdMethod) ValidateLevel(level methods.Level, private bool) error {
 	}
 	return nil
 }
-
-// Unwrap returns the method as its author wrote it.
-func (s sgdMethod) Unwrap() ExamplesSGD { return s.ExamplesSGD }
