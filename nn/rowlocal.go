@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -65,10 +66,13 @@ type rowChecker struct {
 	// (the sixth outside audit of issue 38: one such leaf read by batch row
 	// before the pool and by example after it, Δ 7·C).
 	layout map[*G.Node]rowClass
-	params map[*G.Node]bool
-	rl     *RowLocal
-	seen   map[*Sparse]bool // every matrix in rl.sparse or rl.mixers
-	leaf   map[*G.Node]bool // every node in rl.leaves
+	// product is the node of each constant product's matrix (a sparse
+	// rule input's layout is checked through it)
+	product map[*Sparse]*G.Node
+	params  map[*G.Node]bool
+	rl      *RowLocal
+	seen    map[*Sparse]bool // every matrix in rl.sparse or rl.mixers
+	leaf    map[*G.Node]bool // every node in rl.leaves
 }
 
 // fix lays out d's eitherRows leaves as cls, refusing a leaf already laid
@@ -99,11 +103,10 @@ func (ck *rowChecker) matrix(a *Sparse, constant bool) {
 		return
 	}
 	ck.seen[a] = true
-	empty := &graphs.CSR{Rows: a.A.Rows, Cols: a.A.Cols, Indptr: make([]int, a.A.Rows+1)}
 	if constant {
-		ck.rl.sparse, ck.rl.empty = append(ck.rl.sparse, a), append(ck.rl.empty, empty)
+		ck.rl.sparse = append(ck.rl.sparse, a)
 	} else {
-		ck.rl.mixers, ck.rl.mixEmpty = append(ck.rl.mixers, a), append(ck.rl.mixEmpty, empty)
+		ck.rl.mixers = append(ck.rl.mixers, a)
 	}
 }
 
@@ -113,13 +116,10 @@ func (ck *rowChecker) matrix(a *Sparse, constant bool) {
 // row (or by pooled example) — which Reset empties before every fill.
 type RowLocal struct {
 	Reads  []RowReads
-	leaves []*G.Node     // leaves laid out by row: the batch's, the pool's, or a selection's
-	sparse []*Sparse     // constant products' matrices with the batch's rows
-	empty  []*graphs.CSR // each sparse input's empty matrix (Reset)
-	// the matrices of the square and pooling products over the batch rows,
-	// and their empty matrices
-	mixers   []*Sparse
-	mixEmpty []*graphs.CSR
+	leaves []*G.Node // leaves laid out by row: the batch's, the pool's, or a selection's
+	sparse []*Sparse // constant products' matrices with the batch's rows
+	// the matrices of the square and pooling products over the batch rows
+	mixers []*Sparse
 }
 
 // Reset empties every batch input of the path: a dense leaf laid out by
@@ -135,14 +135,33 @@ func (r *RowLocal) Reset() error {
 	for _, n := range r.leaves {
 		clear(Values(n))
 	}
-	for k, s := range r.sparse {
-		if err := s.Set(r.empty[k]); err != nil {
-			return err
+	// a fresh empty matrix each time: a fill that wrote the last one in
+	// place must not leave its entries for the next batch
+	for _, list := range [][]*Sparse{r.sparse, r.mixers} {
+		for _, s := range list {
+			if err := s.Set(&graphs.CSR{Rows: s.A.Rows, Cols: s.A.Cols, Indptr: make([]int, s.A.Rows+1)}); err != nil {
+				return err
+			}
 		}
 	}
-	for k, s := range r.mixers {
-		if err := s.Set(r.mixEmpty[k]); err != nil {
-			return err
+	return nil
+}
+
+// Check refuses, after a fill, a batch matrix that is not canonical or
+// not finite: Sparse.Set canonicalises and checks what it is given, but it
+// keeps the caller's arrays, and a fill may write them in place after Set
+// (the seventh outside audit: a NaN or duplicate entries written so).
+func (r *RowLocal) Check() error {
+	for _, list := range [][]*Sparse{r.sparse, r.mixers} {
+		for _, s := range list {
+			if !s.A.Canonical() {
+				return fmt.Errorf("nn: %s: the fill left rows with unsorted or duplicate columns (written in place after Set?)", s.Name)
+			}
+			for _, v := range s.A.Data {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("nn: %s: the fill left a non-finite entry (written in place after Set?)", s.Name)
+				}
+			}
 		}
 	}
 	return nil
@@ -272,7 +291,7 @@ func (c rowClass) String() string {
 // (one read whole, e.g. as a product's weight, is not seen).
 func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 	rl := &RowLocal{}
-	ck := &rowChecker{params: map[*G.Node]bool{}, rl: rl, seen: map[*Sparse]bool{}, leaf: map[*G.Node]bool{}, layout: map[*G.Node]rowClass{}}
+	ck := &rowChecker{params: map[*G.Node]bool{}, rl: rl, seen: map[*Sparse]bool{}, leaf: map[*G.Node]bool{}, layout: map[*G.Node]rowClass{}, product: map[*Sparse]*G.Node{}}
 	params := ck.params
 	for _, p := range m.Params {
 		params[p.Node] = true
@@ -321,10 +340,22 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 				if a := op.MixedRows(); a != nil && a.A != nil && byRows(n, rows, pool).c != constRows && (a.A.Cols == rows || pool > 0 && a.A.Cols == pool) {
 					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path applies a %d×%d matrix, whose columns number the batch's rows, to %s, which holds no batch data: row r would read the operand's rows by batch position (a removed example shifts the layout); apply a batch adjacency to batch rows, or give a feature matrix its features' columns", op, a.A.Rows, a.A.Cols, in[0].Name())
 				}
-				if c = byRows(n, rows, pool); c.c != constRows {
-					c.leaf = ""
+				leaf := c.leaf
+				if c = byRows(n, rows, pool); c.c == constRows {
+					c.leaf = leaf // a product of other rows keeps its operand's mark
+				} else {
+					if leaf != "" {
+						// the operand depends on a leaf a fill may write (the
+						// seventh outside audit: CrossEntropy's Count through
+						// a sparse product reached every row, Δ 59·C)
+						return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path applies the batch's matrix to %s, which depends on the leaf %s: a fill may write data there and every row would read it; use a parameter or a constant", op, in[0].Name(), leaf)
+					}
+					if c.c == eitherRows {
+						c.either = []*G.Node{n} // its layout is fixed at its first join, like a leaf's
+					}
 					if a := op.MixedRows(); a != nil {
 						sparseSeen[a] = true
+						ck.product[a] = n
 						ck.matrix(a, true)
 					}
 				}
@@ -441,6 +472,13 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 		for _, a := range sp {
 			if !sparseSeen[a] {
 				return nil, fmt.Errorf("nn: the %s rule of %s reads the sparse matrix %s, which is not a batch input of the training path (a product on the path to the loss): its rows would not be the examples'", rec.Rule, rec.Param.Name, a.Name)
+			}
+			d := class[ck.product[a]]
+			if d.c == poolRows {
+				return nil, fmt.Errorf("nn: the %s rule of %s reads the sparse matrix %s laid out by pooled example: per-sample rules group rows by the batch layout", rec.Rule, rec.Param.Name, a.Name)
+			}
+			if err := ck.fix(d, batchRows, fmt.Sprintf("the %s rule of %s", rec.Rule, rec.Param.Name)); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -543,6 +543,11 @@ func (s *SGD) step(fill func(samples []int) error) ([][]float64, StepStats, erro
 		if s.Groups.Samples != len(chunk) {
 			return nil, st, fmt.Errorf("dp: fill set %d samples for a chunk of %d", s.Groups.Samples, len(chunk))
 		}
+		if s.inputs != nil {
+			if err := s.inputs.Check(); err != nil {
+				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)
+			}
+		}
 		if s.Cfg.Examples != nil || s.Cfg.OneRow {
 			if err := nn.CheckBlocks(s.mixing, s.Groups, s.exampleName(chunk)); err != nil {
 				return nil, st, fmt.Errorf("dp: DP-SGD: %w", err)

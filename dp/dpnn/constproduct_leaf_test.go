@@ -1,0 +1,334 @@
+package dpnn_test
+
+import (
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Round 7 (aud38g): a constant product S·K, S a sparse batch matrix (one
+// column: each example's row holds the feature 1, the example's own
+// data), K a 1×1 value computed from CrossEntropy's Count leaf (which
+// SetRows sets to the chunk's example count). CheckRowLocal's !anyRows
+// RowMixer branch reclasses the product by its rows and drops the leaf
+// taint (c = byRows(...)), so Count reaches every batch row. Loss row r =
+// ℓ_r · (S·K)_r = ℓ_r · (Count − n + ½): +½ on G, −½ on G − example 0.
+func constProductRelease(t *testing.T, n int, start []int, feats []float64, labels []int, mode string) ([]float64, error) {
+	const f, c = 4, 2
+	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	var ce *nn.CrossEntropy
+	var loss *G.Node
+	if err := nn.Build(func() error {
+		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
+		m.StartRecording()
+		y := lin.Forward(xin)
+		m.StopRecording()
+		var err error
+		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
+			return err
+		}
+		switch mode {
+		case "none":
+			loss = ce.PerRow
+		case "sparse-times-count":
+			one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
+			sh := G.Must(G.Sub(ce.Count, G.NewConstant(float64(n)-0.5))) // Count − n + ½
+			k := G.Must(G.Mul(sh, one))                                  // 1×1, from the leaf Count
+			u, err := nn.SpMM(s, k)                                      // capacity×1: row r = S_r·K
+			if err != nil {
+				return err
+			}
+			uv := G.Must(G.Reshape(u, tensor.Shape{capacity}))
+			loss = G.Must(G.HadamardProd(ce.PerRow, uv))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	if err != nil {
+		return nil, err
+	}
+	lab, buf := make([]int, capacity), make([]float64, capacity*f)
+	fill := func(b *dpnn.Batch) error {
+		clear(buf)
+		var firsts, src, dst []int
+		var val []float64
+		for k := range b.Examples {
+			if b.First[k+1] == b.First[k] {
+				continue
+			}
+			r := b.First[k]
+			u := b.Rows[r]
+			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
+			lab[r] = labels[u]
+			firsts = append(firsts, r)
+			src, dst, val = append(src, r), append(dst, 0), append(val, 1) // the example's indicator feature
+		}
+		if err := nn.SetValue(xin, buf); err != nil {
+			return err
+		}
+		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+			return err
+		}
+		return ce.SetRows(firsts, lab)
+	}
+	rel, err := sgd.ReleaseExamples(fill)
+	if err != nil {
+		t.Fatalf("%s: step: %v", mode, err)
+	}
+	for i := range rel {
+		rel[i] *= cfg.Rate() * float64(n)
+	}
+	return rel, nil
+}
+
+func TestConstProductDropsLeafTaint(t *testing.T) {
+	const n, f = 30, 4
+	v := []float64{3, -2, 5, 1}
+	mk := func(ids []int) ([]float64, []int) {
+		var feats []float64
+		var labels []int
+		for _, e := range ids {
+			for j := 0; j < f; j++ {
+				feats = append(feats, 100*float64(1-2*(e%2))*v[j])
+			}
+			labels = append(labels, e%2)
+		}
+		return feats, labels
+	}
+	all, startG, startG2 := make([]int, n), make([]int, n+1), make([]int, n+1)
+	for e := 0; e < n; e++ {
+		all[e], startG[e+1] = e, e+1
+		if e > 0 {
+			startG2[e+1] = e
+		}
+	}
+	for _, mode := range []string{"none", "sparse-times-count"} {
+		fG, lG := mk(all)
+		fG2, lG2 := mk(all[1:])
+		a, errA := constProductRelease(t, n, startG, fG, lG, mode)
+		b, errB := constProductRelease(t, n, startG2, fG2, lG2, mode)
+		if errA != nil || errB != nil {
+			t.Logf("%-20s refused: %v / %v", mode, errA, errB)
+			continue
+		}
+		d := dist(a, b)
+		t.Logf("%-20s accepted: ‖Δ clipped sum‖ = %.4f (declared R·Change·C = 1)", mode, d)
+		if d > 1+1e-9 {
+			t.Errorf("%s: one deleted example moved the clipped sum by %.4f > 1", mode, d)
+		}
+	}
+}
+
+// The same construction on the plain path checked as one-row samples
+// (SGDConfig.OneRow: run.Module's DP-SGD), q = 1, z = 0, C = 1, a fixed
+// capacity of n rows; samples = n on G and n − 1 on G − sample 0.
+func plainConstProductRelease(t *testing.T, feats []float64, labels []int, samples, n int) ([]float64, error) {
+	const f, c = 4, 2
+	capacity := n
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	var ce *nn.CrossEntropy
+	var loss *G.Node
+	if err := nn.Build(func() error {
+		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
+		m.StartRecording()
+		y := lin.Forward(xin)
+		m.StopRecording()
+		var err error
+		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
+			return err
+		}
+		one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
+		k := G.Must(G.Mul(G.Must(G.Sub(ce.Count, G.NewConstant(float64(n)-0.5))), one))
+		u, err := nn.SpMM(s, k)
+		if err != nil {
+			return err
+		}
+		loss = G.Must(G.HadamardProd(ce.PerRow, G.Must(G.Reshape(u, tensor.Shape{capacity}))))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sgd, err := dpnn.BuildSGD(m, loss, dpnn.SGDConfig{Clip: 1, Multiplier: 0, Rate: 1, Samples: samples, Capacity: capacity, OneRow: true}, dp.NewSource(1), nil)
+	if err != nil {
+		return nil, err
+	}
+	buf, lab := make([]float64, capacity*f), make([]int, capacity)
+	rel, err := sgd.Release(func(ids []int) error {
+		clear(buf)
+		var rows, src, dst []int
+		var val []float64
+		for r, u := range ids {
+			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
+			lab[r] = labels[u]
+			rows = append(rows, r)
+			src, dst, val = append(src, r), append(dst, 0), append(val, 1)
+		}
+		sgd.Groups.Singletons(len(ids))
+		if err := nn.SetValue(xin, buf); err != nil {
+			return err
+		}
+		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+			return err
+		}
+		return ce.SetRows(rows, lab)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range rel {
+		rel[i] *= float64(samples)
+	}
+	return rel, nil
+}
+
+func TestConstProductDropsLeafTaintPlain(t *testing.T) {
+	const n, f = 30, 4
+	v := []float64{3, -2, 5, 1}
+	mk := func(ids []int) ([]float64, []int) {
+		var feats []float64
+		var labels []int
+		for _, e := range ids {
+			for j := 0; j < f; j++ {
+				feats = append(feats, 100*float64(1-2*(e%2))*v[j])
+			}
+			labels = append(labels, e%2)
+		}
+		return feats, labels
+	}
+	all := make([]int, n)
+	for e := range all {
+		all[e] = e
+	}
+	fG, lG := mk(all)
+	fG2, lG2 := mk(all[1:])
+	a, errA := plainConstProductRelease(t, fG, lG, n, n)
+	b, errB := plainConstProductRelease(t, fG2, lG2, n-1, n)
+	if errA != nil || errB != nil {
+		t.Logf("refused: %v / %v", errA, errB)
+		return
+	}
+	d := dist(a, b)
+	t.Logf("plain OneRow path accepted: ‖Δ clipped sum‖ = %.4f (declared C = 1)", d)
+	if d > 1+1e-9 {
+		t.Errorf("one deleted sample moved the clipped sum by %.4f > 1", d)
+	}
+}
+
+func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, mode string) ([]float64, error) {
+	const f, c = 4, 2
+	x, err := dpnn.GeneratedExamples(n, 1, 1, 1, "row")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	var ce *nn.CrossEntropy
+	var loss *G.Node
+	if err := nn.Build(func() error {
+		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
+		m.StartRecording()
+		y := lin.Forward(xin)
+		m.StopRecording()
+		var err error
+		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
+			return err
+		}
+		switch mode {
+		case "none":
+			loss = ce.PerRow
+		case "sparse-times-count":
+			one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
+			sh := G.Must(G.Sub(ce.Count, G.NewConstant(29.5))) // Count − n + ½
+			k := G.Must(G.Mul(sh, one))                        // 1×1, from the leaf Count
+			u, err := nn.SpMM(s, k)                            // capacity×1: row r = S_r·K
+			if err != nil {
+				return err
+			}
+			uv := G.Must(G.Reshape(u, tensor.Shape{capacity}))
+			loss = G.Must(G.HadamardProd(ce.PerRow, uv))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	if err != nil {
+		return nil, err
+	}
+	lab, buf := make([]int, capacity), make([]float64, capacity*f)
+	fill := func(b *dpnn.Batch) error {
+		clear(buf)
+		var firsts, src, dst []int
+		var val []float64
+		for k, u := range b.Examples {
+			r := k
+			b.Tags.Of[r] = k
+			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
+			lab[r] = labels[u]
+			firsts = append(firsts, r)
+			src, dst, val = append(src, r), append(dst, 0), append(val, 1) // the example's indicator feature
+		}
+		if err := nn.SetValue(xin, buf); err != nil {
+			return err
+		}
+		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+			return err
+		}
+		return ce.SetRows(firsts, lab)
+	}
+	rel, err := sgd.ReleaseExamples(fill)
+	if err != nil {
+		t.Fatalf("%s: step: %v", mode, err)
+	}
+	for i := range rel {
+		rel[i] *= cfg.Rate() * float64(n)
+	}
+	return rel, nil
+}
+
+// The same construction over GENERATED examples (Examples.Generated, the
+// ASGL shape): the fill tags row k with batch example k.
+func TestConstProductDropsLeafTaintGenerated(t *testing.T) {
+	const n, f = 30, 4
+	v := []float64{3, -2, 5, 1}
+	feats, labels := make([]float64, n*f), make([]int, n)
+	for e := 0; e < n; e++ {
+		for j := 0; j < f; j++ {
+			feats[e*f+j] = 100 * float64(1-2*(e%2)) * v[j]
+		}
+		labels[e] = e % 2
+	}
+	// G − example 0: the same ids 1 … n−1, relabelled 0 … n−2
+	a, errA := genConstProductRelease(t, n, feats, labels, "sparse-times-count")
+	b, errB := genConstProductRelease(t, n-1, feats[f:], labels[1:], "sparse-times-count")
+	if errA != nil || errB != nil {
+		t.Logf("refused: %v / %v", errA, errB)
+		return
+	}
+	d := dist(a, b)
+	t.Logf("generated examples accepted: ‖Δ clipped sum‖ = %.4f (declared 1)", d)
+	if d > 1+1e-9 {
+		t.Errorf("one deleted example moved the clipped sum by %.4f > 1", d)
+	}
+}

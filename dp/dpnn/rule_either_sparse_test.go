@@ -1,0 +1,140 @@
+package dpnn_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// Round 7 (aud38g): a per-sample rule on the pooled rows, through a
+// sparse constant product. Pooled examples of 2 rows, PoolRows = capacity.
+// y = Ts·w2 (Ts a sparse batch matrix, capacity×1; w2 recorded with
+// LinearWeight{SparseInput: Ts}) is classed eitherRows (no leaf), so the
+// rule-after-pool check (output poolRows) and the rule-input check (a
+// sparse input need only be a batch input) pass; the loss joins y with the
+// pooled rows z = P·(X·w1): the fill writes Ts in the pool's layout (row k
+// = example k), while w2's rule groups rows by the batch layout.
+func ruleEitherSparseRelease(t *testing.T, targ []float64, absent0 bool) ([]float64, error) {
+	n := len(targ)
+	start := make([]int, n+1)
+	present := make([]bool, n)
+	for e := 0; e < n; e++ {
+		rows := 2
+		present[e] = true
+		if e == 0 && absent0 {
+			rows, present[e] = 0, false
+		}
+		start[e+1] = start[e] + rows
+	}
+	w := make([]float64, start[n])
+	for i := range w {
+		w[i] = 1
+	}
+	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity := 2 * n
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity), capacity, 1)
+	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	ts := nn.NewSparse("Ts", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	var loss *G.Node
+	err = nn.Build(func() error {
+		head := layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG)
+		w2 := m.NewParam("w2", nn.Constant(1), 1, 1)
+		m.StartRecording()
+		h := head.Forward(xin)
+		yw, err := nn.SpMM(ts, w2.Node)
+		if err != nil {
+			return err
+		}
+		y := m.RecordLinear(yw, w2, nil, nil, ts)
+		m.StopRecording()
+		z, err := nn.SpMM(ps, h)
+		if err != nil {
+			return err
+		}
+		loss = nn.RowSums(G.Must(G.HadamardProd(z, y))) // y in the pool's layout
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	if err != nil {
+		return nil, err
+	}
+	xb := make([]float64, capacity)
+	fill := func(b *dpnn.Batch) error {
+		clear(xb)
+		var src, dst []int
+		var val []float64
+		for k, e := range b.Examples {
+			for r := b.First[k]; r < b.First[k+1]; r++ {
+				xb[r] = 1
+			}
+			src, dst, val = append(src, k), append(dst, 0), append(val, targ[e]) // pooled row k: example k
+		}
+		if err := nn.SetValue(xin, xb); err != nil {
+			return err
+		}
+		if err := ts.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+			return err
+		}
+		return ps.Set(b.Pool)
+	}
+	rel, err := sgd.ReleaseExamples(fill)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rel {
+		rel[i] *= cfg.Rate() * float64(n)
+	}
+	return rel, nil
+}
+
+func TestRuleEitherSparse(t *testing.T) {
+	const w = 10.0
+	for _, n := range []int{8, 20} {
+		bestD := 0.0
+		var best, bestA, bestB []float64
+		for trial := 0; trial < 64; trial++ {
+			targ := make([]float64, n)
+			s := uint64(trial*2654435761 + 12345)
+			for e := range targ {
+				s = s*6364136223846793005 + 1442695040888963407
+				if s>>63 == 1 {
+					targ[e] = w
+				} else {
+					targ[e] = -w
+				}
+			}
+			a, errA := ruleEitherSparseRelease(t, targ, false)
+			b, errB := ruleEitherSparseRelease(t, targ, true)
+			if errA != nil || errB != nil {
+				// refused (not accepted): the claim holds
+				for _, err := range []error{errA, errB} {
+					if err == nil || !strings.Contains(err.Error(), "a fill writes it in one layout only") {
+						t.Errorf("got %v, want the refusal", err)
+					}
+				}
+				return
+			}
+			if d := dist(a, b); d > bestD {
+				best, bestD, bestA, bestB = targ, d, a, b
+			}
+		}
+		t.Logf("n = %d: targets %v: G %v, G' %v: ‖Δ clipped sum‖ = %.4f (declared 1)", n, best, bestA, bestB, bestD)
+		if bestD > 1+1e-9 {
+			t.Errorf("n = %d: one removed unit moved the clipped sum by %.4f > 1", n, bestD)
+		}
+	}
+}
