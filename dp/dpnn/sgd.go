@@ -269,11 +269,11 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 		return nil, fmt.Errorf("dp: %w", err)
 	}
 	s := &SGD{Cfg: cfg, Groups: &nn.RowGroups{Of: make([]int, rows)}, model: m, src: src}
-	// Only a construction over declared Examples knows that the batch rows
-	// are its rows: the old path's square products may map another row
-	// space (a pooling product whose output rows happen to number the
-	// batch rows, as DPAR's Π batch did before its examples were declared
-	// pooled; its audit still builds on this path) and are not checked.
+	// Only a construction that knows its batch rows are its samples' rows
+	// is checked: over declared Examples, or with OneRow (run.Module's
+	// one-row samples). A plain construction without either (tests, and
+	// code outside the repository) keeps the old guarantee only: the
+	// BatchNorm refusal above.
 	if cfg.Examples != nil || cfg.OneRow {
 		// Every op from the batch inputs to the loss must be row-local or
 		// a product checked below (nn.CheckRowLocal: a whitelist).
