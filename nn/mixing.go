@@ -63,7 +63,7 @@ func (m *Model) mixingProducts(out *G.Node, r, c int) []Mixing {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		in := children(m.G, n)
-		if rm, ok := n.Op().(RowMixer); ok && n.Op() != nil {
+		if rm, ok := mixer(n.Op()); ok && n.Op() != nil {
 			s := rm.MixedRows()
 			if s != nil && s.A != nil && s.A.Rows == r && s.A.Cols == c && len(in) > 0 && !params[in[0]] {
 				mix = append(mix, Mixing{Op: fmt.Sprint(n.Op()), S: s})

@@ -6,9 +6,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/dpgnn/dpgnn/graphs"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // rowClass is what a node's row i may depend on, on a DP-SGD training path
@@ -120,6 +122,56 @@ type RowLocal struct {
 	sparse []*Sparse // constant products' matrices with the batch's rows
 	// the matrices of the square and pooling products over the batch rows
 	mixers []*Sparse
+	// whole are the parameters and constants on the path, read whole:
+	// none may share memory with a batch input (the eighth outside audit
+	// of issue 38: a constant built on a batch input's backing array read
+	// batch row 0's data into every row, Δ 37.8·C for 1·C)
+	whole []*G.Node
+}
+
+// backing returns the float64 array behind n's value, nil for another
+// kind of value.
+func backing(n *G.Node) []float64 {
+	switch v := n.Value().(type) {
+	case *tensor.Dense:
+		if d, ok := v.Data().([]float64); ok {
+			return d
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether two arrays share memory.
+func overlaps(a, b []float64) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(len(b))*8 && b0 < a0+uintptr(len(a))*8
+}
+
+// aliases refuses a parameter or constant of the path whose memory is a
+// batch input's (a leaf's values or a batch matrix's entries).
+func (r *RowLocal) aliases() error {
+	var inputs [][]float64
+	var names []string
+	for _, l := range r.leaves {
+		inputs, names = append(inputs, backing(l)), append(names, l.Name())
+	}
+	for _, list := range [][]*Sparse{r.sparse, r.mixers} {
+		for _, s := range list {
+			inputs, names = append(inputs, s.A.Data), append(names, s.Name)
+		}
+	}
+	for _, w := range r.whole {
+		k := backing(w)
+		for i, in := range inputs {
+			if overlaps(k, in) {
+				return fmt.Errorf("nn: %s on the DP-SGD training path shares memory with the batch input %s: it would hold batch data while read whole by every row; give it its own copy", w.Name(), names[i])
+			}
+		}
+	}
+	return nil
 }
 
 // Reset empties every batch input of the path: a dense leaf laid out by
@@ -152,6 +204,9 @@ func (r *RowLocal) Reset() error {
 // keeps the caller's arrays, and a fill may write them in place after Set
 // (the seventh outside audit: a NaN or duplicate entries written so).
 func (r *RowLocal) Check() error {
+	if err := r.aliases(); err != nil {
+		return err
+	}
 	for _, list := range [][]*Sparse{r.sparse, r.mixers} {
 		for _, s := range list {
 			if !s.A.Canonical() {
@@ -317,6 +372,9 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 		}
 		var c rowDep
 		var err error
+		if n.Op() == nil && params[n] || n.Op() != nil && len(in) == 0 {
+			rl.whole = append(rl.whole, n) // a parameter or a constant: checked not to share a batch input's memory
+		}
 		switch {
 		case n.Op() == nil:
 			if !params[n] {
@@ -335,9 +393,12 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 					c.leaf = d.leaf
 				}
 			}
-			switch op := n.Op().(type) {
-			case RowMixer: // a batch matrix times a constant
-				if a := op.MixedRows(); a != nil && a.A != nil && byRows(n, rows, pool).c != constRows && (a.A.Cols == rows || pool > 0 && a.A.Cols == pool) {
+			op := n.Op()
+			rm, isMixer := mixer(op)
+			_, isGather := op.(*gatherOp)
+			switch {
+			case isMixer: // a batch matrix times a constant
+				if a := rm.MixedRows(); a != nil && a.A != nil && byRows(n, rows, pool).c != constRows && (a.A.Cols == rows || pool > 0 && a.A.Cols == pool) {
 					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path applies a %d×%d matrix, whose columns number the batch's rows, to %s, which holds no batch data: row r would read the operand's rows by batch position (a removed example shifts the layout); apply a batch adjacency to batch rows, or give a feature matrix its features' columns", op, a.A.Rows, a.A.Cols, in[0].Name())
 				}
 				leaf := c.leaf
@@ -353,13 +414,13 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 					if c.c == eitherRows {
 						c.either = []*G.Node{n} // its layout is fixed at its first join, like a leaf's
 					}
-					if a := op.MixedRows(); a != nil {
+					if a := rm.MixedRows(); a != nil {
 						sparseSeen[a] = true
 						ck.product[a] = n
 						ck.matrix(a, true)
 					}
 				}
-			case *gatherOp:
+			case isGather:
 				if byRows(n, rows, pool).c != constRows {
 					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path selects rows of %s, which holds no batch data, into the batch's rows by fixed positions: row r would hold the same value whichever example is laid out there, and a removed example shifts the layout; load each example's rows in the fill instead", op, in[0].Name())
 				}
@@ -398,7 +459,7 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 		}
 		return nil
 	}
-	if reflect.TypeOf(out.Op()).String() == "gorgonia.concatOp" && len(out.Shape()) == 1 {
+	if gorgoniaType(out.Op()) == "concatOp" && len(out.Shape()) == 1 {
 		// The per-row loss as a concatenation of loss vectors (a pool's
 		// losses, then padding zeros): only its sum is used, so each part
 		// is checked on its own, its rows at their offset.
@@ -483,6 +544,9 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 		}
 	}
 	rl.Reads = reads
+	if err := rl.aliases(); err != nil {
+		return nil, err
+	}
 	return rl, nil
 }
 
@@ -605,7 +669,7 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 		}
 		return c, nil
 	}
-	if rm, ok := op.(RowMixer); ok {
+	if rm, ok := mixer(op); ok {
 		s := rm.MixedRows()
 		if s == nil || s.A == nil || len(in) != 1 || !cs[0].identity() {
 			return refuse(fmt.Sprintf("applies its matrix to %s", cs[0].c))
@@ -673,8 +737,8 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 	case rowSumOp:
 		return rowWise([]bool{true})
 	}
-	switch reflect.TypeOf(op).String() {
-	case "gorgonia.elemBinOp", "gorgonia.elemUnaryOp", "*gorgonia.elemBinOp", "*gorgonia.elemUnaryOp":
+	switch gorgoniaType(op) {
+	case "elemBinOp", "elemUnaryOp":
 		// element-wise; an operand of another shape is broadcast (read
 		// whole)
 		same := make([]bool, len(in))
@@ -682,14 +746,14 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 			same[k] = in[k].Shape().Eq(n.Shape())
 		}
 		return rowWise(same)
-	case "gorgonia.sumOp":
+	case "sumOp":
 		// a sum along the columns of a matrix only
 		along := reflect.ValueOf(op).FieldByName("along")
 		if s := in[0].Shape(); len(s) == 2 && along.Len() == 1 && along.Index(0).Int() == 1 {
 			return rowWise([]bool{true})
 		}
 		return refuse("sums over rows")
-	case "gorgonia.reshapeOp":
+	case "reshapeOp":
 		// row-major: a reshape that keeps the rows keeps each row's entries
 		if s := in[0].Shape(); len(s) > 0 && s[0] == outRows {
 			return rowWise([]bool{true})
@@ -697,6 +761,41 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 		return refuse("reshapes across rows")
 	}
 	return refuse(fmt.Sprintf("is not a row-local op nn knows (%T)", op))
+}
+
+// gorgoniaType is the name of op's type when it is one of gorgonia's own
+// (by import path, not by the printed name, which a package of an
+// author's that is also called gorgonia could imitate: the eighth outside
+// audit of issue 38), "" otherwise.
+func gorgoniaType(op G.Op) string {
+	t := reflect.TypeOf(op)
+	if t == nil {
+		return ""
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.PkgPath() != "gorgonia.org/gorgonia" {
+		return ""
+	}
+	return t.Name()
+}
+
+// mixer returns op's matrix when op is one of nn's own row-mixing
+// products (SpMM, SpMMT, SpMax, DropoutSpMM): RowMixer is an exported
+// interface, and an op of an author's implementing it could name any
+// matrix while mixing rows otherwise (the eighth outside audit: an op
+// summing every row that reported an empty matrix, Δ 30·C for 2·C).
+func mixer(op G.Op) (RowMixer, bool) {
+	switch o := op.(type) {
+	case *spmmOp:
+		return o, true
+	case *spMaxOp:
+		return o, true
+	case *dropSpMMOp:
+		return o, true
+	}
+	return nil, false
 }
 
 func orName(a, b string) string {
