@@ -72,8 +72,10 @@ func (c *GCNConv) InputFirst(x *Features) bool { return x.Dense != nil && x.F < 
 
 // ForwardInput returns Â·X·W + b for the model's feature input x (dense
 // or sparse), with input dropout p on the training path. Where InputFirst
-// it is (Â·X)·W + b, the dropout applied as the rows of X are gathered
-// (nn.Model.DropoutSpMM); and for constant features (x.Const) without
+// it is (Â·X)·W + b: for constant features (x.Const) the dropout is
+// applied as the rows of X are gathered (nn.Model.DropoutSpMM, which
+// keeps a copy of X's values), for features written after the build (a
+// DP-SGD batch) Â·Dropout(X); and for constant features without
 // dropout, an evaluation path's, Â·X is computed here once, with the same
 // kernel, into a constant input named after Â, so that every evaluation
 // gives the same bits without gathering rows of X. Otherwise, and for
@@ -86,7 +88,18 @@ func (c *GCNConv) ForwardInput(m *nn.Model, x *Features, p float64) *G.Node {
 		a := x.product(m, c.Adj)
 		return m.RecordLinear(c.Affine(a), c.W, c.B, a, nil)
 	case c.InputFirst(x):
-		a := m.DropoutSpMM(c.Adj, x.Dense, p)
+		var a *G.Node
+		switch {
+		case x.Const:
+			a = m.DropoutSpMM(c.Adj, x.Dense, p)
+		case p > 0:
+			// not DropoutSpMM: its copy of X's values would be read after
+			// a fill rewrote them (the ninth outside audit of issue 38: a
+			// FeatureBatch's rows as of the build, by batch position)
+			a = G.Must(nn.SpMM(c.Adj, m.Dropout(x.Dense, p)))
+		default:
+			a = G.Must(nn.SpMM(c.Adj, x.Dense))
+		}
 		return m.RecordLinear(c.Affine(a), c.W, c.B, a, nil)
 	}
 	xw, rule := x.matMul(m, c.W, p)

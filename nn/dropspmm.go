@@ -21,8 +21,12 @@ import (
 // (graphs.CSR.MulDenseBits32) instead of writing the masked x and
 // gathering its float64 rows, which halves the bytes of every gathered
 // row and saves a pass writing and reading all of x at every training
-// step. x's values must not be written in place afterwards; a new value
-// (SetValue) is masked and gathered as the two ops would. Otherwise it is
+// step. The copy is taken when the graph is built: x must be constant
+// (layers.Features.Const), never written afterwards, in place or by
+// SetValue on the same buffer (the op could not tell, and would read the
+// old values); a value on a new buffer is masked and gathered as the two
+// ops would. On a DP-SGD training path, where x is a batch input the fill
+// rewrites, nn.CheckRowLocal drops the copy (dropSpMMOp.uncache). Otherwise it is
 // SpMM(s, m.Dropout(x, p)) as it stands: a masked gather from float64
 // rows was slower than the two ops (docs/performance.md, Kernels). x is
 // not differentiated (it is not trained).
@@ -55,6 +59,13 @@ type dropSpMMOp struct {
 	mask   *vec.BitMask // d's bits
 	masked []float64    // x masked, when x has another value than x64
 }
+
+// uncache drops the float32 copy: every run then masks x's current value
+// (the two ops' arithmetic). A DP-SGD training path's batch input is
+// rewritten by every fill, often in place, and the copy of its value at
+// the build would be read by batch position (the ninth outside audit of
+// issue 38: Δ n·C for a declared C).
+func (op *dropSpMMOp) uncache() { op.x64, op.x32 = nil, nil }
 
 func (op *dropSpMMOp) Arity() int    { return 1 }
 func (op *dropSpMMOp) Type() hm.Type { return matFn(1) }

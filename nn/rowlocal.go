@@ -89,12 +89,16 @@ func (ck *rowChecker) fix(d rowDep, cls rowClass, where string) error {
 	return nil
 }
 
-// input registers leaf n as a batch input (emptied before every fill).
-func (ck *rowChecker) input(n *G.Node) {
-	if !ck.leaf[n] {
-		ck.leaf[n] = true
-		ck.rl.leaves = append(ck.rl.leaves, n)
+// input registers leaf n as a batch input (emptied before every fill),
+// laid out as lay says; it reports whether n is new.
+func (ck *rowChecker) input(n *G.Node, lay leafLayout) bool {
+	if ck.leaf[n] {
+		return false
 	}
+	ck.leaf[n] = true
+	ck.rl.leaves = append(ck.rl.leaves, n)
+	ck.rl.layouts = append(ck.rl.layouts, lay)
+	return true
 }
 
 // matrix registers a product's matrix (a constant product's batch data,
@@ -107,6 +111,7 @@ func (ck *rowChecker) matrix(a *Sparse, constant bool) {
 	ck.seen[a] = true
 	if constant {
 		ck.rl.sparse = append(ck.rl.sparse, a)
+		ck.rl.pooled = append(ck.rl.pooled, false) // set at the end (CheckRowLocal)
 	} else {
 		ck.rl.mixers = append(ck.rl.mixers, a)
 	}
@@ -122,6 +127,11 @@ type RowLocal struct {
 	sparse []*Sparse // constant products' matrices with the batch's rows
 	// the matrices of the square and pooling products over the batch rows
 	mixers []*Sparse
+	// layouts says, for each of leaves, how its rows are laid out (a
+	// synthetic batch writes them so: Synthetic); pooled, for each of
+	// sparse, whether its rows are the pooled examples'
+	layouts []leafLayout
+	pooled  []bool
 	// whole are the parameters and constants on the path, read whole:
 	// none may share memory with a batch input (the eighth outside audit
 	// of issue 38: a constant built on a batch input's backing array read
@@ -379,7 +389,7 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 		case n.Op() == nil:
 			if !params[n] {
 				if c = byRows(n, rows, pool); c.c != constRows {
-					ck.input(n) // a batch input (a probe too): reset before every fill
+					ck.input(n, leafLayout{pool: c.c == poolRows}) // a batch input (a probe too): reset before every fill
 					if c.c == eitherRows {
 						c.either = []*G.Node{n}
 					}
@@ -396,6 +406,9 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 			op := n.Op()
 			rm, isMixer := mixer(op)
 			_, isGather := op.(*gatherOp)
+			if d, ok := op.(*dropSpMMOp); ok {
+				d.uncache() // its operand may be a leaf (DropoutSpMM's copy: uncache)
+			}
 			switch {
 			case isMixer: // a batch matrix times a constant
 				if a := rm.MixedRows(); a != nil && a.A != nil && byRows(n, rows, pool).c != constRows && (a.A.Cols == rows || pool > 0 && a.A.Cols == pool) {
@@ -544,6 +557,7 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 		}
 	}
 	rl.Reads = reads
+	ck.settle(class, m.records, rows, pool)
 	if err := rl.aliases(); err != nil {
 		return nil, err
 	}
@@ -612,6 +626,7 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 		}
 		var c rowDep
 		var either []*G.Node
+		var joined []int // the leaves registered here, laid out as c (below)
 		for k, d := range cs {
 			if d.c == eitherRows {
 				either = append(either, d.either...)
@@ -639,7 +654,9 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 				if s := in[k].Shape(); len(s) == 0 || s[0] != outRows {
 					return refuse(fmt.Sprintf("reads input %d (%s) of shape %v into %d rows", k, in[k].Name(), in[k].Shape(), outRows))
 				}
-				ck.input(in[k])
+				if ck.input(in[k], leafLayout{}) {
+					joined = append(joined, len(ck.rl.layouts)-1)
+				}
 				continue
 			}
 			if !row[k] {
@@ -667,9 +684,15 @@ func (ck *rowChecker) rowLocalOp(n *G.Node, in []*G.Node, cs []rowDep, rows, poo
 		} else if err := ck.fix(rowDep{either: either}, c.c, op.String()); err != nil {
 			return rowDep{}, err
 		}
+		for _, i := range joined { // row r goes with row r of the join
+			ck.rl.layouts[i] = leafLayout{pool: c.c == poolRows, of: c.of, either: c.either}
+		}
 		return c, nil
 	}
 	if rm, ok := mixer(op); ok {
+		if d, ok := op.(*dropSpMMOp); ok {
+			d.uncache() // its input is a batch input, rewritten by every fill
+		}
 		s := rm.MixedRows()
 		if s == nil || s.A == nil || len(in) != 1 || !cs[0].identity() {
 			return refuse(fmt.Sprintf("applies its matrix to %s", cs[0].c))
@@ -826,4 +849,54 @@ func union(a, b [][]int, n int) [][]int {
 		out[r] = slices.Compact(out[r])
 	}
 	return out
+}
+
+// leafLayout is how a batch input leaf's rows are laid out: row r is
+// batch row r's (neither set), pooled example r's (pool), or goes with
+// the batch rows of[r] (a leaf read beside a fixed row selection). A
+// leaf with both the batch's and the pool's row count takes the layout
+// its first join fixed (either: the leaves whose layout it shares). A
+// probe is zero whatever the batch.
+type leafLayout struct {
+	pool, probe bool
+	of          [][]int
+	either      []*G.Node
+}
+
+// settle resolves the layouts left open while the path was walked: the
+// leaves laid out either way (by the layout their first join fixed; by
+// batch row when nothing fixed it), the constant products' matrices (as
+// their product's rows), and the probes.
+func (ck *rowChecker) settle(class map[*G.Node]rowDep, records []PerSample, rows, pool int) {
+	pooled := func(either []*G.Node) bool {
+		for _, l := range either {
+			if ck.layout[l] == poolRows {
+				return true
+			}
+		}
+		return false
+	}
+	probe := map[*G.Node]bool{}
+	for _, r := range records {
+		probe[r.Probe] = true
+	}
+	rl := ck.rl
+	for i, l := range rl.leaves {
+		lay := &rl.layouts[i]
+		if byRows(l, rows, pool).c == eitherRows && lay.of == nil && len(lay.either) == 0 {
+			lay.either = []*G.Node{l}
+		}
+		if len(lay.either) > 0 {
+			lay.pool = pooled(lay.either)
+		}
+		lay.probe = probe[l]
+	}
+	for i, a := range rl.sparse {
+		n := ck.product[a]
+		if n == nil {
+			continue
+		}
+		d := class[n]
+		rl.pooled[i] = d.c == poolRows || d.c == eitherRows && pooled(append(d.either, n))
+	}
 }

@@ -23,7 +23,11 @@
 // with absent ids, Examples.Present) and generated examples
 // (Examples.Generated: rows drawn by the fill at step time and tagged by
 // it, the tags checked; ASGL's walk pairs, with fixed-size batches without
-// replacement, PrivateConfig.WithoutReplacement). Private (with
+// replacement, PrivateConfig.WithoutReplacement). Beside nn.CheckRowLocal's
+// classes, the construction runs the step once on a synthetic batch in
+// several layouts and refuses a path whose examples' norms or clipped
+// gradients depend on where they lie or on each other, or exceed the clip
+// (checkLayouts). Private (with
 // methods/run.MakePrivate) is the one call that
 // turns a model, its per-row loss and its Examples into the calibrated,
 // self-recording DP-SGD construction a trainer runs.

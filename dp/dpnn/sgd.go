@@ -407,6 +407,11 @@ func BuildSGD(m *nn.Model, perRowLoss *G.Node, cfg SGDConfig, src *dp.Source, ou
 	if err != nil {
 		return nil, fmt.Errorf("dp: building DP-SGD: %w", err)
 	}
+	if s.inputs != nil {
+		if err := s.checkLayouts(); err != nil {
+			return nil, err
+		}
+	}
 	s.keyDropout()
 	return s, nil
 }

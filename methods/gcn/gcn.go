@@ -101,6 +101,9 @@ func (m *GCN) buildNet(g *graphs.Graph, seed uint64, watch []int) (*net, error) 
 		if err != nil {
 			return err
 		}
+		// never written: the first layer gathers X's rows under the
+		// dropout mask from a copy (nn.Model.DropoutSpMM)
+		x.Const = true
 		a := nn.NewSparse("Â", adj).Fixed() // built here, never written
 		n.l1 = layers.NewGCNConv(n.model, "gcn.0", a, g.X.F, m.cfg.Hidden)
 		n.l2 = layers.NewGCNConv(n.model, "gcn.1", a, m.cfg.Hidden, g.NumClasses)

@@ -1,0 +1,238 @@
+package dpnn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dpgnn/dpgnn/nn"
+)
+
+// checkLayouts is the empirical half of the construction's row-locality
+// check. nn.CheckRowLocal classes every op of the training path by a
+// whitelist, and eight outside audits each found an op or a combination it
+// classed wrongly: a value that depended on a row's position in the batch,
+// or on another example's rows. This check does not need to know the form
+// of such a value. It writes a synthetic batch of a few examples whose data
+// is a function of the example alone (nn.RowLocal.Synthetic), and runs the
+// compiled step, noiseless and without dropout, with the examples laid out
+// in order, in reverse order, and each alone at the first rows. It refuses
+// the path unless
+//
+//   - each example's per-sample norm² is the same in every layout;
+//   - the clipped sum of the batch is the sum of the examples' clipped
+//     sums alone (no example's contribution depends on another's);
+//   - each example's clipped sum alone has norm at most its clip factor
+//     times the norm its rules report, hence at most C (a rule that
+//     under-reports its parameter's norm would let it exceed C).
+//
+// Together these are the step's sensitivity claim on one batch: removing
+// example e moves the clipped sum by its contribution alone, of norm at
+// most C. It is a test on one public, synthetic batch, not a proof: the
+// whitelist's classes are the guarantee, and this check catches a break
+// of them that shows on generic data (every position-dependent value the
+// audits built did). It reads no private data and draws from no source, so
+// seeded runs are unchanged; the inputs are emptied after it.
+func (s *SGD) checkLayouts() (err error) {
+	rows := len(s.Groups.Of)
+	units := unitsOf(s.reads, rows)
+	if len(units) == 0 {
+		return nil
+	}
+	perExample := 1 // units an example may span
+	if x := s.Cfg.Examples; x != nil && (x.Start != nil || x.Generated > 0) {
+		perExample = max(1, x.MaxRows()/len(units[0]))
+	}
+	sizes := []int{min(2, perExample), 1, min(3, perExample)}
+	if p := s.Cfg.PoolRows; p > 0 && len(sizes) > p {
+		sizes = sizes[:p]
+	}
+	for len(sizes) > 0 && sum(sizes) > len(units) {
+		sizes = sizes[:len(sizes)-1]
+	}
+	if len(sizes) == 0 {
+		return nil
+	}
+	stds := make([]float64, len(s.Noise))
+	for i, n := range s.Noise {
+		stds[i], n.Std = n.Std, 0
+	}
+	defer func() {
+		for i, n := range s.Noise {
+			n.Std = stds[i]
+		}
+		for r := range s.Groups.Of {
+			s.Groups.Of[r] = -1
+		}
+		s.Groups.Samples = 0
+		if e := s.inputs.Reset(); err == nil && e != nil {
+			err = e
+		}
+	}()
+	type result struct {
+		sum          []float64
+		norm, factor []float64 // by example id
+		rows         [][]int   // by example id
+	}
+	b := s.Cfg.ExpectedBatch()
+	run := func(order []int) (result, error) {
+		res := result{norm: make([]float64, len(sizes)), factor: make([]float64, len(sizes)), rows: make([][]int, len(sizes))}
+		lay := nn.Synthetic{Seed: 0x5eed, Pool: s.Cfg.PoolRows}
+		for r := range s.Groups.Of {
+			s.Groups.Of[r] = -1
+		}
+		next := 0
+		for k, e := range order {
+			var rs []int
+			for _, u := range units[next : next+sizes[e]] {
+				rs = append(rs, u...)
+			}
+			next += sizes[e]
+			for _, r := range rs {
+				s.Groups.Of[r] = k
+			}
+			lay.Rows, lay.Ids = append(lay.Rows, rs), append(lay.Ids, e)
+			res.rows[e] = rs
+		}
+		s.Groups.Samples = len(order)
+		if err := s.inputs.Reset(); err != nil {
+			return res, err
+		}
+		if err := s.inputs.Synthetic(lay, rows); err != nil {
+			return res, err
+		}
+		name := func(k int) string { return fmt.Sprintf("synthetic example %d", order[min(k, len(order)-1)]) }
+		if err := errors.Join(nn.CheckBlocks(s.mixing, s.Groups, name), nn.CheckPools(s.pools, s.Groups, name), nn.CheckRowReads(s.reads, s.Groups, name)); err != nil {
+			return res, fmt.Errorf("a synthetic batch the layout check built: %w", err)
+		}
+		if _, err := s.model.StepMode(false); err != nil {
+			return res, err
+		}
+		grads, err := s.model.Grads()
+		if err != nil {
+			return res, err
+		}
+		for _, g := range grads {
+			for _, v := range g {
+				res.sum = append(res.sum, v*b)
+			}
+		}
+		ns, fs := nn.Values(s.NormSq), nn.Values(s.Factors)
+		for k, e := range order {
+			res.norm[e], res.factor[e] = ns[k], fs[k]
+		}
+		return res, nil
+	}
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("dp: DP-SGD: the training path depends on where an example lies in the batch, or on other examples: on a synthetic batch (the layout check), "+format+"; nn.CheckRowLocal accepted every op, so one of them reads a row's position or another example's rows (please report the model: the check's whitelist missed it)", args...)
+	}
+	const tol = 1e-6
+	c := s.Cfg.Clip
+	alone := make([]result, len(sizes))
+	var total []float64
+	scale := c
+	for e := range sizes {
+		if alone[e], err = run([]int{e}); err != nil {
+			return err
+		}
+		got := norm(alone[e].sum)
+		bound := alone[e].factor[e] * math.Sqrt(alone[e].norm[e])
+		if !(got <= bound*(1+tol)+tol*c) || !(got <= c*(1+tol)) {
+			return refuse("example %d alone has a clipped gradient of norm %g, above its clip factor %g times the norm %g its rules report (or C = %g): a per-sample rule under-reports its parameter's gradient", e, got, alone[e].factor[e], math.Sqrt(alone[e].norm[e]), c)
+		}
+		if total == nil {
+			total = make([]float64, len(alone[e].sum))
+		}
+		for i, v := range alone[e].sum {
+			total[i] += v
+		}
+		scale += got
+	}
+	orders := [][]int{make([]int, len(sizes)), make([]int, len(sizes))}
+	for e := range sizes {
+		orders[0][e], orders[1][e] = e, len(sizes)-1-e
+	}
+	for _, order := range orders {
+		if len(order) < 2 {
+			break
+		}
+		res, err := run(order)
+		if err != nil {
+			return err
+		}
+		for e := range sizes {
+			if a, o := res.norm[e], alone[e].norm[e]; !(math.Abs(a-o) <= tol*math.Max(a, o)) {
+				return refuse("example %d's per-sample norm² is %g at batch rows %v beside %d others and %g alone at rows %v", e, a, res.rows[e], len(sizes)-1, o, alone[e].rows[e])
+			}
+		}
+		d := slices.Clone(res.sum)
+		for i := range d {
+			d[i] -= total[i]
+		}
+		if got := norm(d); !(got <= tol*scale) {
+			return refuse("the clipped sum of %d examples laid out at rows %v is %g away from the sum of their clipped sums alone", len(order), res.rows, got)
+		}
+	}
+	return nil
+}
+
+// unitsOf returns the batch rows grouped into the units a layout moves
+// whole: the rows one fixed row selection reads together (reads), each
+// other row alone. Only units of the first one's size are returned, in
+// the order of their first rows.
+func unitsOf(reads []nn.RowReads, rows int) [][]int {
+	parent := make([]int, rows)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	for _, rd := range reads {
+		for _, js := range rd.Of {
+			for _, j := range js {
+				if j >= 0 && j < rows && len(js) > 0 && js[0] >= 0 && js[0] < rows {
+					parent[find(j)] = find(js[0])
+				}
+			}
+		}
+	}
+	byRoot := map[int][]int{}
+	var roots []int
+	for r := 0; r < rows; r++ {
+		root := find(r)
+		if _, ok := byRoot[root]; !ok {
+			roots = append(roots, root)
+		}
+		byRoot[root] = append(byRoot[root], r)
+	}
+	var units [][]int
+	for _, root := range roots { // in the order of their first rows
+		if u := byRoot[root]; len(units) == 0 || len(u) == len(units[0]) {
+			units = append(units, u)
+		}
+	}
+	return units
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+func norm(v []float64) float64 {
+	t := 0.0
+	for _, x := range v {
+		t += x * x
+	}
+	return math.Sqrt(t)
+}
