@@ -167,6 +167,14 @@ type auditRecord struct {
 	Compared       string `json:"compared,omitempty"`
 	ComparedValues int    `json:"compared_values,omitempty"`
 	Values         int    `json:"values,omitempty"`
+	// Examples, for a release over declared examples (a DP-SGD step), is
+	// G's example count; ChangedExamples how many of them have no equal on
+	// G′ (deleted or modified by the neighbour), NewExamples how many of
+	// G′'s have none on G, and CoveredExamples the R the claim covers.
+	Examples        int `json:"examples,omitempty"`
+	ChangedExamples int `json:"changed_examples,omitempty"`
+	NewExamples     int `json:"new_examples,omitempty"`
+	CoveredExamples int `json:"covered_examples,omitempty"`
 	// Samples is the file the raw releases of both sides were written to
 	// (--samples).
 	Samples string `json:"samples,omitempty"`
@@ -196,6 +204,9 @@ func (a *auditFlags) report(w io.Writer, r auditRecord) error {
 		fmt.Fprintf(w, "release: %s\n", r.Release)
 		if r.Compared != "" {
 			fmt.Fprintf(w, "compared: %s\n", r.Compared)
+		}
+		if r.Examples > 0 {
+			fmt.Fprintf(w, "examples: the neighbour changed %d of G's %d (deleted or modified; %d of G′'s have no equal on G); the claim covers R = %d\n", r.ChangedExamples, r.Examples, r.NewExamples, r.CoveredExamples)
 		}
 		if r.Samples != "" {
 			fmt.Fprintf(w, "raw releases of both sides: %s (arrays g, g_prime: releases × %d values; node: each value's node id, −1 for none)\n", r.Samples, r.Values)
@@ -421,6 +432,18 @@ func (a *auditFlags) auditRelease(ctx *methods.Context, opts mrun.TrainOptions, 
 	rec := auditRecord{Dataset: g.Name, Privacy: string(ctx.Level), Neighbor: what,
 		Release: target.What, Claimed: target.Claimed, GaussianClaim: target.Gaussian, AuditResult: res,
 		Compared: comparedText(nodes, dim, removed, own, target.OwnRow), ComparedValues: res.Dimension, Values: dim}
+	if target.Examples != nil {
+		a, err := target.Examples(g)
+		if err != nil {
+			return auditRecord{}, err
+		}
+		b, err := target.Examples(gp)
+		if err != nil {
+			return auditRecord{}, err
+		}
+		rec.ChangedExamples, rec.NewExamples = mrun.ChangedExamples(a, b)
+		rec.Examples, rec.CoveredExamples = len(a), target.Covered
+	}
 	if samples != nil {
 		if err := samples.write(); err != nil {
 			return auditRecord{}, fmt.Errorf("--samples %s: %w", a.samples, err)

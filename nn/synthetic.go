@@ -1,7 +1,10 @@
 package nn
 
 import (
+	"encoding/binary"
+	"hash/fnv"
 	"math"
+	"slices"
 
 	"github.com/dpgnn/dpgnn/graphs"
 )
@@ -144,4 +147,59 @@ func synth(xs ...uint64) float64 {
 		h ^= h >> 31
 	}
 	return float64(h>>11)/float64(1<<52) - 1
+}
+
+// Digest hashes what the fill wrote for one example laid out alone: the
+// rows of every batch input that belong to it (used: the batch rows its
+// layout gave it; the first pooled row for inputs laid out by pooled
+// example). Two examples with equal digests were given the same data. A
+// `dpgnn audit` counts, with it, the examples a neighbour changed.
+func (r *RowLocal) Digest(used []bool) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	word := func(x uint64) {
+		binary.LittleEndian.PutUint64(b[:], x)
+		h.Write(b[:])
+	}
+	uses := func(row int, pool bool, of [][]int) bool {
+		switch {
+		case pool:
+			return row == 0
+		case of != nil:
+			return row < len(of) && len(of[row]) > 0 && of[row][0] < len(used) && used[of[row][0]]
+		}
+		return row < len(used) && used[row]
+	}
+	for i, n := range r.leaves {
+		lay := r.layouts[i]
+		d := backing(n)
+		if lay.probe || len(d) == 0 {
+			continue
+		}
+		nr := n.Shape()[0]
+		w := len(d) / nr
+		for row := 0; row < nr; row++ {
+			if uses(row, lay.pool, lay.of) {
+				word(uint64(i))
+				for _, v := range d[row*w : (row+1)*w] {
+					word(math.Float64bits(v))
+				}
+			}
+		}
+	}
+	matrices := append(slices.Clone(r.sparse), r.mixers...)
+	for i, a := range matrices {
+		pool := i < len(r.pooled) && r.pooled[i] || i >= len(r.sparse) && a.A.Rows != len(used)
+		for row := 0; row < a.A.Rows; row++ {
+			if !uses(row, pool, nil) {
+				continue
+			}
+			word(uint64(len(r.leaves) + i))
+			for q := a.A.Indptr[row]; q < a.A.Indptr[row+1]; q++ {
+				word(uint64(a.A.Indices[q]))
+				word(math.Float64bits(a.A.Value(q)))
+			}
+		}
+	}
+	return h.Sum64()
 }

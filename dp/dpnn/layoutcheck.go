@@ -236,3 +236,46 @@ func norm(v []float64) float64 {
 	}
 	return math.Sqrt(t)
 }
+
+// ExampleDigests lays out each declared example alone, runs fill, and
+// returns a digest of what the fill wrote for it (nn.RowLocal.Digest; 0
+// for an absent id): two examples with equal digests hold the same data.
+// `dpgnn audit` compares the digests on G and G − v to say how many
+// examples the neighbour changed, beside the R its claim covers. Nothing
+// runs the graph or draws from a source; the inputs are emptied after.
+func (s *SGD) ExampleDigests(fill func(*Batch) error) (out []uint64, err error) {
+	x := s.Cfg.Examples
+	if x == nil || s.inputs == nil || x.Generated > 0 {
+		return nil, errors.New("dp: DP-SGD: example digests need declared examples with rows (not generated ones)")
+	}
+	defer func() {
+		for r := range s.Groups.Of {
+			s.Groups.Of[r] = -1
+		}
+		s.Groups.Samples = 0
+		if e := s.inputs.Reset(); err == nil && e != nil {
+			err = e
+		}
+	}()
+	out = make([]uint64, x.N)
+	used := make([]bool, len(s.Groups.Of))
+	for e := range out {
+		if x.absent(e) {
+			continue
+		}
+		if err := x.layout([]int{e}, len(s.Groups.Of), s.Cfg.PoolRows, &s.batch, s.Groups); err != nil {
+			return nil, err
+		}
+		for r, g := range s.Groups.Of {
+			used[r] = g == 0
+		}
+		if err := s.inputs.Reset(); err != nil {
+			return nil, err
+		}
+		if err := fill(&s.batch); err != nil {
+			return nil, err
+		}
+		out[e] = s.inputs.Digest(used)
+	}
+	return out, nil
+}

@@ -184,9 +184,15 @@ func TestOutOfTreeMethod(t *testing.T) {
 		Claimed  float64 `json:"claimed_epsilon"`
 		LB       float64 `json:"epsilon_lb"`
 		Exceeds  bool    `json:"exceeds_claim"`
+		Examples int     `json:"examples"`
+		Changed  int     `json:"changed_examples"`
+		Covered  int     `json:"covered_examples"`
 	}
 	if err := json.Unmarshal([]byte(out), &au); status != 0 || err != nil {
 		t.Fatalf("audit sagemlp: status %d (%v)\n%s%s", status, err, out, stderr)
+	}
+	if au.Examples != 200 || au.Changed < 1 || au.Changed > au.Covered || au.Covered != 41 {
+		t.Errorf("audit sagemlp: the neighbour changed %d of %d examples, covering %d: want 1 … 41 of the 200, covering R = 41", au.Changed, au.Examples, au.Covered)
 	}
 	if !strings.Contains(au.Release, "R=41") || au.Compared == 0 || au.Compared != au.Values || !(au.Claimed > 0 && au.Claimed < 8) || au.LB > au.Claimed || au.Exceeds {
 		t.Errorf("audit sagemlp: release %q, compared %d of %d values, claimed ε %v, ε_lb %v: want R=41, every value compared, one step's ε below the run's 8, ε_lb within it",

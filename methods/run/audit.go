@@ -1,8 +1,10 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
@@ -54,6 +56,15 @@ type AuditTarget struct {
 	// G and never on G′. Ignored at edge level, where every value is
 	// compared.
 	OwnRow string
+	// Examples, when set, returns a digest of every example the release
+	// draws from on g, equal digests for equal data (called after
+	// Prepare(g), whose build it may reuse): the audit then reports how
+	// many of G's examples have no equal on G′ — deleted or modified by
+	// the neighbour — beside Covered, the number the claim covers (R).
+	// An audit whose neighbour changes far fewer than R examples tests
+	// the claim well below its bound.
+	Examples func(g *graphs.Graph) ([]uint64, error)
+	Covered  int
 	// Prepare builds the release on the raw graph g — every data-dependent
 	// step of the method (degree bounds, calibration, propagation) runs on
 	// g — and returns a function that performs one release per call, all
@@ -199,18 +210,66 @@ func ExamplesAudit(ctx *methods.Context, opts AuditOptions, build func(*methods.
 	c, z := p.Cfg, p.Multiplier
 	what := fmt.Sprintf("one DP-SGD step over %d examples (%s): Poisson rate %.4g, clip %g, noise multiplier %.4g (std %.4g); a unit changes at most R=%d examples (its own deleted, the others modified), each by at most %d·C; released: the privatised gradient of every parameter",
 		c.N, c.What, c.Rate(), c.Clip, z, c.NoiseStd(z), c.R, c.Change)
-	return sgdStepTarget(c.StepEvent(z), p.Plan.Delta, what, func(g *graphs.Graph) (Release1, error) {
+	var mu sync.Mutex
+	digests := map[*graphs.Graph][]uint64{}
+	t, err := sgdStepTarget(c.StepEvent(z), p.Plan.Delta, what, func(g *graphs.Graph) (Release1, error) {
 		gc := *ctx
 		gc.Graph = g
 		p, fill, err := build(&gc)
 		if err != nil {
 			return nil, err
 		}
+		d, err := p.SGD.ExampleDigests(fill)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		digests[g] = d
+		mu.Unlock()
 		return func(src *dp.Source) ([]float64, error) {
 			p.SGD.SetSource(src)
 			return p.SGD.ReleaseExamples(fill)
 		}, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	t.Covered = c.R
+	t.Examples = func(g *graphs.Graph) ([]uint64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		d, ok := digests[g]
+		if !ok {
+			return nil, errors.New("audit target: the examples of a graph not prepared")
+		}
+		return d, nil
+	}
+	return t, nil
+}
+
+// ChangedExamples counts the examples of a that have no equal in b and
+// those of b that have none in a (as multisets of digests; 0 is an absent
+// id and is not counted): a neighbour's deleted and modified examples.
+func ChangedExamples(a, b []uint64) (gone, new int) {
+	left := map[uint64]int{}
+	for _, d := range b {
+		if d != 0 {
+			left[d]++
+		}
+	}
+	for _, d := range a {
+		switch {
+		case d == 0:
+		case left[d] > 0:
+			left[d]--
+		default:
+			gone++
+		}
+	}
+	for _, k := range left {
+		new += k
+	}
+	return gone, new
 }
 
 // checkSGDAudit refuses what a DP-SGD step audit cannot do.

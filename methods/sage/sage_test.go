@@ -212,6 +212,43 @@ func TestSageAudit(t *testing.T) {
 	if slices.Equal(samples[0][0], samples[1][0]) {
 		t.Errorf("the release on G − v equals G's under the same source: the removed node's examples were not replayed")
 	}
+	// The examples the audit says v changed: every training node within
+	// Hops of v (v's own deleted, the others' balls lose v), none on G − v
+	// that G lacks but the modified ones.
+	dist := map[int]int{v: 0}
+	sym := graphs.Symmetrize(g.Adj)
+	for frontier := []int{v}; len(frontier) > 0; {
+		var next []int
+		for _, u := range frontier {
+			for q := sym.Indptr[u]; q < sym.Indptr[u+1]; q++ {
+				if w := sym.Indices[q]; dist[u] < cfg.Hops {
+					if _, ok := dist[w]; !ok {
+						dist[w] = dist[u] + 1
+						next = append(next, w)
+					}
+				}
+			}
+		}
+		frontier = next
+	}
+	within := 0
+	for _, u := range g.Split.Train {
+		if _, ok := dist[u]; ok {
+			within++
+		}
+	}
+	a, err := target.Examples(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := target.Examples(gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gone, added := run.ChangedExamples(a, b); gone != within || added != within-1 || target.Covered != 1+d || len(a) != len(g.Split.Train) {
+		t.Errorf("the audit counts %d of %d examples changed (%d new on G − v), covering %d; want the %d training nodes within %d hops of v (%d new), covering R = %d",
+			gone, len(a), added, target.Covered, within, cfg.Hops, within-1, 1+d)
+	}
 	res, err := dp.Audit(samples[0], samples[1], dp.AuditConfig{Delta: 1e-4})
 	if err != nil {
 		t.Fatal(err)
