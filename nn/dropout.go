@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/internal/parallel"
@@ -180,7 +181,11 @@ func (m *Model) register(d *dropout) *dropout {
 // dropped exactly as Dropout on the whole matrix drops them there, and
 // the model's stream advances as it does. A path that computes only the
 // rows something reads (the rows a loss reaches) keeps the full path's
-// bits. rows must be distinct and in [0, total).
+// bits. rows must be distinct and in [0, total); they are copied.
+// Distinct rows matter beyond the bits: two batch rows sharing one mask
+// row would tie two examples' masks by their positions, which a removed
+// example shifts (the tenth outside audit of issue 38: ‖Δ‖ up to 4·C for
+// a declared C on a DP-SGD path), so repeated rows panic.
 func (m *Model) DropoutRows(x *G.Node, p float64, rows []int, total int) *G.Node {
 	if p <= 0 {
 		return x
@@ -189,10 +194,16 @@ func (m *Model) DropoutRows(x *G.Node, p float64, rows []int, total int) *G.Node
 	if len(s) != 2 || s[0] != len(rows) {
 		panic(fmt.Sprintf("nn: DropoutRows of %v over %d rows", s, len(rows))) // programming error
 	}
+	rows = slices.Clone(rows)
+	seen := make(map[int]bool, len(rows))
 	for _, r := range rows {
 		if r < 0 || r >= total {
 			panic(fmt.Sprintf("nn: DropoutRows: row %d of %d", r, total))
 		}
+		if seen[r] {
+			panic(fmt.Sprintf("nn: DropoutRows: row %d twice (rows must be distinct: two rows would share one mask row)", r))
+		}
+		seen[r] = true
 	}
 	return m.addDropout(x, &dropout{p: p, n: total * s[1], rows: rows, width: s[1], sel: make([]uint64, (len(rows)*s[1]+63)/64)})
 }

@@ -412,7 +412,7 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 			switch {
 			case isMixer: // a batch matrix times a constant
 				if a := rm.MixedRows(); a != nil && a.A != nil && byRows(n, rows, pool).c != constRows && (a.A.Cols == rows || pool > 0 && a.A.Cols == pool) {
-					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path applies a %d×%d matrix, whose columns number the batch's rows, to %s, which holds no batch data: row r would read the operand's rows by batch position (a removed example shifts the layout); apply a batch adjacency to batch rows, or give a feature matrix its features' columns", op, a.A.Rows, a.A.Cols, in[0].Name())
+					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path applies a %d×%d matrix, whose columns number the batch's rows, to %s, which holds no batch data: row r would read the operand's rows by batch position (a removed example shifts the layout); apply a batch adjacency to batch rows; if the columns are features or ids that only happen to number the batch rows, give the batch one row more of capacity", op, a.A.Rows, a.A.Cols, in[0].Name())
 				}
 				leaf := c.leaf
 				if c = byRows(n, rows, pool); c.c == constRows {

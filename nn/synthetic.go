@@ -21,6 +21,8 @@ type Synthetic struct {
 	// batch rows with Pool rows is a pooling product (dpnn checks a square
 	// one as a pool when Pool is the batch's row count).
 	Pool int
+	// Scale multiplies every value (0: 1): values in [−Scale, Scale).
+	Scale float64
 }
 
 // Synthetic writes data into every batch input of the path (after Reset)
@@ -69,8 +71,12 @@ func (r *RowLocal) Synthetic(l Synthetic, rows int) error {
 		}
 		return -1, 0
 	}
+	scale := l.Scale
+	if scale == 0 {
+		scale = 1
+	}
 	val := func(input, k, j, col int) float64 {
-		return synth(l.Seed, uint64(input), uint64(l.Ids[k]), uint64(j+2), uint64(col))
+		return scale * synth(l.Seed, uint64(input), uint64(l.Ids[k]), uint64(j+2), uint64(col))
 	}
 	for i, n := range r.leaves {
 		lay := r.layouts[i]
@@ -100,7 +106,7 @@ func (r *RowLocal) Synthetic(l Synthetic, rows int) error {
 				continue
 			}
 			for e := 0; e < min(3, a.A.Cols); e++ {
-				h := math.Float64bits(val(input+i, k, j, -1-e))
+				h := math.Float64bits(synth(l.Seed, uint64(input+i), uint64(l.Ids[k]), uint64(j+2), uint64(-1-e)))
 				src, dst, vals = append(src, row), append(dst, int(h%uint64(a.A.Cols))), append(vals, val(input+i, k, j, e))
 			}
 		}
@@ -121,7 +127,7 @@ func (r *RowLocal) Synthetic(l Synthetic, rows int) error {
 			}
 			for j1, x1 := range rs { // a square product: within the block
 				for j2, x2 := range rs {
-					if v := val(input+i, k, j1, j2); j1 == j2 || v > 0 {
+					if v := val(input+i, k, j1, j2); j1 == j2 || v > 0 { // about half the block
 						src, dst, vals = append(src, x1), append(dst, x2), append(vals, v)
 					}
 				}

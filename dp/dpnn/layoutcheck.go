@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/dpgnn/dpgnn/nn"
@@ -16,24 +17,33 @@ import (
 // or on another example's rows. This check does not need to know the form
 // of such a value. It writes a synthetic batch of a few examples whose data
 // is a function of the example alone (nn.RowLocal.Synthetic), and runs the
-// compiled step, noiseless and without dropout, with the examples laid out
-// in order, in reverse order, and each alone at the first rows. It refuses
-// the path unless
+// compiled step, noiseless, with the examples laid out in order, in reverse
+// order, and each alone at the first rows. It refuses the path unless
 //
 //   - each example's per-sample norm² is the same in every layout;
 //   - the clipped sum of the batch is the sum of the examples' clipped
 //     sums alone (no example's contribution depends on another's);
 //   - each example's clipped sum alone has norm at most its clip factor
 //     times the norm its rules report, hence at most C (a rule that
-//     under-reports its parameter's norm would let it exceed C).
+//     under-reports its parameter's norm would let it exceed C) — checked
+//     in evaluation mode on data in [−1, 1), and again in training mode
+//     (dropout on, from a stream of its own) on data a thousand times
+//     larger (the tenth outside audit: a custom rule whose norm read a
+//     dropout of its input, or its input clamped to [−1, 1], under-reported
+//     only there).
 //
 // Together these are the step's sensitivity claim on one batch: removing
 // example e moves the clipped sum by its contribution alone, of norm at
-// most C. It is a test on one public, synthetic batch, not a proof: the
-// whitelist's classes are the guarantee, and this check catches a break
-// of them that shows on generic data (every position-dependent value the
-// audits built did). It reads no private data and draws from no source, so
-// seeded runs are unchanged; the inputs are emptied after it.
+// most C. It is a test on public, synthetic batches, not a proof: the
+// whitelist's classes and the per-sample rules' proofs are the guarantee
+// (a custom rule must report an honest norm in every mode and on all
+// data), and this check catches a break of them that shows on generic
+// data (every position-dependent value the audits built did). The layout
+// comparisons run without dropout, whose masks are drawn per batch
+// position. A non-finite norm counts as equal to itself (its example is
+// clipped out, factor 0). It reads no private data and draws from no
+// source of the run, so seeded runs are unchanged; the inputs are emptied
+// after it.
 func (s *SGD) checkLayouts() (err error) {
 	rows := len(s.Groups.Of)
 	units := unitsOf(s.reads, rows)
@@ -76,9 +86,9 @@ func (s *SGD) checkLayouts() (err error) {
 		rows         [][]int   // by example id
 	}
 	b := s.Cfg.ExpectedBatch()
-	run := func(order []int) (result, error) {
+	run := func(order []int, training bool, scale float64) (result, error) {
 		res := result{norm: make([]float64, len(sizes)), factor: make([]float64, len(sizes)), rows: make([][]int, len(sizes))}
-		lay := nn.Synthetic{Seed: 0x5eed, Pool: s.Cfg.PoolRows}
+		lay := nn.Synthetic{Seed: 0x5eed, Pool: s.Cfg.PoolRows, Scale: scale}
 		for r := range s.Groups.Of {
 			s.Groups.Of[r] = -1
 		}
@@ -106,7 +116,7 @@ func (s *SGD) checkLayouts() (err error) {
 		if err := errors.Join(nn.CheckBlocks(s.mixing, s.Groups, name), nn.CheckPools(s.pools, s.Groups, name), nn.CheckRowReads(s.reads, s.Groups, name)); err != nil {
 			return res, fmt.Errorf("a synthetic batch the layout check built: %w", err)
 		}
-		if _, err := s.model.StepMode(false); err != nil {
+		if _, err := s.model.StepMode(training); err != nil {
 			return res, err
 		}
 		grads, err := s.model.Grads()
@@ -124,22 +134,33 @@ func (s *SGD) checkLayouts() (err error) {
 		}
 		return res, nil
 	}
+	const tol = 1e-6
+	c := s.Cfg.Clip
+	// within checks example e's clipped gradient alone against its clip
+	// factor times the norm its rules report, and against C.
+	within := func(res result, e int, how string) error {
+		got := norm(res.sum)
+		bound := 0.0 // a clipped-out example (factor 0) adds exactly 0
+		if f := res.factor[e]; f > 0 {
+			bound = f * math.Sqrt(res.norm[e])
+		}
+		if !(got <= bound*(1+tol)+tol*c) || !(got <= c*(1+tol)) {
+			return fmt.Errorf("dp: DP-SGD: a per-sample rule under-reports its parameter's gradient: on a synthetic example alone (%s; the layout check), the clipped gradient has norm %g, above its clip factor %g times the norm %g the rules report, or C = %g; a custom rule (Model.Record) must report an upper bound on the norm of what its ClippedSum adds, in every mode and on all data (nn.Model.CheckPerSample tests a rule against per-example gradients)", how, got, res.factor[e], math.Sqrt(res.norm[e]), c)
+		}
+		return nil
+	}
 	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("dp: DP-SGD: the training path depends on where an example lies in the batch, or on other examples: on a synthetic batch (the layout check), "+format+"; nn.CheckRowLocal accepted every op, so one of them reads a row's position or another example's rows (please report the model: the check's whitelist missed it)", args...)
 	}
-	const tol = 1e-6
-	c := s.Cfg.Clip
 	alone := make([]result, len(sizes))
 	var total []float64
 	scale := c
 	for e := range sizes {
-		if alone[e], err = run([]int{e}); err != nil {
+		if alone[e], err = run([]int{e}, false, 1); err != nil {
 			return err
 		}
-		got := norm(alone[e].sum)
-		bound := alone[e].factor[e] * math.Sqrt(alone[e].norm[e])
-		if !(got <= bound*(1+tol)+tol*c) || !(got <= c*(1+tol)) {
-			return refuse("example %d alone has a clipped gradient of norm %g, above its clip factor %g times the norm %g its rules report (or C = %g): a per-sample rule under-reports its parameter's gradient", e, got, alone[e].factor[e], math.Sqrt(alone[e].norm[e]), c)
+		if err := within(alone[e], e, "evaluation mode, data in [−1, 1)"); err != nil {
+			return err
 		}
 		if total == nil {
 			total = make([]float64, len(alone[e].sum))
@@ -147,7 +168,7 @@ func (s *SGD) checkLayouts() (err error) {
 		for i, v := range alone[e].sum {
 			total[i] += v
 		}
-		scale += got
+		scale += norm(alone[e].sum)
 	}
 	orders := [][]int{make([]int, len(sizes)), make([]int, len(sizes))}
 	for e := range sizes {
@@ -157,12 +178,12 @@ func (s *SGD) checkLayouts() (err error) {
 		if len(order) < 2 {
 			break
 		}
-		res, err := run(order)
+		res, err := run(order, false, 1)
 		if err != nil {
 			return err
 		}
 		for e := range sizes {
-			if a, o := res.norm[e], alone[e].norm[e]; !(math.Abs(a-o) <= tol*math.Max(a, o)) {
+			if a, o := res.norm[e], alone[e].norm[e]; !same(a, o, tol) {
 				return refuse("example %d's per-sample norm² is %g at batch rows %v beside %d others and %g alone at rows %v", e, a, res.rows[e], len(sizes)-1, o, alone[e].rows[e])
 			}
 		}
@@ -174,7 +195,28 @@ func (s *SGD) checkLayouts() (err error) {
 			return refuse("the clipped sum of %d examples laid out at rows %v is %g away from the sum of their clipped sums alone", len(order), res.rows, got)
 		}
 	}
+	// Training mode: dropout masks from a stream of the check's own (the
+	// run's keyed stream is set after it, keyDropout), on larger data.
+	s.model.SetDropoutStream(rand.New(rand.NewPCG(0x5eed, 1)))
+	for e := range sizes {
+		res, err := run([]int{e}, true, 1e3)
+		if err != nil {
+			return err
+		}
+		if err := within(res, e, "training mode, data in [−1000, 1000)"); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// same reports whether two per-sample norms² agree within a relative tol
+// (two NaNs agree: their examples are both clipped out).
+func same(a, b, tol float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	return a == b || math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b))
 }
 
 // unitsOf returns the batch rows grouped into the units a layout moves

@@ -100,7 +100,17 @@ func (m *ASGL) newPlayer(seed uint64, name string, kind layers.GANKind, n, batch
 	if private {
 		mod.StartRecording()
 	}
-	gp, err := layers.NewGANPlayer(mod, name, kind, n, c.Dim, chunk*perRoot)
+	pairs := chunk * perRoot
+	if private && 2*pairs == n {
+		// The one-hot lookups SpMM(ends, E) are 2P × n: with n columns
+		// equal to the 2P batch rows, DP-SGD's row-locality check cannot
+		// tell them from a batch adjacency applied to a parameter and
+		// refuses them (the tenth outside audit: a spurious refusal at
+		// n = 128). One more pair of capacity (padding) breaks the tie;
+		// n is public.
+		pairs++
+	}
+	gp, err := layers.NewGANPlayer(mod, name, kind, n, c.Dim, pairs)
 	if err != nil {
 		return nil, err
 	}
