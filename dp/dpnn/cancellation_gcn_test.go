@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -42,7 +41,7 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 	as := nn.NewSparse("Ab", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		conv := layers.NewGCNConv(m, "gcn", as, f, c)
 		m.StartRecording()
 		y := conv.Forward(xin)
@@ -50,10 +49,8 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 		var err error
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	})
+	sgd, err := noiselessPrivate(m, ce.PerRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -78,14 +75,7 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 		}
 		return ce.SetRows(roots, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("step: %v", err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, "", sgd, cfg, fill), nil
 }
 
 // TestCancellationGCN: example 0 is a root with features (0, 0) and two

@@ -32,16 +32,14 @@ func TestCancellationGenerated(t *testing.T) {
 		xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 		tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
 		var loss *G.Node
-		if err := nn.Build(func() error {
+		mustBuild(t, func() error {
 			lin := layers.NewLinear(m, "lin", f, 1, false, layers.InitPyG)
 			m.StartRecording()
 			y := lin.Forward(xin)
 			m.StopRecording()
 			loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
 			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 		sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
 		if err != nil {
 			t.Fatalf("refused: %v", err)

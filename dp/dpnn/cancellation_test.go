@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -28,17 +27,15 @@ func gramRelease(t *testing.T, start []int, feats, targ []float64, f, o int, bia
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 	tin := m.Input("Tb", make([]float64, capacity*o), capacity, o)
 	var loss *G.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, o, bias, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
 		m.StopRecording()
 		loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	})
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -55,14 +52,7 @@ func gramRelease(t *testing.T, start []int, feats, targ []float64, f, o int, bia
 		}
 		return nn.SetValue(tin, tb)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("step: %v", err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, "", sgd, cfg, fill), nil
 }
 
 // TestCancellationLinear: example 0 has two rows with the same feature

@@ -32,7 +32,7 @@ func constProductRelease(t *testing.T, n int, start []int, feats []float64, labe
 	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
@@ -56,9 +56,7 @@ func constProductRelease(t *testing.T, n int, start []int, feats []float64, labe
 			loss = G.Must(G.HadamardProd(ce.PerRow, uv))
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err
@@ -146,7 +144,7 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
@@ -163,9 +161,7 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 		}
 		loss = G.Must(G.HadamardProd(ce.PerRow, G.Must(G.Reshape(u, tensor.Shape{capacity}))))
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	sgd, err := dpnn.BuildSGD(m, loss, dpnn.SGDConfig{Clip: 1, Multiplier: 0, Rate: 1, Samples: samples, Capacity: capacity, OneRow: true}, dp.NewSource(1), nil)
 	if err != nil {
 		return nil, err
@@ -245,7 +241,7 @@ func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, 
 	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
@@ -269,9 +265,7 @@ func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, 
 			loss = G.Must(G.HadamardProd(ce.PerRow, uv))
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err

@@ -19,7 +19,6 @@ package dpnn_test
 // GCNConv gathers under the mask from a copy only for constant features.
 
 import (
-	"math"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
@@ -29,24 +28,6 @@ import (
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
-
-func dropDist(a, b []float64) float64 {
-	d := 0.0
-	for i := range a {
-		d += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return math.Sqrt(d)
-}
-
-// dropIdentity is the examples' adjacency: every row a self-loop (each
-// example one row, so block-diagonal).
-func dropIdentity(rows int) *graphs.CSR {
-	src := make([]int, rows)
-	for i := range src {
-		src[i] = i
-	}
-	return graphs.FromCOO(rows, rows, src, src, nil)
-}
 
 // dropCacheRelease: n one-row examples declared by Start with the identity
 // adjacency (example 0 without rows when removed0), R = 1, Change = 1,
@@ -58,15 +39,8 @@ func dropIdentity(rows int) *graphs.CSR {
 // each time (the control: the op then reads the current value).
 func dropCacheRelease(t *testing.T, n int, init func(r, c int) float64, removed0 bool, mode string) ([]float64, error) {
 	const f = 2
-	start := make([]int, n+1)
-	for e := 0; e < n; e++ {
-		rows := 1
-		if e == 0 && removed0 {
-			rows = 0
-		}
-		start[e+1] = start[e] + rows
-	}
-	x, err := dpnn.NewExamples(n, start, dropIdentity(start[n]), 1, 1, "row")
+	start := startRows(n, 1, removed0)
+	x, err := dpnn.NewExamples(n, start, identityAdj(start[n]), 1, 1, "row")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +56,7 @@ func dropCacheRelease(t *testing.T, n int, init func(r, c int) float64, removed0
 	xin := m.Input("Xb", backing, capacity, f)
 	adj := nn.NewSparse("A", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 		m.StartRecording()
 		h := m.DropoutSpMM(adj, xin, 0x1p-32) // p = 2^-32: practically never drops
@@ -92,9 +66,6 @@ func dropCacheRelease(t *testing.T, n int, init func(r, c int) float64, removed0
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sgd, err := dpnn.Private(m, ce.PerRow, []*G.Node{}, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err
@@ -154,7 +125,7 @@ func TestDropoutSpMMReadsTheFilledBatch(t *testing.T) {
 				t.Logf("mode=%s n=%d refused: %v / %v", mode, n, err, err2)
 				continue
 			}
-			d := dropDist(a, b)
+			d := dist(a, b)
 			t.Logf("mode=%s n=%d: ‖Δ clipped sum‖ = %.4f (declared 1)", mode, n, d)
 			if d > 1+1e-9 {
 				t.Errorf("BREAK mode=%s n=%d: removing example 0 moved the clipped sum by %.4f > C = 1", mode, n, d)

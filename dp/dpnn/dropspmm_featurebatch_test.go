@@ -52,7 +52,7 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 			ids = append(ids, e)
 		}
 	}
-	x, err := dpnn.NewExamples(n, start, dropIdentity(start[n]), 1, 1, "row")
+	x, err := dpnn.NewExamples(n, start, identityAdj(start[n]), 1, 1, "row")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 	}
 	adj := nn.NewSparse("Â", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		conv := layers.NewGCNConv(m, "conv", adj, f, hid)
 		head := layers.NewLinear(m, "head", hid, 2, true, layers.InitPyG)
 		m.StartRecording()
@@ -86,9 +86,6 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sgd, err := dpnn.Private(m, ce.PerRow, []*G.Node{}, x, cfg, 0, nil, dp.NewSource(seed))
 	if err != nil {
 		return nil, err
@@ -131,7 +128,7 @@ func TestGCNConvInputDropoutReadsTheFilledBatch(t *testing.T) {
 					if err != nil || err2 != nil {
 						t.Fatalf("warm=%v q=%v n=%d refused: %v / %v", warm, q, n, err, err2)
 					}
-					if d := dropDist(a, b); d > worst {
+					if d := dist(a, b); d > worst {
 						worst, seedAt = d, seed
 					}
 				}

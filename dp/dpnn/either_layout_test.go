@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -21,24 +20,7 @@ import (
 // One noiseless step, q = 1, C = 1; returns the clipped sum.
 func eitherRelease(t *testing.T, targ []float64, absent0, poolLayout bool) ([]float64, error) {
 	n := len(targ)
-	start := make([]int, n+1)
-	present := make([]bool, n)
-	for e := 0; e < n; e++ {
-		rows := 2
-		present[e] = true
-		if e == 0 && absent0 {
-			rows, present[e] = 0, false
-		}
-		start[e+1] = start[e] + rows
-	}
-	w := make([]float64, start[n])
-	for i := range w {
-		w[i] = 1
-	}
-	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := pooledExamples(t, n, 2, 1, absent0)
 	capacity := 2 * n
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
 	m := nn.NewModel(1)
@@ -46,7 +28,7 @@ func eitherRelease(t *testing.T, targ []float64, absent0, poolLayout bool) ([]fl
 	tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
 	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var loss *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		head := layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG)
 		a := G.Must(G.HadamardProd(xin, tin)) // T in the batch's layout
 		m.StartRecording()
@@ -59,13 +41,6 @@ func eitherRelease(t *testing.T, targ []float64, absent0, poolLayout bool) ([]fl
 		loss = nn.RowSums(G.Must(G.HadamardProd(z, tin))) // T in the pool's layout
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	xb, tb := make([]float64, capacity), make([]float64, capacity)
 	fill := func(b *dpnn.Batch) error {
 		clear(xb)
@@ -89,14 +64,7 @@ func eitherRelease(t *testing.T, targ []float64, absent0, poolLayout bool) ([]fl
 		}
 		return ps.Set(b.Pool)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return noiselessRelease(m, loss, x, cfg, fill)
 }
 
 func TestEitherRowsTwoLayouts(t *testing.T) {

@@ -23,15 +23,6 @@ import (
 // clipped-out sparse feature. These tests rebuild each: every one is now
 // refused or stays within its bound.
 
-// dist is the L2 distance of two releases.
-func dist(a, b []float64) float64 {
-	d := 0.0
-	for i := range a {
-		d += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return math.Sqrt(d)
-}
-
 // ruleRelease is one noiseless step over n one-row examples (R = 1,
 // Change = 2) of y = x·W + b recorded by hand with RecordLinear, the
 // rule's input being x itself or, with bad, GatherRows(x) reading batch
@@ -46,7 +37,7 @@ func ruleRelease(t *testing.T, feats []float64, n, f int, bad bool) ([]float64, 
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 		m.StartRecording()
 		a := xin
@@ -62,10 +53,7 @@ func ruleRelease(t *testing.T, feats []float64, n, f int, bad bool) ([]float64, 
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, ce.PerRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -80,14 +68,7 @@ func ruleRelease(t *testing.T, feats []float64, n, f int, bad bool) ([]float64, 
 		}
 		return ce.SetRows(b.First[:len(b.Examples)], lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("step: %v", err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, "", sgd, cfg, fill), nil
 }
 
 // TestRuleInputsChecked: a per-sample rule whose input reads another
@@ -182,7 +163,7 @@ func TestPlainOneRowChecked(t *testing.T) {
 		m := nn.NewModel(1)
 		xin := m.Input("Xb", make([]float64, rows*f), rows, f)
 		var ce *nn.CrossEntropy
-		err := nn.Build(func() error {
+		mustBuild(t, func() error {
 			lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 			h := xin
 			var err error
@@ -200,10 +181,7 @@ func TestPlainOneRowChecked(t *testing.T) {
 			ce, err = nn.NewCrossEntropy(m, y, "loss")
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = dpnn.BuildSGD(m, ce.PerRow, dpnn.SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 10, Capacity: rows, OneRow: true}, dp.NewSource(1), nil)
+		_, err := dpnn.BuildSGD(m, ce.PerRow, dpnn.SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 10, Capacity: rows, OneRow: true}, dp.NewSource(1), nil)
 		if tc.refusal == "" && err != nil || tc.refusal != "" && (err == nil || !strings.Contains(err.Error(), tc.refusal)) {
 			t.Errorf("%s: got %v, want refusal %q", tc.mode, err, tc.refusal)
 		}

@@ -14,24 +14,7 @@ import (
 
 func pooledCountRelease(t *testing.T, n, f int, feats []float64, labels []int, absent0 bool, mode string) ([]float64, error) {
 	const c = 2
-	start := make([]int, n+1)
-	present := make([]bool, n)
-	for e := 0; e < n; e++ {
-		rows := 2
-		present[e] = true
-		if e == 0 && absent0 {
-			rows, present[e] = 0, false
-		}
-		start[e+1] = start[e] + rows
-	}
-	w := make([]float64, start[n])
-	for i := range w {
-		w[i] = 0.5
-	}
-	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := pooledExamples(t, n, 2, 0.5, absent0)
 	pool := n
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: pool}
 	capacity := dpnn.RowCapacity(x, cfg.Rate())
@@ -44,7 +27,7 @@ func pooledCountRelease(t *testing.T, n, f int, feats []float64, labels []int, a
 	}
 	var ce *nn.CrossEntropy
 	var perRow *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
 		m.StartRecording()
 		h := lin.Forward(xin)
@@ -67,9 +50,6 @@ func pooledCountRelease(t *testing.T, n, f int, feats []float64, labels []int, a
 		perRow = G.Must(G.Concat(0, pr, zeros))
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sgd, err := dpnn.Private(m, perRow, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func countRelease(t *testing.T, n int, start []int, feats []float64, labels []in
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
@@ -49,9 +49,7 @@ func countRelease(t *testing.T, n int, start []int, feats []float64, labels []in
 			loss = G.Must(G.Mul(ce.PerRow, G.Must(G.Sub(ce.Count, k))))
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err

@@ -22,24 +22,7 @@ import (
 // capacity rows = eitherRows), per-row loss y ∘ T (T a leaf of pool rows:
 // example k's target at pool row k). Returns the clipped sum.
 func poolHeadRelease(t *testing.T, n int, targ []float64, absent0 bool) ([]float64, error) {
-	start := make([]int, n+1)
-	present := make([]bool, n)
-	for e := 0; e < n; e++ {
-		rows := 2
-		present[e] = true
-		if e == 0 && absent0 {
-			rows, present[e] = 0, false
-		}
-		start[e+1] = start[e] + rows
-	}
-	w := make([]float64, start[n])
-	for i := range w {
-		w[i] = 1
-	}
-	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := pooledExamples(t, n, 2, 1, absent0)
 	capacity := 2 * n
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
 	m := nn.NewModel(1)
@@ -47,7 +30,7 @@ func poolHeadRelease(t *testing.T, n int, targ []float64, absent0 bool) ([]float
 	tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
 	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var loss *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		head := layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG)
 		z, err := nn.SpMM(ps, xin)
 		if err != nil {
@@ -59,9 +42,6 @@ func poolHeadRelease(t *testing.T, n int, targ []float64, absent0 bool) ([]float
 		loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 	}
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		in := f
 		if mode == "concatcols-const" {
 			in = f + 1
@@ -182,9 +182,6 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if mode == "probe" {
 		// the probe of lin.W: a leaf with the batch's rows that Reset skips
 		rec := m.PerSampleRecords()[0]
@@ -295,24 +292,7 @@ func TestPositionConstantsSmallFeatures(t *testing.T) {
 // per pooled row (ScaleRows by a gorgonia constant). R = Change = 1.
 func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent0 bool, mode string) ([]float64, error) {
 	const c = 2
-	start := make([]int, n+1)
-	present := make([]bool, n)
-	for e := 0; e < n; e++ {
-		rows := 2
-		present[e] = true
-		if e == 0 && absent0 {
-			rows, present[e] = 0, false
-		}
-		start[e+1] = start[e] + rows
-	}
-	w := make([]float64, start[n])
-	for i := range w {
-		w[i] = 0.5
-	}
-	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := pooledExamples(t, n, 2, 0.5, absent0)
 	pool := n
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: pool}
 	capacity := dpnn.RowCapacity(x, cfg.Rate())
@@ -325,7 +305,7 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 	}
 	var ce *nn.CrossEntropy
 	var perRow *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
 		m.StartRecording()
 		h := lin.Forward(xin)
@@ -344,9 +324,6 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 		perRow = G.Must(G.Concat(0, ce.PerRow, zeros))
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sgd, err := dpnn.Private(m, perRow, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err
@@ -440,7 +417,7 @@ func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 boo
 		signs[i] = float64(1 - 2*(i%2))
 	}
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
@@ -452,9 +429,6 @@ func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 boo
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err
@@ -534,7 +508,7 @@ func TestFixedSelectionOverMultiRowExamplesRefused(t *testing.T) {
 			swap[i] = i ^ 1
 		}
 		var ce *nn.CrossEntropy
-		err = nn.Build(func() error {
+		mustBuild(t, func() error {
 			lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 			m.StartRecording()
 			sw, err := nn.GatherRows(xin, swap, "partner")
@@ -550,9 +524,6 @@ func TestFixedSelectionOverMultiRowExamplesRefused(t *testing.T) {
 			ce, err = nn.NewCrossEntropy(m, y, "loss")
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
 		if err != nil {
 			return err

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/chewxy/hm"
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -75,7 +74,7 @@ func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 	mix := nn.NewSparse("mix", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 		a, err := G.ApplyOp(sumAllOp{mix}, xin)
 		if err != nil {
@@ -87,13 +86,6 @@ func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	lab, buf := make([]int, capacity), make([]float64, capacity*f)
 	fill := func(b *dpnn.Batch) error {
 		clear(buf)
@@ -105,14 +97,7 @@ func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 		}
 		return ce.SetRows(b.First[:len(b.Examples)], lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return noiselessRelease(m, ce.PerRow, x, cfg, fill)
 }
 
 func TestAuthorRowMixer(t *testing.T) {

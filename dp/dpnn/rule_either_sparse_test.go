@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -22,24 +21,7 @@ import (
 // = example k), while w2's rule groups rows by the batch layout.
 func ruleEitherSparseRelease(t *testing.T, targ []float64, absent0 bool) ([]float64, error) {
 	n := len(targ)
-	start := make([]int, n+1)
-	present := make([]bool, n)
-	for e := 0; e < n; e++ {
-		rows := 2
-		present[e] = true
-		if e == 0 && absent0 {
-			rows, present[e] = 0, false
-		}
-		start[e+1] = start[e] + rows
-	}
-	w := make([]float64, start[n])
-	for i := range w {
-		w[i] = 1
-	}
-	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := pooledExamples(t, n, 2, 1, absent0)
 	capacity := 2 * n
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
 	m := nn.NewModel(1)
@@ -47,7 +29,7 @@ func ruleEitherSparseRelease(t *testing.T, targ []float64, absent0 bool) ([]floa
 	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	ts := nn.NewSparse("Ts", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
 	var loss *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		head := layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG)
 		w2 := m.NewParam("w2", nn.Constant(1), 1, 1)
 		m.StartRecording()
@@ -65,13 +47,6 @@ func ruleEitherSparseRelease(t *testing.T, targ []float64, absent0 bool) ([]floa
 		loss = nn.RowSums(G.Must(G.HadamardProd(z, y))) // y in the pool's layout
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	xb := make([]float64, capacity)
 	fill := func(b *dpnn.Batch) error {
 		clear(xb)
@@ -91,14 +66,7 @@ func ruleEitherSparseRelease(t *testing.T, targ []float64, absent0 bool) ([]floa
 		}
 		return ps.Set(b.Pool)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return noiselessRelease(m, loss, x, cfg, fill)
 }
 
 func TestRuleEitherSparse(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/nn"
@@ -19,24 +18,7 @@ import (
 // pairs δ's batch rows (grouped by the batch layout) with Z's pooled rows.
 func ruleInputPoolRelease(t *testing.T, xs, targ []float64, absent0 bool) ([]float64, error) {
 	n := len(targ)
-	start := make([]int, n+1)
-	present := make([]bool, n)
-	for e := 0; e < n; e++ {
-		rows := 2
-		present[e] = true
-		if e == 0 && absent0 {
-			rows, present[e] = 0, false
-		}
-		start[e+1] = start[e] + rows
-	}
-	w := make([]float64, start[n])
-	for i := range w {
-		w[i] = 1
-	}
-	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := pooledExamples(t, n, 2, 1, absent0)
 	capacity := 2 * n
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
 	m := nn.NewModel(1)
@@ -44,7 +26,7 @@ func ruleInputPoolRelease(t *testing.T, xs, targ []float64, absent0 bool) ([]flo
 	tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
 	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var loss *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		wp := m.NewParam("W", nn.Constant(1), 1, 1)
 		z, err := nn.SpMM(ps, xin) // pooled rows
 		if err != nil {
@@ -60,13 +42,6 @@ func ruleInputPoolRelease(t *testing.T, xs, targ []float64, absent0 bool) ([]flo
 		loss = nn.RowSums(G.Must(G.HadamardProd(py, tin)))
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	xb, tb := make([]float64, capacity), make([]float64, capacity)
 	fill := func(b *dpnn.Batch) error {
 		clear(xb)
@@ -85,14 +60,7 @@ func ruleInputPoolRelease(t *testing.T, xs, targ []float64, absent0 bool) ([]flo
 		}
 		return ps.Set(b.Pool)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return noiselessRelease(m, loss, x, cfg, fill)
 }
 
 func TestRuleInputPooled(t *testing.T) {

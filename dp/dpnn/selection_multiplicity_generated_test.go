@@ -29,7 +29,7 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 		idx[r] = r - r%2
 	}
 	var loss *nn.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
@@ -40,9 +40,7 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 		}
 		loss = nn.RowSums(g)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		idx[r] = r - r%2
 	}
 	var loss *nn.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
@@ -43,9 +43,7 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		}
 		loss = nn.RowSums(g)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		return nil, err
@@ -115,7 +113,7 @@ func plainMultRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		idx[r] = r - r%2
 	}
 	var loss *nn.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
 		m.StartRecording()
 		y := lin.Forward(xin)
@@ -126,9 +124,7 @@ func plainMultRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		}
 		loss = nn.RowSums(g)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	sgd, err := dpnn.BuildSGD(m, loss, dpnn.SGDConfig{Clip: 1, Multiplier: 0, Rate: 1, Samples: n, Capacity: n, OneRow: true}, dp.NewSource(1), nil)
 	if err != nil {
 		return nil, err

@@ -31,16 +31,14 @@ func sparseRelease(t *testing.T, start []int, f int, rowsOf func(u int) ([]int, 
 	xs := nn.NewSparse("Xb", &graphs.CSR{Rows: capacity, Cols: f, Indptr: make([]int, capacity+1)})
 	tin := m.Input("Tb", make([]float64, capacity*o), capacity, o)
 	var loss *G.Node
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, o, false, layers.InitPyG)
 		m.StartRecording()
 		y := lin.ForwardSparse(xs)
 		m.StopRecording()
 		loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
 	if err != nil {
 		t.Fatalf("refused: %v", err)

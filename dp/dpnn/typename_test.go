@@ -3,7 +3,6 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	spoof "github.com/dpgnn/dpgnn/dp/dpnn/internal/spoof/gorgonia"
 	"github.com/dpgnn/dpgnn/layers"
@@ -24,7 +23,7 @@ func typeNameRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 		var a *G.Node
 		var err error
@@ -37,13 +36,6 @@ func typeNameRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	lab, buf := make([]int, capacity), make([]float64, capacity*f)
 	fill := func(b *dpnn.Batch) error {
 		clear(buf)
@@ -55,14 +47,7 @@ func typeNameRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 		}
 		return ce.SetRows(b.First[:len(b.Examples)], lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return noiselessRelease(m, ce.PerRow, x, cfg, fill)
 }
 
 func TestTypeNameSpoof(t *testing.T) {

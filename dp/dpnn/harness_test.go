@@ -1,0 +1,137 @@
+package dpnn_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dpgnn/dpgnn/dp"
+	"github.com/dpgnn/dpgnn/dp/dpnn"
+	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
+)
+
+// The shared harness of the audit regression tests: each test builds its
+// construction on G and on G′ = G without example 0 (it keeps its id and
+// has no rows), runs one noiseless DP-SGD step (z = 0) on each and compares
+// the two clipped sums with dist against the declared R·Change·C.
+
+// dist is the L2 distance of two releases.
+func dist(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return math.Sqrt(d)
+}
+
+// identityAdj is the examples' adjacency: every row a self-loop (each
+// example one row, so block-diagonal).
+func identityAdj(rows int) *graphs.CSR {
+	src := make([]int, rows)
+	for i := range src {
+		src[i] = i
+	}
+	return graphs.FromCOO(rows, rows, src, src, nil)
+}
+
+// emptySparse is a rows × cols sparse leaf with no entries, for a fill to Set.
+func emptySparse(name string, rows, cols int) *nn.Sparse {
+	return nn.NewSparse(name, &graphs.CSR{Rows: rows, Cols: cols, Indptr: make([]int, rows+1)})
+}
+
+// startRows is the Start of n examples of rows rows each, example 0 without
+// rows when removed0 (G′).
+func startRows(n, rows int, removed0 bool) []int {
+	start := make([]int, n+1)
+	for e := 0; e < n; e++ {
+		r := rows
+		if e == 0 && removed0 {
+			r = 0
+		}
+		start[e+1] = start[e] + r
+	}
+	return start
+}
+
+// pooledExamples: n pooled examples of rows rows each (every row of weight
+// w), example 0 absent with no rows when absent0; R = Change = 1.
+func pooledExamples(t *testing.T, n, rows int, w float64, absent0 bool) *dpnn.Examples {
+	t.Helper()
+	start := startRows(n, rows, absent0)
+	present := make([]bool, n)
+	for e := range present {
+		present[e] = !(e == 0 && absent0)
+	}
+	ws := make([]float64, start[n])
+	for i := range ws {
+		ws[i] = w
+	}
+	x, err := dpnn.PooledExamples(n, start, ws, present, 1, 1, "pooled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// mustBuild builds a graph with nn.Build; an error fails the test.
+func mustBuild(t *testing.T, build func() error) {
+	t.Helper()
+	if err := nn.Build(build); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noiselessPrivate is dpnn.Private with z = 0, no recorder and the source
+// of seed 1 (the step draws no noise).
+func noiselessPrivate(m *nn.Model, loss *G.Node, x *dpnn.Examples, cfg dpnn.PrivateConfig) (*dpnn.SGD, error) {
+	return dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+}
+
+// scaledRelease is one ReleaseExamples with fill, rescaled by rate·N: the
+// clipped sum of the examples' gradients.
+func scaledRelease(sgd *dpnn.SGD, cfg dpnn.PrivateConfig, fill func(*dpnn.Batch) error) ([]float64, error) {
+	rel, err := sgd.ReleaseExamples(fill)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rel {
+		rel[i] *= cfg.Rate() * float64(cfg.N)
+	}
+	return rel, nil
+}
+
+// mustScaledRelease is scaledRelease where a step error fails the test
+// (prefix names the case).
+func mustScaledRelease(t *testing.T, prefix string, sgd *dpnn.SGD, cfg dpnn.PrivateConfig, fill func(*dpnn.Batch) error) []float64 {
+	t.Helper()
+	rel, err := scaledRelease(sgd, cfg, fill)
+	if err != nil {
+		t.Fatalf("%sstep: %v", prefix, err)
+	}
+	return rel
+}
+
+// noiselessRelease is one noiseless step: Private (a refusal is returned),
+// then scaledRelease with fill (a step error is returned too).
+func noiselessRelease(m *nn.Model, loss *G.Node, x *dpnn.Examples, cfg dpnn.PrivateConfig, fill func(*dpnn.Batch) error) ([]float64, error) {
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return scaledRelease(sgd, cfg, fill)
+}
+
+// buildRelease is build model → Private → one noiseless release: build runs
+// in nn.Build and returns the per-row loss (a build error fails the test),
+// then noiselessRelease with fill.
+func buildRelease(t *testing.T, m *nn.Model, x *dpnn.Examples, cfg dpnn.PrivateConfig, build func() (*G.Node, error), fill func(*dpnn.Batch) error) ([]float64, error) {
+	t.Helper()
+	var loss *G.Node
+	mustBuild(t, func() error {
+		var err error
+		loss, err = build()
+		return err
+	})
+	return noiselessRelease(m, loss, x, cfg, fill)
+}
