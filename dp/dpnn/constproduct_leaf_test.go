@@ -57,7 +57,7 @@ func constProductRelease(t *testing.T, n int, start []int, feats []float64, labe
 		}
 		return nil
 	})
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -85,14 +85,7 @@ func constProductRelease(t *testing.T, n int, start []int, feats []float64, labe
 		}
 		return ce.SetRows(firsts, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 func TestConstProductDropsLeafTaint(t *testing.T) {
@@ -266,7 +259,7 @@ func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, 
 		}
 		return nil
 	})
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -291,14 +284,7 @@ func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, 
 		}
 		return ce.SetRows(firsts, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 // The same construction over GENERATED examples (Examples.Generated, the

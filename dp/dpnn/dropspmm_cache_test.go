@@ -100,14 +100,7 @@ func dropCacheRelease(t *testing.T, n int, init func(r, c int) float64, removed0
 		}
 		return ce.SetRows(rows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return scaledRelease(sgd, cfg, fill)
 }
 
 func TestDropoutSpMMReadsTheFilledBatch(t *testing.T) {

@@ -107,14 +107,7 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 		}
 		return ce.SetRows(rows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return scaledRelease(sgd, cfg, fill)
 }
 
 func TestGCNConvInputDropoutReadsTheFilledBatch(t *testing.T) {

@@ -3,7 +3,6 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -50,7 +49,7 @@ func pooledCountRelease(t *testing.T, n, f int, feats []float64, labels []int, a
 		perRow = G.Must(G.Concat(0, pr, zeros))
 		return nil
 	})
-	sgd, err := dpnn.Private(m, perRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, perRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -76,14 +75,7 @@ func pooledCountRelease(t *testing.T, n, f int, feats []float64, labels []int, a
 		}
 		return ce.SetRows(outRows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 func TestPooledCount(t *testing.T) {

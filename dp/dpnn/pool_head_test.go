@@ -3,7 +3,6 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -42,7 +41,7 @@ func poolHeadRelease(t *testing.T, n int, targ []float64, absent0 bool) ([]float
 		loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
 		return nil
 	})
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -64,14 +63,11 @@ func poolHeadRelease(t *testing.T, n int, targ []float64, absent0 bool) ([]float
 		}
 		return ps.Set(b.Pool)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
+	rel, err := scaledRelease(sgd, cfg, fill)
 	if err != nil {
 		return nil, err
 	}
 	t.Logf("absent0=%v: groups.Of %v, per-group norm² %v", absent0, sgd.Groups.Of, nn.Values(sgd.NormSq))
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
 	return rel, nil
 }
 

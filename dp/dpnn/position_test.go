@@ -194,7 +194,7 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 			t.Fatal(err)
 		}
 	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -217,14 +217,7 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 		}
 		return ce.SetRows(firsts, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 // TestPositionConstantsRefusedOrBounded: G has n one-row examples; G' = G minus
@@ -324,7 +317,7 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 		perRow = G.Must(G.Concat(0, ce.PerRow, zeros))
 		return nil
 	})
-	sgd, err := dpnn.Private(m, perRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, perRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -350,14 +343,7 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 		}
 		return ce.SetRows(outRows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 func TestPooledPositionConstants(t *testing.T) {
@@ -429,7 +415,7 @@ func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 boo
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, ce.PerRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -452,14 +438,7 @@ func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 boo
 		}
 		return ce.SetRows(rows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 func TestGeneratedPositionConstants(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -41,12 +40,8 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 		loss = nn.RowSums(g)
 		return nil
 	})
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	buf := make([]float64, capacity*f)
-	rel, err := sgd.ReleaseExamples(func(b *dpnn.Batch) error {
+	return noiselessRelease(m, loss, x, cfg, func(b *dpnn.Batch) error {
 		clear(buf)
 		r := 0
 		for k, e := range b.Examples {
@@ -59,13 +54,6 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 		}
 		return nn.SetValue(xin, buf)
 	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
 }
 
 func TestGeneratedSelectionMultiplicity(t *testing.T) {

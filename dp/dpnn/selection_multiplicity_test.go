@@ -44,12 +44,8 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		loss = nn.RowSums(g)
 		return nil
 	})
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	buf := make([]float64, capacity*f)
-	rel, err := sgd.ReleaseExamples(func(b *dpnn.Batch) error {
+	return noiselessRelease(m, loss, x, cfg, func(b *dpnn.Batch) error {
 		clear(buf)
 		for k := range b.Examples {
 			r, u := b.First[k], b.Rows[b.First[k]]
@@ -57,13 +53,6 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		}
 		return nn.SetValue(xin, buf)
 	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
 }
 
 // G: 30 one-row examples, example e's features (−1)^e·(3, −2, 5, 1);
