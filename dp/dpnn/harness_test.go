@@ -135,3 +135,77 @@ func buildRelease(t *testing.T, m *nn.Model, x *dpnn.Examples, cfg dpnn.PrivateC
 	})
 	return noiselessRelease(m, loss, x, cfg, fill)
 }
+
+// signedRows is the data of examples ids, len(v) features each: example
+// e's row is scale·(−1)^e·v, its label e mod 2.
+func signedRows(ids []int, v []float64, scale float64) ([]float64, []int) {
+	var feats []float64
+	var labels []int
+	for _, e := range ids {
+		for j := range v {
+			feats = append(feats, scale*float64(1-2*(e%2))*v[j])
+		}
+		labels = append(labels, e%2)
+	}
+	return feats, labels
+}
+
+// oneRowPair is the ids 0…n−1 and the Start of their n one-row examples on
+// G and on G′ (example 0 keeps its id and has no rows).
+func oneRowPair(n int) (all, startG, startG2 []int) {
+	all = make([]int, n)
+	for e := range all {
+		all[e] = e
+	}
+	return all, startRows(n, 1, false), startRows(n, 1, true)
+}
+
+// firstRows clears buf and writes, for each example with rows, its first
+// batch row r: the features of universe row b.Rows[r] (f of them) into buf
+// and its label into lab. It returns those rows, for CrossEntropy.SetRows.
+func firstRows(b *dpnn.Batch, f int, feats []float64, labels []int, buf []float64, lab []int) []int {
+	clear(buf)
+	var firsts []int
+	for k := range b.Examples {
+		if b.First[k+1] == b.First[k] {
+			continue // an example with no rows (deleted)
+		}
+		r := b.First[k]
+		u := b.Rows[r] // universe row
+		copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
+		lab[r] = labels[u]
+		firsts = append(firsts, r)
+	}
+	return firsts
+}
+
+// withinOrRefused is the verdict on one neighbouring pair, the releases a
+// on G and b on G′: a refusal of either construction is logged (refusing
+// is allowed); an accepted pair fails the test unless ‖a − b‖ ≤ bound.
+func withinOrRefused(t *testing.T, what string, a, b []float64, errA, errB error, bound float64) {
+	t.Helper()
+	if errA != nil || errB != nil {
+		t.Logf("%s refused: %v / %v", what, errA, errB)
+		return
+	}
+	checkWithin(t, what, a, b, bound)
+}
+
+// within is the verdict on a pair that must be accepted: a refusal fails
+// the test, and so does ‖a − b‖ > bound.
+func within(t *testing.T, what string, a, b []float64, errA, errB error, bound float64) {
+	t.Helper()
+	if errA != nil || errB != nil {
+		t.Fatalf("%s refused: %v / %v", what, errA, errB)
+	}
+	checkWithin(t, what, a, b, bound)
+}
+
+func checkWithin(t *testing.T, what string, a, b []float64, bound float64) {
+	t.Helper()
+	d := dist(a, b)
+	t.Logf("%s accepted: G %v, G' %v: ‖Δ clipped sum‖ = %.4f (declared %g)", what, a, b, d, bound)
+	if !(d <= bound+1e-9) {
+		t.Errorf("%s: one neighbouring example moved the clipped sum by %.4f > %g", what, d, bound)
+	}
+}
