@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -29,10 +28,7 @@ func gramRelease(t *testing.T, start []int, feats, targ []float64, f, o int, bia
 	tin := m.Input("Tb", make([]float64, capacity*o), capacity, o)
 	var loss *G.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, o, bias, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, o, bias)
 		loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
 		return nil
 	})

@@ -6,7 +6,6 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -33,10 +32,7 @@ func constProductRelease(t *testing.T, n int, start []int, feats []float64, labe
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, c, true)
 		var err error
 		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
 			return err
@@ -106,10 +102,7 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, c, true)
 		var err error
 		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
 			return err
@@ -185,10 +178,7 @@ func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, 
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, c, true)
 		var err error
 		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
+	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -208,4 +209,35 @@ func checkWithin(t *testing.T, what string, a, b []float64, bound float64) {
 	if !(d <= bound+1e-9) {
 		t.Errorf("%s: one neighbouring example moved the clipped sum by %.4f > %g", what, d, bound)
 	}
+}
+
+// recordedLinear is x·W (+ b) by a new linear layer, its product recorded
+// for the per-sample gradient norms.
+func recordedLinear(m *nn.Model, name string, x *G.Node, in, out int, bias bool) *G.Node {
+	lin := layers.NewLinear(m, name, in, out, bias, layers.InitPyG)
+	m.StartRecording()
+	y := lin.Forward(x)
+	m.StopRecording()
+	return y
+}
+
+// pooledSignedRows is the universe of n pooled examples of two rows each,
+// len(v) features a row: example e's row r is scale·(−1)^e·(1+r)·v, its
+// label e mod 2; with absent0, example 0's rows are left out (G′: the rows
+// of e ≥ 1 renumbered from 0), its label kept.
+func pooledSignedRows(n int, v []float64, scale float64, absent0 bool) ([]float64, []int) {
+	var feats []float64
+	labels := make([]int, n)
+	for e := 0; e < n; e++ {
+		labels[e] = e % 2
+		if e == 0 && absent0 {
+			continue
+		}
+		for r := 0; r < 2; r++ {
+			for j := range v {
+				feats = append(feats, scale*float64(1-2*(e%2))*v[j]*float64(1+r))
+			}
+		}
+	}
+	return feats, labels
 }

@@ -119,10 +119,7 @@ func TestFrozenBatchNormTwinRefused(t *testing.T) {
 			return G.NewVector(m.G, G.Float64, G.WithShape(f), G.WithName(name), G.WithValue(tensor.New(tensor.WithShape(f), tensor.WithBacking(d))))
 		}
 		h := bs.Affine(xin, vec("gamma", 1), vec("beta", 0))
-		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(h)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", h, f, 2, true)
 		var err error
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return []*G.Node{h}, err

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -28,10 +27,7 @@ func countRelease(t *testing.T, n int, start []int, feats []float64, labels []in
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, c, true)
 		var err error
 		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
 			return err

@@ -256,6 +256,8 @@ func TestPositionConstantsSmallFeatures(t *testing.T) {
 // example dropped from the batch, so every later example moves up one
 // pooled output row). The pooled output is multiplied by a ±1 constant
 // per pooled row (ScaleRows by a gorgonia constant). R = Change = 1.
+// mode "pooled-count-minus-n" (leaf_count_pooled_test.go) multiplies the
+// per-row loss by Count − n instead.
 func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent0 bool, mode string) ([]float64, error) {
 	const c = 2
 	x := pooledExamples(t, n, 2, 0.5, absent0)
@@ -272,10 +274,7 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 	var ce *nn.CrossEntropy
 	var perRow *G.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		h := lin.Forward(xin)
-		m.StopRecording()
+		h := recordedLinear(m, "lin", xin, f, c, true)
 		z, err := nn.SpMM(ps, h)
 		if err != nil {
 			return err
@@ -286,8 +285,12 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 		if ce, err = nn.NewCrossEntropy(m, z, "loss"); err != nil {
 			return err
 		}
+		pr := ce.PerRow
+		if mode == "pooled-count-minus-n" {
+			pr = G.Must(G.Mul(ce.PerRow, G.Must(G.Sub(ce.Count, G.NewConstant(float64(n))))))
+		}
 		zeros := G.NewConstant(tensor.New(tensor.WithShape(capacity-pool), tensor.WithBacking(make([]float64, capacity-pool))), G.WithName("loss.pad"))
-		perRow = G.Must(G.Concat(0, ce.PerRow, zeros))
+		perRow = G.Must(G.Concat(0, pr, zeros))
 		return nil
 	})
 	sgd, err := noiselessPrivate(m, perRow, x, cfg)
@@ -325,24 +328,8 @@ func TestPooledPositionConstants(t *testing.T) {
 	for _, mode := range []string{"pooled-none", "pooled-scalerows"} {
 		// universe rows of G: example e has rows 2e, 2e+1; G − 0: rows of
 		// e ≥ 1 renumbered from 0
-		mk := func(absent0 bool) ([]float64, []int) {
-			var feats []float64
-			labels := make([]int, n)
-			for e := 0; e < n; e++ {
-				labels[e] = e % 2
-				if e == 0 && absent0 {
-					continue
-				}
-				for r := 0; r < 2; r++ {
-					for j := 0; j < f; j++ {
-						feats = append(feats, 0.05*float64(1-2*(e%2))*v[j]*float64(1+r))
-					}
-				}
-			}
-			return feats, labels
-		}
-		fG, lG := mk(false)
-		fG2, lG2 := mk(true)
+		fG, lG := pooledSignedRows(n, v, 0.05, false)
+		fG2, lG2 := pooledSignedRows(n, v, 0.05, true)
 		a, errA := pooledRelease(t, n, f, fG, lG, false, mode)
 		b, errB := pooledRelease(t, n, f, fG2, lG2, true, mode)
 		withinOrRefused(t, mode, a, b, errA, errB, 1)
@@ -369,10 +356,7 @@ func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 boo
 	}
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, c, true)
 		if mode == "gen-scalerows" {
 			y = nn.ScaleRows(y, G.NewConstant(tensor.New(tensor.WithShape(capacity), tensor.WithBacking(signs)), G.WithName("possign")))
 		}

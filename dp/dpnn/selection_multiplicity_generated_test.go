@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -29,10 +28,7 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 	}
 	var loss *nn.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, 1, true)
 		g, err := nn.GatherRows(y, idx, "even")
 		if err != nil {
 			return err

@@ -6,7 +6,6 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 )
 
@@ -33,10 +32,7 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 	}
 	var loss *nn.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, 1, true)
 		g, err := nn.GatherRows(y, idx, "even")
 		if err != nil {
 			return err
@@ -103,10 +99,7 @@ func plainMultRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 	}
 	var loss *nn.Node
 	mustBuild(t, func() error {
-		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", xin, f, 1, true)
 		g, err := nn.GatherRows(y, idx, "even")
 		if err != nil {
 			return err

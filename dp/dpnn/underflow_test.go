@@ -6,7 +6,6 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -40,10 +39,7 @@ func TestGramUnderflow(t *testing.T) {
 			tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
 			var loss *G.Node
 			mustBuild(t, func() error {
-				lin := layers.NewLinear(m, "lin", in, 1, false, layers.InitPyG)
-				m.StartRecording()
-				y := lin.Forward(xin)
-				m.StopRecording()
+				y := recordedLinear(m, "lin", xin, in, 1, false)
 				loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
 				return nil
 			})
