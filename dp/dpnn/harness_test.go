@@ -2,6 +2,7 @@ package dpnn_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
@@ -240,4 +241,64 @@ func pooledSignedRows(n int, v []float64, scale float64, absent0 bool) ([]float6
 		}
 	}
 	return feats, labels
+}
+
+// signPattern is trial's deterministic pattern of n targets ±w.
+func signPattern(trial, n int, w float64) []float64 {
+	targ := make([]float64, n)
+	s := uint64(trial*2654435761 + 12345)
+	for e := range targ {
+		s = s*6364136223846793005 + 1442695040888963407
+		if s>>63 == 1 {
+			targ[e] = w
+		} else {
+			targ[e] = -w
+		}
+	}
+	return targ
+}
+
+// searchWorst runs 64 deterministic trials of a pattern search: pair(trial)
+// builds G and G′ for that trial's data and returns their releases. A
+// refusal of either must carry the message refusal and ends the search
+// (ok false: the claim holds, the test stops). Otherwise it returns the
+// first trial with the largest ‖Δ clipped sum‖ and its two releases.
+func searchWorst(t *testing.T, refusal string, pair func(trial int) (a, b []float64, errA, errB error)) (worst int, a, b []float64, ok bool) {
+	t.Helper()
+	bestD := 0.0
+	for trial := 0; trial < 64; trial++ {
+		ta, tb, errA, errB := pair(trial)
+		if errA != nil || errB != nil {
+			// refused (the construction is not accepted): the claim holds
+			for _, err := range []error{errA, errB} {
+				if err == nil || !strings.Contains(err.Error(), refusal) {
+					t.Errorf("got %v, want the refusal", err)
+				}
+			}
+			return 0, nil, nil, false
+		}
+		if d := dist(ta, tb); d > bestD {
+			worst, bestD, a, b = trial, d, ta, tb
+		}
+	}
+	return worst, a, b, true
+}
+
+// fillPooledTargets clears xb and tb, writes 1 into every batch row of xb
+// and each example's target into tb: at its pooled row k (poolLayout) or
+// at each of its batch rows.
+func fillPooledTargets(b *dpnn.Batch, targ, xb, tb []float64, poolLayout bool) {
+	clear(xb)
+	clear(tb)
+	for k, e := range b.Examples {
+		for r := b.First[k]; r < b.First[k+1]; r++ {
+			xb[r] = 1
+			if !poolLayout {
+				tb[r] = targ[e] // batch row r: the example laid out there
+			}
+		}
+		if poolLayout {
+			tb[k] = targ[e] // pooled row k: example k
+		}
+	}
 }

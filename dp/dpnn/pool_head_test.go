@@ -48,14 +48,7 @@ func poolHeadRelease(t *testing.T, n int, targ []float64, absent0 bool) ([]float
 	}
 	xb, tb := make([]float64, capacity), make([]float64, capacity)
 	fill := func(b *dpnn.Batch) error {
-		clear(xb)
-		clear(tb)
-		for k, e := range b.Examples {
-			for r := b.First[k]; r < b.First[k+1]; r++ {
-				xb[r] = 1 // every row's feature: 1, so z_k = 2
-			}
-			tb[k] = targ[e] // example k's target at its pooled row k
-		}
+		fillPooledTargets(b, targ, xb, tb, true) // every row's feature 1 (z_k = 2), example k's target at pooled row k
 		if err := nn.SetValue(xin, xb); err != nil {
 			return err
 		}
