@@ -153,10 +153,7 @@ func TestConstProductDropsLeafTaintPlain(t *testing.T) {
 	const n, f = 30, 4
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) ([]float64, []int) { return signedRows(ids, v, 100) }
-	all := make([]int, n)
-	for e := range all {
-		all[e] = e
-	}
+	all := exampleIDs(n)
 	fG, lG := mk(all)
 	fG2, lG2 := mk(all[1:])
 	a, errA := plainConstProductRelease(t, fG, lG, n, n)

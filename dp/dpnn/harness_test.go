@@ -155,11 +155,16 @@ func signedRows(ids []int, v []float64, scale float64) ([]float64, []int) {
 // oneRowPair is the ids 0…n−1 and the Start of their n one-row examples on
 // G and on G′ (example 0 keeps its id and has no rows).
 func oneRowPair(n int) (all, startG, startG2 []int) {
-	all = make([]int, n)
+	return exampleIDs(n), startRows(n, 1, false), startRows(n, 1, true)
+}
+
+// exampleIDs is 0, 1, …, n−1.
+func exampleIDs(n int) []int {
+	all := make([]int, n)
 	for e := range all {
 		all[e] = e
 	}
-	return all, startRows(n, 1, false), startRows(n, 1, true)
+	return all
 }
 
 // firstRows clears buf and writes, for each example with rows, its first
@@ -301,4 +306,43 @@ func fillPooledTargets(b *dpnn.Batch, targ, xb, tb []float64, poolLayout bool) {
 			tb[k] = targ[e] // pooled row k: example k
 		}
 	}
+}
+
+// wantRefusal asserts that both constructions were refused with a message
+// containing refusal.
+func wantRefusal(t *testing.T, refusal string, errA, errB error) {
+	t.Helper()
+	for _, err := range []error{errA, errB} {
+		if err == nil || !strings.Contains(err.Error(), refusal) {
+			t.Errorf("got %v, want the refusal %q", err, refusal)
+		}
+	}
+}
+
+// refusedWithOrWithin is the verdict on a pair where a refusal must carry
+// the message refusal (on both constructions); an accepted pair must stay
+// within bound.
+func refusedWithOrWithin(t *testing.T, what, refusal string, a, b []float64, errA, errB error, bound float64) {
+	t.Helper()
+	if errA != nil || errB != nil {
+		wantRefusal(t, refusal, errA, errB)
+		return
+	}
+	checkWithin(t, what, a, b, bound)
+}
+
+// evenRowsLoss is the loss of the selection-multiplicity audits: y = x·W + b
+// (recorded), each row's loss the output of its even partner row 2⌊r/2⌋
+// (GatherRows), so a row-pair's loss reads the first row twice.
+func evenRowsLoss(m *nn.Model, xin *G.Node, f, rows int) (*G.Node, error) {
+	idx := make([]int, rows)
+	for r := range idx {
+		idx[r] = r - r%2
+	}
+	y := recordedLinear(m, "lin", xin, f, 1, true)
+	g, err := nn.GatherRows(y, idx, "even")
+	if err != nil {
+		return nil, err
+	}
+	return nn.RowSums(g), nil
 }

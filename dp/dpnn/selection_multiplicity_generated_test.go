@@ -1,7 +1,6 @@
 package dpnn_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
@@ -22,19 +21,11 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 	capacity := dpnn.RowCapacity(x, cfg.Rate())
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	idx := make([]int, capacity)
-	for r := range idx {
-		idx[r] = r - r%2
-	}
 	var loss *nn.Node
 	mustBuild(t, func() error {
-		y := recordedLinear(m, "lin", xin, f, 1, true)
-		g, err := nn.GatherRows(y, idx, "even")
-		if err != nil {
-			return err
-		}
-		loss = nn.RowSums(g)
-		return nil
+		var err error
+		loss, err = evenRowsLoss(m, xin, f, capacity)
+		return err
 	})
 	buf := make([]float64, capacity*f)
 	return noiselessRelease(m, loss, x, cfg, func(b *dpnn.Batch) error {
@@ -55,26 +46,8 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 func TestGeneratedSelectionMultiplicity(t *testing.T) {
 	const n, f = 30, 4
 	v := []float64{3, -2, 5, 1}
-	feats := make([]float64, n*f)
-	for e := 0; e < n; e++ {
-		for j := 0; j < f; j++ {
-			feats[e*f+j] = float64(1-2*(e%2)) * v[j]
-		}
-	}
+	feats, _ := signedRows(exampleIDs(n), v, 1)
 	a, errA := genMultRelease(t, n, feats, false)
 	b, errB := genMultRelease(t, n, feats, true)
-	if errA != nil || errB != nil {
-		// refused (the loss rows read their own example only): the claim
-		for _, err := range []error{errA, errB} {
-			if err == nil || !strings.Contains(err.Error(), "per-row loss") {
-				t.Errorf("got %v, want the refusal of loss rows reading another example", err)
-			}
-		}
-		return
-	}
-	d := dist(a, b)
-	t.Logf("generated: accepted: ‖Δ clipped sum‖ = %.4f (declared 1)", d)
-	if d > 1+1e-9 {
-		t.Errorf("one removed unit moved the clipped sum by %.4f > 1", d)
-	}
+	refusedWithOrWithin(t, "generated", "per-row loss", a, b, errA, errB, 1)
 }
