@@ -346,3 +346,35 @@ func evenRowsLoss(m *nn.Model, xin *G.Node, f, rows int) (*G.Node, error) {
 	}
 	return nn.RowSums(g), nil
 }
+
+// oneRowModel is n one-row examples (R = 1, Change = 2), one noiseless
+// step's configuration (q = 1, clip C) and a model with the batch leaf Xb
+// (capacity × f).
+func oneRowModel(t *testing.T, n, f int, clip float64) (*dpnn.Examples, dpnn.PrivateConfig, int, *nn.Model, *G.Node) {
+	t.Helper()
+	x, err := dpnn.OneRow(n, 1, 2, "row")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: clip, What: "row"}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	return x, cfg, capacity, m, xin
+}
+
+// exampleRowsFill writes example e's features feats[e·f:(e+1)·f] into its
+// batch row of xin and gives every row label 0.
+func exampleRowsFill(xin *G.Node, ce *nn.CrossEntropy, feats []float64, f, capacity int) func(*dpnn.Batch) error {
+	lab, buf := make([]int, capacity), make([]float64, capacity*f)
+	return func(b *dpnn.Batch) error {
+		clear(buf)
+		for k, e := range b.Examples {
+			copy(buf[b.First[k]*f:(b.First[k]+1)*f], feats[e*f:(e+1)*f])
+		}
+		if err := nn.SetValue(xin, buf); err != nil {
+			return err
+		}
+		return ce.SetRows(b.First[:len(b.Examples)], lab)
+	}
+}

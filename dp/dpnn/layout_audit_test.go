@@ -28,14 +28,7 @@ import (
 // rule's input being x itself or, with bad, GatherRows(x) reading batch
 // row 0 in every row (not an ancestor of the loss).
 func ruleRelease(t *testing.T, feats []float64, n, f int, bad bool) ([]float64, error) {
-	x, err := dpnn.OneRow(n, 1, 2, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := oneRowModel(t, n, f, 1)
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
@@ -57,17 +50,7 @@ func ruleRelease(t *testing.T, feats []float64, n, f int, bad bool) ([]float64, 
 	if err != nil {
 		return nil, err
 	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		for k, e := range b.Examples {
-			copy(buf[b.First[k]*f:(b.First[k]+1)*f], feats[e*f:(e+1)*f])
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(b.First[:len(b.Examples)], lab)
-	}
+	fill := exampleRowsFill(xin, ce, feats, f, capacity)
 	return mustScaledRelease(t, "", sgd, cfg, fill), nil
 }
 
@@ -100,16 +83,9 @@ func TestRuleInputsChecked(t *testing.T) {
 // on a DP-SGD training path is refused, like BatchNorm itself.
 func TestFrozenBatchNormTwinRefused(t *testing.T) {
 	const n, f = 30, 2
-	x, err := dpnn.OneRow(n, 1, 2, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 0.01, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, _, m, xin := oneRowModel(t, n, f, 0.01)
 	var ce *nn.CrossEntropy
-	_, _, err = m.NewFrozen(func() ([]*G.Node, error) {
+	_, _, err := m.NewFrozen(func() ([]*G.Node, error) {
 		bs := m.NewBatchStandardizer(1e-5, 0.1)
 		vec := func(name string, v float64) *G.Node {
 			d := make([]float64, f)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/chewxy/hm"
-	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -64,14 +63,7 @@ func (o sumAllOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 // Change = 2, C = 1, q = 1), y = lin(sumAll(X)) recorded by RecordLinear
 // with the rule input a = sumAll(X); per-row cross-entropy loss.
 func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error) {
-	x, err := dpnn.OneRow(n, 1, 2, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := oneRowModel(t, n, f, 1)
 	mix := nn.NewSparse("mix", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
@@ -86,17 +78,7 @@ func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		for k, e := range b.Examples {
-			copy(buf[b.First[k]*f:(b.First[k]+1)*f], feats[e*f:(e+1)*f])
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(b.First[:len(b.Examples)], lab)
-	}
+	fill := exampleRowsFill(xin, ce, feats, f, capacity)
 	return noiselessRelease(m, ce.PerRow, x, cfg, fill)
 }
 

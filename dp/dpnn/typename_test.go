@@ -3,7 +3,6 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp/dpnn"
 	spoof "github.com/dpgnn/dpgnn/dp/dpnn/internal/spoof/gorgonia"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -14,14 +13,7 @@ import (
 // type whose reflect name is "gorgonia.elemUnaryOp" (package named
 // gorgonia, another import path); it implements no nn interface.
 func typeNameRelease(t *testing.T, feats []float64, n, f int) ([]float64, error) {
-	x, err := dpnn.OneRow(n, 1, 2, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := oneRowModel(t, n, f, 1)
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
@@ -36,17 +28,7 @@ func typeNameRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		for k, e := range b.Examples {
-			copy(buf[b.First[k]*f:(b.First[k]+1)*f], feats[e*f:(e+1)*f])
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(b.First[:len(b.Examples)], lab)
-	}
+	fill := exampleRowsFill(xin, ce, feats, f, capacity)
 	return noiselessRelease(m, ce.PerRow, x, cfg, fill)
 }
 
