@@ -378,3 +378,85 @@ func exampleRowsFill(xin *G.Node, ce *nn.CrossEntropy, feats []float64, f, capac
 		return ce.SetRows(b.First[:len(b.Examples)], lab)
 	}
 }
+
+// startExamples is NewExamples over start (n = len(start) − 1 examples,
+// no adjacency, R = Change = 1).
+func startExamples(t *testing.T, start []int, what string) *dpnn.Examples {
+	t.Helper()
+	x, err := dpnn.NewExamples(len(start)-1, start, nil, 1, 1, what)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// gramStep is the construction of the Gram-form cancellation audits: a
+// linear layer lin (f → o, bias or not) on the batch input Xb, recorded,
+// and the per-row loss ℓ_r = Σ_j y_rj·T_rj, T the batch-rows leaf Tb
+// (capacity × o). Xb is dense unless sparseRows is set (then a sparse leaf
+// read by ForwardSparse).
+type gramStep struct {
+	what string
+	clip float64
+	f, o int
+	bias bool
+	// rows writes batch b: its input rows into xb and targets into tb
+	// (both cleared).
+	rows func(b *dpnn.Batch, xb, tb []float64)
+	// sparseRows, instead of rows: the batch input as a capacity × f
+	// sparse matrix; targets into tb (cleared).
+	sparseRows func(b *dpnn.Batch, capacity int, tb []float64) *graphs.CSR
+}
+
+// release is one noiseless step over x (q = 1, R = Change = 1); a refusal
+// or a step error fails the test. It returns the clipped sum and the step.
+func (s gramStep) release(t *testing.T, x *dpnn.Examples) ([]float64, *dpnn.SGD) {
+	t.Helper()
+	n := x.N
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: s.clip, What: s.what}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	var xin *G.Node
+	var xs *nn.Sparse
+	if s.sparseRows != nil {
+		xs = emptySparse("Xb", capacity, s.f)
+	} else {
+		xin = m.Input("Xb", make([]float64, capacity*s.f), capacity, s.f)
+	}
+	tin := m.Input("Tb", make([]float64, capacity*s.o), capacity, s.o)
+	var loss *G.Node
+	mustBuild(t, func() error {
+		var y *G.Node
+		if xs != nil {
+			lin := layers.NewLinear(m, "lin", s.f, s.o, s.bias, layers.InitPyG)
+			m.StartRecording()
+			y = lin.ForwardSparse(xs)
+			m.StopRecording()
+		} else {
+			y = recordedLinear(m, "lin", xin, s.f, s.o, s.bias)
+		}
+		loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
+		return nil
+	})
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
+	if err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	xb, tb := make([]float64, capacity*s.f), make([]float64, capacity*s.o)
+	rel := mustScaledRelease(t, "", sgd, cfg, func(b *dpnn.Batch) error {
+		clear(tb)
+		if xs != nil {
+			if err := xs.Set(s.sparseRows(b, capacity, tb)); err != nil {
+				return err
+			}
+		} else {
+			clear(xb)
+			s.rows(b, xb, tb)
+			if err := nn.SetValue(xin, xb); err != nil {
+				return err
+			}
+		}
+		return nn.SetValue(tin, tb)
+	})
+	return rel, sgd
+}
