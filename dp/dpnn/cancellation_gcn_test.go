@@ -32,14 +32,7 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 		}
 	}
 	adj := graphs.FromCOO(start[n], start[n], src, dst, val)
-	x, err := dpnn.NewExamples(n, start, adj, 1, 1, "rooted")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "rooted"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := startModel(t, n, start, adj, "rooted", f)
 	as := nn.NewSparse("Ab", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {

@@ -20,14 +20,7 @@ import (
 // ℓ_r · (S·K)_r = ℓ_r · (Count − n + ½): +½ on G, −½ on G − example 0.
 func constProductRelease(t *testing.T, n int, start []int, feats []float64, labels []int, mode string) ([]float64, error) {
 	const f, c = 4, 2
-	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := startModel(t, n, start, nil, "row", f)
 	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
 	var loss *G.Node

@@ -460,3 +460,19 @@ func (s gramStep) release(t *testing.T, x *dpnn.Examples) ([]float64, *dpnn.SGD)
 	})
 	return rel, sgd
 }
+
+// startModel is n examples declared by start with adjacency adj (R =
+// Change = 1), one noiseless step's configuration (q = 1, C = 1) and a
+// model with the batch leaf Xb (capacity × f).
+func startModel(t *testing.T, n int, start []int, adj *graphs.CSR, what string, f int) (*dpnn.Examples, dpnn.PrivateConfig, int, *nn.Model, *G.Node) {
+	t.Helper()
+	x, err := dpnn.NewExamples(n, start, adj, 1, 1, what)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: what}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	return x, cfg, capacity, m, xin
+}

@@ -16,14 +16,7 @@ import (
 // CrossEntropy.SetRows sets to the chunk's row count, whole (a scalar).
 func countRelease(t *testing.T, n int, start []int, feats []float64, labels []int, mode string) ([]float64, error) {
 	const f, c = 4, 2
-	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := startModel(t, n, start, nil, "row", f)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {

@@ -30,14 +30,7 @@ import (
 // It returns the clipped sum (the division by q·N undone), or the
 // construction's refusal.
 func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int, f, c int, mode string) ([]float64, error) {
-	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := startModel(t, n, start, nil, "row", f)
 	sign := func(i int) float64 { return float64(1 - 2*(i%2)) }
 	signs := make([]float64, capacity)
 	for i := range signs {

@@ -30,20 +30,9 @@ func adjRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 	rowsG := start[n]
 	var adj *graphs.CSR
 	if mode == "adj-features" {
-		src := make([]int, rowsG)
-		for i := range src {
-			src[i] = i
-		}
-		adj = graphs.FromCOO(rowsG, rowsG, src, src, nil)
+		adj = identityAdj(rowsG)
 	}
-	x, err := dpnn.NewExamples(n, start, adj, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := startModel(t, n, start, adj, "row", f)
 	aS := nn.NewSparse("Ab", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
