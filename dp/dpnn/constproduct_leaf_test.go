@@ -25,26 +25,9 @@ func constProductRelease(t *testing.T, n int, start []int, feats []float64, labe
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
-		y := recordedLinear(m, "lin", xin, f, c, true)
 		var err error
-		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
-			return err
-		}
-		switch mode {
-		case "none":
-			loss = ce.PerRow
-		case "sparse-times-count":
-			one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
-			sh := G.Must(G.Sub(ce.Count, G.NewConstant(float64(n)-0.5))) // Count − n + ½
-			k := G.Must(G.Mul(sh, one))                                  // 1×1, from the leaf Count
-			u, err := nn.SpMM(s, k)                                      // capacity×1: row r = S_r·K
-			if err != nil {
-				return err
-			}
-			uv := G.Must(G.Reshape(u, tensor.Shape{capacity}))
-			loss = G.Must(G.HadamardProd(ce.PerRow, uv))
-		}
-		return nil
+		ce, loss, err = countProductLoss(m, xin, s, f, c, capacity, float64(n)-0.5, mode)
+		return err
 	})
 	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
@@ -53,20 +36,53 @@ func constProductRelease(t *testing.T, n int, start []int, feats []float64, labe
 	lab, buf := make([]int, capacity), make([]float64, capacity*f)
 	fill := func(b *dpnn.Batch) error {
 		firsts := firstRows(b, f, feats, labels, buf, lab)
-		var src, dst []int
-		var val []float64
-		for _, r := range firsts {
-			src, dst, val = append(src, r), append(dst, 0), append(val, 1) // the example's indicator feature
-		}
 		if err := nn.SetValue(xin, buf); err != nil {
 			return err
 		}
-		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+		if err := s.Set(indicatorColumn(capacity, firsts)); err != nil {
 			return err
 		}
 		return ce.SetRows(firsts, lab)
 	}
 	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
+}
+
+// countProductLoss is the construction: y = lin(Xb) (recorded), ce its
+// cross-entropy, and with mode "sparse-times-count" the per-row loss
+// ℓ_r·(S·K)_r, K = (Count − shift)·1 (1×1, from the leaf Count), S the
+// sparse indicator column (capacity × 1); with "none" ℓ_r.
+func countProductLoss(m *nn.Model, xin *G.Node, s *nn.Sparse, f, c, capacity int, shift float64, mode string) (*nn.CrossEntropy, *G.Node, error) {
+	y := recordedLinear(m, "lin", xin, f, c, true)
+	ce, err := nn.NewCrossEntropy(m, y, "loss")
+	if err != nil {
+		return nil, nil, err
+	}
+	switch mode {
+	case "none":
+		return ce, ce.PerRow, nil
+	case "sparse-times-count":
+		one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
+		sh := G.Must(G.Sub(ce.Count, G.NewConstant(shift))) // Count − n + ½
+		k := G.Must(G.Mul(sh, one))                         // 1×1, from the leaf Count
+		u, err := nn.SpMM(s, k)                             // capacity×1: row r = S_r·K
+		if err != nil {
+			return nil, nil, err
+		}
+		uv := G.Must(G.Reshape(u, tensor.Shape{capacity}))
+		return ce, G.Must(G.HadamardProd(ce.PerRow, uv)), nil
+	}
+	return ce, nil, nil
+}
+
+// indicatorColumn is S: a 1 at (r, 0) for each of rows (the example's
+// indicator feature), capacity × 1.
+func indicatorColumn(capacity int, rows []int) *graphs.CSR {
+	var src, dst []int
+	var val []float64
+	for _, r := range rows {
+		src, dst, val = append(src, r), append(dst, 0), append(val, 1)
+	}
+	return graphs.FromCOO(capacity, 1, src, dst, val)
 }
 
 func TestConstProductDropsLeafTaint(t *testing.T) {
@@ -95,19 +111,9 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
-		y := recordedLinear(m, "lin", xin, f, c, true)
 		var err error
-		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
-			return err
-		}
-		one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
-		k := G.Must(G.Mul(G.Must(G.Sub(ce.Count, G.NewConstant(float64(n)-0.5))), one))
-		u, err := nn.SpMM(s, k)
-		if err != nil {
-			return err
-		}
-		loss = G.Must(G.HadamardProd(ce.PerRow, G.Must(G.Reshape(u, tensor.Shape{capacity}))))
-		return nil
+		ce, loss, err = countProductLoss(m, xin, s, f, c, capacity, float64(n)-0.5, "sparse-times-count")
+		return err
 	})
 	sgd, err := dpnn.BuildSGD(m, loss, dpnn.SGDConfig{Clip: 1, Multiplier: 0, Rate: 1, Samples: samples, Capacity: capacity, OneRow: true}, dp.NewSource(1), nil)
 	if err != nil {
@@ -116,19 +122,17 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 	buf, lab := make([]float64, capacity*f), make([]int, capacity)
 	rel, err := sgd.Release(func(ids []int) error {
 		clear(buf)
-		var rows, src, dst []int
-		var val []float64
+		var rows []int
 		for r, u := range ids {
 			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
 			lab[r] = labels[u]
 			rows = append(rows, r)
-			src, dst, val = append(src, r), append(dst, 0), append(val, 1)
 		}
 		sgd.Groups.Singletons(len(ids))
 		if err := nn.SetValue(xin, buf); err != nil {
 			return err
 		}
-		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+		if err := s.Set(indicatorColumn(capacity, rows)); err != nil {
 			return err
 		}
 		return ce.SetRows(rows, lab)
@@ -168,26 +172,9 @@ func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, 
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
-		y := recordedLinear(m, "lin", xin, f, c, true)
 		var err error
-		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
-			return err
-		}
-		switch mode {
-		case "none":
-			loss = ce.PerRow
-		case "sparse-times-count":
-			one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
-			sh := G.Must(G.Sub(ce.Count, G.NewConstant(29.5))) // Count − n + ½
-			k := G.Must(G.Mul(sh, one))                        // 1×1, from the leaf Count
-			u, err := nn.SpMM(s, k)                            // capacity×1: row r = S_r·K
-			if err != nil {
-				return err
-			}
-			uv := G.Must(G.Reshape(u, tensor.Shape{capacity}))
-			loss = G.Must(G.HadamardProd(ce.PerRow, uv))
-		}
-		return nil
+		ce, loss, err = countProductLoss(m, xin, s, f, c, capacity, 29.5, mode) // n of G: G′ has 29 examples
+		return err
 	})
 	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
@@ -196,20 +183,18 @@ func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, 
 	lab, buf := make([]int, capacity), make([]float64, capacity*f)
 	fill := func(b *dpnn.Batch) error {
 		clear(buf)
-		var firsts, src, dst []int
-		var val []float64
+		var firsts []int
 		for k, u := range b.Examples {
 			r := k
 			b.Tags.Of[r] = k
 			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
 			lab[r] = labels[u]
 			firsts = append(firsts, r)
-			src, dst, val = append(src, r), append(dst, 0), append(val, 1) // the example's indicator feature
 		}
 		if err := nn.SetValue(xin, buf); err != nil {
 			return err
 		}
-		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+		if err := s.Set(indicatorColumn(capacity, firsts)); err != nil {
 			return err
 		}
 		return ce.SetRows(firsts, lab)
