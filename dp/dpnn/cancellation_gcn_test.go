@@ -33,7 +33,7 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 	}
 	adj := graphs.FromCOO(start[n], start[n], src, dst, val)
 	x, cfg, capacity, m, xin := startModel(t, n, start, adj, "rooted", f)
-	as := nn.NewSparse("Ab", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	as := emptySparse("Ab", capacity, capacity)
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
 		conv := layers.NewGCNConv(m, "gcn", as, f, c)

@@ -21,7 +21,7 @@ import (
 func constProductRelease(t *testing.T, n int, start []int, feats []float64, labels []int, mode string) ([]float64, error) {
 	const f, c = 4, 2
 	x, cfg, capacity, m, xin := startModel(t, n, start, nil, "row", f)
-	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	s := emptySparse("S", capacity, 1)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
@@ -107,7 +107,7 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 	capacity := n
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	s := emptySparse("S", capacity, 1)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {
@@ -168,7 +168,7 @@ func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, 
 	capacity := dpnn.RowCapacity(x, cfg.Rate())
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	s := emptySparse("S", capacity, 1)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
 	mustBuild(t, func() error {

@@ -24,7 +24,6 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -55,7 +54,7 @@ func dropCacheRelease(t *testing.T, n int, init func(r, c int) float64, removed0
 		}
 	}
 	xin := m.Input("Xb", backing, capacity, f)
-	adj := nn.NewSparse("A", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	adj := emptySparse("A", capacity, capacity)
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)

@@ -22,7 +22,6 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -73,7 +72,7 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 			t.Fatal(err)
 		}
 	}
-	adj := nn.NewSparse("Â", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	adj := emptySparse("Â", capacity, capacity)
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
 		conv := layers.NewGCNConv(m, "conv", adj, f, hid)

@@ -21,14 +21,10 @@ import (
 // One noiseless step, q = 1, C = 1; returns the clipped sum.
 func eitherSparseRelease(t *testing.T, targ []float64, absent0, poolLayout bool) ([]float64, error) {
 	n := len(targ)
-	x := pooledExamples(t, n, 2, 1, absent0)
-	capacity := 2 * n
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity), capacity, 1)
-	ts := nn.NewSparse("Ts", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	x, cfg, capacity, m, xin := pooledHeadModel(t, n, absent0)
+	ts := emptySparse("Ts", capacity, 1)
 	var tin *G.Node
-	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	ps := emptySparse("pool", capacity, capacity)
 	var loss *G.Node
 	mustBuild(t, func() error {
 		head := layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG)

@@ -476,3 +476,17 @@ func startModel(t *testing.T, n int, start []int, adj *graphs.CSR, what string, 
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 	return x, cfg, capacity, m, xin
 }
+
+// pooledHeadModel is the setup of the pooled-layout audits: n pooled
+// examples of 2 rows (weight 1, example 0 absent with absent0), PoolRows =
+// capacity = 2n, one noiseless step's configuration (q = 1, C = 1) and a
+// model with the batch leaf Xb (capacity × 1).
+func pooledHeadModel(t *testing.T, n int, absent0 bool) (*dpnn.Examples, dpnn.PrivateConfig, int, *nn.Model, *G.Node) {
+	t.Helper()
+	x := pooledExamples(t, n, 2, 1, absent0)
+	capacity := 2 * n
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity), capacity, 1)
+	return x, cfg, capacity, m, xin
+}

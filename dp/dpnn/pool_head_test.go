@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -22,13 +21,9 @@ import (
 // capacity rows = eitherRows), per-row loss y ∘ T (T a leaf of pool rows:
 // example k's target at pool row k). Returns the clipped sum.
 func poolHeadRelease(t *testing.T, n int, targ []float64, absent0 bool) ([]float64, error) {
-	x := pooledExamples(t, n, 2, 1, absent0)
-	capacity := 2 * n
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity), capacity, 1)
+	x, cfg, capacity, m, xin := pooledHeadModel(t, n, absent0)
 	tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
-	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	ps := emptySparse("pool", capacity, capacity)
 	var loss *G.Node
 	mustBuild(t, func() error {
 		head := layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG)

@@ -259,7 +259,7 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 	capacity := dpnn.RowCapacity(x, cfg.Rate())
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	ps := nn.NewSparse("pool", &graphs.CSR{Rows: pool, Cols: capacity, Indptr: make([]int, pool+1)})
+	ps := emptySparse("pool", pool, capacity)
 	signs := make([]float64, pool)
 	for i := range signs {
 		signs[i] = float64(1 - 2*(i%2))

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/chewxy/hm"
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -64,7 +63,7 @@ func (o sumAllOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 // with the rule input a = sumAll(X); per-row cross-entropy loss.
 func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error) {
 	x, cfg, capacity, m, xin := oneRowModel(t, n, f, 1)
-	mix := nn.NewSparse("mix", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	mix := emptySparse("mix", capacity, capacity)
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)

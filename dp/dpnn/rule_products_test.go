@@ -33,7 +33,7 @@ func adjRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 		adj = identityAdj(rowsG)
 	}
 	x, cfg, capacity, m, xin := startModel(t, n, start, adj, "row", f)
-	aS := nn.NewSparse("Ab", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	aS := emptySparse("Ab", capacity, capacity)
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
 		m.StartRecording()

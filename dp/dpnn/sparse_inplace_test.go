@@ -26,7 +26,7 @@ func sparseInplaceRelease(t *testing.T, n int, start []int, vals []float64, mode
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
 	capacity := dpnn.RowCapacity(x, cfg.Rate())
 	m := nn.NewModel(1)
-	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: f, Indptr: make([]int, capacity+1)})
+	s := emptySparse("S", capacity, f)
 	var loss *G.Node
 	mustBuild(t, func() error {
 		w := m.NewParam("w", nn.Constant(1), f, 1)
