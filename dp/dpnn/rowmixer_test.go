@@ -58,16 +58,15 @@ func (o sumAllOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	return nil, fmt.Errorf("sumAll: no gradient")
 }
 
-// rowMixerRelease: one noiseless step over n one-row examples (R = 1,
-// Change = 2, C = 1, q = 1), y = lin(sumAll(X)) recorded by RecordLinear
-// with the rule input a = sumAll(X); per-row cross-entropy loss.
-func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error) {
+// mixerRelease: one noiseless step over n one-row examples (R = 1,
+// Change = 2, C = 1, q = 1), y = lin(mix(X)) recorded, the rule input
+// being the mixed rows a = mix(X); per-row cross-entropy loss.
+func mixerRelease(t *testing.T, feats []float64, n, f int, mix func(xin *G.Node, capacity int) (*G.Node, error)) ([]float64, error) {
 	x, cfg, capacity, m, xin := oneRowModel(t, n, f, 1)
-	mix := emptySparse("mix", capacity, capacity)
 	var ce *nn.CrossEntropy
 	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
-		a, err := G.ApplyOp(sumAllOp{mix}, xin)
+		a, err := mix(xin, capacity)
 		if err != nil {
 			return err
 		}
@@ -81,14 +80,30 @@ func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 	return noiselessRelease(m, ce.PerRow, x, cfg, fill)
 }
 
-func TestAuthorRowMixer(t *testing.T) {
-	const n, f = 30, 2
-	feats := make([]float64, n*f)
+// mixerPair is G's and G′'s features: every row (0.01, −0.01) but example
+// 0's first feature, 100 on G and −100 on G′ (example 0 modified: Change =
+// 2, bound 2C).
+func mixerPair(n, f int) (feats, feats2 []float64) {
+	feats = make([]float64, n*f)
 	for e := 0; e < n; e++ {
 		feats[e*f], feats[e*f+1] = 0.01, -0.01
 	}
-	feats2 := append([]float64(nil), feats...)
-	feats[0], feats2[0] = 100, -100 // example 0 modified (Change = 2: bound 2C)
+	feats2 = append([]float64(nil), feats...)
+	feats[0], feats2[0] = 100, -100
+	return feats, feats2
+}
+
+// rowMixerRelease: mixerRelease with sumAllOp over an empty capacity ×
+// capacity matrix.
+func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error) {
+	return mixerRelease(t, feats, n, f, func(xin *G.Node, capacity int) (*G.Node, error) {
+		return G.ApplyOp(sumAllOp{emptySparse("mix", capacity, capacity)}, xin)
+	})
+}
+
+func TestAuthorRowMixer(t *testing.T) {
+	const n, f = 30, 2
+	feats, feats2 := mixerPair(n, f) // example 0 modified (Change = 2: bound 2C)
 	a, err := rowMixerRelease(t, feats, n, f)
 	b, err2 := rowMixerRelease(t, feats2, n, f)
 	if err != nil || err2 != nil {
