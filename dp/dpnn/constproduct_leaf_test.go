@@ -33,17 +33,9 @@ func constProductRelease(t *testing.T, n int, start []int, feats []float64, labe
 	if err != nil {
 		return nil, err
 	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		firsts := firstRows(b, f, feats, labels, buf, lab)
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		if err := s.Set(indicatorColumn(capacity, firsts)); err != nil {
-			return err
-		}
-		return ce.SetRows(firsts, lab)
-	}
+	fill := firstRowsFill(xin, ce, f, capacity, feats, labels, func(firsts []int) error {
+		return s.Set(indicatorColumn(capacity, firsts))
+	})
 	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 

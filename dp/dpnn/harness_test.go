@@ -490,3 +490,22 @@ func pooledHeadModel(t *testing.T, n int, absent0 bool) (*dpnn.Examples, dpnn.Pr
 	xin := m.Input("Xb", make([]float64, capacity), capacity, 1)
 	return x, cfg, capacity, m, xin
 }
+
+// firstRowsFill is the fill of the one-row audits: firstRows into Xb, then
+// also(firsts) when set (another batch input), then the first rows'
+// labels on ce.
+func firstRowsFill(xin *G.Node, ce *nn.CrossEntropy, f, capacity int, feats []float64, labels []int, also func(firsts []int) error) func(*dpnn.Batch) error {
+	lab, buf := make([]int, capacity), make([]float64, capacity*f)
+	return func(b *dpnn.Batch) error {
+		firsts := firstRows(b, f, feats, labels, buf, lab)
+		if err := nn.SetValue(xin, buf); err != nil {
+			return err
+		}
+		if also != nil {
+			if err := also(firsts); err != nil {
+				return err
+			}
+		}
+		return ce.SetRows(firsts, lab)
+	}
+}

@@ -3,7 +3,6 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -42,14 +41,7 @@ func countRelease(t *testing.T, n int, start []int, feats []float64, labels []in
 	if err != nil {
 		return nil, err
 	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		firsts := firstRows(b, f, feats, labels, buf, lab)
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(firsts, lab)
-	}
+	fill := firstRowsFill(xin, ce, f, capacity, feats, labels, nil)
 	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
