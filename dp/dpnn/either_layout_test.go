@@ -24,17 +24,9 @@ func eitherRelease(t *testing.T, targ []float64, absent0, poolLayout bool) ([]fl
 	ps := emptySparse("pool", capacity, capacity)
 	var loss *G.Node
 	mustBuild(t, func() error {
-		head := layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG)
-		a := G.Must(G.HadamardProd(xin, tin)) // T in the batch's layout
-		m.StartRecording()
-		y := head.Forward(a)
-		m.StopRecording()
-		z, err := nn.SpMM(ps, y)
-		if err != nil {
-			return err
-		}
-		loss = nn.RowSums(G.Must(G.HadamardProd(z, tin))) // T in the pool's layout
-		return nil
+		var err error
+		loss, err = eitherLoss(m, layers.NewLinear(m, "head", 1, 1, false, layers.InitPyG), xin, tin, ps)
+		return err
 	})
 	xb, tb := make([]float64, capacity), make([]float64, capacity)
 	fill := func(b *dpnn.Batch) error {
@@ -50,15 +42,33 @@ func eitherRelease(t *testing.T, targ []float64, absent0, poolLayout bool) ([]fl
 	return noiselessRelease(m, loss, x, cfg, fill)
 }
 
-func TestEitherRowsTwoLayouts(t *testing.T) {
+// eitherLoss is the construction's loss: T joined with the batch rows
+// before the pool (the head's input a = X∘T) and with the pooled rows
+// after it (loss = z∘T, z = P·head(a)).
+func eitherLoss(m *nn.Model, head *layers.Linear, xin, tin *G.Node, ps *nn.Sparse) (*G.Node, error) {
+	a := G.Must(G.HadamardProd(xin, tin)) // T in the batch's layout
+	m.StartRecording()
+	y := head.Forward(a)
+	m.StopRecording()
+	z, err := nn.SpMM(ps, y)
+	if err != nil {
+		return nil, err
+	}
+	return nn.RowSums(G.Must(G.HadamardProd(z, tin))), nil // T in the pool's layout
+}
+
+// twoLayouts is the test of a two-layout construction: for n = 8, 20 and
+// T in either layout, the sign-pattern search over release; refused with
+// "a fill writes it in one layout only", or Δ ≤ 1.
+func twoLayouts(t *testing.T, release func(t *testing.T, targ []float64, absent0, poolLayout bool) ([]float64, error)) {
 	const w = 10.0
 	for _, n := range []int{8, 20} {
 		for _, poolLayout := range []bool{false, true} {
 			// search sign patterns for a large gap (deterministic)
 			worst, a, b, ok := searchWorst(t, "a fill writes it in one layout only", func(trial int) ([]float64, []float64, error, error) {
 				targ := signPattern(trial, n, w)
-				a, errA := eitherRelease(t, targ, false, poolLayout)
-				b, errB := eitherRelease(t, targ, true, poolLayout)
+				a, errA := release(t, targ, false, poolLayout)
+				b, errB := release(t, targ, true, poolLayout)
 				return a, b, errA, errB
 			})
 			if !ok {
@@ -67,4 +77,8 @@ func TestEitherRowsTwoLayouts(t *testing.T) {
 			checkWithin(t, fmt.Sprintf("n = %d, T in the %s layout: targets %v", n, map[bool]string{false: "batch", true: "pool"}[poolLayout], signPattern(worst, n, w)), a, b, 1)
 		}
 	}
+}
+
+func TestEitherRowsTwoLayouts(t *testing.T) {
+	twoLayouts(t, eitherRelease)
 }

@@ -1,7 +1,6 @@
 package dpnn_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
@@ -33,16 +32,8 @@ func eitherSparseRelease(t *testing.T, targ []float64, absent0, poolLayout bool)
 		if tin, err = nn.SpMM(ts, one); err != nil { // T = Ts·1: a constant product, classed eitherRows with no leaf
 			return err
 		}
-		a := G.Must(G.HadamardProd(xin, tin)) // T in the batch's layout
-		m.StartRecording()
-		y := head.Forward(a)
-		m.StopRecording()
-		z, err := nn.SpMM(ps, y)
-		if err != nil {
-			return err
-		}
-		loss = nn.RowSums(G.Must(G.HadamardProd(z, tin))) // T in the pool's layout
-		return nil
+		loss, err = eitherLoss(m, head, xin, tin, ps)
+		return err
 	})
 	xb, tb := make([]float64, capacity), make([]float64, capacity)
 	fill := func(b *dpnn.Batch) error {
@@ -66,20 +57,5 @@ func eitherSparseRelease(t *testing.T, targ []float64, absent0, poolLayout bool)
 }
 
 func TestEitherSparseTwoLayouts(t *testing.T) {
-	const w = 10.0
-	for _, n := range []int{8, 20} {
-		for _, poolLayout := range []bool{false, true} {
-			// search sign patterns for a large gap (deterministic)
-			worst, a, b, ok := searchWorst(t, "a fill writes it in one layout only", func(trial int) ([]float64, []float64, error, error) {
-				targ := signPattern(trial, n, w)
-				a, errA := eitherSparseRelease(t, targ, false, poolLayout)
-				b, errB := eitherSparseRelease(t, targ, true, poolLayout)
-				return a, b, errA, errB
-			})
-			if !ok {
-				return
-			}
-			checkWithin(t, fmt.Sprintf("n = %d, T in the %s layout: targets %v", n, map[bool]string{false: "batch", true: "pool"}[poolLayout], signPattern(worst, n, w)), a, b, 1)
-		}
-	}
+	twoLayouts(t, eitherSparseRelease)
 }
