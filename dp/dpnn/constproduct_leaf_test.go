@@ -152,14 +152,7 @@ func TestConstProductDropsLeafTaintPlain(t *testing.T) {
 
 func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, mode string) ([]float64, error) {
 	const f, c = 4, 2
-	x, err := dpnn.GeneratedExamples(n, 1, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := generatedModel(t, n, "row", f)
 	s := emptySparse("S", capacity, 1)
 	var ce *nn.CrossEntropy
 	var loss *G.Node

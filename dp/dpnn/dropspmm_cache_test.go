@@ -82,13 +82,9 @@ func dropCacheRelease(t *testing.T, n int, init func(r, c int) float64, removed0
 		default:
 			buf = make([]float64, capacity*f)
 		}
-		var rows []int
-		for k, e := range b.Examples {
-			for r := b.First[k]; r < b.First[k+1]; r++ {
-				buf[r*f], buf[r*f+1] = 1, 1 // every example's features are the same
-				lab[r] = e % 2              // its label: the example's parity
-				rows = append(rows, r)
-			}
+		rows := parityRows(b, lab) // its label: the example's parity
+		for _, r := range rows {
+			buf[r*f], buf[r*f+1] = 1, 1 // every example's features are the same
 		}
 		if mode != "inplace" {
 			if err := nn.SetValue(xin, buf); err != nil {
@@ -101,6 +97,19 @@ func dropCacheRelease(t *testing.T, n int, init func(r, c int) float64, removed0
 		return ce.SetRows(rows, lab)
 	}
 	return scaledRelease(sgd, cfg, fill)
+}
+
+// parityRows labels every batch row of each example with the example's
+// parity and returns those rows, in order.
+func parityRows(b *dpnn.Batch, lab []int) []int {
+	var rows []int
+	for k, e := range b.Examples {
+		for r := b.First[k]; r < b.First[k+1]; r++ {
+			lab[r] = e % 2
+			rows = append(rows, r)
+		}
+	}
+	return rows
 }
 
 func TestDropoutSpMMReadsTheFilledBatch(t *testing.T) {

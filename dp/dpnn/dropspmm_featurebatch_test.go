@@ -33,23 +33,19 @@ import (
 // removed0. R = 1, Change = 1, C = 1, rate q, one noiseless step.
 func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed uint64) ([]float64, error) {
 	const f, hid = 2, 4
-	start := make([]int, n+1)
+	start := startRows(n, 1, removed0)
 	var feats []float64
 	var ids []int // universe row -> example
 	for e := 0; e < n; e++ {
-		rows := 1
 		if e == 0 && removed0 {
-			rows = 0
+			continue
 		}
-		start[e+1] = start[e] + rows
-		for r := 0; r < rows; r++ {
-			v := 50.0
-			if e%2 == 1 {
-				v = -50
-			}
-			feats = append(feats, v, v)
-			ids = append(ids, e)
+		v := 50.0
+		if e%2 == 1 {
+			v = -50
 		}
+		feats = append(feats, v, v)
+		ids = append(ids, e)
 	}
 	x, err := dpnn.NewExamples(n, start, identityAdj(start[n]), 1, 1, "row")
 	if err != nil {
@@ -91,13 +87,7 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 	}
 	lab := make([]int, capacity)
 	fill := func(b *dpnn.Batch) error {
-		var rows []int
-		for k, e := range b.Examples {
-			for r := b.First[k]; r < b.First[k+1]; r++ {
-				lab[r] = e % 2
-				rows = append(rows, r)
-			}
-		}
+		rows := parityRows(b, lab)
 		if err := batch.Fill(b.Rows); err != nil { // the stock fill: row i <- universe row b.Rows[i]
 			return err
 		}

@@ -509,3 +509,19 @@ func firstRowsFill(xin *G.Node, ce *nn.CrossEntropy, f, capacity int, feats []fl
 		return ce.SetRows(firsts, lab)
 	}
 }
+
+// generatedModel is n generated examples of at most one row (R = Change =
+// 1), one noiseless step's configuration (q = 1, C = 1) and a model with
+// the batch leaf Xb (capacity × f).
+func generatedModel(t *testing.T, n int, what string, f int) (*dpnn.Examples, dpnn.PrivateConfig, int, *nn.Model, *G.Node) {
+	t.Helper()
+	x, err := dpnn.GeneratedExamples(n, 1, 1, 1, what)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: what}
+	capacity := dpnn.RowCapacity(x, cfg.Rate())
+	m := nn.NewModel(1)
+	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	return x, cfg, capacity, m, xin
+}

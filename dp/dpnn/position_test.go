@@ -328,14 +328,7 @@ func TestPooledPositionConstants(t *testing.T) {
 // a ±1 gorgonia constant per batch row.
 func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 bool, mode string) ([]float64, error) {
 	const c = 2
-	x, err := dpnn.GeneratedExamples(n, 1, 1, 1, "generated")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "generated"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := generatedModel(t, n, "generated", f)
 	signs := make([]float64, capacity)
 	for i := range signs {
 		signs[i] = float64(1 - 2*(i%2))

@@ -13,14 +13,7 @@ import (
 // ones move up one row.
 func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64, error) {
 	const f = 4
-	x, err := dpnn.GeneratedExamples(n, 1, 1, 1, "generated")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "generated"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := generatedModel(t, n, "generated", f)
 	var loss *nn.Node
 	mustBuild(t, func() error {
 		var err error
