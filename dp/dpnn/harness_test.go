@@ -357,9 +357,7 @@ func oneRowModel(t *testing.T, n, f int, clip float64) (*dpnn.Examples, dpnn.Pri
 		t.Fatal(err)
 	}
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: clip, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	capacity, m, xin := batchModel(x, cfg, f)
 	return x, cfg, capacity, m, xin
 }
 
@@ -471,9 +469,7 @@ func startModel(t *testing.T, n int, start []int, adj *graphs.CSR, what string, 
 		t.Fatal(err)
 	}
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: what}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	capacity, m, xin := batchModel(x, cfg, f)
 	return x, cfg, capacity, m, xin
 }
 
@@ -520,8 +516,15 @@ func generatedModel(t *testing.T, n int, what string, f int) (*dpnn.Examples, dp
 		t.Fatal(err)
 	}
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: what}
+	capacity, m, xin := batchModel(x, cfg, f)
+	return x, cfg, capacity, m, xin
+}
+
+// batchModel is a model with the batch leaf Xb of capacity × f, capacity
+// the rows a batch of x at cfg's rate can hold.
+func batchModel(x *dpnn.Examples, cfg dpnn.PrivateConfig, f int) (int, *nn.Model, *G.Node) {
 	capacity := dpnn.RowCapacity(x, cfg.Rate())
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	return x, cfg, capacity, m, xin
+	return capacity, m, xin
 }

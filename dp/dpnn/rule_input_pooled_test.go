@@ -20,23 +20,21 @@ func ruleInputPoolRelease(t *testing.T, xs, targ []float64, absent0 bool) ([]flo
 	x, cfg, capacity, m, xin := pooledHeadModel(t, n, absent0)
 	tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
 	ps := emptySparse("pool", capacity, capacity)
-	var loss *G.Node
-	mustBuild(t, func() error {
+	build := func() (*G.Node, error) {
 		wp := m.NewParam("W", nn.Constant(1), 1, 1)
 		z, err := nn.SpMM(ps, xin) // pooled rows
 		if err != nil {
-			return err
+			return nil, err
 		}
 		m.StartRecording()
 		y := m.Record(nn.MatMul(xin, wp.Node), wp, nn.LinearWeight{Input: z})
 		m.StopRecording()
 		py, err := nn.SpMM(ps, y)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		loss = nn.RowSums(G.Must(G.HadamardProd(py, tin)))
-		return nil
-	})
+		return nn.RowSums(G.Must(G.HadamardProd(py, tin))), nil
+	}
 	xb, tb := make([]float64, capacity), make([]float64, capacity)
 	fill := func(b *dpnn.Batch) error {
 		clear(xb)
@@ -55,7 +53,7 @@ func ruleInputPoolRelease(t *testing.T, xs, targ []float64, absent0 bool) ([]flo
 		}
 		return ps.Set(b.Pool)
 	}
-	return noiselessRelease(m, loss, x, cfg, fill)
+	return buildRelease(t, m, x, cfg, build, fill)
 }
 
 func TestRuleInputPooled(t *testing.T) {

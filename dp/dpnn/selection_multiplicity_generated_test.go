@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
 )
 
 // The selection-multiplicity model (row r reads row r − r%2) over generated
@@ -14,14 +15,8 @@ import (
 func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64, error) {
 	const f = 4
 	x, cfg, capacity, m, xin := generatedModel(t, n, "generated", f)
-	var loss *nn.Node
-	mustBuild(t, func() error {
-		var err error
-		loss, err = evenRowsLoss(m, xin, f, capacity)
-		return err
-	})
 	buf := make([]float64, capacity*f)
-	return noiselessRelease(m, loss, x, cfg, func(b *dpnn.Batch) error {
+	return buildRelease(t, m, x, cfg, func() (*G.Node, error) { return evenRowsLoss(m, xin, f, capacity) }, func(b *dpnn.Batch) error {
 		clear(buf)
 		r := 0
 		for k, e := range b.Examples {

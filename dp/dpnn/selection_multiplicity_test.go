@@ -6,6 +6,7 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
 )
 
 // multRelease: one noiseless DP-SGD step (q = 1, z = 0, C = 1, R = Change
@@ -22,17 +23,9 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		t.Fatal(err)
 	}
 	cfg := dpnn.ConfigFor(x, n, 1, 1)
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	var loss *nn.Node
-	mustBuild(t, func() error {
-		var err error
-		loss, err = evenRowsLoss(m, xin, f, capacity)
-		return err
-	})
+	capacity, m, xin := batchModel(x, cfg, f)
 	buf := make([]float64, capacity*f)
-	return noiselessRelease(m, loss, x, cfg, func(b *dpnn.Batch) error {
+	return buildRelease(t, m, x, cfg, func() (*G.Node, error) { return evenRowsLoss(m, xin, f, capacity) }, func(b *dpnn.Batch) error {
 		clear(buf)
 		for k := range b.Examples {
 			r, u := b.First[k], b.Rows[b.First[k]]
