@@ -78,7 +78,7 @@ func indicatorColumn(capacity int, rows []int) *graphs.CSR {
 }
 
 func TestConstProductDropsLeafTaint(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) ([]float64, []int) { return signedRows(ids, v, 100) }
 	all, startG, startG2 := oneRowPair(n)
@@ -139,7 +139,7 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 }
 
 func TestConstProductDropsLeafTaintPlain(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) ([]float64, []int) { return signedRows(ids, v, 100) }
 	all := exampleIDs(n)

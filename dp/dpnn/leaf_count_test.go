@@ -46,7 +46,7 @@ func countRelease(t *testing.T, n int, start []int, feats []float64, labels []in
 }
 
 func TestCountLeaf(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) ([]float64, []int) { return signedRows(ids, v, 100) }
 	all, startG, startG2 := oneRowPair(n)

@@ -32,7 +32,7 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 }
 
 func TestGeneratedSelectionMultiplicity(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
 	feats, _ := signedRows(exampleIDs(n), v, 1)
 	a, errA := genMultRelease(t, n, feats, false)

@@ -38,7 +38,7 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 // G: 30 one-row examples, example e's features (−1)^e·(3, −2, 5, 1);
 // G′: G without example 0 (the other 29, in order).
 func TestSelectionMultiplicity(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) []float64 { feats, _ := signedRows(ids, v, 1); return feats }
 	all := exampleIDs(n)
@@ -82,7 +82,7 @@ func plainMultRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 }
 
 func TestSelectionMultiplicityPlain(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
 	mk := func(ids []int) []float64 { feats, _ := signedRows(ids, v, 1); return feats }
 	all := exampleIDs(n)
