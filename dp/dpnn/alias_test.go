@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -23,14 +22,7 @@ import (
 // the fill loading its own buffer through nn.SetValue. The fill writes only
 // X, each row with the data of the example laid out there.
 func aliasRelease(t *testing.T, feats []float64, n, f int, removed0 bool, mode string) ([]float64, error) {
-	start := make([]int, n+1)
-	for e := 0; e < n; e++ {
-		rows := 1
-		if e == 0 && removed0 {
-			rows = 0
-		}
-		start[e+1] = start[e] + rows
-	}
+	start := startRows(n, 1, removed0)
 	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +33,7 @@ func aliasRelease(t *testing.T, feats []float64, n, f int, removed0 bool, mode s
 	backing := make([]float64, capacity*f)
 	xin := m.Input("Xb", backing, capacity, f)
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 		k := G.NewConstant(tensor.New(tensor.WithShape(f), tensor.WithBacking(backing[:f])), G.WithName("K"), G.In(m.G))
 		if mode == "value" {
@@ -58,13 +50,6 @@ func aliasRelease(t *testing.T, feats []float64, n, f int, removed0 bool, mode s
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	lab := make([]int, capacity)
 	fill := func(b *dpnn.Batch) error {
 		buf := nn.Values(xin) // write in place (after Reset zeroed it)
@@ -86,14 +71,7 @@ func aliasRelease(t *testing.T, feats []float64, n, f int, removed0 bool, mode s
 		}
 		return ce.SetRows(rows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return noiselessRelease(m, ce.PerRow, x, cfg, fill)
 }
 
 // TestConstantAliasesBatch: a constant sharing the batch input's memory is

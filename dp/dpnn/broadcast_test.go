@@ -3,7 +3,6 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -22,10 +21,7 @@ func TestBroadcastCheck(t *testing.T) {
 		xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 		var loss *nn.Node
 		err := nn.Build(func() error {
-			lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-			m.StartRecording()
-			y := lin.Forward(xin)
-			m.StopRecording()
+			y := recordedLinear(m, "lin", xin, f, c, true)
 			one := G.NewScalar(m.G, G.Float64, G.WithName("one"), G.WithValue(1.0))
 			var err error
 			switch mode {

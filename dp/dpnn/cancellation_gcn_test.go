@@ -1,10 +1,10 @@
 package dpnn_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -32,17 +32,10 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 		}
 	}
 	adj := graphs.FromCOO(start[n], start[n], src, dst, val)
-	x, err := dpnn.NewExamples(n, start, adj, 1, 1, "rooted")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "rooted"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	as := nn.NewSparse("Ab", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	x, cfg, capacity, m, xin := startModel(t, n, start, adj, "rooted", f)
+	as := emptySparse("Ab", capacity, capacity)
 	var ce *nn.CrossEntropy
-	if err := nn.Build(func() error {
+	mustBuild(t, func() error {
 		conv := layers.NewGCNConv(m, "gcn", as, f, c)
 		m.StartRecording()
 		y := conv.Forward(xin)
@@ -50,10 +43,8 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 		var err error
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	})
+	sgd, err := noiselessPrivate(m, ce.PerRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -78,14 +69,7 @@ func gcnRelease(t *testing.T, sizes []int, feats []float64, labels []int) ([]flo
 		}
 		return ce.SetRows(roots, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("step: %v", err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, "", sgd, cfg, fill), nil
 }
 
 // TestCancellationGCN: example 0 is a root with features (0, 0) and two
@@ -101,13 +85,6 @@ func TestCancellationGCN(t *testing.T) {
 		labels := []int{lab0, 1, 0, 1}
 		a, errA := gcnRelease(t, []int{3, 3, 3, 3}, featsG, labels)
 		b, errB := gcnRelease(t, []int{0, 3, 3, 3}, rest, labels)
-		if errA != nil || errB != nil {
-			t.Fatalf("refused: %v / %v", errA, errB)
-		}
-		d := dist(a, b)
-		t.Logf("label of example 0 = %d: ‖Δ clipped sum‖ = %.4f (declared R·Change·C = 1)", lab0, d)
-		if d > 1+1e-9 {
-			t.Errorf("label %d: one deleted example moved the clipped sum by %.4f > 1", lab0, d)
-		}
+		within(t, fmt.Sprintf("label of example 0 = %d", lab0), a, b, errA, errB, 1)
 	}
 }

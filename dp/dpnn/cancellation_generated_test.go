@@ -4,11 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
-	"github.com/dpgnn/dpgnn/nn"
-	G "gorgonia.org/gorgonia"
 )
 
 // TestCancellationGenerated: the Gram cancellation in the generated shape
@@ -26,30 +22,7 @@ func TestCancellationGenerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "generated"}
-		capacity := dpnn.RowCapacity(x, cfg.Rate())
-		m := nn.NewModel(1)
-		xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-		tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
-		var loss *G.Node
-		if err := nn.Build(func() error {
-			lin := layers.NewLinear(m, "lin", f, 1, false, layers.InitPyG)
-			m.StartRecording()
-			y := lin.Forward(xin)
-			m.StopRecording()
-			loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-		if err != nil {
-			t.Fatalf("refused: %v", err)
-		}
-		xb, tb := make([]float64, capacity*f), make([]float64, capacity)
-		fill := func(b *dpnn.Batch) error {
-			clear(xb)
-			clear(tb)
+		rel, _ := gramStep{what: "generated", clip: 1, f: f, o: 1, rows: func(b *dpnn.Batch, xb, tb []float64) {
 			r := 0
 			for k, e := range b.Examples {
 				if e == 0 && drop0 {
@@ -62,18 +35,7 @@ func TestCancellationGenerated(t *testing.T) {
 					r++
 				}
 			}
-			if err := nn.SetValue(xin, xb); err != nil {
-				return err
-			}
-			return nn.SetValue(tin, tb)
-		}
-		rel, err := sgd.ReleaseExamples(fill)
-		if err != nil {
-			t.Fatalf("step: %v", err)
-		}
-		for i := range rel {
-			rel[i] *= float64(n)
-		}
+		}}.release(t, x)
 		return rel
 	}
 	a, b := release(false), release(true)

@@ -4,12 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/layers"
-	"github.com/dpgnn/dpgnn/nn"
-	G "gorgonia.org/gorgonia"
 )
 
 // TestCancellationSparse: the cancellation through GhostNormSqSparse (a
@@ -22,34 +18,7 @@ func TestCancellationSparse(t *testing.T) {
 	const f, o = 2, 1
 	A, eta := math.Ldexp(1, 40), math.Ldexp(1, -30)
 	release := func(start []int, feats, targ []float64) []float64 {
-		n := len(start) - 1
-		x, err := dpnn.NewExamples(n, start, nil, 1, 1, "two rows")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "two rows"}
-		capacity := dpnn.RowCapacity(x, cfg.Rate())
-		m := nn.NewModel(1)
-		xs := nn.NewSparse("Xb", &graphs.CSR{Rows: capacity, Cols: f, Indptr: make([]int, capacity+1)})
-		tin := m.Input("Tb", make([]float64, capacity*o), capacity, o)
-		var loss *G.Node
-		if err := nn.Build(func() error {
-			lin := layers.NewLinear(m, "lin", f, o, false, layers.InitPyG)
-			m.StartRecording()
-			y := lin.ForwardSparse(xs)
-			m.StopRecording()
-			loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-		if err != nil {
-			t.Fatalf("refused: %v", err)
-		}
-		tb := make([]float64, capacity*o)
-		fill := func(b *dpnn.Batch) error {
-			clear(tb)
+		rel, _ := gramStep{what: "two rows", clip: 1, f: f, o: o, sparseRows: func(b *dpnn.Batch, capacity int, tb []float64) *graphs.CSR {
 			var src, dst []int
 			var val []float64
 			for r, u := range b.Rows {
@@ -60,18 +29,8 @@ func TestCancellationSparse(t *testing.T) {
 				}
 				tb[r] = targ[u]
 			}
-			if err := xs.Set(graphs.FromCOO(capacity, f, src, dst, val)); err != nil {
-				return err
-			}
-			return nn.SetValue(tin, tb)
-		}
-		rel, err := sgd.ReleaseExamples(fill)
-		if err != nil {
-			t.Fatalf("step: %v", err)
-		}
-		for i := range rel {
-			rel[i] *= float64(n)
-		}
+			return graphs.FromCOO(capacity, f, src, dst, val)
+		}}.release(t, startExamples(t, start, "two rows"))
 		return rel
 	}
 	feats := []float64{A, 0, A, 0, 0.3, 0.1, -0.2, 0.4, 0.5, -0.3, 0.1, 0.2, -0.4, 0.6, 0.7, -0.1}

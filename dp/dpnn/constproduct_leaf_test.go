@@ -6,7 +6,6 @@ import (
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -21,117 +20,74 @@ import (
 // ℓ_r · (S·K)_r = ℓ_r · (Count − n + ½): +½ on G, −½ on G − example 0.
 func constProductRelease(t *testing.T, n int, start []int, feats []float64, labels []int, mode string) ([]float64, error) {
 	const f, c = 4, 2
-	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	x, cfg, capacity, m, xin := startModel(t, n, start, nil, "row", f)
+	s := emptySparse("S", capacity, 1)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	if err := nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+	mustBuild(t, func() error {
 		var err error
-		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
-			return err
-		}
-		switch mode {
-		case "none":
-			loss = ce.PerRow
-		case "sparse-times-count":
-			one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
-			sh := G.Must(G.Sub(ce.Count, G.NewConstant(float64(n)-0.5))) // Count − n + ½
-			k := G.Must(G.Mul(sh, one))                                  // 1×1, from the leaf Count
-			u, err := nn.SpMM(s, k)                                      // capacity×1: row r = S_r·K
-			if err != nil {
-				return err
-			}
-			uv := G.Must(G.Reshape(u, tensor.Shape{capacity}))
-			loss = G.Must(G.HadamardProd(ce.PerRow, uv))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+		ce, loss, err = countProductLoss(m, xin, s, f, c, capacity, float64(n)-0.5, mode)
+		return err
+	})
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		var firsts, src, dst []int
-		var val []float64
-		for k := range b.Examples {
-			if b.First[k+1] == b.First[k] {
-				continue
-			}
-			r := b.First[k]
-			u := b.Rows[r]
-			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
-			lab[r] = labels[u]
-			firsts = append(firsts, r)
-			src, dst, val = append(src, r), append(dst, 0), append(val, 1) // the example's indicator feature
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
-			return err
-		}
-		return ce.SetRows(firsts, lab)
-	}
-	rel, err := sgd.ReleaseExamples(fill)
+	fill := firstRowsFill(xin, ce, f, capacity, feats, labels, func(firsts []int) error {
+		return s.Set(indicatorColumn(capacity, firsts))
+	})
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
+}
+
+// countProductLoss is the construction: y = lin(Xb) (recorded), ce its
+// cross-entropy, and with mode "sparse-times-count" the per-row loss
+// ℓ_r·(S·K)_r, K = (Count − shift)·1 (1×1, from the leaf Count), S the
+// sparse indicator column (capacity × 1); with "none" ℓ_r.
+func countProductLoss(m *nn.Model, xin *G.Node, s *nn.Sparse, f, c, capacity int, shift float64, mode string) (*nn.CrossEntropy, *G.Node, error) {
+	y := recordedLinear(m, "lin", xin, f, c, true)
+	ce, err := nn.NewCrossEntropy(m, y, "loss")
 	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
+		return nil, nil, err
 	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
+	switch mode {
+	case "none":
+		return ce, ce.PerRow, nil
+	case "sparse-times-count":
+		one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
+		sh := G.Must(G.Sub(ce.Count, G.NewConstant(shift))) // Count − n + ½
+		k := G.Must(G.Mul(sh, one))                         // 1×1, from the leaf Count
+		u, err := nn.SpMM(s, k)                             // capacity×1: row r = S_r·K
+		if err != nil {
+			return nil, nil, err
+		}
+		uv := G.Must(G.Reshape(u, tensor.Shape{capacity}))
+		return ce, G.Must(G.HadamardProd(ce.PerRow, uv)), nil
 	}
-	return rel, nil
+	return ce, nil, nil
+}
+
+// indicatorColumn is S: a 1 at (r, 0) for each of rows (the example's
+// indicator feature), capacity × 1.
+func indicatorColumn(capacity int, rows []int) *graphs.CSR {
+	var src, dst []int
+	var val []float64
+	for _, r := range rows {
+		src, dst, val = append(src, r), append(dst, 0), append(val, 1)
+	}
+	return graphs.FromCOO(capacity, 1, src, dst, val)
 }
 
 func TestConstProductDropsLeafTaint(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
-	mk := func(ids []int) ([]float64, []int) {
-		var feats []float64
-		var labels []int
-		for _, e := range ids {
-			for j := 0; j < f; j++ {
-				feats = append(feats, 100*float64(1-2*(e%2))*v[j])
-			}
-			labels = append(labels, e%2)
-		}
-		return feats, labels
-	}
-	all, startG, startG2 := make([]int, n), make([]int, n+1), make([]int, n+1)
-	for e := 0; e < n; e++ {
-		all[e], startG[e+1] = e, e+1
-		if e > 0 {
-			startG2[e+1] = e
-		}
-	}
+	mk := func(ids []int) ([]float64, []int) { return signedRows(ids, v, 100) }
+	all, startG, startG2 := oneRowPair(n)
 	for _, mode := range []string{"none", "sparse-times-count"} {
 		fG, lG := mk(all)
 		fG2, lG2 := mk(all[1:])
 		a, errA := constProductRelease(t, n, startG, fG, lG, mode)
 		b, errB := constProductRelease(t, n, startG2, fG2, lG2, mode)
-		if errA != nil || errB != nil {
-			t.Logf("%-20s refused: %v / %v", mode, errA, errB)
-			continue
-		}
-		d := dist(a, b)
-		t.Logf("%-20s accepted: ‖Δ clipped sum‖ = %.4f (declared R·Change·C = 1)", mode, d)
-		if d > 1+1e-9 {
-			t.Errorf("%s: one deleted example moved the clipped sum by %.4f > 1", mode, d)
-		}
+		withinOrRefused(t, mode, a, b, errA, errB, 1)
 	}
 }
 
@@ -143,29 +99,14 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 	capacity := n
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	s := emptySparse("S", capacity, 1)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	if err := nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+	mustBuild(t, func() error {
 		var err error
-		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
-			return err
-		}
-		one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
-		k := G.Must(G.Mul(G.Must(G.Sub(ce.Count, G.NewConstant(float64(n)-0.5))), one))
-		u, err := nn.SpMM(s, k)
-		if err != nil {
-			return err
-		}
-		loss = G.Must(G.HadamardProd(ce.PerRow, G.Must(G.Reshape(u, tensor.Shape{capacity}))))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+		ce, loss, err = countProductLoss(m, xin, s, f, c, capacity, float64(n)-0.5, "sparse-times-count")
+		return err
+	})
 	sgd, err := dpnn.BuildSGD(m, loss, dpnn.SGDConfig{Clip: 1, Multiplier: 0, Rate: 1, Samples: samples, Capacity: capacity, OneRow: true}, dp.NewSource(1), nil)
 	if err != nil {
 		return nil, err
@@ -173,19 +114,17 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 	buf, lab := make([]float64, capacity*f), make([]int, capacity)
 	rel, err := sgd.Release(func(ids []int) error {
 		clear(buf)
-		var rows, src, dst []int
-		var val []float64
+		var rows []int
 		for r, u := range ids {
 			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
 			lab[r] = labels[u]
 			rows = append(rows, r)
-			src, dst, val = append(src, r), append(dst, 0), append(val, 1)
 		}
 		sgd.Groups.Singletons(len(ids))
 		if err := nn.SetValue(xin, buf); err != nil {
 			return err
 		}
-		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+		if err := s.Set(indicatorColumn(capacity, rows)); err != nil {
 			return err
 		}
 		return ce.SetRows(rows, lab)
@@ -200,111 +139,52 @@ func plainConstProductRelease(t *testing.T, feats []float64, labels []int, sampl
 }
 
 func TestConstProductDropsLeafTaintPlain(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
-	mk := func(ids []int) ([]float64, []int) {
-		var feats []float64
-		var labels []int
-		for _, e := range ids {
-			for j := 0; j < f; j++ {
-				feats = append(feats, 100*float64(1-2*(e%2))*v[j])
-			}
-			labels = append(labels, e%2)
-		}
-		return feats, labels
-	}
-	all := make([]int, n)
-	for e := range all {
-		all[e] = e
-	}
+	mk := func(ids []int) ([]float64, []int) { return signedRows(ids, v, 100) }
+	all := exampleIDs(n)
 	fG, lG := mk(all)
 	fG2, lG2 := mk(all[1:])
 	a, errA := plainConstProductRelease(t, fG, lG, n, n)
 	b, errB := plainConstProductRelease(t, fG2, lG2, n-1, n)
-	if errA != nil || errB != nil {
-		t.Logf("refused: %v / %v", errA, errB)
-		return
-	}
-	d := dist(a, b)
-	t.Logf("plain OneRow path accepted: ‖Δ clipped sum‖ = %.4f (declared C = 1)", d)
-	if d > 1+1e-9 {
-		t.Errorf("one deleted sample moved the clipped sum by %.4f > 1", d)
-	}
+	withinOrRefused(t, "plain OneRow path", a, b, errA, errB, 1)
 }
 
 func genConstProductRelease(t *testing.T, n int, feats []float64, labels []int, mode string) ([]float64, error) {
 	const f, c = 4, 2
-	x, err := dpnn.GeneratedExamples(n, 1, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	s := nn.NewSparse("S", &graphs.CSR{Rows: capacity, Cols: 1, Indptr: make([]int, capacity+1)})
+	x, cfg, capacity, m, xin := generatedModel(t, n, "row", f)
+	s := emptySparse("S", capacity, 1)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	if err := nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+	mustBuild(t, func() error {
 		var err error
-		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
-			return err
-		}
-		switch mode {
-		case "none":
-			loss = ce.PerRow
-		case "sparse-times-count":
-			one := G.NewConstant(tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float64{1})))
-			sh := G.Must(G.Sub(ce.Count, G.NewConstant(29.5))) // Count − n + ½
-			k := G.Must(G.Mul(sh, one))                        // 1×1, from the leaf Count
-			u, err := nn.SpMM(s, k)                            // capacity×1: row r = S_r·K
-			if err != nil {
-				return err
-			}
-			uv := G.Must(G.Reshape(u, tensor.Shape{capacity}))
-			loss = G.Must(G.HadamardProd(ce.PerRow, uv))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+		ce, loss, err = countProductLoss(m, xin, s, f, c, capacity, 29.5, mode) // n of G: G′ has 29 examples
+		return err
+	})
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
 	lab, buf := make([]int, capacity), make([]float64, capacity*f)
 	fill := func(b *dpnn.Batch) error {
 		clear(buf)
-		var firsts, src, dst []int
-		var val []float64
+		var firsts []int
 		for k, u := range b.Examples {
 			r := k
 			b.Tags.Of[r] = k
 			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
 			lab[r] = labels[u]
 			firsts = append(firsts, r)
-			src, dst, val = append(src, r), append(dst, 0), append(val, 1) // the example's indicator feature
 		}
 		if err := nn.SetValue(xin, buf); err != nil {
 			return err
 		}
-		if err := s.Set(graphs.FromCOO(capacity, 1, src, dst, val)); err != nil {
+		if err := s.Set(indicatorColumn(capacity, firsts)); err != nil {
 			return err
 		}
 		return ce.SetRows(firsts, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 // The same construction over GENERATED examples (Examples.Generated, the
@@ -322,13 +202,5 @@ func TestConstProductDropsLeafTaintGenerated(t *testing.T) {
 	// G − example 0: the same ids 1 … n−1, relabelled 0 … n−2
 	a, errA := genConstProductRelease(t, n, feats, labels, "sparse-times-count")
 	b, errB := genConstProductRelease(t, n-1, feats[f:], labels[1:], "sparse-times-count")
-	if errA != nil || errB != nil {
-		t.Logf("refused: %v / %v", errA, errB)
-		return
-	}
-	d := dist(a, b)
-	t.Logf("generated examples accepted: ‖Δ clipped sum‖ = %.4f (declared 1)", d)
-	if d > 1+1e-9 {
-		t.Errorf("one deleted example moved the clipped sum by %.4f > 1", d)
-	}
+	withinOrRefused(t, "generated examples", a, b, errA, errB, 1)
 }

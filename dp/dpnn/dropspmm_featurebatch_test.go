@@ -22,7 +22,6 @@ import (
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -34,25 +33,21 @@ import (
 // removed0. R = 1, Change = 1, C = 1, rate q, one noiseless step.
 func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed uint64) ([]float64, error) {
 	const f, hid = 2, 4
-	start := make([]int, n+1)
+	start := startRows(n, 1, removed0)
 	var feats []float64
 	var ids []int // universe row -> example
 	for e := 0; e < n; e++ {
-		rows := 1
 		if e == 0 && removed0 {
-			rows = 0
+			continue
 		}
-		start[e+1] = start[e] + rows
-		for r := 0; r < rows; r++ {
-			v := 50.0
-			if e%2 == 1 {
-				v = -50
-			}
-			feats = append(feats, v, v)
-			ids = append(ids, e)
+		v := 50.0
+		if e%2 == 1 {
+			v = -50
 		}
+		feats = append(feats, v, v)
+		ids = append(ids, e)
 	}
-	x, err := dpnn.NewExamples(n, start, dropIdentity(start[n]), 1, 1, "row")
+	x, err := dpnn.NewExamples(n, start, identityAdj(start[n]), 1, 1, "row")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +68,9 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 			t.Fatal(err)
 		}
 	}
-	adj := nn.NewSparse("Â", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+	adj := emptySparse("Â", capacity, capacity)
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		conv := layers.NewGCNConv(m, "conv", adj, f, hid)
 		head := layers.NewLinear(m, "head", hid, 2, true, layers.InitPyG)
 		m.StartRecording()
@@ -86,22 +81,13 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sgd, err := dpnn.Private(m, ce.PerRow, []*G.Node{}, x, cfg, 0, nil, dp.NewSource(seed))
 	if err != nil {
 		return nil, err
 	}
 	lab := make([]int, capacity)
 	fill := func(b *dpnn.Batch) error {
-		var rows []int
-		for k, e := range b.Examples {
-			for r := b.First[k]; r < b.First[k+1]; r++ {
-				lab[r] = e % 2
-				rows = append(rows, r)
-			}
-		}
+		rows := parityRows(b, lab)
 		if err := batch.Fill(b.Rows); err != nil { // the stock fill: row i <- universe row b.Rows[i]
 			return err
 		}
@@ -110,14 +96,7 @@ func gcnWarmRelease(t *testing.T, n int, q float64, removed0, warm bool, seed ui
 		}
 		return ce.SetRows(rows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return scaledRelease(sgd, cfg, fill)
 }
 
 func TestGCNConvInputDropoutReadsTheFilledBatch(t *testing.T) {
@@ -131,7 +110,7 @@ func TestGCNConvInputDropoutReadsTheFilledBatch(t *testing.T) {
 					if err != nil || err2 != nil {
 						t.Fatalf("warm=%v q=%v n=%d refused: %v / %v", warm, q, n, err, err2)
 					}
-					if d := dropDist(a, b); d > worst {
+					if d := dist(a, b); d > worst {
 						worst, seedAt = d, seed
 					}
 				}

@@ -80,7 +80,7 @@ func newSageNet(t *testing.T, s *starExamples, ex *dpnn.Examples, capacity int, 
 	if sm.nb, err = layers.NewNeighbours("batch", adj); err != nil {
 		t.Fatal(err)
 	}
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		sm.x = sm.m.Input("X", sm.xbuf, capacity, s.f)
 		sm.m.StartRecording()
 		conv := layers.NewSAGEConv(sm.m, "sage", s.f, 8, layers.Mean, layers.SAGEOptions{})
@@ -93,9 +93,6 @@ func newSageNet(t *testing.T, s *starExamples, ex *dpnn.Examples, capacity int, 
 		sm.ce, err = nn.NewCrossEntropy(sm.m, out, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if private != nil {
 		sm.sgd, err = private(sm.m, sm.ce.PerRow)
 		return sm, err

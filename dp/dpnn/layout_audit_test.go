@@ -23,30 +23,14 @@ import (
 // clipped-out sparse feature. These tests rebuild each: every one is now
 // refused or stays within its bound.
 
-// dist is the L2 distance of two releases.
-func dist(a, b []float64) float64 {
-	d := 0.0
-	for i := range a {
-		d += (a[i] - b[i]) * (a[i] - b[i])
-	}
-	return math.Sqrt(d)
-}
-
 // ruleRelease is one noiseless step over n one-row examples (R = 1,
 // Change = 2) of y = x·W + b recorded by hand with RecordLinear, the
 // rule's input being x itself or, with bad, GatherRows(x) reading batch
 // row 0 in every row (not an ancestor of the loss).
 func ruleRelease(t *testing.T, feats []float64, n, f int, bad bool) ([]float64, error) {
-	x, err := dpnn.OneRow(n, 1, 2, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := oneRowModel(t, n, f, 1)
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 		m.StartRecording()
 		a := xin
@@ -62,32 +46,12 @@ func ruleRelease(t *testing.T, feats []float64, n, f int, bad bool) ([]float64, 
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, ce.PerRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		for k, e := range b.Examples {
-			copy(buf[b.First[k]*f:(b.First[k]+1)*f], feats[e*f:(e+1)*f])
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(b.First[:len(b.Examples)], lab)
-	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("step: %v", err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	fill := exampleRowsFill(xin, ce, feats, f, capacity)
+	return mustScaledRelease(t, "", sgd, cfg, fill), nil
 }
 
 // TestRuleInputsChecked: a per-sample rule whose input reads another
@@ -119,16 +83,9 @@ func TestRuleInputsChecked(t *testing.T) {
 // on a DP-SGD training path is refused, like BatchNorm itself.
 func TestFrozenBatchNormTwinRefused(t *testing.T) {
 	const n, f = 30, 2
-	x, err := dpnn.OneRow(n, 1, 2, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 0.01, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, _, m, xin := oneRowModel(t, n, f, 0.01)
 	var ce *nn.CrossEntropy
-	_, _, err = m.NewFrozen(func() ([]*G.Node, error) {
+	_, _, err := m.NewFrozen(func() ([]*G.Node, error) {
 		bs := m.NewBatchStandardizer(1e-5, 0.1)
 		vec := func(name string, v float64) *G.Node {
 			d := make([]float64, f)
@@ -138,10 +95,7 @@ func TestFrozenBatchNormTwinRefused(t *testing.T) {
 			return G.NewVector(m.G, G.Float64, G.WithShape(f), G.WithName(name), G.WithValue(tensor.New(tensor.WithShape(f), tensor.WithBacking(d))))
 		}
 		h := bs.Affine(xin, vec("gamma", 1), vec("beta", 0))
-		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(h)
-		m.StopRecording()
+		y := recordedLinear(m, "lin", h, f, 2, true)
 		var err error
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return []*G.Node{h}, err
@@ -182,7 +136,7 @@ func TestPlainOneRowChecked(t *testing.T) {
 		m := nn.NewModel(1)
 		xin := m.Input("Xb", make([]float64, rows*f), rows, f)
 		var ce *nn.CrossEntropy
-		err := nn.Build(func() error {
+		mustBuild(t, func() error {
 			lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 			h := xin
 			var err error
@@ -200,10 +154,7 @@ func TestPlainOneRowChecked(t *testing.T) {
 			ce, err = nn.NewCrossEntropy(m, y, "loss")
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = dpnn.BuildSGD(m, ce.PerRow, dpnn.SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 10, Capacity: rows, OneRow: true}, dp.NewSource(1), nil)
+		_, err := dpnn.BuildSGD(m, ce.PerRow, dpnn.SGDConfig{Clip: 1, Multiplier: 1, Rate: 0.5, Samples: 10, Capacity: rows, OneRow: true}, dp.NewSource(1), nil)
 		if tc.refusal == "" && err != nil || tc.refusal != "" && (err == nil || !strings.Contains(err.Error(), tc.refusal)) {
 			t.Errorf("%s: got %v, want refusal %q", tc.mode, err, tc.refusal)
 		}

@@ -62,7 +62,7 @@ func TestPrivateRefusesAnUnderReportingRule(t *testing.T) {
 		m := nn.NewModel(1)
 		xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
 		var ce *nn.CrossEntropy
-		err = nn.Build(func() error {
+		mustBuild(t, func() error {
 			l := layers.NewLinear(m, "lin", f, 2, false, layers.InitPyG)
 			m.StartRecording()
 			var rule nn.PerSampleRule = nn.LinearWeight{Input: xin}
@@ -75,9 +75,6 @@ func TestPrivateRefusesAnUnderReportingRule(t *testing.T) {
 			ce, err = nn.NewCrossEntropy(m, y, "loss")
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		_, err = dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
 		switch {
 		case kind == "" && err != nil:

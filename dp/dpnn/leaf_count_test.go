@@ -3,9 +3,6 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -18,21 +15,11 @@ import (
 // CrossEntropy.SetRows sets to the chunk's row count, whole (a scalar).
 func countRelease(t *testing.T, n int, start []int, feats []float64, labels []int, mode string) ([]float64, error) {
 	const f, c = 4, 2
-	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := startModel(t, n, start, nil, "row", f)
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	if err := nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+	mustBuild(t, func() error {
+		y := recordedLinear(m, "lin", xin, f, c, true)
 		var err error
 		if ce, err = nn.NewCrossEntropy(m, y, "loss"); err != nil {
 			return err
@@ -49,76 +36,25 @@ func countRelease(t *testing.T, n int, start []int, feats []float64, labels []in
 			loss = G.Must(G.Mul(ce.PerRow, G.Must(G.Sub(ce.Count, k))))
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	})
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		var firsts []int
-		for k := range b.Examples {
-			if b.First[k+1] == b.First[k] {
-				continue
-			}
-			r := b.First[k]
-			u := b.Rows[r]
-			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
-			lab[r] = labels[u]
-			firsts = append(firsts, r)
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(firsts, lab)
-	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	fill := firstRowsFill(xin, ce, f, capacity, feats, labels, nil)
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 func TestCountLeaf(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
-	mk := func(ids []int) ([]float64, []int) {
-		var feats []float64
-		var labels []int
-		for _, e := range ids {
-			for j := 0; j < f; j++ {
-				feats = append(feats, 100*float64(1-2*(e%2))*v[j])
-			}
-			labels = append(labels, e%2)
-		}
-		return feats, labels
-	}
-	all, startG, startG2 := make([]int, n), make([]int, n+1), make([]int, n+1)
-	for e := 0; e < n; e++ {
-		all[e], startG[e+1] = e, e+1
-		if e > 0 {
-			startG2[e+1] = e
-		}
-	}
+	mk := func(ids []int) ([]float64, []int) { return signedRows(ids, v, 100) }
+	all, startG, startG2 := oneRowPair(n)
 	for _, mode := range []string{"none", "times-count", "count-minus-n"} {
 		fG, lG := mk(all)
 		fG2, lG2 := mk(all[1:])
 		a, errA := countRelease(t, n, startG, fG, lG, mode)
 		b, errB := countRelease(t, n, startG2, fG2, lG2, mode)
-		if errA != nil || errB != nil {
-			t.Logf("%-14s refused: %v / %v", mode, errA, errB)
-			continue
-		}
-		d := dist(a, b)
-		t.Logf("%-14s accepted: ‖Δ clipped sum‖ = %.4f (declared R·Change·C = 1)", mode, d)
-		if d > 1+1e-9 {
-			t.Errorf("%s: one deleted example moved the clipped sum by %.4f > 1", mode, d)
-		}
+		withinOrRefused(t, mode, a, b, errA, errB, 1)
 	}
 }

@@ -30,14 +30,7 @@ import (
 // It returns the clipped sum (the division by q·N undone), or the
 // construction's refusal.
 func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int, f, c int, mode string) ([]float64, error) {
-	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := startModel(t, n, start, nil, "row", f)
 	sign := func(i int) float64 { return float64(1 - 2*(i%2)) }
 	signs := make([]float64, capacity)
 	for i := range signs {
@@ -45,7 +38,7 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 	}
 	var ce *nn.CrossEntropy
 	var loss *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		in := f
 		if mode == "concatcols-const" {
 			in = f + 1
@@ -182,9 +175,6 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if mode == "probe" {
 		// the probe of lin.W: a leaf with the batch's rows that Reset skips
 		rec := m.PerSampleRecords()[0]
@@ -197,37 +187,12 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 			t.Fatal(err)
 		}
 	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, loss, x, cfg)
 	if err != nil {
 		return nil, err
 	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		var firsts []int
-		for k := range b.Examples {
-			if b.First[k+1] == b.First[k] {
-				continue // an example with no rows (deleted)
-			}
-			r := b.First[k]
-			u := b.Rows[r] // universe row
-			copy(buf[r*f:(r+1)*f], feats[u*f:(u+1)*f])
-			lab[r] = labels[u]
-			firsts = append(firsts, r)
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(firsts, lab)
-	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	fill := firstRowsFill(xin, ce, f, capacity, feats, labels, nil)
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 // TestPositionConstantsRefusedOrBounded: G has n one-row examples; G' = G minus
@@ -237,24 +202,8 @@ func audRelease(t *testing.T, n int, start []int, feats []float64, labels []int,
 func TestPositionConstantsRefusedOrBounded(t *testing.T) {
 	const n, f, c = 30, 4, 2
 	v := []float64{3, -2, 5, 1}
-	mk := func(ids []int) ([]float64, []int) {
-		var feats []float64
-		var labels []int
-		for _, e := range ids {
-			for j := 0; j < f; j++ {
-				feats = append(feats, featScale*float64(1-2*(e%2))*v[j])
-			}
-			labels = append(labels, e%2)
-		}
-		return feats, labels
-	}
-	all, startG, startG2 := make([]int, n), make([]int, n+1), make([]int, n+1)
-	for e := 0; e < n; e++ {
-		all[e], startG[e+1] = e, e+1
-		if e > 0 {
-			startG2[e+1] = e
-		}
-	}
+	mk := func(ids []int) ([]float64, []int) { return signedRows(ids, v, featScale) }
+	all, startG, startG2 := oneRowPair(n)
 	for _, mode := range []string{"none", "add-const", "hadamard-const", "scalerows-const", "scalerows-reshaped", "spmm-diag", "rank3-leaf", "concat0-leaves", "slice-table", "concatcols-const", "nll-target", "probe", "offset-leaf", "gather-table"} {
 		fG, lG := mk(all)
 		fG2, lG2 := mk(all[1:])
@@ -293,43 +242,25 @@ func TestPositionConstantsSmallFeatures(t *testing.T) {
 // example dropped from the batch, so every later example moves up one
 // pooled output row). The pooled output is multiplied by a ±1 constant
 // per pooled row (ScaleRows by a gorgonia constant). R = Change = 1.
+// mode "pooled-count-minus-n" (leaf_count_pooled_test.go) multiplies the
+// per-row loss by Count − n instead.
 func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent0 bool, mode string) ([]float64, error) {
 	const c = 2
-	start := make([]int, n+1)
-	present := make([]bool, n)
-	for e := 0; e < n; e++ {
-		rows := 2
-		present[e] = true
-		if e == 0 && absent0 {
-			rows, present[e] = 0, false
-		}
-		start[e+1] = start[e] + rows
-	}
-	w := make([]float64, start[n])
-	for i := range w {
-		w[i] = 0.5
-	}
-	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := pooledExamples(t, n, 2, 0.5, absent0)
 	pool := n
 	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: pool}
 	capacity := dpnn.RowCapacity(x, cfg.Rate())
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	ps := nn.NewSparse("pool", &graphs.CSR{Rows: pool, Cols: capacity, Indptr: make([]int, pool+1)})
+	ps := emptySparse("pool", pool, capacity)
 	signs := make([]float64, pool)
 	for i := range signs {
 		signs[i] = float64(1 - 2*(i%2))
 	}
 	var ce *nn.CrossEntropy
 	var perRow *G.Node
-	err = nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		h := lin.Forward(xin)
-		m.StopRecording()
+	mustBuild(t, func() error {
+		h := recordedLinear(m, "lin", xin, f, c, true)
 		z, err := nn.SpMM(ps, h)
 		if err != nil {
 			return err
@@ -340,14 +271,15 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 		if ce, err = nn.NewCrossEntropy(m, z, "loss"); err != nil {
 			return err
 		}
+		pr := ce.PerRow
+		if mode == "pooled-count-minus-n" {
+			pr = G.Must(G.Mul(ce.PerRow, G.Must(G.Sub(ce.Count, G.NewConstant(float64(n))))))
+		}
 		zeros := G.NewConstant(tensor.New(tensor.WithShape(capacity-pool), tensor.WithBacking(make([]float64, capacity-pool))), G.WithName("loss.pad"))
-		perRow = G.Must(G.Concat(0, ce.PerRow, zeros))
+		perRow = G.Must(G.Concat(0, pr, zeros))
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, perRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, perRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -373,14 +305,7 @@ func pooledRelease(t *testing.T, n, f int, feats []float64, labels []int, absent
 		}
 		return ce.SetRows(outRows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 func TestPooledPositionConstants(t *testing.T) {
@@ -389,35 +314,11 @@ func TestPooledPositionConstants(t *testing.T) {
 	for _, mode := range []string{"pooled-none", "pooled-scalerows"} {
 		// universe rows of G: example e has rows 2e, 2e+1; G − 0: rows of
 		// e ≥ 1 renumbered from 0
-		mk := func(absent0 bool) ([]float64, []int) {
-			var feats []float64
-			labels := make([]int, n)
-			for e := 0; e < n; e++ {
-				labels[e] = e % 2
-				if e == 0 && absent0 {
-					continue
-				}
-				for r := 0; r < 2; r++ {
-					for j := 0; j < f; j++ {
-						feats = append(feats, 0.05*float64(1-2*(e%2))*v[j]*float64(1+r))
-					}
-				}
-			}
-			return feats, labels
-		}
-		fG, lG := mk(false)
-		fG2, lG2 := mk(true)
+		fG, lG := pooledSignedRows(n, v, 0.05, false)
+		fG2, lG2 := pooledSignedRows(n, v, 0.05, true)
 		a, errA := pooledRelease(t, n, f, fG, lG, false, mode)
 		b, errB := pooledRelease(t, n, f, fG2, lG2, true, mode)
-		if errA != nil || errB != nil {
-			t.Logf("%-20s refused: %v / %v", mode, errA, errB)
-			continue
-		}
-		d := dist(a, b)
-		t.Logf("%-20s accepted: ‖Δ clipped sum‖ = %.4f (declared 1)", mode, d)
-		if d > 1+1e-9 {
-			t.Errorf("%s: one removed unit moved the clipped sum by %.4f > 1", mode, d)
-		}
+		withinOrRefused(t, mode, a, b, errA, errB, 1)
 	}
 }
 
@@ -427,24 +328,14 @@ func TestPooledPositionConstants(t *testing.T) {
 // a ±1 gorgonia constant per batch row.
 func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 bool, mode string) ([]float64, error) {
 	const c = 2
-	x, err := dpnn.GeneratedExamples(n, 1, 1, 1, "generated")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "generated"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
+	x, cfg, capacity, m, xin := generatedModel(t, n, "generated", f)
 	signs := make([]float64, capacity)
 	for i := range signs {
 		signs[i] = float64(1 - 2*(i%2))
 	}
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
+	mustBuild(t, func() error {
+		y := recordedLinear(m, "lin", xin, f, c, true)
 		if mode == "gen-scalerows" {
 			y = nn.ScaleRows(y, G.NewConstant(tensor.New(tensor.WithShape(capacity), tensor.WithBacking(signs)), G.WithName("possign")))
 		}
@@ -452,10 +343,7 @@ func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 boo
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
+	sgd, err := noiselessPrivate(m, ce.PerRow, x, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -478,14 +366,7 @@ func genRelease(t *testing.T, n, f int, feats []float64, labels []int, skip0 boo
 		}
 		return ce.SetRows(rows, lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("%s: step: %v", mode, err)
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mustScaledRelease(t, mode+": ", sgd, cfg, fill), nil
 }
 
 func TestGeneratedPositionConstants(t *testing.T) {
@@ -501,15 +382,7 @@ func TestGeneratedPositionConstants(t *testing.T) {
 	for _, mode := range []string{"gen-none", "gen-scalerows"} {
 		a, errA := genRelease(t, n, f, feats, labels, false, mode)
 		b, errB := genRelease(t, n, f, feats, labels, true, mode)
-		if errA != nil || errB != nil {
-			t.Logf("%-20s refused: %v / %v", mode, errA, errB)
-			continue
-		}
-		d := dist(a, b)
-		t.Logf("%-20s accepted: ‖Δ clipped sum‖ = %.4f (declared 1)", mode, d)
-		if d > 1+1e-9 {
-			t.Errorf("%s: one removed unit moved the clipped sum by %.4f > 1", mode, d)
-		}
+		withinOrRefused(t, mode, a, b, errA, errB, 1)
 	}
 }
 
@@ -534,7 +407,7 @@ func TestFixedSelectionOverMultiRowExamplesRefused(t *testing.T) {
 			swap[i] = i ^ 1
 		}
 		var ce *nn.CrossEntropy
-		err = nn.Build(func() error {
+		mustBuild(t, func() error {
 			lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
 			m.StartRecording()
 			sw, err := nn.GatherRows(xin, swap, "partner")
@@ -550,9 +423,6 @@ func TestFixedSelectionOverMultiRowExamplesRefused(t *testing.T) {
 			ce, err = nn.NewCrossEntropy(m, y, "loss")
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
 		if err != nil {
 			return err

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
@@ -31,7 +30,7 @@ func mixedRelease(t *testing.T, mode string, feats []float64, labels []int, n, f
 	var xb *layers.FeatureBatch
 	var ce *nn.CrossEntropy
 	var out *G.Node
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, c, true, layers.InitPyG)
 		var err error
 		if xb, err = layers.NewFeatureBatch(m, gx, capacity, "Xb"); err != nil {
@@ -89,13 +88,6 @@ func mixedRelease(t *testing.T, mode string, feats []float64, labels []int, n, f
 		ce, err = nn.NewCrossEntropy(m, out, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
 	lab := make([]int, capacity)
 	fill := func(b *dpnn.Batch) error {
 		if err := xb.Fill(b.Rows); err != nil {
@@ -106,14 +98,7 @@ func mixedRelease(t *testing.T, mode string, feats []float64, labels []int, n, f
 		}
 		return ce.SetRows(b.First[:len(b.Examples)], lab)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return noiselessRelease(m, ce.PerRow, x, cfg, fill)
 }
 
 // TestRowLocalRefusesMixing: over one-row examples, a training path whose

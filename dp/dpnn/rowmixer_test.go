@@ -8,9 +8,6 @@ import (
 	"testing"
 
 	"github.com/chewxy/hm"
-	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
@@ -61,23 +58,15 @@ func (o sumAllOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	return nil, fmt.Errorf("sumAll: no gradient")
 }
 
-// rowMixerRelease: one noiseless step over n one-row examples (R = 1,
-// Change = 2, C = 1, q = 1), y = lin(sumAll(X)) recorded by RecordLinear
-// with the rule input a = sumAll(X); per-row cross-entropy loss.
-func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error) {
-	x, err := dpnn.OneRow(n, 1, 2, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	mix := nn.NewSparse("mix", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
+// mixerRelease: one noiseless step over n one-row examples (R = 1,
+// Change = 2, C = 1, q = 1), y = lin(mix(X)) recorded, the rule input
+// being the mixed rows a = mix(X); per-row cross-entropy loss.
+func mixerRelease(t *testing.T, feats []float64, n, f int, mix func(xin *G.Node, capacity int) (*G.Node, error)) ([]float64, error) {
+	x, cfg, capacity, m, xin := oneRowModel(t, n, f, 1)
 	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
+	mustBuild(t, func() error {
 		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
-		a, err := G.ApplyOp(sumAllOp{mix}, xin)
+		a, err := mix(xin, capacity)
 		if err != nil {
 			return err
 		}
@@ -87,42 +76,34 @@ func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error)
 		ce, err = nn.NewCrossEntropy(m, y, "loss")
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
+	fill := exampleRowsFill(xin, ce, feats, f, capacity)
+	return noiselessRelease(m, ce.PerRow, x, cfg, fill)
+}
+
+// mixerPair is G's and G′'s features: every row (0.01, −0.01) but example
+// 0's first feature, 100 on G and −100 on G′ (example 0 modified: Change =
+// 2, bound 2C).
+func mixerPair(n, f int) (feats, feats2 []float64) {
+	feats = make([]float64, n*f)
+	for e := 0; e < n; e++ {
+		feats[e*f], feats[e*f+1] = 0.01, -0.01
 	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		for k, e := range b.Examples {
-			copy(buf[b.First[k]*f:(b.First[k]+1)*f], feats[e*f:(e+1)*f])
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(b.First[:len(b.Examples)], lab)
-	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	feats2 = append([]float64(nil), feats...)
+	feats[0], feats2[0] = 100, -100
+	return feats, feats2
+}
+
+// rowMixerRelease: mixerRelease with sumAllOp over an empty capacity ×
+// capacity matrix.
+func rowMixerRelease(t *testing.T, feats []float64, n, f int) ([]float64, error) {
+	return mixerRelease(t, feats, n, f, func(xin *G.Node, capacity int) (*G.Node, error) {
+		return G.ApplyOp(sumAllOp{emptySparse("mix", capacity, capacity)}, xin)
+	})
 }
 
 func TestAuthorRowMixer(t *testing.T) {
 	const n, f = 30, 2
-	feats := make([]float64, n*f)
-	for e := 0; e < n; e++ {
-		feats[e*f], feats[e*f+1] = 0.01, -0.01
-	}
-	feats2 := append([]float64(nil), feats...)
-	feats[0], feats2[0] = 100, -100 // example 0 modified (Change = 2: bound 2C)
+	feats, feats2 := mixerPair(n, f) // example 0 modified (Change = 2: bound 2C)
 	a, err := rowMixerRelease(t, feats, n, f)
 	b, err2 := rowMixerRelease(t, feats2, n, f)
 	if err != nil || err2 != nil {

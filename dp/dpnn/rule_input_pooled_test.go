@@ -1,12 +1,10 @@
 package dpnn_test
 
 import (
-	"strings"
+	"fmt"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
@@ -19,53 +17,23 @@ import (
 // pairs δ's batch rows (grouped by the batch layout) with Z's pooled rows.
 func ruleInputPoolRelease(t *testing.T, xs, targ []float64, absent0 bool) ([]float64, error) {
 	n := len(targ)
-	start := make([]int, n+1)
-	present := make([]bool, n)
-	for e := 0; e < n; e++ {
-		rows := 2
-		present[e] = true
-		if e == 0 && absent0 {
-			rows, present[e] = 0, false
-		}
-		start[e+1] = start[e] + rows
-	}
-	w := make([]float64, start[n])
-	for i := range w {
-		w[i] = 1
-	}
-	x, err := dpnn.PooledExamples(n, start, w, present, 1, 1, "pooled")
-	if err != nil {
-		t.Fatal(err)
-	}
-	capacity := 2 * n
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "pooled", PoolRows: capacity}
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity), capacity, 1)
+	x, cfg, capacity, m, xin := pooledHeadModel(t, n, absent0)
 	tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
-	ps := nn.NewSparse("pool", &graphs.CSR{Rows: capacity, Cols: capacity, Indptr: make([]int, capacity+1)})
-	var loss *G.Node
-	err = nn.Build(func() error {
+	ps := emptySparse("pool", capacity, capacity)
+	build := func() (*G.Node, error) {
 		wp := m.NewParam("W", nn.Constant(1), 1, 1)
 		z, err := nn.SpMM(ps, xin) // pooled rows
 		if err != nil {
-			return err
+			return nil, err
 		}
 		m.StartRecording()
 		y := m.Record(nn.MatMul(xin, wp.Node), wp, nn.LinearWeight{Input: z})
 		m.StopRecording()
 		py, err := nn.SpMM(ps, y)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		loss = nn.RowSums(G.Must(G.HadamardProd(py, tin)))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
+		return nn.RowSums(G.Must(G.HadamardProd(py, tin))), nil
 	}
 	xb, tb := make([]float64, capacity), make([]float64, capacity)
 	fill := func(b *dpnn.Batch) error {
@@ -85,47 +53,32 @@ func ruleInputPoolRelease(t *testing.T, xs, targ []float64, absent0 bool) ([]flo
 		}
 		return ps.Set(b.Pool)
 	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return buildRelease(t, m, x, cfg, build, fill)
 }
 
 func TestRuleInputPooled(t *testing.T) {
 	const w = 10.0
+	pattern := func(trial, n int) (xs, targ []float64) {
+		xs, targ = make([]float64, n), make([]float64, n)
+		s := uint64(trial*2654435761 + 777)
+		for e := 0; e < n; e++ {
+			s = s*6364136223846793005 + 1442695040888963407
+			xs[e] = float64(int(s>>62&1)*2 - 1)
+			targ[e] = w * float64(int(s>>61&1)*2-1)
+		}
+		return xs, targ
+	}
 	for _, n := range []int{8, 20} {
-		bestD := 0.0
-		var bx, bt, bestA, bestB []float64
-		for trial := 0; trial < 64; trial++ {
-			xs, targ := make([]float64, n), make([]float64, n)
-			s := uint64(trial*2654435761 + 777)
-			for e := 0; e < n; e++ {
-				s = s*6364136223846793005 + 1442695040888963407
-				xs[e] = float64(int(s>>62&1)*2 - 1)
-				targ[e] = w * float64(int(s>>61&1)*2-1)
-			}
+		worst, a, b, ok := searchWorst(t, "the pooled examples' rows: per-sample rules", func(trial int) ([]float64, []float64, error, error) {
+			xs, targ := pattern(trial, n)
 			a, errA := ruleInputPoolRelease(t, xs, targ, false)
 			b, errB := ruleInputPoolRelease(t, xs, targ, true)
-			if errA != nil || errB != nil {
-				// refused (the construction is not accepted): the claim holds
-				for _, err := range []error{errA, errB} {
-					if err == nil || !strings.Contains(err.Error(), "the pooled examples' rows: per-sample rules") {
-						t.Errorf("got %v, want the refusal", err)
-					}
-				}
-				return
-			}
-			if d := dist(a, b); d > bestD {
-				bestD, bx, bt, bestA, bestB = d, xs, targ, a, b
-			}
+			return a, b, errA, errB
+		})
+		if !ok {
+			return
 		}
-		t.Logf("n = %d: x %v, t %v: G %v, G' %v: ‖Δ clipped sum‖ = %.4f (declared 1)", n, bx, bt, bestA, bestB, bestD)
-		if bestD > 1+1e-9 {
-			t.Errorf("n = %d: one removed unit moved the clipped sum by %.4f > 1", n, bestD)
-		}
+		bx, bt := pattern(worst, n)
+		checkWithin(t, fmt.Sprintf("n = %d: x %v, t %v", n, bx, bt), a, b, 1)
 	}
 }

@@ -1,13 +1,11 @@
 package dpnn_test
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
 )
 
 // The selection-multiplicity model (row r reads row r − r%2) over generated
@@ -16,39 +14,9 @@ import (
 // ones move up one row.
 func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64, error) {
 	const f = 4
-	x, err := dpnn.GeneratedExamples(n, 1, 1, 1, "generated")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "generated"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	idx := make([]int, capacity)
-	for r := range idx {
-		idx[r] = r - r%2
-	}
-	var loss *nn.Node
-	if err := nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
-		g, err := nn.GatherRows(y, idx, "even")
-		if err != nil {
-			return err
-		}
-		loss = nn.RowSums(g)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
+	x, cfg, capacity, m, xin := generatedModel(t, n, "generated", f)
 	buf := make([]float64, capacity*f)
-	rel, err := sgd.ReleaseExamples(func(b *dpnn.Batch) error {
+	return buildRelease(t, m, x, cfg, func() (*G.Node, error) { return evenRowsLoss(m, xin, f, capacity) }, func(b *dpnn.Batch) error {
 		clear(buf)
 		r := 0
 		for k, e := range b.Examples {
@@ -61,38 +29,13 @@ func genMultRelease(t *testing.T, n int, feats []float64, skip0 bool) ([]float64
 		}
 		return nn.SetValue(xin, buf)
 	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
 }
 
 func TestGeneratedSelectionMultiplicity(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
-	feats := make([]float64, n*f)
-	for e := 0; e < n; e++ {
-		for j := 0; j < f; j++ {
-			feats[e*f+j] = float64(1-2*(e%2)) * v[j]
-		}
-	}
+	feats, _ := signedRows(exampleIDs(n), v, 1)
 	a, errA := genMultRelease(t, n, feats, false)
 	b, errB := genMultRelease(t, n, feats, true)
-	if errA != nil || errB != nil {
-		// refused (the loss rows read their own example only): the claim
-		for _, err := range []error{errA, errB} {
-			if err == nil || !strings.Contains(err.Error(), "per-row loss") {
-				t.Errorf("got %v, want the refusal of loss rows reading another example", err)
-			}
-		}
-		return
-	}
-	d := dist(a, b)
-	t.Logf("generated: accepted: ‖Δ clipped sum‖ = %.4f (declared 1)", d)
-	if d > 1+1e-9 {
-		t.Errorf("one removed unit moved the clipped sum by %.4f > 1", d)
-	}
+	refusedWithOrWithin(t, "generated", "per-row loss", a, b, errA, errB, 1)
 }

@@ -1,13 +1,12 @@
 package dpnn_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
+	G "gorgonia.org/gorgonia"
 )
 
 // multRelease: one noiseless DP-SGD step (q = 1, z = 0, C = 1, R = Change
@@ -24,34 +23,9 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		t.Fatal(err)
 	}
 	cfg := dpnn.ConfigFor(x, n, 1, 1)
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	idx := make([]int, capacity)
-	for r := range idx {
-		idx[r] = r - r%2
-	}
-	var loss *nn.Node
-	if err := nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
-		g, err := nn.GatherRows(y, idx, "even")
-		if err != nil {
-			return err
-		}
-		loss = nn.RowSums(g)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
+	capacity, m, xin := batchModel(x, cfg, f)
 	buf := make([]float64, capacity*f)
-	rel, err := sgd.ReleaseExamples(func(b *dpnn.Batch) error {
+	return buildRelease(t, m, x, cfg, func() (*G.Node, error) { return evenRowsLoss(m, xin, f, capacity) }, func(b *dpnn.Batch) error {
 		clear(buf)
 		for k := range b.Examples {
 			r, u := b.First[k], b.Rows[b.First[k]]
@@ -59,49 +33,18 @@ func multRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 		}
 		return nn.SetValue(xin, buf)
 	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
 }
 
 // G: 30 one-row examples, example e's features (−1)^e·(3, −2, 5, 1);
 // G′: G without example 0 (the other 29, in order).
 func TestSelectionMultiplicity(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
-	mk := func(ids []int) []float64 {
-		var feats []float64
-		for _, e := range ids {
-			for j := 0; j < f; j++ {
-				feats = append(feats, float64(1-2*(e%2))*v[j])
-			}
-		}
-		return feats
-	}
-	all := make([]int, n)
-	for e := range all {
-		all[e] = e
-	}
+	mk := func(ids []int) []float64 { feats, _ := signedRows(ids, v, 1); return feats }
+	all := exampleIDs(n)
 	a, errA := multRelease(t, mk(all), n)
 	b, errB := multRelease(t, mk(all[1:]), n-1)
-	if errA != nil || errB != nil {
-		// refused (the loss rows read their own example only): the claim
-		for _, err := range []error{errA, errB} {
-			if err == nil || !strings.Contains(err.Error(), "per-row loss") {
-				t.Errorf("got %v, want the refusal of loss rows reading another example", err)
-			}
-		}
-		return
-	}
-	d := dist(a, b)
-	t.Logf("accepted: ‖Δ clipped sum‖ = %.4f (declared R·Change·C = 1)", d)
-	if d > 1+1e-9 {
-		t.Errorf("one deleted example moved the clipped sum by %.4f > 1", d)
-	}
+	refusedWithOrWithin(t, "one-row", "per-row loss", a, b, errA, errB, 1)
 }
 
 // The same model on the plain path checked as one-row samples
@@ -110,25 +53,12 @@ func plainMultRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 	const f = 4
 	m := nn.NewModel(1)
 	xin := m.Input("Xb", make([]float64, n*f), n, f)
-	idx := make([]int, n)
-	for r := range idx {
-		idx[r] = r - r%2
-	}
 	var loss *nn.Node
-	if err := nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, 1, true, layers.InitPyG)
-		m.StartRecording()
-		y := lin.Forward(xin)
-		m.StopRecording()
-		g, err := nn.GatherRows(y, idx, "even")
-		if err != nil {
-			return err
-		}
-		loss = nn.RowSums(g)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	mustBuild(t, func() error {
+		var err error
+		loss, err = evenRowsLoss(m, xin, f, n)
+		return err
+	})
 	sgd, err := dpnn.BuildSGD(m, loss, dpnn.SGDConfig{Clip: 1, Multiplier: 0, Rate: 1, Samples: n, Capacity: n, OneRow: true}, dp.NewSource(1), nil)
 	if err != nil {
 		return nil, err
@@ -152,35 +82,11 @@ func plainMultRelease(t *testing.T, feats []float64, n int) ([]float64, error) {
 }
 
 func TestSelectionMultiplicityPlain(t *testing.T) {
-	const n, f = 30, 4
+	const n = 30
 	v := []float64{3, -2, 5, 1}
-	mk := func(ids []int) []float64 {
-		var feats []float64
-		for _, e := range ids {
-			for j := 0; j < f; j++ {
-				feats = append(feats, float64(1-2*(e%2))*v[j])
-			}
-		}
-		return feats
-	}
-	all := make([]int, n)
-	for e := range all {
-		all[e] = e
-	}
+	mk := func(ids []int) []float64 { feats, _ := signedRows(ids, v, 1); return feats }
+	all := exampleIDs(n)
 	a, errA := plainMultRelease(t, mk(all), n)
 	b, errB := plainMultRelease(t, mk(all[1:]), n-1)
-	if errA != nil || errB != nil {
-		// refused (the loss rows read their own example only): the claim
-		for _, err := range []error{errA, errB} {
-			if err == nil || !strings.Contains(err.Error(), "per-row loss") {
-				t.Errorf("got %v, want the refusal of loss rows reading another example", err)
-			}
-		}
-		return
-	}
-	d := dist(a, b)
-	t.Logf("plain OneRow path accepted: ‖Δ clipped sum‖ = %.4f (declared C = 1)", d)
-	if d > 1+1e-9 {
-		t.Errorf("one deleted sample moved the clipped sum by %.4f > 1", d)
-	}
+	refusedWithOrWithin(t, "plain OneRow path", "per-row loss", a, b, errA, errB, 1)
 }

@@ -3,12 +3,8 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
 	"github.com/dpgnn/dpgnn/graphs"
-	"github.com/dpgnn/dpgnn/layers"
-	"github.com/dpgnn/dpgnn/nn"
-	G "gorgonia.org/gorgonia"
 )
 
 // sparseRelease: one noiseless DP-SGD step (q = 1, z = 0, C = 1, R = Change
@@ -19,35 +15,7 @@ import (
 // encoding (graphs.CSR.Validate allows unsorted rows and duplicates; Sparse.Set
 // checks only finiteness).
 func sparseRelease(t *testing.T, start []int, f int, rowsOf func(u int) ([]int, []float64), targ []float64) []float64 {
-	const o = 1
-	n := len(start) - 1
-	x, err := dpnn.NewExamples(n, start, nil, 1, 1, "rows")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: 1, What: "rows"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xs := nn.NewSparse("Xb", &graphs.CSR{Rows: capacity, Cols: f, Indptr: make([]int, capacity+1)})
-	tin := m.Input("Tb", make([]float64, capacity*o), capacity, o)
-	var loss *G.Node
-	if err := nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, o, false, layers.InitPyG)
-		m.StartRecording()
-		y := lin.ForwardSparse(xs)
-		m.StopRecording()
-		loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		t.Fatalf("refused: %v", err)
-	}
-	tb := make([]float64, capacity*o)
-	fill := func(b *dpnn.Batch) error {
-		clear(tb)
+	rel, _ := gramStep{what: "rows", clip: 1, f: f, o: 1, sparseRows: func(b *dpnn.Batch, capacity int, tb []float64) *graphs.CSR {
 		a := &graphs.CSR{Rows: capacity, Cols: f, Indptr: make([]int, capacity+1)}
 		for r := 0; r < capacity; r++ {
 			if r < len(b.Rows) {
@@ -62,18 +30,8 @@ func sparseRelease(t *testing.T, start []int, f int, rowsOf func(u int) ([]int, 
 		if err := a.Validate(); err != nil {
 			t.Fatalf("CSR invalid: %v", err)
 		}
-		if err := xs.Set(a); err != nil {
-			return err
-		}
-		return nn.SetValue(tin, tb)
-	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		t.Fatalf("step: %v", err)
-	}
-	for i := range rel {
-		rel[i] *= float64(n)
-	}
+		return a
+	}}.release(t, startExamples(t, start, "rows"))
 	return rel
 }
 

@@ -3,11 +3,7 @@ package dpnn_test
 import (
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
-	"github.com/dpgnn/dpgnn/dp/dpnn"
 	spoof "github.com/dpgnn/dpgnn/dp/dpnn/internal/spoof/gorgonia"
-	"github.com/dpgnn/dpgnn/layers"
-	"github.com/dpgnn/dpgnn/nn"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -15,73 +11,13 @@ import (
 // type whose reflect name is "gorgonia.elemUnaryOp" (package named
 // gorgonia, another import path); it implements no nn interface.
 func typeNameRelease(t *testing.T, feats []float64, n, f int) ([]float64, error) {
-	x, err := dpnn.OneRow(n, 1, 2, "row")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 2, BatchSize: n, Epochs: 1, Clip: 1, What: "row"}
-	capacity := dpnn.RowCapacity(x, cfg.Rate())
-	m := nn.NewModel(1)
-	xin := m.Input("Xb", make([]float64, capacity*f), capacity, f)
-	var ce *nn.CrossEntropy
-	err = nn.Build(func() error {
-		lin := layers.NewLinear(m, "lin", f, 2, true, layers.InitPyG)
-		var a *G.Node
-		var err error
-		if a, err = spoof.SumAll(xin); err != nil {
-			return err
-		}
-		m.StartRecording()
-		y := lin.Forward(a)
-		m.StopRecording()
-		ce, err = nn.NewCrossEntropy(m, y, "loss")
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sgd, err := dpnn.Private(m, ce.PerRow, nil, x, cfg, 0, nil, dp.NewSource(1))
-	if err != nil {
-		return nil, err
-	}
-	lab, buf := make([]int, capacity), make([]float64, capacity*f)
-	fill := func(b *dpnn.Batch) error {
-		clear(buf)
-		for k, e := range b.Examples {
-			copy(buf[b.First[k]*f:(b.First[k]+1)*f], feats[e*f:(e+1)*f])
-		}
-		if err := nn.SetValue(xin, buf); err != nil {
-			return err
-		}
-		return ce.SetRows(b.First[:len(b.Examples)], lab)
-	}
-	rel, err := sgd.ReleaseExamples(fill)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rel {
-		rel[i] *= cfg.Rate() * float64(n)
-	}
-	return rel, nil
+	return mixerRelease(t, feats, n, f, func(xin *G.Node, _ int) (*G.Node, error) { return spoof.SumAll(xin) })
 }
 
 func TestTypeNameSpoof(t *testing.T) {
 	const n, f = 30, 2
-	feats := make([]float64, n*f)
-	for e := 0; e < n; e++ {
-		feats[e*f], feats[e*f+1] = 0.01, -0.01
-	}
-	feats2 := append([]float64(nil), feats...)
-	feats[0], feats2[0] = 100, -100
+	feats, feats2 := mixerPair(n, f)
 	a, err := typeNameRelease(t, feats, n, f)
 	b, err2 := typeNameRelease(t, feats2, n, f)
-	if err != nil || err2 != nil {
-		t.Logf("refused: %v / %v", err, err2)
-		return
-	}
-	d := dist(a, b)
-	t.Logf("G %v\nG' %v\n‖Δ clipped sum‖ = %.4f (declared 2)", a, b, d)
-	if d > 2+1e-9 {
-		t.Errorf("BREAK: one modified example moved the clipped sum by %.4f > 2·C = 2", d)
-	}
+	withinOrRefused(t, "type-name spoof", a, b, err, err2, 2)
 }

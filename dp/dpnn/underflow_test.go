@@ -4,11 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpgnn/dpgnn/dp"
 	"github.com/dpgnn/dpgnn/dp/dpnn"
-	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
-	G "gorgonia.org/gorgonia"
 )
 
 // TestGramUnderflow: gramBound's error model (|fl(x·y) − x·y| ≤
@@ -28,49 +25,13 @@ func TestGramUnderflow(t *testing.T) {
 	}
 	for _, clip := range []float64{1e-6, 1e-7, 1e-5} {
 		release := func(start []int, feat func(u int) []float64, targ []float64) []float64 {
-			n := len(start) - 1
-			x, err := dpnn.NewExamples(n, start, nil, 1, 1, "row")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := dpnn.PrivateConfig{N: n, R: 1, Change: 1, BatchSize: n, Epochs: 1, Clip: clip, What: "row"}
-			capacity := dpnn.RowCapacity(x, cfg.Rate())
-			m := nn.NewModel(1)
-			xin := m.Input("Xb", make([]float64, capacity*in), capacity, in)
-			tin := m.Input("Tb", make([]float64, capacity), capacity, 1)
-			var loss *G.Node
-			if err := nn.Build(func() error {
-				lin := layers.NewLinear(m, "lin", in, 1, false, layers.InitPyG)
-				m.StartRecording()
-				y := lin.Forward(xin)
-				m.StopRecording()
-				loss = nn.RowSums(G.Must(G.HadamardProd(y, tin)))
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			sgd, err := dpnn.Private(m, loss, nil, x, cfg, 0, nil, dp.NewSource(1))
-			if err != nil {
-				t.Fatalf("refused: %v", err)
-			}
-			xb, tb := make([]float64, capacity*in), make([]float64, capacity)
-			fill := func(b *dpnn.Batch) error {
-				clear(xb)
-				clear(tb)
+			rel, sgd := gramStep{what: "row", clip: clip, f: in, o: 1, rows: func(b *dpnn.Batch, xb, tb []float64) {
 				for r, u := range b.Rows {
 					copy(xb[r*in:(r+1)*in], feat(u))
 					tb[r] = targ[u]
 				}
-				return errorsJoin(nn.SetValue(xin, xb), nn.SetValue(tin, tb))
-			}
-			rel, err := sgd.ReleaseExamples(fill)
-			if err != nil {
-				t.Fatalf("step: %v", err)
-			}
-			for i := range rel {
-				rel[i] *= float64(n)
-			}
-			t.Logf("C = %g: per-sample norm² (computed) %v", clip, nn.Values(sgd.NormSq)[:n])
+			}}.release(t, startExamples(t, start, "row"))
+			t.Logf("C = %g: per-sample norm² (computed) %v", clip, nn.Values(sgd.NormSq)[:len(start)-1])
 			return rel
 		}
 		row0 := make([]float64, in)
@@ -94,13 +55,4 @@ func TestGramUnderflow(t *testing.T) {
 			t.Errorf("C = %g: one deleted example moved the clipped sum by %.2f·C", clip, d/clip)
 		}
 	}
-}
-
-func errorsJoin(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
