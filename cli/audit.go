@@ -49,7 +49,7 @@ type auditTarget struct {
 	RemoveNode int     `flag:"remove-node" help:"node-level claims: G′ is G without node V — its edges (in every edge set), features, label and split membership;\nits id stays, isolated, and its output values are compared like every other (unless the release states why its claim\ndoes not cover them; the record says which values were compared)"`
 	RemoveEdge string  `flag:"remove-edge" help:"edge-level claims: G′ is G without the edge U,V (one directed entry, or both entries when the method's unit\nis an undirected edge)"`
 	Neighbor   string  `flag:"neighbor" help:"edge-level claims: G′ is the graph in FILE, which must differ from G by exactly one unit of the claim (one\ndirected entry, or one undirected edge with all its entries, added or removed) and in nothing else (nodes,\nfeatures, labels); refused at node level (use --remove-node)"`
-	Release    string  `flag:"release" help:"which release of a method that makes several kinds (dpar: appr — one DP-APPR row — or sgd — one DP-SGD step; default appr)"`
+	Release    string  `flag:"release" help:"which release of a method that makes several kinds (dpar: appr — one DP-APPR row — or sgd — one DP-SGD step, default appr; asgl: disc); refused for a method of one kind"`
 	Embedding  string  `flag:"embedding" help:"aggregation releases: what is aggregated — aligned (every row the same unit vector: the worst case of a sum over in-neighbours such as NAP; not of CARIBOU's normalised hops, where features or your own --neighbor can show more) or features"`
 	Width      int     `flag:"width" help:"width of the aligned embedding (default --hidden; 1 concentrates the signal and gives the test more power)"`
 	Multiplier float64 `flag:"multiplier" help:"aggregation releases: audit at this noise multiplier instead of the run's calibration (the claim is then its ε)"`
@@ -279,6 +279,9 @@ func newAuditMethodCmd(name string, stdout, stderr io.Writer) *cobra.Command {
 			}
 			// An unwritable --samples is refused now, not after the audit.
 			if err := checkSamplesPath(a.samples); err != nil {
+				return err
+			}
+			if err := mrun.CheckRelease(name, m, a.target.Release); err != nil {
 				return err
 			}
 			ctx, err := mrun.NewContext(m, opts)

@@ -160,6 +160,10 @@ func TestAuditBadInput(t *testing.T) {
 		{[]string{"audit", "gap", "--privacy", "none", "--remove-edge", edge}, "private level"},
 		{[]string{"audit", "mlp", "--privacy", "node", "--epsilon", "1", "--delta", "1e-5", "--remove-node", "0", "--multiplier", "2"}, "--multiplier"},
 		{[]string{"audit", "gcn"}, "has no audit"},
+		// a method of one release kind refuses --release (it used to audit
+		// NAP under --release sgd); a named kind must be the method's
+		{[]string{"audit", "gap", "--privacy", "node", "--epsilon", "1", "--delta", "1e-5", "--remove-node", "0", "--release", "sgd"}, "gap audits one kind of release"},
+		{[]string{"audit", "dpar", "--privacy", "node", "--epsilon", "1", "--delta", "1e-5", "--remove-node", "0", "--release", "foo"}, "dpar audits appr or sgd"},
 		{[]string{"audit"}, "needs a release"},
 	} {
 		_, err := runCLI(t, tc.args...)
@@ -236,6 +240,8 @@ type auditToy struct{ methods.Method }
 var auditToyPrepared atomic.Int64
 
 func (auditToy) Name() string { return "audittoy" }
+
+func (auditToy) Releases() []string { return []string{"named", "ownrow"} }
 
 func (auditToy) AuditTarget(ctx *methods.Context, opts mrun.AuditOptions) (*mrun.AuditTarget, error) {
 	t := &mrun.AuditTarget{What: "toy: 5 + N(0,1) for every node with an edge, N(0,1) for the others", Claimed: 1, Delta: 1e-5,

@@ -364,9 +364,12 @@ func (x *Examples) tagged(b *Batch, groups *nn.RowGroups) error {
 	return nil
 }
 
-// chunks splits a sampled batch into chunks whose rows fit capacity and,
-// when maxEx > 0, that hold at most maxEx examples (pooled examples: one
-// output row each).
+// chunks splits a sampled batch into chunks whose rows fit capacity, that
+// hold at most capacity examples (examples without rows take none, and
+// the per-sample norms have one entry per batch row: the eleventh outside
+// audit of issue 38 crashed a step on G′ only with empty examples) and,
+// when maxEx > 0, at most maxEx examples (pooled examples: one output row
+// each).
 func (x *Examples) chunks(batch []int, capacity, maxEx int, out [][]int) ([][]int, error) {
 	out = out[:0]
 	if x.Generated > 0 {
@@ -388,7 +391,7 @@ func (x *Examples) chunks(batch []int, capacity, maxEx int, out [][]int) ([][]in
 		if b-a > capacity {
 			return nil, fmt.Errorf("dp: DP-SGD: example %d has %d rows, more than the batch's %d", e, b-a, capacity)
 		}
-		if rows+b-a > capacity || (maxEx > 0 && i-lo == maxEx) {
+		if rows+b-a > capacity || i-lo == capacity || (maxEx > 0 && i-lo == maxEx) {
 			out = append(out, batch[lo:i])
 			lo, rows = i, 0
 		}

@@ -13,6 +13,10 @@ import (
 	"github.com/dpgnn/dpgnn/methods/run"
 )
 
+// Releases are the kinds of release `dpgnn audit --release` chooses
+// from: one discriminator step.
+func (m *ASGL) Releases() []string { return []string{"disc"} }
+
 // AuditTarget is one private step of ASGL for `dpgnn audit`: a step of the
 // positive discriminator D+ from the initial parameters (the same on G and
 // G′, drawn from the run's seed), its walks steered by the initial

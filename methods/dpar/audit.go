@@ -10,6 +10,10 @@ import (
 	"github.com/dpgnn/dpgnn/methods/run"
 )
 
+// Releases are the kinds of release `dpgnn audit --release` chooses
+// from: one DP-APPR row (appr, the default) or one DP-SGD step (sgd).
+func (m *DPAR) Releases() []string { return []string{"appr", "sgd"} }
+
 // AuditTarget is one of DPAR's releases for `dpgnn audit`, on the raw
 // training side of the graph (no node subsample: the claim is the
 // mechanism's own ε, before amplification):

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dpgnn/dpgnn/dp"
@@ -131,6 +132,32 @@ type Release1 func(src *dp.Source) ([]float64, error)
 // Auditor is a method whose releases `dpgnn audit` can replay.
 type Auditor interface {
 	AuditTarget(ctx *methods.Context, opts AuditOptions) (*AuditTarget, error)
+}
+
+// Releaser is an Auditor that makes more than one kind of release and
+// audits the one AuditOptions.Release names: Releases lists them, the
+// default first. `dpgnn audit` refuses --release for a method that is not
+// a Releaser, and a name not in its list (before, a method without kinds
+// ignored the flag: `audit gap --release sgd` audited NAP, as if it had
+// audited the DP-SGD step).
+type Releaser interface {
+	Releases() []string
+}
+
+// CheckRelease refuses a release name m does not make (none for a method
+// that is not a Releaser).
+func CheckRelease(name string, m any, release string) error {
+	if release == "" {
+		return nil
+	}
+	r, ok := m.(Releaser)
+	if !ok {
+		return fmt.Errorf("--release %q: %s audits one kind of release; drop --release", release, name)
+	}
+	if !slices.Contains(r.Releases(), release) {
+		return fmt.Errorf("--release %q: %s audits %s", release, name, strings.Join(r.Releases(), " or "))
+	}
+	return nil
 }
 
 // ClaimedEpsilon is the ε of one event alone at delta under the exact
