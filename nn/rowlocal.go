@@ -78,35 +78,61 @@ type rowChecker struct {
 	dropped map[*Sparse]bool // the matrices with a sparse dropout
 }
 
-// wholeMask refuses a dropout mask on a value that holds no batch rows
-// (op n, whose inputs hold none): a dense mask over a parameter or a
-// constant (DropConnect), DropoutSpMM's mask over its constant operand,
-// or a product of a masked sparse matrix whose rows are not the batch's.
-// A mask is drawn once per run of the graph, and DP-SGD runs the graph
-// once per chunk of a step, so such a mask is shared by every example of
-// a chunk — and which examples share a chunk depends on the layout, which
-// a removed example shifts (the eleventh outside audit of issue 38: Δ up
-// to 3.85·C for a declared C with a chunk of two rows). Masks over batch
-// rows (activations, batch features, the batch's matrices) draw their
-// bits per row and are fine.
-func (ck *rowChecker) wholeMask(n *G.Node, in []*G.Node, op G.Op, rm RowMixer, isMixer bool, rows, pool int) error {
+// wholeOp refuses an op on values that hold no batch rows (op n, whose
+// inputs hold none) unless it is deterministic: one of gorgonia's own ops
+// other than its random ones, or one of nn's other than its noise and
+// dropout masks. Such a value is computed once per run of the graph, and
+// DP-SGD runs the graph once per chunk of a step, so anything random in
+// it is drawn once per chunk and shared by every example of the chunk —
+// and which examples share a chunk depends on the layout, which a removed
+// example shifts. The eleventh outside audit of issue 38 built it with
+// dropout masks (DropConnect on W, a mask on a constant: Δ up to 3.85·C
+// for a declared C with a chunk of two rows), the twelfth with noise
+// (nn.AddNoise, gorgonia's GaussianRandomNode, normalised into a random
+// direction: 5.3·C, gated by the data so that the layout check's
+// synthetic data never met it). An op of another package is refused too:
+// nothing tells whether it draws. Masks and noise over batch rows draw per
+// row and are classed by rowLocalOp (a dropout mask there is fine; noise
+// is refused as an op nn does not know).
+func (ck *rowChecker) wholeOp(n *G.Node, in []*G.Node, op G.Op, rm RowMixer, isMixer bool, rows, pool int) error {
 	why := ""
+	over := "its inputs"
+	if len(in) > 0 {
+		over = in[0].Name()
+	}
 	switch op.(type) {
 	case maskOp:
-		why = "a dropout mask over " + in[0].Name() + ", which holds no batch rows (a parameter or a constant)"
+		why = "a dropout mask over " + over + ", which holds no batch rows (a parameter or a constant)"
 	case *dropSpMMOp:
-		why = "a dropout mask over " + in[0].Name() + ", which holds no batch rows"
+		why = "a dropout mask over " + over + ", which holds no batch rows"
+	case gaussianNoiseOp, *gaussianNoiseOp:
+		why = "Gaussian noise to " + over + ", which holds no batch rows"
 	default:
-		if isMixer {
+		switch t := gorgoniaType(op); {
+		case t == "randomOp" || t == "dropoutOp" || t == "dropoutDiffOp":
+			why = "gorgonia's random " + t + " (to values without batch rows)"
+		case t != "":
+		case isMixer:
 			if a := rm.MixedRows(); a != nil && ck.dropped[a] && byRows(n, rows, pool).c == constRows {
 				why = "a sparse dropout over " + a.Name + ", whose rows are not the batch's"
 			}
+		case !nnOp(op):
+			return fmt.Errorf("nn: %s (%T) on the DP-SGD training path is an op of neither nn nor gorgonia, on values without batch rows: nothing tells whether it draws randomness, which would be drawn once per chunk and shared by the chunk's examples (their grouping follows the layout, which a removed example shifts); build it from nn's or gorgonia's ops", op, op)
 		}
 	}
 	if why == "" {
 		return nil
 	}
-	return fmt.Errorf("nn: %s on the DP-SGD training path applies %s: a mask is drawn once per run and DP-SGD runs the graph once per chunk, so every example of a chunk would share it, and which examples share a chunk depends on the layout (a removed example shifts it); drop out batch rows (activations or batch features) instead", op, why)
+	return fmt.Errorf("nn: %s on the DP-SGD training path applies %s: it is drawn once per run and DP-SGD runs the graph once per chunk, so every example of a chunk would share it, and which examples share a chunk depends on the layout (a removed example shifts it); drop out batch rows (activations or batch features) instead, and add no noise of your own on the training path", op, why)
+}
+
+// nnOp reports whether op is one of nn's own op types.
+func nnOp(op G.Op) bool {
+	t := reflect.TypeOf(op)
+	if t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t != nil && t.PkgPath() == reflect.TypeOf(maskOp{}).PkgPath()
 }
 
 // fix lays out d's eitherRows leaves as cls, refusing a leaf already laid
@@ -446,7 +472,7 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 			if d, ok := op.(*dropSpMMOp); ok {
 				d.uncache() // its operand may be a leaf (DropoutSpMM's copy: uncache)
 			}
-			if err := ck.wholeMask(n, in, op, rm, isMixer, rows, pool); err != nil {
+			if err := ck.wholeOp(n, in, op, rm, isMixer, rows, pool); err != nil {
 				return rowDep{}, err
 			}
 			switch {

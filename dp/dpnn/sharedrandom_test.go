@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpgnn/dpgnn/dp"
+	spoof "github.com/dpgnn/dpgnn/dp/dpnn/internal/spoof/gorgonia"
 	"github.com/dpgnn/dpgnn/graphs"
 	"github.com/dpgnn/dpgnn/layers"
 	"github.com/dpgnn/dpgnn/nn"
@@ -20,9 +22,17 @@ import (
 // for a declared C (600 mask draws; ε ≥ 9.8 estimated at z = 1 against a
 // claim of 4.38). Every mask whose input holds no batch rows is refused
 // at construction; masks over batch rows draw their bits per row and stay.
-func TestPrivateRefusesMasksSharedByAChunk(t *testing.T) {
+// The twelfth audit did the same with noise drawn once per run on a
+// constant (nn.AddNoise, or gorgonia's GaussianRandomNode) normalised into
+// a random direction, gated by the data so that the layout check never met
+// it: 5.3·C. Every random op on values without batch rows is refused, and
+// so is an op of another package there (nothing tells whether it draws).
+func TestPrivateRefusesRandomnessSharedByAChunk(t *testing.T) {
 	const n, f, nodes = 8, 3, 5
-	for _, mode := range []string{"activations", "dropconnect", "constant", "sparse-constant"} {
+	identity := func(m *nn.Model) *G.Node {
+		return G.NewConstant(tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{1, 0, 0, 0, 1, 0, 0, 0, 1})), G.WithName("K"), G.In(m.G))
+	}
+	for _, mode := range []string{"activations", "dropconnect", "constant", "sparse-constant", "noise", "gorgonia-random", "author-op"} {
 		x, cfg, capacity, m, xin := oneRowModel(t, n, f, 1)
 		var ce *nn.CrossEntropy
 		mustBuild(t, func() error {
@@ -47,9 +57,19 @@ func TestPrivateRefusesMasksSharedByAChunk(t *testing.T) {
 				y = lin.Forward(h)
 			}
 			m.StopRecording()
-			if mode == "constant" { // (x·W)·Dropout(K), K a constant read whole
-				k := G.NewConstant(tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{1, 0, 0, 0, 1, 0, 0, 0, 1})), G.WithName("K"), G.In(m.G))
-				y = nn.MatMul(y, m.Dropout(k, 0.5))
+			switch mode { // (x·W)·K′, K′ from a constant K read whole
+			case "constant":
+				y = nn.MatMul(y, m.Dropout(identity(m), 0.5))
+			case "noise":
+				k, err := nn.AddNoise(identity(m), &nn.Noise{Name: "K", Std: 1, Src: dp.NewSource(2)})
+				if err != nil {
+					return err
+				}
+				y = nn.MatMul(y, k)
+			case "gorgonia-random":
+				y = nn.MatMul(y, G.GaussianRandomNode(m.G, G.Float64, 0, 1, 3, 3))
+			case "author-op":
+				y = nn.MatMul(y, G.Must(spoof.SumAll(identity(m))))
 			}
 			var err error
 			ce, err = nn.NewCrossEntropy(m, y, "loss")
@@ -59,7 +79,9 @@ func TestPrivateRefusesMasksSharedByAChunk(t *testing.T) {
 		switch {
 		case mode == "activations" && err != nil:
 			t.Errorf("%s: a per-row mask was refused: %v", mode, err)
-		case mode != "activations" && (err == nil || !strings.Contains(err.Error(), "every example of a chunk would share it")):
+		case mode == "author-op" && (err == nil || !strings.Contains(err.Error(), "an op of neither nn nor gorgonia")):
+			t.Errorf("%s: want the op refused, got %v", mode, err)
+		case mode != "activations" && mode != "author-op" && (err == nil || !strings.Contains(err.Error(), "every example of a chunk would share it")):
 			t.Errorf("%s: want the shared mask refused, got %v", mode, err)
 		}
 	}
