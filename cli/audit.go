@@ -206,7 +206,7 @@ func (a *auditFlags) report(w io.Writer, r auditRecord) error {
 			fmt.Fprintf(w, "compared: %s\n", r.Compared)
 		}
 		if r.Examples > 0 {
-			fmt.Fprintf(w, "examples: the neighbour changed %d of G's %d (deleted or modified; %d of G′'s have no equal on G); the claim covers R = %d\n", r.ChangedExamples, r.Examples, r.NewExamples, r.CoveredExamples)
+			fmt.Fprintf(w, "examples: the neighbour changed %d of G's %d (G's examples with no equal on G′, as a multiset: deleted or modified; %d of G′'s have no equal on G); the claim covers R = %d\n", r.ChangedExamples, r.Examples, r.NewExamples, r.CoveredExamples)
 		}
 		if r.Samples != "" {
 			fmt.Fprintf(w, "raw releases of both sides: %s (arrays g, g_prime: releases × %d values; node: each value's node id, −1 for none)\n", r.Samples, r.Values)

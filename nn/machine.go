@@ -15,9 +15,9 @@ import (
 // each op allocates its output again on every step.
 //
 // The machine keeps one output buffer per slot and reuses it across runs:
-// ops that implement gorgonia's UsePreallocDoer (every custom op of this
-// package, gorgonia's elementwise binary ops and matrix products) write
-// into it. Elementwise unary gorgonia ops (Neg, Square, Rectify, ...) are
+// ops that implement gorgonia's UsePreallocDoer and write their whole
+// output (every custom op of this package, gorgonia's elementwise binary
+// ops and matrix products: isPrealloc) write into it. Elementwise unary gorgonia ops (Neg, Square, Rectify, ...) are
 // run in place on a copy of their input in the slot (UnsafeDo). Other ops
 // (reductions to scalars, reshapes, constants) run Do and allocate, as
 // before.
@@ -327,9 +327,26 @@ func denseShape(n *G.Node) bool {
 	return len(n.Shape()) > 0 && n.Shape().TotalSize() > 0 && n.Dtype() == tensor.Float64 && !n.IsScalar()
 }
 
+// isPrealloc reports whether op writes its whole output into a reused
+// buffer: nn's own ops, and gorgonia's element-wise binary ops, matrix
+// products and repeats (broadcasting). Other gorgonia ops that implement UsePreallocDoer read the
+// buffer they are given (BatchNorm scales it in place as if it held the
+// input, sliceIncrOp adds into it), so with a reused buffer they returned
+// whatever it last held — another value of this run or of the run before
+// (the thirteenth outside audit of issue 38: BatchNorm of a constant
+// returned the batch's X·X, and on a DP-SGD path one example's data
+// reached every other's gradient, 6.58·C for C). They run Do.
 func isPrealloc(op G.Op) bool {
-	_, ok := op.(G.UsePreallocDoer)
-	return ok
+	if _, ok := op.(G.UsePreallocDoer); !ok {
+		return false
+	}
+	switch gorgoniaType(op) {
+	case "elemBinOp", "linAlgBinOp", "repeatOp":
+		return true
+	case "":
+		return nnOp(op)
+	}
+	return false
 }
 
 // isUnaryInPlace: gorgonia's elementwise unary ops overwrite their one

@@ -111,6 +111,8 @@ func (ck *rowChecker) wholeOp(n *G.Node, in []*G.Node, op G.Op, rm RowMixer, isM
 		switch t := gorgoniaType(op); {
 		case t == "randomOp" || t == "dropoutOp" || t == "dropoutDiffOp":
 			why = "gorgonia's random " + t + " (to values without batch rows)"
+		case t != "" && !pureGorgonia[t]:
+			return fmt.Errorf("nn: %s (gorgonia's %s) on the DP-SGD training path, on values without batch rows, is not one of the gorgonia ops accepted there (deterministic ops that read only their inputs: element-wise, products, reshapes, slices, concatenations, sums, transposes, constants); build it from those or from nn's ops", op, t)
 		case t != "":
 		case isMixer:
 			if a := rm.MixedRows(); a != nil && ck.dropped[a] && byRows(n, rows, pool).c == constRows {
@@ -124,6 +126,16 @@ func (ck *rowChecker) wholeOp(n *G.Node, in []*G.Node, op G.Op, rm RowMixer, isM
 		return nil
 	}
 	return fmt.Errorf("nn: %s on the DP-SGD training path applies %s: it is drawn once per run and DP-SGD runs the graph once per chunk, so every example of a chunk would share it, and which examples share a chunk depends on the layout (a removed example shifts it); drop out batch rows (activations or batch features) instead, and add no noise of your own on the training path", op, why)
+}
+
+// pureGorgonia are the gorgonia op types accepted on values without batch
+// rows on a DP-SGD training path: deterministic, and reading only their
+// inputs (the thirteenth outside audit of issue 38: gorgonia's BatchNorm
+// read the machine's reused buffer instead of its input; an allow-list,
+// not a deny-list of the ops found so far).
+var pureGorgonia = map[string]bool{
+	"constantScalar": true, "constantTensor": true, "elemBinOp": true, "elemUnaryOp": true, "linAlgBinOp": true,
+	"reshapeOp": true, "sliceOp": true, "concatOp": true, "sumOp": true, "transposeOp": true, "repeatOp": true,
 }
 
 // nnOp reports whether op is one of nn's own op types.
@@ -476,9 +488,9 @@ func (m *Model) CheckRowLocal(out *G.Node, rows, pool int) (*RowLocal, error) {
 				return rowDep{}, err
 			}
 			switch {
-			case isMixer: // a batch matrix times a constant
+			case isMixer: // a batch matrix times a constant (the refusal below names no sizes: the batch's rows depend on Examples.MaxRows)
 				if a := rm.MixedRows(); a != nil && a.A != nil && byRows(n, rows, pool).c != constRows && (a.A.Cols == rows || pool > 0 && a.A.Cols == pool) {
-					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path applies a %d×%d matrix, whose columns number the batch's rows, to %s, which holds no batch data: row r would read the operand's rows by batch position (a removed example shifts the layout); apply a batch adjacency to batch rows; if the columns are features or ids that only happen to number the batch rows, give the batch one row more of capacity", op, a.A.Rows, a.A.Cols, in[0].Name())
+					return rowDep{}, fmt.Errorf("nn: %s on the DP-SGD training path applies a matrix whose columns number the batch's rows to %s, which holds no batch data: row r would read the operand's rows by batch position (a removed example shifts the layout); apply a batch adjacency to batch rows; if the columns are features or ids that only happen to number the batch rows, give the batch one row more of capacity", op, in[0].Name())
 				}
 				leaf := c.leaf
 				if c = byRows(n, rows, pool); c.c == constRows {

@@ -63,7 +63,12 @@ type AuditTarget struct {
 	// many of G's examples have no equal on G′ — deleted or modified by
 	// the neighbour — beside Covered, the number the claim covers (R).
 	// An audit whose neighbour changes far fewer than R examples tests
-	// the claim well below its bound.
+	// the claim well below its bound. The count is of data, not of nodes:
+	// two equal examples are interchangeable in the released sum, so a
+	// node whose example merely takes another's data is not counted (the
+	// thirteenth outside audit: 2 counted where 11 nodes' examples
+	// differed, on a graph of identical features); it is not a check of
+	// R's proof.
 	Examples func(g *graphs.Graph) ([]uint64, error)
 	Covered  int
 	// Prepare builds the release on the raw graph g — every data-dependent
