@@ -238,14 +238,22 @@ func reduction(op G.Op) bool {
 // block of rows at a time, every step of the chain on one block before
 // the next block (parallel.Blocks), so that a block's intermediate rows
 // are read back from the cache, not from memory. Sharing a slot within a
-// chain is safe: a slot is reused only after its value's last reader, which
-// for every block runs before the reusing step writes that block's rows.
+// chain is safe for a value read by rows: a slot is reused only after its
+// value's last reader, which for every block runs before the reusing step
+// writes that block's rows. It is not for a value read whole, which every
+// block reads entirely: a step may not write into the slot of a value a
+// step of its chain reads whole (the fourteenth outside audit of issue 38:
+// a product's whole operand, freed after its last reader in the chain, was
+// overwritten by the next step's first block, so later blocks — other
+// examples — read the first block's data; 32·C for a declared C on a DP-SGD
+// path, and wrong values outside DP).
 type segment struct {
 	start, end int   // the steps start..end (leaves included)
 	ops        []int // the op steps, in order
 	rows       int   // rows of every op's output
 	block      int   // rows per block
 	fs         []func(lo, hi int)
+	whole      map[int]bool // the slots of the values the chain reads whole
 }
 
 // segmentBytes is the size (all the chain's rows of a block together)
@@ -276,6 +284,9 @@ func (mc *machine) planSegments() {
 			}
 			continue
 		}
+		if len(cur.ops) > 0 && s.slot >= 0 && cur.whole[s.slot] {
+			flush() // i would overwrite a value the chain reads whole: it starts the next
+		}
 		rows, cols, ok := mc.rowWise(i, &cur)
 		if ok && len(cur.ops) > 0 && rows != cur.rows {
 			flush()
@@ -290,6 +301,15 @@ func (mc *machine) planSegments() {
 		}
 		cur.ops, cur.end = append(cur.ops, i), i
 		width += cols
+		row := s.op.(rowKernel).rowInputs()
+		for k, j := range s.in {
+			if !row[k] && mc.steps[j].slot >= 0 {
+				if cur.whole == nil {
+					cur.whole = map[int]bool{}
+				}
+				cur.whole[mc.steps[j].slot] = true
+			}
+		}
 	}
 	flush()
 }
@@ -309,6 +329,9 @@ func (mc *machine) rowWise(i int, cur *segment) (rows, cols int, ok bool) {
 		return 0, 0, false
 	}
 	rows, cols = s.shape[0], s.shape[1]
+	if cur.whole[s.slot] {
+		return 0, 0, false // it would overwrite a value the chain reads whole
+	}
 	for k, j := range s.in {
 		in := mc.nodes[j].Shape()
 		inChain := len(cur.ops) > 0 && j >= cur.start && mc.steps[j].kind != leaf
