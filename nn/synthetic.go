@@ -78,24 +78,13 @@ func (r *RowLocal) Synthetic(l Synthetic, rows int) error {
 	val := func(input, k, j, col int) float64 {
 		return scale * synth(l.Seed, uint64(input), uint64(l.Ids[k]), uint64(j+2), uint64(col))
 	}
-	for i, n := range r.leaves {
-		lay := r.layouts[i]
-		d := backing(n)
-		if lay.probe || len(d) == 0 {
-			continue
-		}
-		nr := n.Shape()[0]
-		w := len(d) / nr
-		for row := 0; row < nr; row++ {
-			k, j := at(row, lay.pool, lay.of)
-			if k < 0 {
-				continue
-			}
-			for c := 0; c < w; c++ {
-				d[row*w+c] = val(i+1, k, j, c)
+	r.leafRows(func(i int, lay leafLayout, row int, vals []float64) {
+		if k, j := at(row, lay.pool, lay.of); k >= 0 {
+			for c := range vals {
+				vals[c] = val(i+1, k, j, c)
 			}
 		}
-	}
+	})
 	input := len(r.leaves) + 1
 	for i, a := range r.sparse {
 		var src, dst []int
@@ -176,23 +165,14 @@ func (r *RowLocal) Digest(used []bool) uint64 {
 		}
 		return row < len(used) && used[row]
 	}
-	for i, n := range r.leaves {
-		lay := r.layouts[i]
-		d := backing(n)
-		if lay.probe || len(d) == 0 {
-			continue
-		}
-		nr := n.Shape()[0]
-		w := len(d) / nr
-		for row := 0; row < nr; row++ {
-			if uses(row, lay.pool, lay.of) {
-				word(uint64(i))
-				for _, v := range d[row*w : (row+1)*w] {
-					word(math.Float64bits(v))
-				}
+	r.leafRows(func(i int, lay leafLayout, row int, vals []float64) {
+		if uses(row, lay.pool, lay.of) {
+			word(uint64(i))
+			for _, v := range vals {
+				word(math.Float64bits(v))
 			}
 		}
-	}
+	})
 	matrices := append(slices.Clone(r.sparse), r.mixers...)
 	for i, a := range matrices {
 		pool := i < len(r.pooled) && r.pooled[i] || i >= len(r.sparse) && a.A.Rows != len(used)
@@ -208,4 +188,22 @@ func (r *RowLocal) Digest(used []bool) uint64 {
 		}
 	}
 	return h.Sum64()
+}
+
+// leafRows calls f with every row of every batch input leaf but the
+// probes (which stay zero): the leaf's index and layout, the row, and the
+// row's values (aliased).
+func (r *RowLocal) leafRows(f func(i int, lay leafLayout, row int, vals []float64)) {
+	for i, n := range r.leaves {
+		lay := r.layouts[i]
+		d := backing(n)
+		if lay.probe || len(d) == 0 {
+			continue
+		}
+		nr := n.Shape()[0]
+		w := len(d) / nr
+		for row := 0; row < nr; row++ {
+			f(i, lay, row, d[row*w:(row+1)*w])
+		}
+	}
 }
