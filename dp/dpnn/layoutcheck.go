@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/dpgnn/dpgnn/nn"
+	"gonum.org/v1/gonum/floats"
 )
 
 // checkLayouts is the empirical half of the construction's row-locality
@@ -139,7 +140,7 @@ func (s *SGD) checkLayouts() (err error) {
 	// within checks example e's clipped gradient alone against its clip
 	// factor times the norm its rules report, and against C.
 	within := func(res result, e int, how string) error {
-		got := norm(res.sum)
+		got := floats.Norm(res.sum, 2)
 		bound := 0.0 // a clipped-out example (factor 0) adds exactly 0
 		if f := res.factor[e]; f > 0 {
 			bound = f * math.Sqrt(res.norm[e])
@@ -168,7 +169,7 @@ func (s *SGD) checkLayouts() (err error) {
 		for i, v := range alone[e].sum {
 			total[i] += v
 		}
-		scale += norm(alone[e].sum)
+		scale += floats.Norm(alone[e].sum, 2)
 	}
 	orders := [][]int{make([]int, len(sizes)), make([]int, len(sizes))}
 	for e := range sizes {
@@ -191,7 +192,7 @@ func (s *SGD) checkLayouts() (err error) {
 		for i := range d {
 			d[i] -= total[i]
 		}
-		if got := norm(d); !(got <= tol*scale) {
+		if got := floats.Norm(d, 2); !(got <= tol*scale) {
 			return refuse("the clipped sum of %d examples laid out at rows %v is %g away from the sum of their clipped sums alone", len(order), res.rows, got)
 		}
 	}
@@ -269,14 +270,6 @@ func sum(xs []int) int {
 		t += x
 	}
 	return t
-}
-
-func norm(v []float64) float64 {
-	t := 0.0
-	for _, x := range v {
-		t += x * x
-	}
-	return math.Sqrt(t)
 }
 
 // ExampleDigests lays out each declared example alone, runs fill, and
